@@ -1,0 +1,103 @@
+// Package configs holds reef's configuration: the schema, the loader (YAML with ${ENV}
+// expansion and strict keys), defaults derived from the environment, and Validate.
+// reef.example.yaml documents every key.
+package configs
+
+// Config is the whole configuration file.
+type Config struct {
+	// Home is REEF_HOME (default ~/.reef). Not read from the file.
+	Home    string `yaml:"-"`
+	DataDir string `yaml:"dataDir"` // default $REEF_HOME/data
+
+	Providers map[string]ProviderConfig `yaml:"providers"` // keyed by provider name: openai, anthropic, gemini, or any name with a type
+	Models    map[string]ModelConfig    `yaml:"models"`    // keyed by "provider/model"
+	Agents    []AgentConfig             `yaml:"agents"`    // at least one after defaults; the first is the default agent
+
+	LLM      LLMConfig      `yaml:"llm"`
+	Session  SessionConfig  `yaml:"session"`
+	Tools    ToolsConfig    `yaml:"tools"`
+	Channels ChannelsConfig `yaml:"channels"`
+	Log      LogConfig      `yaml:"log"`
+}
+
+// ProviderConfig is one LLM endpoint.
+type ProviderConfig struct {
+	Type    string `yaml:"type"`    // openai | anthropic | gemini; default: the provider's name
+	BaseURL string `yaml:"baseUrl"` // default: the public endpoint of Type
+	APIKey  string `yaml:"apiKey"`  // usually "${OPENAI_API_KEY}"; may be empty for local servers
+}
+
+// ModelConfig holds per-model settings.
+type ModelConfig struct {
+	ContextWindow int    `yaml:"contextWindow"` // tokens; default from a table of known models, else 128000
+	MaxTokens     int    `yaml:"maxTokens"`     // output limit per call; 0 = provider default
+	ToolMode      string `yaml:"toolMode"`      // native (default) | prompt (tools described in the prompt)
+}
+
+// AgentConfig is one agent.
+type AgentConfig struct {
+	ID        string      `yaml:"id"`        // default "main"
+	Name      string      `yaml:"name"`      // display name
+	Model     string      `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
+	Fallbacks []string    `yaml:"fallbacks"` // tried in order when the model fails
+	Workspace string      `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
+	Tools     ToolPolicy  `yaml:"tools"`
+	Limits    AgentLimits `yaml:"limits"`
+}
+
+// ToolPolicy lists tool names and groups ("group:fs", "group:runtime") an agent may or may not use.
+// Empty Allow means every tool; Deny wins over Allow.
+type ToolPolicy struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// AgentLimits bound one run.
+type AgentLimits struct {
+	MaxToolCalls       int `yaml:"maxToolCalls"`       // per turn, default 50
+	TurnTimeoutSeconds int `yaml:"turnTimeoutSeconds"` // wall time of one run, default 600
+	MaxRepeatCalls     int `yaml:"maxRepeatCalls"`     // identical calls (same tool and arguments) per turn, default 5
+}
+
+// LLMConfig holds settings shared by every provider.
+type LLMConfig struct {
+	MaxConcurrent        int `yaml:"maxConcurrent"`        // global cap on LLM calls in flight, default 64
+	MaxRetries           int `yaml:"maxRetries"`           // per model, default 3
+	IdleTimeoutSeconds   int `yaml:"idleTimeoutSeconds"`   // stream idle watchdog, default 90
+	MaxRetryAfterSeconds int `yaml:"maxRetryAfterSeconds"` // longer Retry-After fails over instead, default 30
+}
+
+// SessionConfig shapes conversations.
+type SessionConfig struct {
+	IdleMinutes int    `yaml:"idleMinutes"` // passivate after this long without traffic, default 10
+	DMScope     string `yaml:"dmScope"`     // main | per-peer | per-channel-peer (default) | per-account-channel-peer
+}
+
+// ToolsConfig configures built-in tools.
+type ToolsConfig struct {
+	Exec ExecConfig `yaml:"exec"`
+}
+
+// ExecConfig configures the exec tool.
+type ExecConfig struct {
+	TimeoutSeconds    int `yaml:"timeoutSeconds"`    // default 120
+	MaxTimeoutSeconds int `yaml:"maxTimeoutSeconds"` // default 1800
+	MaxOutputBytes    int `yaml:"maxOutputBytes"`    // default 65536
+}
+
+// ChannelsConfig lists the channels to run with `reef gateway`.
+type ChannelsConfig struct {
+	Terminal *TerminalConfig `yaml:"terminal"`
+}
+
+// TerminalConfig enables the terminal channel in `reef gateway` (reef chat always uses it).
+type TerminalConfig struct {
+	Enabled bool `yaml:"enabled"`
+}
+
+// LogConfig configures logging.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug | info (default) | warn | error
+	Format string `yaml:"format"` // console (default on a terminal) | json
+	File   string `yaml:"file"`   // default: $REEF_HOME/logs/reef.log for chat, stderr for gateway
+}

@@ -1,0 +1,82 @@
+package messages
+
+import "time"
+
+// ChatType is the kind of conversation an Inbound came from.
+type ChatType string
+
+const (
+	ChatDirect ChatType = "direct"
+	ChatGroup  ChatType = "group"
+	ChatThread ChatType = "thread" // a thread or forum topic inside a group
+)
+
+// Inbound is one message a person sent, normalised by its channel.
+type Inbound struct {
+	Channel    string    `json:"channel"`           // "telegram", "discord", "feishu", "terminal", "webchat"
+	Account    string    `json:"account,omitempty"` // which configured bot account received it
+	ChatID     string    `json:"chatId"`
+	ChatType   ChatType  `json:"chatType"`
+	ThreadID   string    `json:"threadId,omitempty"`
+	SenderID   string    `json:"senderId"`
+	SenderName string    `json:"senderName,omitempty"`
+	MessageID  string    `json:"messageId,omitempty"` // platform id; with Channel it is the dedup key
+	Text       string    `json:"text"`
+	ReplyTo    string    `json:"replyTo,omitempty"`     // quoted text of the message replied to (untrusted)
+	Mentioned  bool      `json:"mentioned,omitempty"`   // the bot was mentioned or replied to
+	Time       time.Time `json:"time,omitzero"`         // platform timestamp
+	Attachment []string  `json:"attachments,omitempty"` // workspace-relative paths of downloaded files
+
+	// Set by reef, not by the channel.
+	SessionKey string `json:"sessionKey,omitempty"`
+	InboxSeq   uint64 `json:"inboxSeq,omitempty"`
+}
+
+// Outbound is one reply to deliver to a conversation.
+type Outbound struct {
+	Channel   string `json:"channel"`
+	Account   string `json:"account,omitempty"`
+	ChatID    string `json:"chatId"`
+	ThreadID  string `json:"threadId,omitempty"`
+	ReplyToID string `json:"replyToId,omitempty"` // platform message id this answers
+	Text      string `json:"text"`
+
+	SessionKey string `json:"sessionKey,omitempty"`
+	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`
+}
+
+// OutboundSent reports that an Outbound reached the platform.
+type OutboundSent struct {
+	SessionKey string
+	OutboxSeq  uint64
+	PlatformID []string // ids of the platform messages (one per chunk)
+	Err        error    // nil when sent; a permanent failure otherwise
+}
+
+// TurnEventKind names a progress event.
+type TurnEventKind string
+
+const (
+	TurnStarted  TurnEventKind = "started"
+	ToolStarted  TurnEventKind = "tool_started"
+	ToolFinished TurnEventKind = "tool_finished"
+	TextDelta    TurnEventKind = "text_delta"
+	TurnFinal    TurnEventKind = "final"
+)
+
+// TurnEvent is a progress event of one agent run, for channels that render progress.
+type TurnEvent struct {
+	SessionKey string
+	Channel    string
+	ChatID     string
+	Kind       TurnEventKind
+	StepID     string // stable id of a step (the tool call id)
+	Label      string // short human text: "read list_files.py", "exec: ls -la"
+	Text       string // for TextDelta: the new text
+	IsError    bool
+}
+
+// CancelRun asks a session to stop its current run.
+type CancelRun struct {
+	SessionKey string
+}

@@ -1,0 +1,114 @@
+// Package persistence defines reef's durable state: the Store interface and the records it
+// holds (session info, transcript entries, compaction snapshots, inbox, outbox, dedup marks).
+// bolt implements it on one bbolt file; memory implements it in process for tests.
+//
+// Writes happen only inside Update, which commits (and, for bolt, fsyncs) before it returns.
+// In reef the Storage actor is the only caller of Update and batches many requests into one
+// call (group commit). Readers call View directly.
+package persistence
+
+import (
+	"errors"
+	"time"
+
+	"github.com/reefgw/reef/messages"
+)
+
+// Store is reef's durable state.
+type Store interface {
+	// Update runs fn in one read-write transaction and commits it durably. If fn returns an
+	// error nothing fn wrote is kept.
+	Update(fn func(Tx) error) error
+	// View runs fn in a read-only transaction that sees a consistent snapshot.
+	View(fn func(Reader) error) error
+	Close() error
+}
+
+// Reader reads state. Methods return empty results (not errors) for unknown sessions.
+type Reader interface {
+	// Session returns the info of a session and whether it exists.
+	Session(key string) (SessionInfo, bool, error)
+	// Sessions lists every session's info, ordered by key.
+	Sessions() ([]SessionInfo, error)
+	// Messages returns transcript entries with seq > after, in order.
+	Messages(key string, after uint64) ([]Entry, error)
+	// LatestSnapshot returns the newest compaction snapshot and whether one exists.
+	// Loading a session = LatestSnapshot + Messages(key, snap.Seq).
+	LatestSnapshot(key string) (Snapshot, bool, error)
+	// Inbox returns accepted inbound messages not yet answered, in order.
+	Inbox(key string) ([]InboxItem, error)
+	// Outbox returns replies not yet confirmed sent, in order.
+	Outbox(key string) ([]OutboxItem, error)
+	// PendingSessions lists the keys of sessions with a non-empty inbox or outbox (recovery after a crash).
+	PendingSessions() ([]string, error)
+	// Seen reports whether a dedup id was recorded.
+	Seen(id string) (bool, error)
+}
+
+// Tx reads and writes state inside Update.
+type Tx interface {
+	Reader
+	// PutSession creates or replaces a session's info.
+	PutSession(info SessionInfo) error
+	// AppendMessages appends transcript entries and returns the seq given to each.
+	AppendMessages(key string, msgs ...messages.ChatMessage) ([]uint64, error)
+	// PutSnapshot stores a compaction summary covering every entry with seq <= snap.Seq.
+	PutSnapshot(key string, snap Snapshot) error
+	// AppendInbox stores an accepted inbound message and returns its seq.
+	AppendInbox(key string, in messages.Inbound) (uint64, error)
+	// DeleteInbox removes an inbox entry once its turn is recorded.
+	DeleteInbox(key string, seq uint64) error
+	// AppendOutbox stores a reply to send and returns its seq.
+	AppendOutbox(key string, out messages.Outbound) (uint64, error)
+	// DeleteOutbox removes an outbox entry once the platform confirmed it.
+	DeleteOutbox(key string, seq uint64) error
+	// MarkSeen records a dedup id; it reports false if the id was already recorded.
+	MarkSeen(id string, at time.Time) (bool, error)
+	// PruneSeen removes dedup ids first seen before cutoff and returns how many it removed.
+	PruneSeen(cutoff time.Time) (int, error)
+	// DeleteSession removes a session and everything under it.
+	DeleteSession(key string) error
+}
+
+// SessionInfo is the summary record of one conversation.
+type SessionInfo struct {
+	Key      string         `json:"key"`
+	AgentID  string         `json:"agentId"`
+	Channel  string         `json:"channel,omitempty"`
+	Account  string         `json:"account,omitempty"`
+	ChatID   string         `json:"chatId,omitempty"`
+	ThreadID string         `json:"threadId,omitempty"`
+	Model    string         `json:"model,omitempty"` // override of the agent's model, "" = default
+	Created  time.Time      `json:"created"`
+	Updated  time.Time      `json:"updated"`
+	Turns    int            `json:"turns,omitempty"`
+	Usage    messages.Usage `json:"usage,omitzero"`
+}
+
+// Entry is one stored transcript entry.
+type Entry struct {
+	Seq uint64
+	messages.ChatMessage
+}
+
+// Snapshot is a compaction summary that replaces every entry up to and including Seq.
+type Snapshot struct {
+	Seq     uint64    `json:"seq"`
+	Summary string    `json:"summary"`
+	Created time.Time `json:"created"`
+}
+
+// InboxItem is an accepted inbound message waiting for its turn.
+type InboxItem struct {
+	Seq uint64
+	messages.Inbound
+}
+
+// OutboxItem is a reply waiting to be confirmed sent.
+type OutboxItem struct {
+	Seq uint64
+	messages.Outbound
+}
+
+// ErrLocked is returned by Open functions when another process holds the database.
+var ErrLocked = errors.New("database is in use by another reef process")
