@@ -1,0 +1,94 @@
+// Package fake plays scripted LLM answers, for tests and demos. A Script is a queue of Replies
+// (text, tool calls, or faults such as 429, 500, 529, a hang, a stream cut in the middle of a
+// tool call) and a record of every request it served. Provider plays a Script in process; the
+// wire-format fake servers (openai/openaitest, anthropic/anthropictest, gemini/geminitest) play
+// the same Script over HTTP so the real clients run unchanged.
+package fake
+
+import (
+	"sync"
+	"time"
+
+	"github.com/reefgw/reef/messages"
+)
+
+// Reply is one scripted LLM answer. The zero fault fields mean a normal streamed answer of
+// Reasoning, then Text, then ToolCalls, then usage and the stop reason.
+type Reply struct {
+	Text      string
+	Reasoning string
+	ToolCalls []messages.ToolCall // Arguments are sent as-is (malformed JSON stays malformed)
+	Usage     messages.Usage
+
+	Status     int           // answer with this HTTP error status instead (429, 500, 503, 529, 401, 400)
+	RetryAfter time.Duration // with Status 429/503: the Retry-After to send
+	Overflow   bool          // answer with the provider's context-window-exceeded error (HTTP 400)
+	Hang       bool          // accept the request, then send nothing until the client gives up
+	Delay      time.Duration // wait this long before the first byte (honouring cancellation)
+	CutInTool  bool          // stream the first tool call's arguments halfway, then drop the connection
+	CutInText  bool          // stream half of Text, then drop the connection
+}
+
+// Request is what a fake recorded of one request, normalised across wire formats.
+type Request struct {
+	Model    string
+	System   string
+	Messages []messages.ChatMessage
+	Tools    []string // tool names offered
+	Body     []byte   // the raw request body (for wire-level assertions, e.g. no secrets)
+	Header   map[string][]string
+}
+
+// Script is a queue of replies shared by a fake's requests. Safe for concurrent use.
+type Script struct {
+	mu       sync.Mutex
+	replies  []Reply
+	requests []Request
+	// Respond, when set, answers requests once the queue is empty. When both are empty the
+	// fake answers "ok".
+	Respond func(Request) Reply
+}
+
+// NewScript returns a script that plays replies in order.
+func NewScript(replies ...Reply) *Script {
+	return &Script{replies: append([]Reply(nil), replies...)}
+}
+
+// Add appends replies to the queue.
+func (s *Script) Add(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, replies...)
+}
+
+// Next records req and returns the reply to play for it.
+func (s *Script) Next(req Request) Reply {
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	if len(s.replies) > 0 {
+		r := s.replies[0]
+		s.replies = s.replies[1:]
+		s.mu.Unlock()
+		return r
+	}
+	respond := s.Respond
+	s.mu.Unlock()
+	if respond != nil {
+		return respond(req)
+	}
+	return Reply{Text: "ok"}
+}
+
+// Requests returns a copy of every request recorded so far.
+func (s *Script) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Pending returns how many queued replies have not been played.
+func (s *Script) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.replies)
+}
