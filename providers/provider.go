@@ -107,3 +107,9 @@ func Retryable(err error) bool {
 	return errors.Is(err, ErrRateLimited) || errors.Is(err, ErrOverloaded) ||
 		errors.Is(err, ErrServer) || errors.Is(err, ErrStreamCut) || errors.Is(err, ErrIdleTimeout)
 }
+
+// Pinger is implemented by clients that can check reachability and credentials cheaply
+// (reef doctor), for example by listing models.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}

@@ -1,0 +1,117 @@
+// Package sse reads Server-Sent Events streams (the framing every LLM provider streams in),
+// with an idle watchdog: a stream that sends nothing for the idle timeout is cut.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"time"
+)
+
+// Event is one SSE event. Name is empty for unnamed events ("message").
+type Event struct {
+	Name string
+	Data string
+}
+
+// ErrIdle is returned by Next when the stream was silent for longer than the idle timeout.
+var ErrIdle = errors.New("sse: stream idle")
+
+// maxLine bounds one SSE line (a large tool-call argument chunk fits comfortably).
+const maxLine = 8 << 20
+
+// Reader reads events from a response body.
+type Reader struct {
+	sc    *bufio.Scanner
+	body  io.Closer
+	timer *time.Timer
+	idle  time.Duration
+
+	mu    sync.Mutex
+	fired bool
+}
+
+// NewReader reads events from body. With idle > 0, a silence longer than idle closes body and
+// makes Next return ErrIdle. Close stops the watchdog and closes body.
+func NewReader(body io.ReadCloser, idle time.Duration) *Reader {
+	r := &Reader{body: body, idle: idle}
+	r.sc = bufio.NewScanner(body)
+	r.sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	if idle > 0 {
+		r.timer = time.AfterFunc(idle, func() {
+			r.mu.Lock()
+			r.fired = true
+			r.mu.Unlock()
+			body.Close()
+		})
+	}
+	return r
+}
+
+// Next returns the next event, io.EOF at a clean end of stream, ErrIdle after a silence, or
+// io.ErrUnexpectedEOF / the transport error when the connection dropped mid-event.
+func (r *Reader) Next() (Event, error) {
+	var ev Event
+	var data bytes.Buffer
+	hasData := false
+	for r.sc.Scan() {
+		r.touch()
+		line := r.sc.Bytes()
+		if len(line) == 0 {
+			if hasData || ev.Name != "" {
+				ev.Data = data.String()
+				return ev, nil
+			}
+			continue
+		}
+		if line[0] == ':' { // comment / keep-alive
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "event":
+			ev.Name = string(value)
+		case "data":
+			if hasData {
+				data.WriteByte('\n')
+			}
+			data.Write(value)
+			hasData = true
+		}
+	}
+	if r.idleFired() {
+		return Event{}, ErrIdle
+	}
+	if err := r.sc.Err(); err != nil {
+		return Event{}, err
+	}
+	if hasData { // final event without a trailing blank line
+		ev.Data = data.String()
+		return ev, nil
+	}
+	return Event{}, io.EOF
+}
+
+// Close stops the watchdog and closes the body.
+func (r *Reader) Close() error {
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	return r.body.Close()
+}
+
+func (r *Reader) touch() {
+	if r.timer != nil {
+		r.timer.Reset(r.idle)
+	}
+}
+
+func (r *Reader) idleFired() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fired
+}
