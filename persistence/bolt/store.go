@@ -1,0 +1,222 @@
+// Package bolt implements persistence.Store on one bbolt file (DESIGN.md §4).
+//
+// Layout (integer keys are 8-byte big-endian, so cursor order is numeric order):
+//
+//	meta/schema           "1"
+//	sessions/<key>/info   JSON persistence.SessionInfo
+//	sessions/<key>/msgs/<seq>    JSON messages.ChatMessage
+//	sessions/<key>/snaps/<seq>   JSON persistence.Snapshot (seq = last entry it covers)
+//	sessions/<key>/inbox/<seq>   JSON messages.Inbound
+//	sessions/<key>/outbox/<seq>  JSON messages.Outbound
+//	dedup/<id>            8-byte unix nanos of the first sighting
+//
+// Seqs come from each sub-bucket's NextSequence, so they start at 1, are never reused while
+// the session exists, and are rolled back with a failed transaction.
+//
+// Concurrency: any number of goroutines may call View while one calls Update; bbolt
+// serialises writers. Update commits with fsync (unless Options.NoSync) before it returns.
+package bolt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/reefgw/reef/persistence"
+)
+
+// SchemaVersion is the layout version this package reads and writes.
+const SchemaVersion = 1
+
+// DefaultLockTimeout is how long Open waits for another process to release the file.
+const DefaultLockTimeout = 100 * time.Millisecond
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketSessions = []byte("sessions")
+	bucketDedup    = []byte("dedup")
+	keySchema      = []byte("schema")
+)
+
+// Options tune Open. The zero value is what reef uses.
+type Options struct {
+	// LockTimeout bounds the wait for the file lock; 0 means DefaultLockTimeout, so a second
+	// reef on the same file fails fast with persistence.ErrLocked.
+	LockTimeout time.Duration
+	// NoSync skips fsync on commit. Only for benchmarks and throwaway data: a crash of the
+	// machine (not only of the process) can then lose or corrupt committed data.
+	NoSync bool
+}
+
+// Store is a persistence.Store on one bbolt file.
+type Store struct {
+	db   *bbolt.DB
+	path string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ persistence.Store = (*Store)(nil)
+
+// Open opens or creates the database at path, creating its parent directory (0700) and the
+// file (0600). It fails with an error wrapping persistence.ErrLocked if another process
+// holds the file, and refuses a file written by a newer schema.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout: opts.LockTimeout,
+		NoSync:  opts.NoSync,
+	})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, fmt.Errorf("bolt: open %s: %w (is reef already running?)", path, persistence.ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	if err := db.Update(initSchema); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// initSchema creates the top buckets and checks or writes the schema version.
+func initSchema(btx *bbolt.Tx) error {
+	meta, err := btx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	if v := meta.Get(keySchema); v != nil {
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			return fmt.Errorf("unreadable schema version %q", v)
+		}
+		if n > SchemaVersion {
+			return fmt.Errorf("schema version %d is newer than this reef supports (%d): upgrade reef", n, SchemaVersion)
+		}
+		if n < SchemaVersion {
+			return fmt.Errorf("schema version %d is older than %d and there is no migration", n, SchemaVersion)
+		}
+	} else if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+		return err
+	}
+	for _, name := range [][]byte{bucketSessions, bucketDedup} {
+		if _, err := btx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("bolt: close: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// Update runs fn in one read-write transaction and commits it, with fsync, before returning.
+// If fn returns an error or panics, nothing it wrote is kept and its error is returned as is.
+func (s *Store) Update(fn func(persistence.Tx) error) error {
+	btx, err := s.db.Begin(true)
+	if err != nil {
+		return fmt.Errorf("bolt: update: %w", mapErr(err))
+	}
+	t := &tx{btx: btx}
+	defer func() {
+		t.done = true
+		_ = btx.Rollback() // no-op after a successful commit
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	t.done = true
+	if err := btx.Commit(); err != nil {
+		return fmt.Errorf("bolt: commit: %w", err)
+	}
+	return nil
+}
+
+// View runs fn in a read-only transaction that sees a consistent snapshot.
+func (s *Store) View(fn func(persistence.Reader) error) error {
+	btx, err := s.db.Begin(false)
+	if err != nil {
+		return fmt.Errorf("bolt: view: %w", mapErr(err))
+	}
+	t := &tx{btx: btx}
+	defer func() {
+		t.done = true
+		_ = btx.Rollback()
+	}()
+	return fn(t)
+}
+
+// Check verifies the whole file's consistency (the equivalent of `bbolt check`) and returns
+// every problem found, joined, or nil. It holds the write lock while it runs, so writers wait.
+func (s *Store) Check() error {
+	btx, err := s.db.Begin(true)
+	if err != nil {
+		return fmt.Errorf("bolt: check: %w", mapErr(err))
+	}
+	defer func() { _ = btx.Rollback() }()
+	var errs []error
+	for err := range btx.Check() {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("bolt: check %s: %w", s.path, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Stats are cheap counters about the database file.
+type Stats struct {
+	FileSize     int64 // bytes on disk
+	FreePages    int   // pages on the freelist
+	PendingPages int   // pages freed but still visible to an open read transaction
+	ReadTx       int   // read transactions started since Open
+	OpenReadTx   int   // read transactions open now
+	Writes       int64 // page writes since Open
+}
+
+// Stats returns counters about the database; it takes no lock beyond bbolt's stats mutex.
+func (s *Store) Stats() Stats {
+	st := s.db.Stats()
+	out := Stats{
+		FreePages:    st.FreePageN,
+		PendingPages: st.PendingPageN,
+		ReadTx:       st.TxN,
+		OpenReadTx:   st.OpenTxN,
+		Writes:       st.TxStats.GetWrite(),
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		out.FileSize = fi.Size()
+	}
+	return out
+}
+
+// mapErr turns bbolt's closed-database error into persistence.ErrClosed.
+func mapErr(err error) error {
+	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%w: %w", persistence.ErrClosed, err)
+	}
+	return err
+}
