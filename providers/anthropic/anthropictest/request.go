@@ -1,0 +1,129 @@
+package anthropictest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers/fake"
+)
+
+// wireRequest is the part of a Messages request body the fake reads.
+type wireRequest struct {
+	Model    string          `json:"model"`
+	System   json.RawMessage `json:"system"` // a string or an array of text blocks
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"` // a string or an array of blocks
+	} `json:"messages"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type wireBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // a string or an array of text blocks
+	IsError   bool            `json:"is_error"`
+}
+
+// decodeRequest converts a request body back to reef's vocabulary.
+func decodeRequest(body []byte) (fake.Request, error) {
+	var w wireRequest
+	if err := json.Unmarshal(body, &w); err != nil {
+		return fake.Request{}, err
+	}
+	req := fake.Request{Model: w.Model, Body: body}
+	system, err := blocksOrText(w.System)
+	if err != nil {
+		return fake.Request{}, err
+	}
+	for _, b := range system {
+		req.System += b.Text
+	}
+	for _, t := range w.Tools {
+		req.Tools = append(req.Tools, t.Name)
+	}
+	toolNames := map[string]string{}
+	for _, m := range w.Messages {
+		blocks, err := blocksOrText(m.Content)
+		if err != nil {
+			return fake.Request{}, err
+		}
+		msgs, err := convertBack(m.Role, blocks, toolNames)
+		if err != nil {
+			return fake.Request{}, err
+		}
+		req.Messages = append(req.Messages, msgs...)
+	}
+	return req, nil
+}
+
+// convertBack turns one wire message into transcript entries: an assistant message with its
+// tool calls, or user text and one RoleTool entry per tool_result.
+func convertBack(role string, blocks []wireBlock, toolNames map[string]string) ([]messages.ChatMessage, error) {
+	if role == "assistant" {
+		m := messages.ChatMessage{Role: messages.RoleAssistant}
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				m.Content += b.Text
+			case "tool_use":
+				var args bytes.Buffer
+				if err := json.Compact(&args, b.Input); err != nil {
+					return nil, err
+				}
+				toolNames[b.ID] = b.Name
+				m.ToolCalls = append(m.ToolCalls, messages.ToolCall{ID: b.ID, Name: b.Name, Arguments: args.String()})
+			}
+		}
+		return []messages.ChatMessage{m}, nil
+	}
+	var out []messages.ChatMessage
+	var text []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "tool_result":
+			content, err := blocksOrText(b.Content)
+			if err != nil {
+				return nil, err
+			}
+			var s string
+			for _, c := range content {
+				s += c.Text
+			}
+			out = append(out, messages.ChatMessage{Role: messages.RoleTool, ToolCallID: b.ToolUseID,
+				ToolName: toolNames[b.ToolUseID], Content: s, IsError: b.IsError})
+		}
+	}
+	if len(text) > 0 {
+		out = append(out, messages.ChatMessage{Role: messages.RoleUser, Content: strings.Join(text, "\n")})
+	}
+	return out, nil
+}
+
+// blocksOrText decodes a field the API accepts as a plain string or as an array of blocks.
+func blocksOrText(raw json.RawMessage) ([]wireBlock, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []wireBlock{{Type: "text", Text: s}}, nil
+	}
+	var bs []wireBlock
+	err := json.Unmarshal(raw, &bs)
+	return bs, err
+}

@@ -1,0 +1,235 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
+)
+
+// wireRequest is the body of POST /v1/messages.
+type wireRequest struct {
+	Model     string        `json:"model"`
+	MaxTokens int           `json:"max_tokens"`
+	System    []block       `json:"system,omitempty"`
+	Messages  []wireMessage `json:"messages"`
+	Tools     []wireTool    `json:"tools,omitempty"`
+	Thinking  *thinking     `json:"thinking,omitempty"`
+	Stream    bool          `json:"stream"`
+}
+
+type wireMessage struct {
+	Role    string  `json:"role"` // "user" or "assistant"
+	Content []block `json:"content"`
+}
+
+// block is one content block; the fields used depend on Type (text, tool_use, tool_result).
+type block struct {
+	Type         string          `json:"type"`
+	Text         string          `json:"text,omitempty"`
+	ID           string          `json:"id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Content      string          `json:"content,omitempty"`
+	IsError      bool            `json:"is_error,omitempty"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+type wireTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+// thinkingBudget maps providers.Request.Reasoning to a budget; 0 means thinking off.
+var thinkingBudget = map[string]int{"low": 1024, "medium": 4096, "high": 16384}
+
+// SystemEventPrefix marks a RoleSystem transcript entry, sent as user text.
+const SystemEventPrefix = "[system event] "
+
+const emptySchema = `{"type":"object","properties":{}}`
+
+// buildRequest translates a providers.Request to the wire format.
+func (c *Client) buildRequest(req providers.Request) wireRequest {
+	w := wireRequest{
+		Model:     req.Model,
+		MaxTokens: req.MaxTokens,
+		System:    systemBlocks(req.System, req.SystemStable),
+		Messages:  convertMessages(req.Messages),
+		Stream:    true,
+	}
+	if w.MaxTokens <= 0 {
+		w.MaxTokens = c.maxToks
+	}
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 || !json.Valid(schema) {
+			schema = json.RawMessage(emptySchema)
+		}
+		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	// Thinking needs the signed thinking blocks of the current tool loop sent back, and reef
+	// does not keep signatures; so thinking is left off while continuing a tool loop.
+	if budget := thinkingBudget[req.Reasoning]; budget > 0 && !continuesToolLoop(w.Messages) {
+		w.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
+		if w.MaxTokens <= budget {
+			w.MaxTokens = budget + c.maxToks
+		}
+	}
+	return w
+}
+
+// systemBlocks splits the system prompt at stable (a byte offset) into a cached stable block
+// and a volatile block. Empty blocks are left out (the API refuses them).
+func systemBlocks(system string, stable int) []block {
+	if system == "" {
+		return nil
+	}
+	if stable <= 0 {
+		return []block{{Type: "text", Text: system}}
+	}
+	if stable > len(system) {
+		stable = len(system)
+	}
+	for stable < len(system) && !utf8.RuneStart(system[stable]) {
+		stable++ // never split a rune
+	}
+	var out []block
+	if s := system[:stable]; strings.TrimSpace(s) != "" {
+		out = append(out, block{Type: "text", Text: s, CacheControl: &cacheControl{Type: "ephemeral"}})
+	}
+	if v := system[stable:]; strings.TrimSpace(v) != "" {
+		out = append(out, block{Type: "text", Text: v})
+	}
+	return out
+}
+
+// convertMessages builds the alternating user/assistant list the API requires: consecutive
+// same-role entries are merged, tool results become tool_result blocks in a user message,
+// transcript system events become marked user text.
+func convertMessages(in []messages.ChatMessage) []wireMessage {
+	var out []wireMessage
+	add := func(role string, blocks ...block) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, wireMessage{Role: role, Content: blocks})
+	}
+	for i, m := range in {
+		switch m.Role {
+		case messages.RoleUser:
+			add("user", textBlocks(m.Content)...)
+		case messages.RoleSystem:
+			if strings.TrimSpace(m.Content) != "" {
+				add("user", block{Type: "text", Text: SystemEventPrefix + m.Content})
+			}
+		case messages.RoleAssistant:
+			blocks := textBlocks(m.Content)
+			for j, tc := range m.ToolCalls {
+				blocks = append(blocks, block{
+					Type:  "tool_use",
+					ID:    toolID(tc.ID, i, j),
+					Name:  tc.Name,
+					Input: toolInput(tc.Arguments),
+				})
+			}
+			add("assistant", blocks...)
+		case messages.RoleTool:
+			add("user", block{
+				Type:      "tool_result",
+				ToolUseID: toolID(m.ToolCallID, -1, 0),
+				Content:   m.Content,
+				IsError:   m.IsError,
+			})
+		}
+	}
+	for i := range out {
+		if out[i].Role == "user" {
+			resultsFirst(out[i].Content)
+		}
+	}
+	if len(out) > 0 && out[0].Role == "assistant" {
+		out = append([]wireMessage{{Role: "user", Content: []block{{Type: "text", Text: "(conversation continues)"}}}}, out...)
+	}
+	if n := len(out); n > 0 && out[n-1].Role == "assistant" {
+		// A final assistant message is a prefill; the API refuses trailing whitespace there.
+		last := &out[n-1].Content[len(out[n-1].Content)-1]
+		if last.Type == "text" {
+			last.Text = strings.TrimRight(last.Text, " \t\r\n")
+		}
+	}
+	return out
+}
+
+func textBlocks(s string) []block {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	return []block{{Type: "text", Text: s}}
+}
+
+// resultsFirst moves tool_result blocks before any text in a user message, as the API requires.
+func resultsFirst(bs []block) {
+	sorted := make([]block, 0, len(bs))
+	for _, b := range bs {
+		if b.Type == "tool_result" {
+			sorted = append(sorted, b)
+		}
+	}
+	for _, b := range bs {
+		if b.Type != "tool_result" {
+			sorted = append(sorted, b)
+		}
+	}
+	copy(bs, sorted)
+}
+
+// continuesToolLoop reports whether the request answers tool calls (ends in tool results).
+func continuesToolLoop(ms []wireMessage) bool {
+	if len(ms) == 0 {
+		return false
+	}
+	last := ms[len(ms)-1]
+	return last.Role == "user" && len(last.Content) > 0 && last.Content[0].Type == "tool_result"
+}
+
+// toolInput parses stored arguments; the API needs an object, so anything else becomes {}.
+func toolInput(args string) json.RawMessage {
+	trimmed := strings.TrimSpace(args)
+	var obj map[string]json.RawMessage
+	if !strings.HasPrefix(trimmed, "{") || json.Unmarshal([]byte(trimmed), &obj) != nil {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(trimmed)
+}
+
+// toolID makes an id match the API's pattern ^[a-zA-Z0-9_-]+$ (ids from other providers may
+// not), deterministically so a tool_use and its tool_result still agree.
+func toolID(id string, msg, call int) string {
+	if id == "" {
+		return "toolu_reef_" + strconv.Itoa(msg) + "_" + strconv.Itoa(call)
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '_'
+	}, id)
+}

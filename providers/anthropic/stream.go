@@ -1,0 +1,221 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/sse"
+)
+
+// stream turns Messages SSE events into providers.Events.
+type stream struct {
+	ctx    context.Context
+	c      *Client
+	r      *sse.Reader
+	blocks map[int]*openBlock // content blocks started and not yet stopped, by index
+	usage  messages.Usage
+	stop   providers.StopReason
+	queue  []providers.Event
+	done   bool  // EventDone was queued
+	err    error // sticky terminal error (io.EOF after EventDone)
+}
+
+// openBlock is a content block being streamed.
+type openBlock struct {
+	kind string // text, tool_use, thinking, ...
+	id   string
+	name string
+	args strings.Builder
+}
+
+func newStream(ctx context.Context, c *Client, r *sse.Reader) *stream {
+	return &stream{ctx: ctx, c: c, r: r, blocks: map[int]*openBlock{}}
+}
+
+// Next returns the next event, io.EOF after EventDone, or an error.
+func (s *stream) Next() (providers.Event, error) {
+	for len(s.queue) == 0 {
+		if s.err != nil {
+			return providers.Event{}, s.err
+		}
+		if s.done {
+			s.fail(io.EOF)
+			continue
+		}
+		ev, err := s.r.Next()
+		if err != nil {
+			s.fail(s.readError(err))
+			continue
+		}
+		if err := s.handle(ev); err != nil {
+			s.fail(err)
+		}
+	}
+	ev := s.queue[0]
+	s.queue = s.queue[1:]
+	return ev, nil
+}
+
+// Close releases the connection. It is safe to call more than once.
+func (s *stream) Close() error {
+	s.r.Close()
+	return nil
+}
+
+func (s *stream) fail(err error) {
+	s.err = err
+	s.r.Close()
+}
+
+// readError classifies a failure to read the next SSE event.
+func (s *stream) readError(err error) error {
+	switch {
+	case errors.Is(err, sse.ErrIdle):
+		return fmt.Errorf("%s: no data for %s: %w", s.c.name, s.c.idle, providers.ErrIdleTimeout)
+	case s.ctx.Err() != nil:
+		return fmt.Errorf("%s: %w", s.c.name, s.ctx.Err())
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%s: stream ended before message_stop: %w", s.c.name, providers.ErrStreamCut)
+	default:
+		return fmt.Errorf("%s: %w: %s", s.c.name, providers.ErrStreamCut, s.c.redact(err.Error()))
+	}
+}
+
+// wireEvent is the union of the SSE data payloads this client reads.
+type wireEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message struct {
+		Usage wireUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage wireUsage `json:"usage"`
+}
+
+type wireUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+}
+
+// merge folds reported counts into u. InputTokens is the whole prompt: uncached input plus
+// cache reads and writes (the API reports them apart).
+func (w wireUsage) merge(u *messages.Usage, uncached *int) {
+	if w.InputTokens != nil {
+		*uncached = *w.InputTokens
+	}
+	if w.CacheReadInputTokens != nil {
+		u.CacheReadTokens = *w.CacheReadInputTokens
+	}
+	if w.CacheCreationInputTokens != nil {
+		u.CacheWriteTokens = *w.CacheCreationInputTokens
+	}
+	if w.OutputTokens != nil {
+		u.OutputTokens = *w.OutputTokens
+	}
+	u.InputTokens = *uncached + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// handle processes one SSE event, queueing the events it yields.
+func (s *stream) handle(ev sse.Event) error {
+	if ev.Name == "error" {
+		return s.c.streamError(ev.Data)
+	}
+	var w wireEvent
+	if err := json.Unmarshal([]byte(ev.Data), &w); err != nil {
+		return fmt.Errorf("%s: decode %s event: %w", s.c.name, ev.Name, err)
+	}
+	switch w.Type {
+	case "message_start":
+		s.mergeUsage(w.Message.Usage)
+	case "content_block_start":
+		s.blocks[w.Index] = &openBlock{kind: w.ContentBlock.Type, id: w.ContentBlock.ID, name: w.ContentBlock.Name}
+	case "content_block_delta":
+		s.delta(w)
+	case "content_block_stop":
+		b := s.blocks[w.Index]
+		delete(s.blocks, w.Index)
+		if b != nil && b.kind == "tool_use" {
+			args := b.args.String()
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			s.emit(providers.Event{Kind: providers.EventToolCall,
+				ToolCall: messages.ToolCall{ID: b.id, Name: b.name, Arguments: args}})
+		}
+	case "message_delta":
+		if r := stopReason(w.Delta.StopReason); r != "" {
+			s.stop = r
+		}
+		s.mergeUsage(w.Usage)
+	case "message_stop":
+		if s.stop == "" {
+			s.stop = providers.StopEnd
+		}
+		s.emit(providers.Event{Kind: providers.EventUsage, Usage: s.usage})
+		s.emit(providers.Event{Kind: providers.EventDone, StopReason: s.stop})
+		s.done = true
+	case "error":
+		return s.c.streamError(ev.Data)
+	}
+	return nil // ping and unknown events are ignored
+}
+
+func (s *stream) delta(w wireEvent) {
+	switch w.Delta.Type {
+	case "text_delta":
+		if w.Delta.Text != "" {
+			s.emit(providers.Event{Kind: providers.EventText, Text: w.Delta.Text})
+		}
+	case "thinking_delta":
+		if w.Delta.Thinking != "" {
+			s.emit(providers.Event{Kind: providers.EventReasoning, Text: w.Delta.Thinking})
+		}
+	case "input_json_delta":
+		if b := s.blocks[w.Index]; b != nil {
+			b.args.WriteString(w.Delta.PartialJSON)
+		}
+	}
+}
+
+// mergeUsage folds a usage object (message_start, or message_delta restating counts) into s.usage.
+func (s *stream) mergeUsage(w wireUsage) {
+	uncached := s.usage.InputTokens - s.usage.CacheReadTokens - s.usage.CacheWriteTokens
+	w.merge(&s.usage, &uncached)
+}
+
+func (s *stream) emit(ev providers.Event) { s.queue = append(s.queue, ev) }
+
+// stopReason maps the API's stop_reason.
+func stopReason(r string) providers.StopReason {
+	switch r {
+	case "tool_use":
+		return providers.StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		return providers.StopMaxToken
+	case "refusal":
+		return providers.StopFiltered
+	case "":
+		return ""
+	default: // end_turn, stop_sequence, pause_turn
+		return providers.StopEnd
+	}
+}
