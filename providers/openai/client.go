@@ -1,0 +1,219 @@
+// Package openai is a hand-written client for the OpenAI Chat Completions streaming API, which
+// also serves Ollama, vLLM, llama.cpp server, OpenRouter, DeepSeek and Qwen through BaseURL.
+// A Client is safe for concurrent use; each Stream call owns its response body.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/sse"
+)
+
+// Config configures a Client. Zero fields take the defaults.
+type Config struct {
+	Name        string            // names the provider in errors; default "openai"
+	BaseURL     string            // default https://api.openai.com/v1 (trailing slash optional)
+	APIKey      string            // sent as a bearer token; never appears in errors
+	HTTPClient  *http.Client      // default: no overall timeout, dial/TLS/header timeouts
+	IdleTimeout time.Duration     // silence that cuts a stream (also the wait for headers); default 90s
+	Header      map[string]string // extra request headers
+}
+
+// Client talks to one Chat Completions endpoint.
+type Client struct {
+	cfg      Config
+	base     string
+	official bool
+	http     *http.Client
+}
+
+var (
+	_ providers.Provider = (*Client)(nil)
+	_ providers.Pinger   = (*Client)(nil)
+)
+
+// New returns a client. It starts nothing and makes no request.
+func New(cfg Config) *Client {
+	if cfg.Name == "" {
+		cfg.Name = "openai"
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "https://api.openai.com/v1"
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 90 * time.Second
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	return &Client{cfg: cfg, base: base, official: isOfficial(base), http: hc}
+}
+
+func defaultHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
+		ExpectContinueTimeout: time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   32,
+		ForceAttemptHTTP2:     true,
+	}}
+}
+
+// Stream starts one streamed chat completion.
+func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	body, err := json.Marshal(c.buildRequest(req))
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode request: %w", c.cfg.Name, err)
+	}
+	reqCtx, cancel := context.WithCancel(ctx)
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
+	}
+	c.setHeaders(hreq)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+
+	// The idle watchdog also covers the wait for the response headers.
+	var idle atomic.Bool
+	watchdog := time.AfterFunc(c.cfg.IdleTimeout, func() { idle.Store(true); cancel() })
+	resp, err := c.http.Do(hreq)
+	watchdog.Stop()
+	if err != nil {
+		cancel()
+		return nil, c.transportError(ctx, err, idle.Load())
+	}
+	if resp.StatusCode/100 != 2 {
+		defer cancel()
+		return nil, c.statusError(resp)
+	}
+	return &stream{
+		name:   c.cfg.Name,
+		ctx:    ctx,
+		cancel: cancel,
+		sse:    sse.NewReader(resp.Body, c.cfg.IdleTimeout),
+	}, nil
+}
+
+// Ping lists the models: it checks the endpoint is reachable and the key accepted.
+func (c *Client) Ping(ctx context.Context) error {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/models", nil)
+	if err != nil {
+		return fmt.Errorf("%s: ping: %w", c.cfg.Name, err)
+	}
+	c.setHeaders(hreq)
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return fmt.Errorf("ping: %w", c.transportError(ctx, err, false))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return c.statusError(resp)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return nil
+}
+
+func (c *Client) setHeaders(r *http.Request) {
+	if c.cfg.APIKey != "" {
+		r.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	for k, v := range c.cfg.Header {
+		r.Header.Set(k, v)
+	}
+}
+
+// transportError wraps a failed request. ctx's own end is reported as such; a watchdog
+// cancel as ErrIdleTimeout.
+func (c *Client) transportError(ctx context.Context, err error, idle bool) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %w", c.cfg.Name, ctx.Err())
+	case idle:
+		return fmt.Errorf("%s: no response headers: %w", c.cfg.Name, providers.ErrIdleTimeout)
+	}
+	return &redactedError{msg: c.cfg.Name + ": " + c.redact(err.Error()), err: err}
+}
+
+// redactedError keeps a transport error matchable with errors.Is/As while its text has the
+// API key removed.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// statusError reads an error answer into a providers.APIError.
+func (c *Client) statusError(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	msg, code := errorMessage(raw)
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	msg = c.redact(msg)
+	return providers.StatusError(c.cfg.Name, resp.StatusCode, resp.Header, msg, isOverflow(code, msg))
+}
+
+// errorMessage extracts the message and code of an error body in OpenAI's shape, or in the
+// shapes of compatible servers ({"error": "text"}, {"detail": ...}, plain text).
+func errorMessage(raw []byte) (msg, code string) {
+	var v struct {
+		Error  json.RawMessage `json:"error"`
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return strings.TrimSpace(string(raw)), ""
+	}
+	var we wireError
+	if json.Unmarshal(v.Error, &we) == nil && we.Message != "" {
+		return we.Message, strings.Trim(string(we.Code), `"`)
+	}
+	var s string
+	if json.Unmarshal(v.Error, &s) == nil && s != "" {
+		return s, ""
+	}
+	if len(v.Detail) > 0 {
+		if json.Unmarshal(v.Detail, &s) == nil {
+			return s, ""
+		}
+		return string(v.Detail), ""
+	}
+	return strings.TrimSpace(string(raw)), ""
+}
+
+// isOverflow recognises the context-window errors of OpenAI and compatible servers.
+func isOverflow(code, msg string) bool {
+	if code == "context_length_exceeded" {
+		return true
+	}
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "maximum context length") || strings.Contains(m, "context length") ||
+		strings.Contains(m, "too many tokens") || strings.Contains(m, "context window")
+}
+
+// redact removes the API key from text that came from the server or the transport.
+func (c *Client) redact(s string) string {
+	if c.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+}

@@ -1,0 +1,192 @@
+package openai
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/sse"
+)
+
+// stream turns the SSE chunks of one completion into providers events. Tool calls are
+// assembled by index and emitted whole once the finish reason (or [DONE]) arrives; EventDone
+// comes at [DONE] or at the end of the body after a finish reason, so usage precedes it.
+type stream struct {
+	name   string
+	ctx    context.Context
+	cancel context.CancelFunc
+	sse    *sse.Reader
+
+	queue    []providers.Event
+	calls    []*callBuilder // by index
+	finish   string         // finish_reason, once seen
+	finished bool
+	ncalls   int   // tool calls emitted
+	done     bool  // EventDone queued
+	err      error // sticky
+}
+
+type callBuilder struct {
+	id, name string
+	args     []byte
+}
+
+func (s *stream) Next() (providers.Event, error) {
+	for len(s.queue) == 0 {
+		if s.err != nil {
+			return providers.Event{}, s.err
+		}
+		if s.done {
+			return providers.Event{}, io.EOF
+		}
+		ev, err := s.sse.Next()
+		if err != nil {
+			s.end(err)
+			continue
+		}
+		if ev.Data == "[DONE]" {
+			s.complete()
+			continue
+		}
+		if ev.Data == "" {
+			continue
+		}
+		s.handle(ev.Data)
+	}
+	ev := s.queue[0]
+	s.queue = s.queue[1:]
+	return ev, nil
+}
+
+// end handles the end of the body without [DONE].
+func (s *stream) end(err error) {
+	switch {
+	case err == io.EOF && s.finished:
+		s.complete() // some servers omit [DONE]
+	case s.ctx.Err() != nil:
+		s.err = fmt.Errorf("%s: stream: %w", s.name, s.ctx.Err())
+	case errors.Is(err, sse.ErrIdle):
+		s.err = fmt.Errorf("%s: stream: %w", s.name, providers.ErrIdleTimeout)
+	case err == io.EOF:
+		s.err = fmt.Errorf("%s: stream: %w: no finish reason", s.name, providers.ErrStreamCut)
+	default:
+		s.err = fmt.Errorf("%s: stream: %w: %v", s.name, providers.ErrStreamCut, err)
+	}
+}
+
+// handle decodes one data chunk.
+func (s *stream) handle(data string) {
+	var c chunk
+	if err := json.Unmarshal([]byte(data), &c); err != nil {
+		s.err = fmt.Errorf("%s: stream: bad chunk: %w", s.name, err)
+		return
+	}
+	if c.Error != nil {
+		code := string(c.Error.Code)
+		status, _ := strconv.Atoi(code)
+		if status < 400 {
+			status = 500
+		}
+		s.err = providers.StatusError(s.name, status, nil, c.Error.Message, isOverflow(code, c.Error.Message))
+		return
+	}
+	if len(c.Choices) > 0 {
+		ch := c.Choices[0]
+		d := ch.Delta
+		if r := d.ReasoningContent + d.Reasoning; r != "" {
+			s.queue = append(s.queue, providers.Event{Kind: providers.EventReasoning, Text: r})
+		}
+		if d.Content != "" {
+			s.queue = append(s.queue, providers.Event{Kind: providers.EventText, Text: d.Content})
+		}
+		for _, tc := range d.ToolCalls {
+			b := s.call(tc.Index)
+			if tc.ID != "" {
+				b.id = tc.ID
+			}
+			b.name += tc.Function.Name
+			b.args = append(b.args, tc.Function.Arguments...)
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" && !s.finished {
+			s.finish, s.finished = *ch.FinishReason, true
+			s.emitCalls()
+		}
+	}
+	if u := c.Usage; u != nil {
+		usage := messages.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+		if u.PromptTokensDetails != nil {
+			usage.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+			usage.InputTokens -= usage.CacheReadTokens
+		}
+		s.queue = append(s.queue, providers.Event{Kind: providers.EventUsage, Usage: usage})
+	}
+}
+
+// call returns the builder for the tool call at index i.
+func (s *stream) call(i int) *callBuilder {
+	if i < 0 || i > 1024 {
+		i = len(s.calls)
+	}
+	for len(s.calls) <= i {
+		s.calls = append(s.calls, nil)
+	}
+	if s.calls[i] == nil {
+		s.calls[i] = &callBuilder{}
+	}
+	return s.calls[i]
+}
+
+// emitCalls queues the assembled tool calls.
+func (s *stream) emitCalls() {
+	for _, b := range s.calls {
+		if b == nil {
+			continue
+		}
+		if b.id == "" {
+			b.id = newCallID()
+		}
+		args := string(b.args)
+		if args == "" {
+			args = "{}"
+		}
+		s.queue = append(s.queue, providers.Event{Kind: providers.EventToolCall,
+			ToolCall: messages.ToolCall{ID: b.id, Name: b.name, Arguments: args}})
+	}
+	s.ncalls += len(s.calls)
+	s.calls = nil
+}
+
+// complete queues the final events at the end of a whole answer.
+func (s *stream) complete() {
+	if s.done {
+		return
+	}
+	if !s.finished {
+		s.emitCalls()
+	}
+	stop := stopReason(s.finish)
+	if stop == providers.StopEnd && s.ncalls > 0 {
+		stop = providers.StopToolUse
+	}
+	s.queue = append(s.queue, providers.Event{Kind: providers.EventDone, StopReason: stop})
+	s.done = true
+}
+
+func (s *stream) Close() error {
+	err := s.sse.Close()
+	s.cancel()
+	return err
+}
+
+func newCallID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}

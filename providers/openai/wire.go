@@ -1,0 +1,171 @@
+package openai
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
+)
+
+// chatRequest is the body of POST /chat/completions.
+type chatRequest struct {
+	Model               string         `json:"model"`
+	Messages            []wireMessage  `json:"messages"`
+	Tools               []wireTool     `json:"tools,omitempty"`
+	Stream              bool           `json:"stream"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	MaxTokens           int            `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content"` // null for an assistant message with only tool calls
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireTool struct {
+	Type     string       `json:"type"`
+	Function wireToolSpec `json:"function"`
+}
+
+type wireToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// systemEventPrefix marks transcript entries written by the gateway, sent as user messages
+// because some servers reject system messages after the first.
+const systemEventPrefix = "[System event — written by the gateway, not by the user]\n"
+
+// buildRequest translates req to the Chat Completions wire format.
+func (c *Client) buildRequest(req providers.Request) chatRequest {
+	body := chatRequest{
+		Model:         req.Model,
+		Stream:        true,
+		StreamOptions: &streamOptions{IncludeUsage: true},
+		Messages:      make([]wireMessage, 0, len(req.Messages)+1),
+	}
+	if req.System != "" {
+		body.Messages = append(body.Messages, wireMessage{Role: "system", Content: ptr(req.System)})
+	}
+	for _, m := range req.Messages {
+		body.Messages = append(body.Messages, toWire(m))
+	}
+	for _, t := range req.Tools {
+		body.Tools = append(body.Tools, wireTool{Type: "function", Function: wireToolSpec{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+		}})
+	}
+	if req.MaxTokens > 0 {
+		if c.official {
+			body.MaxCompletionTokens = req.MaxTokens
+		} else {
+			body.MaxTokens = req.MaxTokens
+		}
+	}
+	switch req.Reasoning {
+	case "low", "medium", "high":
+		body.ReasoningEffort = req.Reasoning
+	}
+	return body
+}
+
+func toWire(m messages.ChatMessage) wireMessage {
+	switch m.Role {
+	case messages.RoleSystem:
+		return wireMessage{Role: "user", Content: ptr(systemEventPrefix + m.Content)}
+	case messages.RoleTool:
+		return wireMessage{Role: "tool", Content: ptr(m.Content), ToolCallID: m.ToolCallID}
+	case messages.RoleAssistant:
+		w := wireMessage{Role: "assistant"}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			w.Content = ptr(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			w.ToolCalls = append(w.ToolCalls, wireToolCall{
+				ID: tc.ID, Type: "function",
+				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments},
+			})
+		}
+		return w
+	default:
+		return wireMessage{Role: "user", Content: ptr(m.Content)}
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// isOfficial reports whether base points at api.openai.com, which wants max_completion_tokens.
+func isOfficial(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+}
+
+// chunk is one streamed data event.
+type chunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"` // DeepSeek, vLLM
+			Reasoning        string `json:"reasoning"`         // OpenRouter, Ollama
+			ToolCalls        []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error *wireError `json:"error"`
+}
+
+// wireError is OpenAI's error object. Code is a string at OpenAI, a number at some servers.
+type wireError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+func stopReason(finish string) providers.StopReason {
+	switch finish {
+	case "tool_calls", "function_call":
+		return providers.StopToolUse
+	case "length":
+		return providers.StopMaxToken
+	case "content_filter":
+		return providers.StopFiltered
+	default:
+		return providers.StopEnd
+	}
+}
