@@ -1,0 +1,166 @@
+// Package fs provides the file tools: read, write, edit and ls. Each call opens the agent's
+// workspace as an os.Root, so no path, symlink or ".." can lead out of it; hardlinked files,
+// FIFOs and devices are refused so a call can neither escape nor hang.
+package fs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/reefgw/reef/tools"
+)
+
+// Config bounds the file tools. Zero fields take the defaults shown.
+type Config struct {
+	ReadLines   int // lines returned by one read, default 2000
+	LineChars   int // characters kept of one line, default 2000
+	ReadBytes   int // bytes returned by one read, default 50 KB
+	WriteBytes  int // largest file write and edit produce, default 10 MB
+	ListEntries int // entries shown by one ls, default 500
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.ReadLines, 2000)
+	def(&c.LineChars, 2000)
+	def(&c.ReadBytes, 50<<10)
+	def(&c.WriteBytes, 10<<20)
+	def(&c.ListEntries, 500)
+	return c
+}
+
+// Tools returns read, write, edit and ls.
+func Tools(cfg Config) []tools.Tool {
+	return []tools.Tool{NewRead(cfg), NewWrite(cfg), NewEdit(cfg), NewList(cfg)}
+}
+
+// pathArgs is the path argument every file tool takes, under its name or its alias.
+type pathArgs struct {
+	Path     string `json:"path"`
+	FilePath string `json:"file_path"`
+}
+
+// get returns the path, or def when the model gave none and def is not empty.
+func (a pathArgs) get(def string) (string, error) {
+	switch {
+	case a.Path != "" && a.FilePath != "" && a.Path != a.FilePath:
+		return "", errors.New("give path or file_path, not both")
+	case a.Path != "":
+		return a.Path, nil
+	case a.FilePath != "":
+		return a.FilePath, nil
+	case def != "":
+		return def, nil
+	}
+	return "", errors.New("path is required")
+}
+
+// openWorkspace opens the workspace as a root and resolves p inside it.
+func openWorkspace(env tools.Env, p string) (root *os.Root, rel string, err error) {
+	rel, err = tools.WorkspacePath(env.Workspace, p)
+	if err != nil {
+		return nil, "", err
+	}
+	root, err = os.OpenRoot(env.Workspace)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(env.Workspace, err))
+	}
+	return root, rel, nil
+}
+
+// openRegular opens a regular file with a single link for reading. O_NONBLOCK keeps the open
+// itself from waiting on a FIFO; everything that is not a regular file is refused before any read.
+func openRegular(root *os.Root, rel, p string) (*os.File, os.FileInfo, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, tools.ExplainPathError(p, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, tools.ExplainPathError(p, err)
+	}
+	if err := checkRegular(info, p); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
+}
+
+// checkRegular refuses directories, special files and files with more than one hard link.
+func checkRegular(info os.FileInfo, p string) error {
+	switch m := info.Mode(); {
+	case m.IsDir():
+		return fmt.Errorf("%s is a directory; use ls to list it", p)
+	case m&os.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symlink; give the path of the file it points to", p)
+	case !m.IsRegular():
+		return fmt.Errorf("%s is not a regular file (%s); only regular files can be used", p, kind(m))
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return fmt.Errorf("%s has %d hard links; refusing it because a hard link can lead outside the workspace", p, st.Nlink)
+	}
+	return nil
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// readAll reads at most max bytes of f, failing when there are more.
+func readAll(f *os.File, max int, p string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, tools.ExplainPathError(p, err)
+	}
+	if len(data) > max {
+		return nil, fmt.Errorf("%s is larger than %s; it is too big for this tool", p, size(int64(max)))
+	}
+	return data, nil
+}
+
+// size renders a byte count for people and models.
+func size(n int64) string {
+	switch {
+	case n >= 10<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 10<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// schema renders a JSON Schema object; it panics on a programming error in a literal.
+func schema(v map[string]any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// pathProps are the schema properties of pathArgs.
+func pathProps(desc string) map[string]any {
+	return map[string]any{
+		"path":      map[string]any{"type": "string", "description": desc},
+		"file_path": map[string]any{"type": "string", "description": "Same as path; give one of the two."},
+	}
+}
