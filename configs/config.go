@@ -18,6 +18,8 @@ type Config struct {
 	Tools    ToolsConfig    `yaml:"tools"`
 	Channels ChannelsConfig `yaml:"channels"`
 	Log      LogConfig      `yaml:"log"`
+
+	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
 }
 
 // ProviderConfig is one LLM endpoint.

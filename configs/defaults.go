@@ -1,0 +1,162 @@
+package configs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Defaults applied by ApplyDefaults.
+const (
+	DefaultMaxToolCalls         = 50
+	DefaultTurnTimeoutSeconds   = 600
+	DefaultMaxRepeatCalls       = 5
+	DefaultMaxConcurrent        = 64
+	DefaultMaxRetries           = 3
+	DefaultIdleTimeoutSeconds   = 90
+	DefaultMaxRetryAfterSeconds = 30
+	DefaultIdleMinutes          = 10
+	DefaultDMScope              = "per-channel-peer"
+	DefaultExecTimeoutSeconds   = 120
+	DefaultExecMaxTimeout       = 1800
+	DefaultExecMaxOutputBytes   = 65536
+	DefaultLogLevel             = "info"
+	DefaultContextWindow        = 128000
+	DefaultToolMode             = "native"
+)
+
+// envProvider is a provider that can be configured from the environment alone.
+type envProvider struct {
+	name, keyVar, urlVar, model string
+}
+
+// envProviders in order of preference for the default model.
+var envProviders = []envProvider{
+	{"openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", "gpt-4.1-mini"},
+	{"anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "claude-sonnet-4-5"},
+	{"gemini", "GEMINI_API_KEY", "GEMINI_BASE_URL", "gemini-2.5-flash"},
+}
+
+// ApplyDefaults fills every unset field of c, reading env (os.Getenv when nil) for
+// REEF_HOME, REEF_MODEL and the provider variables (OPENAI_API_KEY, OPENAI_BASE_URL,
+// ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, GEMINI_API_KEY, GEMINI_BASE_URL). A provider
+// from the environment is added only when the file declares none with that name.
+// A leading "~/" in dataDir, workspace and log.file is expanded to the user's home.
+func ApplyDefaults(c *Config, env func(string) string) {
+	if env == nil {
+		env = os.Getenv
+	}
+	if c.Home == "" {
+		c.Home = homeDir(env)
+	}
+	c.DataDir = orDefault(tilde(c.DataDir, env), filepath.Join(c.Home, "data"))
+	c.Log.File = tilde(c.Log.File, env)
+	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
+
+	for _, p := range envProviders {
+		if _, ok := c.Providers[p.name]; ok {
+			continue
+		}
+		key, url := env(p.keyVar), env(p.urlVar)
+		if key == "" && url == "" {
+			continue
+		}
+		if c.Providers == nil {
+			c.Providers = map[string]ProviderConfig{}
+		}
+		c.Providers[p.name] = ProviderConfig{Type: p.name, BaseURL: url, APIKey: key}
+	}
+	for name, p := range c.Providers {
+		p.Type = orDefault(p.Type, name)
+		c.Providers[name] = p
+	}
+
+	if len(c.Agents) == 0 {
+		c.Agents = []AgentConfig{{}}
+	}
+	model := orDefault(env("REEF_MODEL"), c.defaultModel())
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		if i == 0 && a.ID == "" {
+			a.ID = "main"
+		}
+		a.Model = orDefault(a.Model, model)
+		if a.Workspace == "" {
+			a.Workspace = filepath.Join(c.Home, "workspace")
+			if i > 0 {
+				a.Workspace += "-" + a.ID
+			}
+		}
+		a.Workspace = tilde(a.Workspace, env)
+		positive(&a.Limits.MaxToolCalls, DefaultMaxToolCalls)
+		positive(&a.Limits.TurnTimeoutSeconds, DefaultTurnTimeoutSeconds)
+		positive(&a.Limits.MaxRepeatCalls, DefaultMaxRepeatCalls)
+	}
+
+	positive(&c.LLM.MaxConcurrent, DefaultMaxConcurrent)
+	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
+	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
+	positive(&c.LLM.MaxRetryAfterSeconds, DefaultMaxRetryAfterSeconds)
+	positive(&c.Session.IdleMinutes, DefaultIdleMinutes)
+	c.Session.DMScope = orDefault(c.Session.DMScope, DefaultDMScope)
+	positive(&c.Tools.Exec.TimeoutSeconds, DefaultExecTimeoutSeconds)
+	positive(&c.Tools.Exec.MaxTimeoutSeconds, DefaultExecMaxTimeout)
+	positive(&c.Tools.Exec.MaxOutputBytes, DefaultExecMaxOutputBytes)
+}
+
+// defaultModel is the model of the first usable provider among openai, anthropic, gemini.
+func (c *Config) defaultModel() string {
+	for _, p := range envProviders {
+		if pc, ok := c.Providers[p.name]; ok && pc.usable() {
+			return p.name + "/" + p.model
+		}
+	}
+	return ""
+}
+
+// usable reports whether the provider has something to connect with: a key or a base URL
+// (local servers such as Ollama and vLLM need no key).
+func (p ProviderConfig) usable() bool { return p.APIKey != "" || p.BaseURL != "" }
+
+// homeDir is REEF_HOME, else ~/.reef.
+func homeDir(env func(string) string) string {
+	if h := env("REEF_HOME"); h != "" {
+		return tilde(h, env)
+	}
+	return filepath.Join(userHome(env), ".reef")
+}
+
+func userHome(env func(string) string) string {
+	if h := env("HOME"); h != "" {
+		return h
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	return "."
+}
+
+// tilde expands a leading "~/" (or a lone "~") to the user's home directory.
+func tilde(p string, env func(string) string) string {
+	if p == "~" {
+		return userHome(env)
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(userHome(env), rest)
+	}
+	return p
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// positive sets *v to def when it is zero. Negative values are left for Validate to report.
+func positive(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}

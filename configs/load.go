@@ -1,0 +1,197 @@
+package configs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// unsetRef is a ${VAR} reference, without a default, whose variable was unset or empty.
+type unsetRef struct {
+	path string // key path of the value, e.g. providers.openai.apiKey
+	name string // the variable, e.g. OPENAI_API_KEY
+}
+
+// Load reads the YAML file at path (which must exist), expands ${VAR} references from env
+// (os.Getenv when nil), decodes it strictly, applies defaults and validates the result.
+// Every problem found is returned together. When the file could be parsed, the Config is
+// returned along with any error so that a caller can still show what was understood.
+func Load(path string, env func(string) string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return load(path, data, env)
+}
+
+// LoadDefault loads DefaultPath(env). A missing file is not an error: the configuration
+// then comes from defaults and the environment alone.
+func LoadDefault(env func(string) string) (*Config, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	path := DefaultPath(env)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return load(path, data, env)
+}
+
+// DefaultPath is where LoadDefault looks for the configuration: $REEF_HOME/reef.yaml.
+func DefaultPath(env func(string) string) string {
+	if env == nil {
+		env = os.Getenv
+	}
+	return filepath.Join(homeDir(env), "reef.yaml")
+}
+
+func load(file string, data []byte, env func(string) string) (*Config, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	c, problems, err := parse(file, data, env)
+	if err != nil {
+		return nil, err
+	}
+	ApplyDefaults(c, env)
+	if err := c.Validate(); err != nil {
+		problems = append(problems, err)
+	}
+	return c, errors.Join(problems...)
+}
+
+// parse expands and decodes data. A YAML syntax error is returned as err; unknown keys and
+// values of the wrong type are returned as problems alongside the partly decoded Config.
+func parse(file string, data []byte, env func(string) string) (*Config, []error, error) {
+	exp := expand(string(data), env)
+	redact := redactor(exp.used)
+
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(exp.text), &doc); err != nil {
+		return nil, nil, syntaxError(file, redact(err.Error()))
+	}
+	cfgType := reflect.TypeOf(Config{})
+	var problems []error
+	reported := map[int]bool{}
+	lines := map[int]string{} // line → key path of the scalar value on it
+	w := walker{
+		unknown: func(k *yaml.Node, path string, known []string) {
+			reported[k.Line] = true
+			problems = append(problems, unknownKeyError(file, k, path, known))
+		},
+		scalar: func(n *yaml.Node, path string, _ reflect.Type) {
+			if _, ok := lines[n.Line]; !ok {
+				lines[n.Line] = path
+			}
+		},
+	}
+	w.walk(&doc, cfgType, "")
+
+	c := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(exp.text)))
+	dec.KnownFields(true)
+	err := dec.Decode(c)
+	var te *yaml.TypeError
+	switch {
+	case err == nil, errors.Is(err, io.EOF):
+	case errors.As(err, &te):
+		problems = append(problems, typeErrors(file, te, reported, lines, redact)...)
+	default:
+		return nil, nil, syntaxError(file, redact(err.Error()))
+	}
+	c.unset = unsetRefs(data, env)
+	return c, problems, nil
+}
+
+// unsetRefs finds the ${VAR} references in the values of the unexpanded file whose
+// variable is not set. Comments are not values, so a ${VAR} mentioned there is ignored.
+func unsetRefs(raw []byte, env func(string) string) []unsetRef {
+	var doc yaml.Node
+	if yaml.Unmarshal(raw, &doc) != nil {
+		return nil // the expanded text parsed, so this is an exotic case: skip the check
+	}
+	var refs []unsetRef
+	w := walker{scalar: func(n *yaml.Node, path string, _ reflect.Type) {
+		for _, name := range expand(n.Value, env).unset {
+			refs = append(refs, unsetRef{path: path, name: name})
+		}
+	}}
+	w.walk(&doc, reflect.TypeOf(Config{}), "")
+	return refs
+}
+
+var (
+	yamlLine      = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	cannotDecode  = regexp.MustCompile("^cannot unmarshal !!\\w+ `(.*)` into (.+)$")
+	typeNameWords = map[string]string{
+		"int": "a whole number", "bool": "true or false", "string": "a string",
+		"[]string": "a list", "float64": "a number",
+	}
+)
+
+// syntaxError turns yaml's "yaml: line 3: msg" into "file:3: msg".
+func syntaxError(file, msg string) error {
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s:%s: %s", file, m[1], m[2])
+	}
+	return fmt.Errorf("%s: %s", file, msg)
+}
+
+// typeErrors rewrites yaml's decoding errors with the file name and key path. Unknown
+// fields already reported by the walker (with their path) are skipped.
+func typeErrors(file string, te *yaml.TypeError, reported map[int]bool, lines map[int]string, redact func(string) string) []error {
+	var out []error
+	for _, e := range te.Errors {
+		m := yamlLine.FindStringSubmatch(e)
+		if m == nil {
+			out = append(out, fmt.Errorf("%s: %s", file, redact(e)))
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		msg := m[2]
+		if strings.Contains(msg, "not found in type") {
+			if reported[line] {
+				continue
+			}
+		} else if d := cannotDecode.FindStringSubmatch(msg); d != nil {
+			want := typeNameWords[d[2]]
+			if want == "" {
+				want = "a " + strings.TrimPrefix(d[2], "configs.")
+			}
+			msg = fmt.Sprintf("got %q, want %s", d[1], want)
+		}
+		if p := lines[line]; p != "" {
+			msg = p + ": " + msg
+		}
+		out = append(out, fmt.Errorf("%s:%d: %s", file, line, redact(msg)))
+	}
+	return out
+}
+
+// redactor replaces values taken from the environment by their ${NAME} reference, so that
+// an error message quoting a value never shows a secret.
+func redactor(used []expansion) func(string) string {
+	vals := append([]expansion(nil), used...)
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i].value) > len(vals[j].value) })
+	return func(s string) string {
+		for _, u := range vals {
+			if len(u.value) >= 4 {
+				s = strings.ReplaceAll(s, u.value, "${"+u.name+"}")
+			}
+		}
+		return s
+	}
+}

@@ -1,0 +1,200 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// ErrNoProvider means no LLM provider is configured at all; NoProviderHelp says what to set.
+var ErrNoProvider = errors.New("no LLM provider configured")
+
+// NoProviderHelp is a short text telling a user how to configure a provider.
+func NoProviderHelp() string {
+	return `reef needs an LLM provider. Set one of these and run reef again:
+
+  OpenAI     OPENAI_API_KEY=sk-...  REEF_MODEL=openai/gpt-4.1-mini
+  Anthropic  ANTHROPIC_API_KEY=sk-ant-...
+  Gemini     GEMINI_API_KEY=...
+  Ollama     OPENAI_BASE_URL=http://127.0.0.1:11434/v1 REEF_MODEL=openai/llama3.1
+  vLLM       OPENAI_BASE_URL=http://127.0.0.1:8000/v1 REEF_MODEL=openai/<model>
+
+Or write $REEF_HOME/reef.yaml (default ~/.reef/reef.yaml): "reef init" writes a
+commented example, the same as configs/reef.example.yaml.
+`
+}
+
+var (
+	idPattern     = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	providerTypes = []string{"openai", "anthropic", "gemini"}
+	dmScopes      = []string{"main", "per-peer", "per-channel-peer", "per-account-channel-peer"}
+	logLevels     = []string{"debug", "info", "warn", "error"}
+	logFormats    = []string{"", "console", "json"}
+	toolModes     = []string{"", "native", "prompt"}
+)
+
+// Validate returns every problem in c, each naming its key path and how to fix it, joined
+// with errors.Join. It expects ApplyDefaults to have run. errors.Is(err, ErrNoProvider)
+// reports whether no provider is configured at all.
+func (c *Config) Validate() error {
+	var v validator
+	for _, u := range c.unset {
+		v.addf("%s: ${%s} is not set: set %s, or write ${%s:-} to allow an empty value",
+			u.path, u.name, u.name, u.name)
+	}
+	c.validateProviders(&v)
+	c.validateAgents(&v)
+	for ref, m := range c.Models {
+		path := joinMapKey("models", ref)
+		if _, _, err := SplitModel(ref); err != nil {
+			v.addf("%s: %v", path, err)
+		}
+		v.nonNegative(path+".contextWindow", m.ContextWindow)
+		v.nonNegative(path+".maxTokens", m.MaxTokens)
+		v.oneOf(path+".toolMode", m.ToolMode, toolModes)
+	}
+	v.nonNegative("llm.maxConcurrent", c.LLM.MaxConcurrent)
+	v.nonNegative("llm.maxRetries", c.LLM.MaxRetries)
+	v.nonNegative("llm.idleTimeoutSeconds", c.LLM.IdleTimeoutSeconds)
+	v.nonNegative("llm.maxRetryAfterSeconds", c.LLM.MaxRetryAfterSeconds)
+	v.nonNegative("session.idleMinutes", c.Session.IdleMinutes)
+	v.oneOf("session.dmScope", c.Session.DMScope, dmScopes)
+	e := c.Tools.Exec
+	v.nonNegative("tools.exec.timeoutSeconds", e.TimeoutSeconds)
+	v.nonNegative("tools.exec.maxTimeoutSeconds", e.MaxTimeoutSeconds)
+	v.nonNegative("tools.exec.maxOutputBytes", e.MaxOutputBytes)
+	if e.MaxTimeoutSeconds > 0 && e.TimeoutSeconds > e.MaxTimeoutSeconds {
+		v.addf("tools.exec.timeoutSeconds: %d is above tools.exec.maxTimeoutSeconds (%d): lower it or raise the maximum",
+			e.TimeoutSeconds, e.MaxTimeoutSeconds)
+	}
+	v.oneOf("log.level", c.Log.Level, logLevels)
+	v.oneOf("log.format", c.Log.Format, logFormats)
+	return errors.Join(v.problems...)
+}
+
+func (c *Config) validateProviders(v *validator) {
+	names := make([]string, 0, len(c.Providers))
+	usable := false
+	for name, p := range c.Providers {
+		names = append(names, name)
+		usable = usable || p.usable()
+	}
+	sort.Strings(names)
+	if !usable {
+		v.problems = append(v.problems, fmt.Errorf("providers: %w: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY, or OPENAI_BASE_URL for a local server", ErrNoProvider))
+	}
+	for _, name := range names {
+		p, path := c.Providers[name], joinMapKey("providers", name)
+		if !idPattern.MatchString(name) {
+			v.addf("%s: provider names use only a-z, 0-9, '_' and '-'", path)
+		}
+		if !slices.Contains(providerTypes, p.Type) {
+			v.addf("%s.type: %q is not a provider type: use openai, anthropic or gemini (Ollama, vLLM, OpenRouter and most others speak openai)", path, p.Type)
+		}
+		if p.BaseURL != "" {
+			u, err := url.Parse(p.BaseURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				v.addf("%s.baseUrl: %q is not an http(s) URL: write it like https://api.example.com/v1", path, p.BaseURL)
+			}
+		}
+	}
+}
+
+func (c *Config) validateAgents(v *validator) {
+	seen := map[string]int{}
+	for i, a := range c.Agents {
+		path := fmt.Sprintf("agents[%d]", i)
+		switch {
+		case a.ID == "":
+			v.addf("%s.id: required for every agent but the first", path)
+		case !idPattern.MatchString(a.ID):
+			v.addf("%s.id: %q may use only a-z, 0-9, '_' and '-'", path, a.ID)
+		}
+		if j, dup := seen[a.ID]; dup && a.ID != "" {
+			v.addf("%s.id: %q is already the id of agents[%d]: agent ids must be unique", path, a.ID, j)
+		} else {
+			seen[a.ID] = i
+		}
+		if a.Model == "" {
+			if c.hasUsableProvider() {
+				v.addf("%s.model: not set and no default applies: set REEF_MODEL=provider/model or %s.model", path, path)
+			}
+		} else {
+			c.checkModelRef(v, path+".model", a.Model)
+		}
+		for j, f := range a.Fallbacks {
+			c.checkModelRef(v, fmt.Sprintf("%s.fallbacks[%d]", path, j), f)
+		}
+		v.nonNegative(path+".limits.maxToolCalls", a.Limits.MaxToolCalls)
+		v.nonNegative(path+".limits.turnTimeoutSeconds", a.Limits.TurnTimeoutSeconds)
+		v.nonNegative(path+".limits.maxRepeatCalls", a.Limits.MaxRepeatCalls)
+	}
+}
+
+// checkModelRef checks that ref is "provider/model" with a usable provider.
+// When there is no provider at all, ErrNoProvider already says what to do.
+func (c *Config) checkModelRef(v *validator, path, ref string) {
+	prov, _, err := SplitModel(ref)
+	if err != nil {
+		v.addf("%s: %v", path, err)
+		return
+	}
+	if !c.hasUsableProvider() {
+		return
+	}
+	p, ok := c.Providers[prov]
+	switch {
+	case !ok:
+		v.addf("%s: %q needs provider %q: %s", path, ref, prov, providerHint(prov))
+	case !p.usable():
+		v.addf("%s: %q needs provider %q, which has neither apiKey nor baseUrl: %s", path, ref, prov, providerHint(prov))
+	}
+}
+
+func providerHint(name string) string {
+	for _, p := range envProviders {
+		if p.name == name {
+			return fmt.Sprintf("set %s (or %s for a compatible server), or add providers.%s to reef.yaml", p.keyVar, p.urlVar, name)
+		}
+	}
+	return fmt.Sprintf("add providers.%s (with type and baseUrl) to reef.yaml", name)
+}
+
+func (c *Config) hasUsableProvider() bool {
+	for _, p := range c.Providers {
+		if p.usable() {
+			return true
+		}
+	}
+	return false
+}
+
+// validator collects problems.
+type validator struct{ problems []error }
+
+func (v *validator) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Errorf(format, args...))
+}
+
+func (v *validator) nonNegative(path string, n int) {
+	if n < 0 {
+		v.addf("%s: %d is negative: use 0 for the default or a positive number", path, n)
+	}
+}
+
+func (v *validator) oneOf(path, val string, allowed []string) {
+	if slices.Contains(allowed, val) {
+		return
+	}
+	var shown []string
+	for _, a := range allowed {
+		if a != "" {
+			shown = append(shown, a)
+		}
+	}
+	v.addf("%s: %q is not valid: use one of %s", path, val, strings.Join(shown, ", "))
+}
