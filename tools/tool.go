@@ -37,3 +37,11 @@ type Result struct {
 	Content string
 	IsError bool
 }
+
+// Sync is implemented by tools that only compute in memory and never block. reef runs them
+// inside the ToolRun actor instead of a goroutine of their own. A panic there is still
+// contained: the ToolRun stops and the call gets an error result.
+type Sync interface {
+	Tool
+	Synchronous()
+}

@@ -71,7 +71,7 @@ func ExplainPathError(p string, err error) error {
 		return err
 	// os.Root reports escapes with an unexported error; its text is the only handle.
 	case strings.Contains(err.Error(), "path escapes from parent"):
-		return fmt.Errorf("%w: %s (through a symlink or ..); give a path inside the workspace", ErrEscapes, p)
+		return fmt.Errorf("%w: %s (a symlink or .. leads out, and absolute symlinks are never followed); give a path inside the workspace", ErrEscapes, p)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("no such file or directory: %s", p)
 	case errors.Is(err, fs.ErrPermission):

@@ -144,6 +144,8 @@ func size(n int64) string {
 		return fmt.Sprintf("%d MB", n>>20)
 	case n >= 10<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KB", n>>10)
+	case n == 1:
+		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -71,6 +71,12 @@ func (t *Write) Run(ctx context.Context, call tools.Call) (tools.Result, error) 
 	info, err := root.Lstat(rel)
 	switch {
 	case err == nil:
+		if info.Mode()&os.ModeSymlink != 0 {
+			// Say where the link leads when that is out of the workspace.
+			if _, err := root.Stat(rel); err != nil {
+				return tools.Result{}, tools.ExplainPathError(p, err)
+			}
+		}
 		if err := checkRegular(info, p); err != nil {
 			return tools.Result{}, err
 		}
