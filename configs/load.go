@@ -82,24 +82,37 @@ func parse(file string, data []byte, env func(string) string) (*Config, []error,
 	if err := yaml.Unmarshal([]byte(exp.text), &doc); err != nil {
 		return nil, nil, syntaxError(file, redact(err.Error()))
 	}
-	cfgType := reflect.TypeOf(Config{})
+	// Walk the file as written, before expansion, so that problems quote ${VAR} rather than
+	// its value and unset references are found in values only, never in comments.
+	// Expansion keeps line numbers unless a value holds a newline; then walk the expanded text.
+	var raw yaml.Node
+	walkDoc, rawOK := &raw, yaml.Unmarshal(data, &raw) == nil
+	if !rawOK || strings.Count(exp.text, "\n") != bytes.Count(data, []byte("\n")) {
+		walkDoc, rawOK = &doc, false
+	}
+	c := &Config{}
 	var problems []error
 	reported := map[int]bool{}
-	lines := map[int]string{} // line → key path of the scalar value on it
+	values := map[int]*yaml.Node{} // line → first scalar value on it
+	paths := map[int]string{}      // line → key path of that value
 	w := walker{
 		unknown: func(k *yaml.Node, path string, known []string) {
 			reported[k.Line] = true
 			problems = append(problems, unknownKeyError(file, k, path, known))
 		},
 		scalar: func(n *yaml.Node, path string, _ reflect.Type) {
-			if _, ok := lines[n.Line]; !ok {
-				lines[n.Line] = path
+			if _, ok := values[n.Line]; !ok {
+				values[n.Line], paths[n.Line] = n, path
+			}
+			if rawOK {
+				for _, name := range expand(n.Value, env).unset {
+					c.unset = append(c.unset, unsetRef{path: path, name: name})
+				}
 			}
 		},
 	}
-	w.walk(&doc, cfgType, "")
+	w.walk(walkDoc, reflect.TypeOf(Config{}), "")
 
-	c := &Config{}
 	dec := yaml.NewDecoder(bytes.NewReader([]byte(exp.text)))
 	dec.KnownFields(true)
 	err := dec.Decode(c)
@@ -107,29 +120,15 @@ func parse(file string, data []byte, env func(string) string) (*Config, []error,
 	switch {
 	case err == nil, errors.Is(err, io.EOF):
 	case errors.As(err, &te):
-		problems = append(problems, typeErrors(file, te, reported, lines, redact)...)
+		for _, e := range te.Errors {
+			if p := typeError(file, e, reported, values, paths); p != nil {
+				problems = append(problems, errors.New(redact(p.Error())))
+			}
+		}
 	default:
 		return nil, nil, syntaxError(file, redact(err.Error()))
 	}
-	c.unset = unsetRefs(data, env)
 	return c, problems, nil
-}
-
-// unsetRefs finds the ${VAR} references in the values of the unexpanded file whose
-// variable is not set. Comments are not values, so a ${VAR} mentioned there is ignored.
-func unsetRefs(raw []byte, env func(string) string) []unsetRef {
-	var doc yaml.Node
-	if yaml.Unmarshal(raw, &doc) != nil {
-		return nil // the expanded text parsed, so this is an exotic case: skip the check
-	}
-	var refs []unsetRef
-	w := walker{scalar: func(n *yaml.Node, path string, _ reflect.Type) {
-		for _, name := range expand(n.Value, env).unset {
-			refs = append(refs, unsetRef{path: path, name: name})
-		}
-	}}
-	w.walk(&doc, reflect.TypeOf(Config{}), "")
-	return refs
 }
 
 var (
@@ -150,35 +149,34 @@ func syntaxError(file, msg string) error {
 	return fmt.Errorf("%s: %s", file, msg)
 }
 
-// typeErrors rewrites yaml's decoding errors with the file name and key path. Unknown
-// fields already reported by the walker (with their path) are skipped.
-func typeErrors(file string, te *yaml.TypeError, reported map[int]bool, lines map[int]string, redact func(string) string) []error {
-	var out []error
-	for _, e := range te.Errors {
-		m := yamlLine.FindStringSubmatch(e)
-		if m == nil {
-			out = append(out, fmt.Errorf("%s: %s", file, redact(e)))
-			continue
-		}
-		line, _ := strconv.Atoi(m[1])
-		msg := m[2]
-		if strings.Contains(msg, "not found in type") {
-			if reported[line] {
-				continue
-			}
-		} else if d := cannotDecode.FindStringSubmatch(msg); d != nil {
-			want := typeNameWords[d[2]]
-			if want == "" {
-				want = "a " + strings.TrimPrefix(d[2], "configs.")
-			}
-			msg = fmt.Sprintf("got %q, want %s", d[1], want)
-		}
-		if p := lines[line]; p != "" {
-			msg = p + ": " + msg
-		}
-		out = append(out, fmt.Errorf("%s:%d: %s", file, line, redact(msg)))
+// typeError rewrites one of yaml's decoding errors with the file name and key path, quoting
+// the value as written in the file. Unknown fields already reported by the walker are skipped.
+func typeError(file, e string, reported map[int]bool, values map[int]*yaml.Node, paths map[int]string) error {
+	m := yamlLine.FindStringSubmatch(e)
+	if m == nil {
+		return fmt.Errorf("%s: %s", file, e)
 	}
-	return out
+	line, _ := strconv.Atoi(m[1])
+	msg := m[2]
+	if strings.Contains(msg, "not found in type") {
+		if reported[line] {
+			return nil
+		}
+	} else if d := cannotDecode.FindStringSubmatch(msg); d != nil {
+		want := typeNameWords[d[2]]
+		if want == "" {
+			want = "a " + strings.TrimPrefix(d[2], "configs.")
+		}
+		got := d[1]
+		if n := values[line]; n != nil {
+			got = n.Value
+		}
+		msg = fmt.Sprintf("got %q, want %s", got, want)
+	}
+	if p := paths[line]; p != "" {
+		msg = p + ": " + msg
+	}
+	return fmt.Errorf("%s:%d: %s", file, line, msg)
 }
 
 // redactor replaces values taken from the environment by their ${NAME} reference, so that
@@ -190,6 +188,9 @@ func redactor(used []expansion) func(string) string {
 		for _, u := range vals {
 			if len(u.value) >= 4 {
 				s = strings.ReplaceAll(s, u.value, "${"+u.name+"}")
+			}
+			if len(u.value) > 10 { // yaml shortens long values to their first 7 bytes and "..."
+				s = strings.ReplaceAll(s, u.value[:7]+"...", "${"+u.name+"}")
 			}
 		}
 		return s
