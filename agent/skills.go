@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,9 +54,9 @@ func loadSkills(root *os.Root, warnings []string) ([]Skill, []string) {
 	if err != nil {
 		return nil, append(warnings, fmt.Sprintf("skills: not loaded: %v", err))
 	}
-	var skills []Skill
-	seen := map[string]string{}
-	for _, e := range entries { // ReadDir sorts by file name
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	var found []Skill
+	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
@@ -75,20 +76,39 @@ func loadSkills(root *os.Root, warnings []string) ([]Skill, []string) {
 			warnings = append(warnings, fmt.Sprintf("%s: skipped: %v", loc, err))
 			continue
 		}
-		if prev, dup := seen[s.Name]; dup {
-			warnings = append(warnings, fmt.Sprintf("%s: skipped: skill %q is already defined in %s", loc, s.Name, prev))
+		s.Location = loc
+		found = append(found, s)
+	}
+	// Sort by name; among skills of the same name the one in a folder of that name wins, then
+	// the first folder by name.
+	slices.SortFunc(found, func(a, b Skill) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), boolOrder(a.Location == ownLocation(a))-boolOrder(b.Location == ownLocation(b)),
+			strings.Compare(a.Location, b.Location))
+	})
+	var skills []Skill
+	for i, s := range found {
+		if i > 0 && s.Name == found[i-1].Name {
+			warnings = append(warnings, fmt.Sprintf("%s: skipped: skill %q is already defined in %s", s.Location, s.Name, skills[len(skills)-1].Location))
 			continue
 		}
-		seen[s.Name] = loc
-		s.Location = loc
 		skills = append(skills, s)
 	}
-	slices.SortFunc(skills, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
 	if len(skills) > MaxSkills {
 		warnings = append(warnings, fmt.Sprintf("skills: %d found, only the first %d by name are listed", len(skills), MaxSkills))
 		skills = skills[:MaxSkills:MaxSkills]
 	}
 	return skills, warnings
+}
+
+// ownLocation is where a skill named s.Name is expected: skills/<name>/SKILL.md.
+func ownLocation(s Skill) string { return path.Join(DirSkills, s.Name, "SKILL.md") }
+
+// boolOrder sorts true before false.
+func boolOrder(b bool) int {
+	if b {
+		return 0
+	}
+	return 1
 }
 
 // parseSkill reads the frontmatter of a SKILL.md. A missing name falls back to the folder name;
