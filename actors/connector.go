@@ -1,0 +1,224 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// Connector owns one channel account: the goroutine that runs the platform connection
+// (restarted with backoff and jitter when it fails), the durable acceptance of inbound
+// messages, and the ordered delivery of replies and progress per chat.
+type Connector struct {
+	name    string
+	ch      channels.Channel
+	deps    *Deps
+	storage *actor.PID
+	router  *actor.PID
+	log     zerolog.Logger
+
+	runCtx context.Context
+	cancel context.CancelFunc
+	queues map[string][]any // chat id → pending *messages.Outbound / *messages.TurnEvent
+	busy   map[string]bool  // chat id → a job is running
+	health ChannelHealth
+}
+
+// ChannelHealth is a connector's state as shown by status commands.
+type ChannelHealth struct {
+	Name      string
+	Connected bool
+	LastEvent time.Time
+	LastError string
+	Restarts  int
+}
+
+// Self-messages of the Connector.
+type (
+	runExited  struct{ err error }
+	jobDone    struct{ chat string }
+	inboundHit struct{ at time.Time }
+)
+
+// ConnectorProps is the recipe for the Connector of channel name.
+func ConnectorProps(name string, ch channels.Channel, deps *Deps, storage, router *actor.PID) *actor.Props {
+	log := deps.Log.With().Str("actor", "connector").Str("channel", name).Logger()
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &Connector{name: name, ch: ch, deps: deps, storage: storage, router: router, log: log}
+	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+}
+
+func (c *Connector) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		c.onStarted(ctx)
+	case *messages.Outbound:
+		c.enqueue(ctx, msg.ChatID, msg)
+	case *messages.TurnEvent:
+		c.enqueue(ctx, msg.ChatID, msg)
+	case *jobDone:
+		c.busy[msg.chat] = false
+		c.next(ctx, msg.chat)
+	case *inboundHit:
+		c.health.LastEvent = msg.at
+	case *runExited:
+		c.onRunExited(msg)
+	case *healthRequest:
+		ctx.Respond(c.health)
+	case *actor.Stopping, *actor.Restarting:
+		if c.cancel != nil {
+			c.cancel()
+		}
+	}
+}
+
+func (c *Connector) onStarted(ctx actor.Context) {
+	c.queues = map[string][]any{}
+	c.busy = map[string]bool{}
+	c.health = ChannelHealth{Name: c.name, Connected: true}
+	runCtx, cancel := context.WithCancel(context.Background())
+	c.runCtx, c.cancel = runCtx, cancel
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	deliver := c.deliverFunc(root, self)
+	go func() {
+		err := c.runLoop(runCtx, deliver)
+		root.Send(self, &runExited{err: err})
+	}()
+}
+
+// runLoop runs the channel until ctx ends or the platform rejects the credentials, restarting
+// it after failures with exponential backoff and jitter (1 s doubling to 2 min).
+func (c *Connector) runLoop(ctx context.Context, deliver channels.Deliver) error {
+	backoff := time.Second
+	for {
+		started := time.Now()
+		err := safeRun(ctx, c.ch, deliver)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, channels.ErrAuth) {
+			return err
+		}
+		if err == nil {
+			err = errors.New("channel stopped unexpectedly")
+		}
+		if time.Since(started) > 5*time.Minute {
+			backoff = time.Second
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		c.log.Warn().Err(err).Dur("retryIn", wait).Msg("channel failed; reconnecting")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		backoff = min(backoff*2, 2*time.Minute)
+	}
+}
+
+func safeRun(ctx context.Context, ch channels.Channel, deliver channels.Deliver) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("channel panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return ch.Run(ctx, deliver)
+}
+
+func (c *Connector) onRunExited(msg *runExited) {
+	if msg.err == nil {
+		return
+	}
+	c.health.Connected = false
+	c.health.LastError = msg.err.Error()
+	c.log.Error().Err(msg.err).Msg("channel stopped; fix the credentials and restart reef")
+}
+
+// deliverFunc returns the Deliver the channel calls from its own goroutine. It returns only
+// after the message is durably in the session's inbox (or known as a duplicate).
+func (c *Connector) deliverFunc(root *actor.RootContext, self *actor.PID) channels.Deliver {
+	settings := c.deps.Session.withDefaults()
+	return func(ctx context.Context, in messages.Inbound) error {
+		root.Send(self, &inboundHit{at: c.deps.now()})
+		in.Channel = c.name
+		in.Text = normalizeText(in.Text)
+		if len(in.Text) > settings.MaxInbound {
+			root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
+				ThreadID: in.ThreadID, ReplyToID: in.MessageID,
+				Text: fmt.Sprintf("That message is too long for me (%d KB; the limit is %d KB). Please send it in smaller parts or as a file.",
+					len(in.Text)>>10, settings.MaxInbound>>10)})
+			return nil
+		}
+		agent := c.deps.Agents[0]
+		in.SessionKey = SessionKey(agent.ID, settings.DMScope, &in)
+		if in.Time.IsZero() {
+			in.Time = c.deps.now()
+		}
+		dup, err := c.accept(ctx, root, &in)
+		if err != nil || dup {
+			return err
+		}
+		root.Send(c.router, &routeInbound{in: in})
+		return nil
+	}
+}
+
+// accept writes the inbound to the session's inbox, recording its dedup id in the same
+// transaction. It reports dup when the platform delivered the message before.
+func (c *Connector) accept(ctx context.Context, root *actor.RootContext, in *messages.Inbound) (dup bool, err error) {
+	dedupID := ""
+	if in.MessageID != "" {
+		dedupID = strings.Join([]string{in.Channel, in.Account, in.ChatID, in.MessageID}, ":")
+	}
+	now := c.deps.now()
+	done := make(chan error, 1)
+	write := &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			dup = false
+			if dedupID != "" {
+				fresh, err := tx.MarkSeen(dedupID, now)
+				if err != nil {
+					return err
+				}
+				if !fresh {
+					dup = true
+					return nil
+				}
+			}
+			seq, err := tx.AppendInbox(in.SessionKey, *in)
+			in.InboxSeq = seq
+			return err
+		},
+		Done: func(err error) { done <- err },
+	}
+	root.Send(c.storage, write)
+	select {
+	case err := <-done:
+		if err != nil {
+			return false, fmt.Errorf("connector %s: accept: %w", c.name, err)
+		}
+		return dup, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// normalizeText makes inbound text safe to store and send on: valid UTF-8, no NUL bytes.
+func normalizeText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "")
+	}
+	return s
+}

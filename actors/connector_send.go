@@ -1,0 +1,104 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// healthRequest asks a Connector for its ChannelHealth (request/response).
+type healthRequest struct{}
+
+// enqueue adds a reply or progress event to its chat's queue. Jobs of one chat run one at a
+// time, in order; different chats run concurrently.
+func (c *Connector) enqueue(ctx actor.Context, chat string, job any) {
+	c.queues[chat] = append(c.queues[chat], job)
+	c.next(ctx, chat)
+}
+
+func (c *Connector) next(ctx actor.Context, chat string) {
+	q := c.queues[chat]
+	if c.busy[chat] {
+		return
+	}
+	if len(q) == 0 {
+		delete(c.queues, chat)
+		delete(c.busy, chat)
+		return
+	}
+	job := q[0]
+	q[0] = nil
+	c.queues[chat] = q[1:]
+	c.busy[chat] = true
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	runCtx := c.runCtx
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				c.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("send panicked")
+			}
+			root.Send(self, &jobDone{chat: chat})
+		}()
+		switch job := job.(type) {
+		case *messages.Outbound:
+			c.send(runCtx, root, job)
+		case *messages.TurnEvent:
+			c.progress(runCtx, job)
+		}
+	}()
+}
+
+// send delivers one reply, retrying transient failures, then removes its outbox row. A reply
+// that cannot be sent stays in the outbox and is sent again when reef restarts.
+func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) {
+	var err error
+	for attempt, wait := 0, time.Second; attempt < 4; attempt, wait = attempt+1, wait*2 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		if _, err = c.ch.Send(ctx, *out); err == nil || ctx.Err() != nil {
+			break
+		}
+		c.log.Warn().Err(err).Str("chat", out.ChatID).Int("attempt", attempt+1).Msg("send failed")
+	}
+	if err != nil {
+		c.log.Error().Err(err).Str("chat", out.ChatID).Msg("reply not sent; it stays in the outbox")
+		return
+	}
+	if out.OutboxSeq == 0 {
+		return
+	}
+	key, seq := out.SessionKey, out.OutboxSeq
+	root.Send(c.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error { return tx.DeleteOutbox(key, seq) },
+		Done: func(err error) {
+			if err != nil {
+				c.log.Error().Err(err).Str("session", key).Msg("mark reply sent")
+			}
+		},
+	})
+}
+
+func (c *Connector) progress(ctx context.Context, ev *messages.TurnEvent) {
+	if ev.Kind == messages.TurnStarted {
+		if t, ok := c.ch.(channels.Typer); ok {
+			if err := t.Typing(ctx, ev.ChatID); err != nil {
+				c.log.Debug().Err(err).Msg("typing")
+			}
+		}
+	}
+	if r, ok := c.ch.(channels.ProgressRenderer); ok {
+		r.Progress(ctx, *ev)
+	}
+}

@@ -1,0 +1,100 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/tools"
+)
+
+// Deps is everything the actor tree needs from the outside, assembled by cmd/reef.
+// It is read-only once the Gateway starts.
+type Deps struct {
+	Log      zerolog.Logger
+	Store    persistence.Store
+	Agents   []*Agent                    // the first is the default agent
+	Channels map[string]channels.Channel // by channel name ("terminal", "telegram", ...)
+	Session  SessionSettings
+	Now      func() time.Time // default time.Now
+}
+
+// Agent is one configured agent, ready to run.
+type Agent struct {
+	ID            string
+	Name          string
+	Workspace     string // absolute path
+	Model         string // "provider/model" label of the primary model
+	Provider      providers.Provider
+	Tools         *tools.Registry
+	Policy        tools.Policy
+	ContextWindow int // tokens
+	MaxTokens     int
+	Limits        Limits
+	Location      *time.Location // time zone for the prompt's clock; default Local
+
+	cache agentCache
+}
+
+// Limits bound one agent run.
+type Limits struct {
+	MaxToolCalls int           // per run, default 50
+	TurnTimeout  time.Duration // wall time of one run, default 10 min
+	MaxRepeat    int           // identical calls (tool + arguments) per run, default 5
+	ToolTimeout  time.Duration // hard stop for one tool call that ignores cancellation, default 31 min
+}
+
+// SessionSettings shapes conversations.
+type SessionSettings struct {
+	IdleAfter time.Duration // passivate a session after this long without traffic (default 10 min)
+	DMScope   string        // main | per-peer | per-channel-peer | per-account-channel-peer
+	MaxInbound int          // bytes of inbound text accepted (default 32 KiB)
+}
+
+func (d *Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Deps) agent(id string) *Agent {
+	for _, a := range d.Agents {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxToolCalls <= 0 {
+		l.MaxToolCalls = 50
+	}
+	if l.TurnTimeout <= 0 {
+		l.TurnTimeout = 10 * time.Minute
+	}
+	if l.MaxRepeat <= 0 {
+		l.MaxRepeat = 5
+	}
+	if l.ToolTimeout <= 0 {
+		l.ToolTimeout = 31 * time.Minute
+	}
+	return l
+}
+
+func (s SessionSettings) withDefaults() SessionSettings {
+	if s.IdleAfter <= 0 {
+		s.IdleAfter = 10 * time.Minute
+	}
+	if s.DMScope == "" {
+		s.DMScope = "per-channel-peer"
+	}
+	if s.MaxInbound <= 0 {
+		s.MaxInbound = 32 << 10
+	}
+	return s
+}

@@ -1,0 +1,130 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/messages"
+)
+
+// Gateway is the root of reef's actor tree. It starts Storage, the Router and one Connector per
+// channel, restarts them with backoff when they fail, and stops them all when it is poisoned.
+type Gateway struct {
+	deps    *Deps
+	ready   chan<- *Runtime
+	stopped chan<- struct{}
+	log     zerolog.Logger
+}
+
+// GatewayProps is the recipe for the Gateway; ready receives the running tree's handle.
+func gatewayProps(deps *Deps, ready chan<- *Runtime, stopped chan<- struct{}) *actor.Props {
+	log := deps.Log.With().Str("actor", "gateway").Logger()
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &Gateway{deps: deps, ready: ready, stopped: stopped, log: log}
+	},
+		actor.WithReceiverMiddleware(recoverMiddleware(log)),
+		actor.WithSupervisor(actor.NewExponentialBackoffStrategy(time.Minute, 500*time.Millisecond)))
+}
+
+func (g *Gateway) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		g.onStarted(ctx)
+	case *actor.Stopped:
+		close(g.stopped)
+	}
+}
+
+func (g *Gateway) onStarted(ctx actor.Context) {
+	storage, _ := ctx.SpawnNamed(StorageProps(g.deps.Store, g.deps.Log), "storage")
+	router, _ := ctx.SpawnNamed(RouterProps(g.deps, storage), "router")
+	names := make([]string, 0, len(g.deps.Channels))
+	for name := range g.deps.Channels {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	connectors := map[string]*actor.PID{}
+	for _, name := range names {
+		pid, err := ctx.SpawnNamed(ConnectorProps(name, g.deps.Channels[name], g.deps, storage, router), "connector-"+name)
+		if err != nil {
+			g.log.Error().Err(err).Str("channel", name).Msg("start connector")
+			continue
+		}
+		connectors[name] = pid
+	}
+	ctx.Send(router, &connectorsReady{pids: connectors})
+	if g.ready != nil {
+		g.ready <- &Runtime{system: ctx.ActorSystem(), gateway: ctx.Self(), router: router, storage: storage, connectors: connectors}
+		g.ready = nil
+	}
+}
+
+// Runtime is a running actor tree.
+type Runtime struct {
+	system     *actor.ActorSystem
+	gateway    *actor.PID
+	router     *actor.PID
+	storage    *actor.PID
+	connectors map[string]*actor.PID
+	stopped    <-chan struct{}
+}
+
+// Start validates deps and starts the actor tree.
+func Start(deps *Deps) (*Runtime, error) {
+	if deps.Store == nil {
+		return nil, errors.New("actors: no store")
+	}
+	if len(deps.Agents) == 0 {
+		return nil, errors.New("actors: no agent")
+	}
+	system := actor.NewActorSystemWithConfig(SystemConfig(deps.Log))
+	ready := make(chan *Runtime, 1)
+	stopped := make(chan struct{})
+	if _, err := system.Root.SpawnNamed(gatewayProps(deps, ready, stopped), "gateway"); err != nil {
+		return nil, fmt.Errorf("actors: start gateway: %w", err)
+	}
+	select {
+	case rt := <-ready:
+		rt.stopped = stopped
+		return rt, nil
+	case <-time.After(10 * time.Second):
+		return nil, errors.New("actors: gateway did not start within 10s")
+	}
+}
+
+// Cancel stops the current run of a session, if any.
+func (rt *Runtime) Cancel(sessionKey string) {
+	rt.system.Root.Send(rt.router, &messages.CancelRun{SessionKey: sessionKey})
+}
+
+// LiveSessions returns how many Session actors are alive.
+func (rt *Runtime) LiveSessions() int {
+	reply := make(chan int, 1)
+	rt.system.Root.Send(rt.router, &liveSessions{reply: reply})
+	select {
+	case n := <-reply:
+		return n
+	case <-time.After(5 * time.Second):
+		return -1
+	}
+}
+
+// Sweep asks the Router to passivate idle sessions now (tests and benchmarks).
+func (rt *Runtime) Sweep() { rt.system.Root.Send(rt.router, &sweep{}) }
+
+// Stop poisons the Gateway, which stops every actor below it, and waits up to timeout.
+func (rt *Runtime) Stop(timeout time.Duration) error {
+	rt.system.Root.Poison(rt.gateway)
+	select {
+	case <-rt.stopped:
+		rt.system.Shutdown()
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("actors: gateway did not stop within %s", timeout)
+	}
+}

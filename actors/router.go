@@ -1,0 +1,186 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// Router maps session keys to live Session actors. It spawns a Session on the first message
+// for its key (or at start, for sessions a crash left with pending work) and passivates
+// Sessions that stayed idle for SessionSettings.IdleAfter: its map holds live sessions only.
+type Router struct {
+	deps       *Deps
+	storage    *actor.PID
+	connectors map[string]*actor.PID
+	sessions   map[string]*route
+	byPID      map[string]string // pid id → session key
+	spawned    uint64
+	stopTicker func()
+	log        zerolog.Logger
+}
+
+// route is the Router's record of one live Session.
+type route struct {
+	pid       *actor.PID
+	forwarded int       // inbound messages sent to it
+	seen      int       // inbound messages it had received when it last reported idle
+	idleSince time.Time // zero while busy
+}
+
+// Router messages.
+type (
+	routeInbound    struct{ in messages.Inbound }
+	connectorsReady struct{ pids map[string]*actor.PID }
+	sessionIdle     struct {
+		key  string
+		seen int
+	}
+	sessionBusy  struct{ key string }
+	sweep        struct{}
+	liveSessions struct{ reply chan<- int }
+)
+
+// RouterProps is the recipe for the Router.
+func RouterProps(deps *Deps, storage *actor.PID) *actor.Props {
+	log := deps.Log.With().Str("actor", "router").Logger()
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &Router{deps: deps, storage: storage, log: log}
+	},
+		actor.WithReceiverMiddleware(recoverMiddleware(log)),
+		actor.WithSupervisor(actor.NewOneForOneStrategy(3, time.Minute, actor.DefaultDecider)))
+}
+
+func (r *Router) Receive(ctx actor.Context) {
+	var err error
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		r.sessions, r.byPID = map[string]*route{}, map[string]string{}
+	case *connectorsReady:
+		err = r.onConnectorsReady(ctx, msg)
+	case *routeInbound:
+		r.onRouteInbound(ctx, msg)
+	case *messages.CancelRun:
+		if rt := r.sessions[msg.SessionKey]; rt != nil {
+			ctx.Send(rt.pid, msg)
+		}
+	case *sessionIdle:
+		if rt := r.sessions[msg.key]; rt != nil {
+			rt.seen, rt.idleSince = msg.seen, r.deps.now()
+		}
+	case *sessionBusy:
+		if rt := r.sessions[msg.key]; rt != nil {
+			rt.idleSince = time.Time{}
+		}
+	case *sweep:
+		r.onSweep(ctx)
+	case *liveSessions:
+		msg.reply <- len(r.sessions)
+	case *actor.Terminated:
+		r.onTerminated(msg)
+	case *actor.Stopping, *actor.Restarting:
+		if r.stopTicker != nil {
+			r.stopTicker()
+		}
+	}
+	if err != nil {
+		r.log.Error().Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("router")
+	}
+}
+
+// onConnectorsReady starts routing: it remembers the connectors, respawns sessions that a
+// crash or shutdown left with unanswered inbox entries or unsent replies, and starts sweeping.
+func (r *Router) onConnectorsReady(ctx actor.Context, msg *connectorsReady) error {
+	r.connectors = msg.pids
+	var pending []string
+	err := r.deps.Store.View(func(rd persistence.Reader) error {
+		var err error
+		pending, err = rd.PendingSessions()
+		return err
+	})
+	for _, key := range pending {
+		r.session(ctx, key)
+	}
+	if len(pending) > 0 {
+		r.log.Info().Int("sessions", len(pending)).Msg("recovering sessions with pending work")
+	}
+	r.startTicker(ctx)
+	if err != nil {
+		return fmt.Errorf("router: list pending sessions: %w", err)
+	}
+	return nil
+}
+
+func (r *Router) onRouteInbound(ctx actor.Context, msg *routeInbound) {
+	rt := r.session(ctx, msg.in.SessionKey)
+	rt.forwarded++
+	rt.idleSince = time.Time{}
+	in := msg.in
+	ctx.Send(rt.pid, &in)
+}
+
+// session returns the live route for key, spawning its Session if needed.
+func (r *Router) session(ctx actor.Context, key string) *route {
+	if rt := r.sessions[key]; rt != nil {
+		return rt
+	}
+	r.spawned++
+	props := SessionProps(key, r.deps, r.storage, ctx.Self(), r.connectors)
+	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("s%d", r.spawned))
+	if err != nil { // names are unique per Router incarnation; a clash means a restarted Router
+		pid = ctx.Spawn(props)
+	}
+	rt := &route{pid: pid}
+	r.sessions[key] = rt
+	r.byPID[pid.Id] = key
+	return rt
+}
+
+// onSweep passivates sessions idle for longer than IdleAfter. A session is stopped only if it
+// had received every message forwarded to it when it reported idle, so nothing is in flight.
+func (r *Router) onSweep(ctx actor.Context) {
+	idleAfter := r.deps.Session.withDefaults().IdleAfter
+	now := r.deps.now()
+	for key, rt := range r.sessions {
+		if rt.idleSince.IsZero() || rt.seen != rt.forwarded || now.Sub(rt.idleSince) < idleAfter {
+			continue
+		}
+		ctx.Poison(rt.pid)
+		delete(r.sessions, key)
+	}
+}
+
+func (r *Router) onTerminated(msg *actor.Terminated) {
+	key, ok := r.byPID[msg.Who.Id]
+	if !ok {
+		return
+	}
+	delete(r.byPID, msg.Who.Id)
+	if rt := r.sessions[key]; rt != nil && rt.pid.Id == msg.Who.Id {
+		delete(r.sessions, key)
+	}
+}
+
+// startTicker sends sweep to the Router every quarter of IdleAfter (at most every 30 s).
+func (r *Router) startTicker(ctx actor.Context) {
+	every := min(r.deps.Session.withDefaults().IdleAfter/4, 30*time.Second)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	t := time.NewTicker(every)
+	done := make(chan struct{})
+	r.stopTicker = func() { t.Stop(); close(done) }
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				root.Send(self, &sweep{})
+			}
+		}
+	}()
+}

@@ -1,0 +1,147 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/providers"
+)
+
+// onTurnFinished records a finished run in one transaction — the user messages, every entry
+// the run produced, the removal of the answered inbox entries, the reply's outbox row and
+// the session info — and sends nothing until that transaction is durable.
+func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
+	if msg.seq != s.turnSeq || s.turn == nil {
+		return nil
+	}
+	s.turn = nil
+	s.saving = true
+	entries := append(append([]messages.ChatMessage(nil), s.turnUser...), msg.msgs...)
+	now := s.deps.now()
+	info := s.info
+	if info.Created.IsZero() {
+		info.Created = now
+	}
+	info.Updated = now
+	info.Turns++
+	info.Usage = info.Usage.Add(msg.usage)
+
+	var outbox []*messages.Outbound
+	if text := replyText(msg); text != "" {
+		last := s.answering[len(s.answering)-1]
+		outbox = append(outbox, &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
+			ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key})
+	}
+	var inboxSeqs []uint64
+	for _, in := range s.answering {
+		if in.InboxSeq != 0 {
+			inboxSeqs = append(inboxSeqs, in.InboxSeq)
+		}
+	}
+	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
+	ctx.Send(s.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			if _, err := tx.AppendMessages(key, entries...); err != nil {
+				return err
+			}
+			for _, seq := range inboxSeqs {
+				if err := tx.DeleteInbox(key, seq); err != nil {
+					return err
+				}
+			}
+			for _, out := range outbox {
+				seq, err := tx.AppendOutbox(key, *out)
+				if err != nil {
+					return err
+				}
+				out.OutboxSeq = seq
+			}
+			return tx.PutSession(info)
+		},
+		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err}) },
+	})
+	s.info = info
+	s.turnUser = entries // kept until recorded, then appended to history
+	if msg.err != nil && !msg.cancelled {
+		s.log.Warn().Err(msg.err).Msg("run failed")
+	}
+	return nil
+}
+
+// onTurnRecorded sends the recorded reply, then starts the next run if messages are queued.
+func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
+	s.saving = false
+	entries := s.turnUser
+	s.turnUser = nil
+	if msg.err != nil {
+		s.log.Error().Err(msg.err).Msg("could not record the run; its messages stay in the inbox")
+		if len(s.answering) > 0 {
+			last := s.answering[len(s.answering)-1]
+			s.toConnector(ctx, &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
+				ThreadID: last.ThreadID, SessionKey: s.key,
+				Text: "Sorry, I could not save this conversation (storage error), so my answer was not sent. Please try again later."})
+		}
+	} else {
+		s.history = append(s.history, entries...)
+		for _, out := range msg.outbox {
+			s.toConnector(ctx, out)
+		}
+	}
+	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal})
+	s.answering = nil
+	s.maybeStartTurn(ctx)
+}
+
+// onTurnTerminated handles a Turn that stopped without reporting (it panicked): the run is
+// recorded as failed, the user is told, and the session goes on.
+func (s *Session) onTurnTerminated(ctx actor.Context, msg *actor.Terminated) error {
+	if s.turn == nil || msg.Who.Id != s.turn.Id {
+		return nil
+	}
+	return s.onTurnFinished(ctx, &turnFinished{seq: s.turnSeq, err: errors.New("the run crashed")})
+}
+
+// replyText is what the user is sent for a finished run: the answer, unless it is the silent
+// token, or a short explanation when the run failed.
+func replyText(msg *turnFinished) string {
+	switch {
+	case msg.cancelled:
+		return "Stopped."
+	case msg.err != nil:
+		return failureText(msg.err) + partial(msg.reply)
+	case agent.IsSilent(msg.reply):
+		return ""
+	}
+	return msg.reply
+}
+
+func partial(reply string) string {
+	if reply == "" {
+		return ""
+	}
+	return "\n\n" + reply
+}
+
+// failureText turns a run's error into one friendly line; the detail stays in the log.
+func failureText(err error) string {
+	switch {
+	case errors.Is(err, providers.ErrRateLimited), errors.Is(err, providers.ErrOverloaded):
+		return "The model is busy right now (rate limited or overloaded). Please try again in a minute."
+	case errors.Is(err, providers.ErrAuth):
+		return "The model provider rejected reef's API key. The operator needs to fix it (run `reef doctor`)."
+	case errors.Is(err, providers.ErrContextOverflow):
+		return "This conversation no longer fits in the model's context window. Send /new to start fresh."
+	case errors.Is(err, providers.ErrIdleTimeout), errors.Is(err, providers.ErrStreamCut), errors.Is(err, providers.ErrServer):
+		return "I lost the connection to the model. Please try again."
+	case errors.Is(err, errTurnTimeout):
+		return "This took too long, so I stopped. Try asking for a smaller step."
+	case errors.Is(err, errToolLimit):
+		return fmt.Sprintf("I stopped: %v.", err)
+	}
+	return "Sorry, something went wrong while answering. Please try again."
+}

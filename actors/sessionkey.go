@@ -1,0 +1,52 @@
+package actors
+
+import (
+	"strings"
+
+	"github.com/reefgw/reef/messages"
+)
+
+// SessionKey names the conversation an inbound message belongs to, by the DM scope:
+//
+//	main                      agent:<agent>:main                          (every DM shares one session)
+//	per-peer                  agent:<agent>:direct:<sender>
+//	per-channel-peer          agent:<agent>:<channel>:direct:<sender>     (default)
+//	per-account-channel-peer  agent:<agent>:<channel>:<account>:direct:<sender>
+//
+// Groups always get their own session, agent:<agent>:<channel>:group:<chat>, and threads or
+// topics inside them agent:<agent>:<channel>:group:<chat>:thread:<thread>.
+func SessionKey(agentID, dmScope string, in *messages.Inbound) string {
+	var b strings.Builder
+	b.WriteString("agent:")
+	b.WriteString(agentID)
+	if in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread {
+		b.WriteString(":" + in.Channel)
+		if dmScope == "per-account-channel-peer" && in.Account != "" {
+			b.WriteString(":" + in.Account)
+		}
+		b.WriteString(":group:" + in.ChatID)
+		if in.ThreadID != "" {
+			b.WriteString(":thread:" + in.ThreadID)
+		}
+		return b.String()
+	}
+	peer := in.SenderID
+	if peer == "" {
+		peer = in.ChatID
+	}
+	switch dmScope {
+	case "main":
+		b.WriteString(":main")
+	case "per-peer":
+		b.WriteString(":direct:" + peer)
+	case "per-account-channel-peer":
+		b.WriteString(":" + in.Channel)
+		if in.Account != "" {
+			b.WriteString(":" + in.Account)
+		}
+		b.WriteString(":direct:" + peer)
+	default:
+		b.WriteString(":" + in.Channel + ":direct:" + peer)
+	}
+	return b.String()
+}

@@ -1,0 +1,113 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/persistence"
+)
+
+// Storage is the single writer of the Store. It group-commits: requests that arrive while a
+// commit is running are applied together in the next transaction, and each requester is told
+// the outcome only after its transaction is durable. The commit itself runs in a goroutine
+// Storage owns, so Receive never waits on the disk.
+type Storage struct {
+	store   persistence.Store
+	log     zerolog.Logger
+	pending []*storeWrite
+	busy    bool
+}
+
+// storeWrite asks Storage to apply writes in a transaction. Done is called exactly once, from
+// the committing goroutine, after the commit (err nil) or its failure.
+type storeWrite struct {
+	Apply func(persistence.Tx) error
+	Done  func(error)
+}
+
+// committed is Storage's self-message when a batch is durable (or failed).
+type committed struct{}
+
+// StorageProps is the recipe for the Storage actor.
+func StorageProps(store persistence.Store, log zerolog.Logger) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &Storage{store: store, log: log.With().Str("actor", "storage").Logger()}
+	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+}
+
+func (s *Storage) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *storeWrite:
+		s.pending = append(s.pending, msg)
+		s.flush(ctx)
+	case committed:
+		s.busy = false
+		s.flush(ctx)
+	case *actor.Stopping:
+		s.failPending(errors.New("storage: stopping"))
+	}
+}
+
+// flush starts a commit of every pending write unless one is running.
+func (s *Storage) flush(ctx actor.Context) {
+	if s.busy || len(s.pending) == 0 {
+		return
+	}
+	batch := s.pending
+	s.pending = nil
+	s.busy = true
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err := fmt.Errorf("storage: panic: %v", r)
+				s.log.Error().Str("stack", string(debug.Stack())).Err(err).Msg("commit")
+				for _, w := range batch {
+					w.Done(err)
+				}
+			}
+			root.Send(self, committed{})
+		}()
+		commit(s.store, batch, s.log)
+	}()
+}
+
+// commit applies a batch in one transaction. If the batch fails, each write is retried in a
+// transaction of its own, so one bad request cannot fail the others.
+func commit(store persistence.Store, batch []*storeWrite, log zerolog.Logger) {
+	err := store.Update(func(tx persistence.Tx) error {
+		for _, w := range batch {
+			if err := w.Apply(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(batch) == 1 {
+		if err != nil {
+			log.Error().Err(err).Msg("write failed")
+		}
+		for _, w := range batch {
+			w.Done(err)
+		}
+		return
+	}
+	for _, w := range batch {
+		err := store.Update(w.Apply)
+		if err != nil {
+			log.Error().Err(err).Msg("write failed")
+		}
+		w.Done(err)
+	}
+}
+
+func (s *Storage) failPending(err error) {
+	for _, w := range s.pending {
+		w.Done(err)
+	}
+	s.pending = nil
+}

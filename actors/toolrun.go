@@ -1,0 +1,105 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/tools"
+)
+
+// ToolRun runs one tool call. The tool body runs in a goroutine the ToolRun owns (Sync tools
+// run inline), under a deadline; a panic becomes an error result, and a tool that ignores
+// cancellation is abandoned after a grace period. Either way the Turn gets one result.
+type ToolRun struct {
+	step    int
+	call    messages.ToolCall
+	tool    tools.Tool
+	env     tools.Env
+	timeout time.Duration
+	log     zerolog.Logger
+
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	reported bool
+}
+
+// toolOutput is the ToolRun's self-message with the tool's result.
+type toolOutput struct{ result tools.Result }
+
+// ToolRunProps is the recipe for the ToolRun of one call.
+func ToolRunProps(step int, call messages.ToolCall, tool tools.Tool, env tools.Env, timeout time.Duration, log zerolog.Logger) *actor.Props {
+	log = log.With().Str("tool", call.Name).Str("call", call.ID).Logger()
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &ToolRun{step: step, call: call, tool: tool, env: env, timeout: timeout, log: log}
+	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+}
+
+func (r *ToolRun) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		r.onStarted(ctx)
+	case *toolOutput:
+		r.report(ctx, msg.result)
+	case *actor.Stopping:
+		if r.cancel != nil {
+			r.cancel()
+		}
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+	}
+}
+
+func (r *ToolRun) onStarted(ctx actor.Context) {
+	call := tools.Call{ID: r.call.ID, Args: []byte(r.call.Arguments), Env: r.env}
+	if _, ok := r.tool.(tools.Sync); ok {
+		r.report(ctx, runTool(context.Background(), r.tool, call, r.timeout))
+		return
+	}
+	runCtx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	r.cancel = cancel
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	grace := min(2*time.Second, r.timeout/4)
+	r.timer = time.AfterFunc(r.timeout+grace, func() {
+		root.Send(self, &toolOutput{tools.Result{IsError: true,
+			Content: fmt.Sprintf("the tool did not finish within %s and was abandoned", r.timeout)}})
+	})
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				r.log.Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("tool panicked")
+				root.Send(self, &toolOutput{tools.Result{IsError: true, Content: fmt.Sprintf("the tool crashed: %v", p)}})
+			}
+		}()
+		root.Send(self, &toolOutput{runTool(runCtx, r.tool, call, r.timeout)})
+	}()
+}
+
+// runTool runs the tool and turns an error into an error result.
+func runTool(ctx context.Context, tool tools.Tool, call tools.Call, timeout time.Duration) tools.Result {
+	res, err := tool.Run(ctx, call)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return tools.Result{IsError: true, Content: fmt.Sprintf("the tool timed out after %s", timeout)}
+	case err != nil:
+		return tools.Result{IsError: true, Content: err.Error()}
+	}
+	return res
+}
+
+func (r *ToolRun) report(ctx actor.Context, res tools.Result) {
+	if r.reported {
+		return
+	}
+	r.reported = true
+	ctx.Send(ctx.Parent(), &toolDone{step: r.step, callID: r.call.ID,
+		result: toolResult(r.call, res.Content, res.IsError)})
+	ctx.Stop(ctx.Self())
+}

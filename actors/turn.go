@@ -1,0 +1,159 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/messages"
+)
+
+// Turn is one agent run: it streams the model's answer, runs each tool call in its own
+// ToolRun (calls of one answer run concurrently), appends the results and loops until the
+// model answers without tool calls or a limit stops it. It reports one turnFinished to its
+// Session and stops. Every tool call it records has exactly one result.
+type Turn struct {
+	in     *turnInput
+	limits Limits
+	log    zerolog.Logger
+
+	runCtx context.Context
+	cancel context.CancelFunc
+	timer  *time.Timer
+
+	msgs      []messages.ChatMessage // entries this run produced, in order
+	usage     messages.Usage
+	step      int                    // LLM calls made; stale results carry an older step
+	pending   []messages.ToolCall    // calls of the current step
+	results   map[string]*messages.ChatMessage
+	runs      map[string]string // ToolRun pid id → call id
+	toolCount int
+	repeats   map[string]int
+	stopErr   error // set when a limit ends the run after this step
+	done      bool
+}
+
+// turnInput is everything a Turn needs, copied by the Session.
+type turnInput struct {
+	seq        uint64
+	agent      *Agent
+	deps       *Deps
+	sessionKey string
+	channel    string
+	chatType   string
+	history    []messages.ChatMessage
+	user       []messages.ChatMessage
+}
+
+// Turn messages.
+type (
+	turnFinished struct {
+		seq       uint64
+		msgs      []messages.ChatMessage
+		reply     string
+		usage     messages.Usage
+		err       error
+		cancelled bool
+	}
+	cancelTurn  struct{}
+	turnTimeout struct{}
+	llmDone     struct {
+		step  int
+		msg   messages.ChatMessage
+		usage messages.Usage
+		err   error
+	}
+	toolDone struct {
+		step   int
+		callID string
+		result messages.ChatMessage
+	}
+)
+
+var (
+	errTurnTimeout = errors.New("run timed out")
+	errToolLimit   = errors.New("tool limit reached")
+)
+
+// TurnProps is the recipe for a Turn. Its ToolRuns are stopped, never restarted, when they fail.
+func TurnProps(in *turnInput) *actor.Props {
+	log := in.deps.Log.With().Str("session", in.sessionKey).Uint64("turn", in.seq).Logger()
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &Turn{in: in, limits: in.agent.Limits.withDefaults(), log: log}
+	},
+		actor.WithReceiverMiddleware(recoverMiddleware(log)),
+		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))
+}
+
+func (t *Turn) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		t.onStarted(ctx)
+	case *llmDone:
+		t.onLLMDone(ctx, msg)
+	case *toolDone:
+		t.onToolDone(ctx, msg)
+	case *actor.Terminated:
+		t.onToolRunTerminated(ctx, msg)
+	case *toolLost:
+		t.onToolLost(ctx, msg)
+	case *cancelTurn:
+		t.finish(ctx, "", context.Canceled)
+	case *turnTimeout:
+		t.finish(ctx, "", fmt.Errorf("%w after %s", errTurnTimeout, t.limits.TurnTimeout))
+	case *actor.Stopping:
+		t.stop()
+	}
+}
+
+func (t *Turn) onStarted(ctx actor.Context) {
+	t.runCtx, t.cancel = context.WithCancel(context.Background())
+	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]string{}, map[string]int{}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	t.timer = time.AfterFunc(t.limits.TurnTimeout, func() { root.Send(self, &turnTimeout{}) })
+	t.event(ctx, messages.TurnStarted, "", "", false)
+	t.startLLM(ctx)
+}
+
+// finish reports the run to the Session exactly once and stops the Turn. Calls still
+// running get an error result so that every call keeps exactly one result.
+func (t *Turn) finish(ctx actor.Context, reply string, err error) {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.stop()
+	if len(t.pending) > 0 {
+		reason := "not run: the run was stopped"
+		if err != nil && !errors.Is(err, context.Canceled) {
+			reason = "not finished: " + err.Error()
+		}
+		for _, c := range t.pending {
+			if t.results[c.ID] == nil {
+				r := toolResult(c, reason, true)
+				t.results[c.ID] = &r
+			}
+		}
+		t.appendResults()
+	}
+	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
+		err: err, cancelled: errors.Is(err, context.Canceled)})
+	ctx.Stop(ctx.Self())
+}
+
+func (t *Turn) stop() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+}
+
+func (t *Turn) event(ctx actor.Context, kind messages.TurnEventKind, step, label string, isErr bool) {
+	ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: kind, StepID: step, Label: label, IsError: isErr})
+}

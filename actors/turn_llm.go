@@ -1,0 +1,124 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
+)
+
+// startLLM streams the next model answer in a goroutine the Turn owns; the answer comes back
+// as llmDone tagged with the step, so a late answer after a cancel is dropped.
+func (t *Turn) startLLM(ctx actor.Context) {
+	t.step++
+	step, in, runCtx := t.step, t.in, t.runCtx
+	msgs := make([]messages.ChatMessage, 0, len(in.history)+len(in.user)+len(t.msgs))
+	msgs = append(append(append(msgs, in.history...), in.user...), t.msgs...)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("llm call panicked")
+				root.Send(self, &llmDone{step: step, err: fmt.Errorf("llm call panicked: %v", r)})
+			}
+		}()
+		root.Send(self, callLLM(runCtx, in, msgs, step))
+	}()
+}
+
+// callLLM builds the request (system prompt from the workspace, transcript, allowed tools),
+// streams the answer and collects it into one assistant message.
+func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, step int) *llmDone {
+	a := in.agent
+	ws := a.workspace()
+	specs := a.toolSpecs()
+	prompt, stable := agent.BuildSystemPrompt(agent.PromptInput{
+		AgentID: a.ID, AgentName: a.Name, Model: a.Model, SessionKey: in.sessionKey,
+		Channel: in.channel, ChatType: in.chatType, Tools: specs, Workspace: ws,
+		Now: in.deps.now(), Location: a.Location, Host: hostLine,
+	})
+	_, model, _ := strings.Cut(a.Model, "/")
+	stream, err := a.Provider.Stream(ctx, providers.Request{
+		Model: model, System: prompt, SystemStable: stable, Messages: msgs, Tools: specs, MaxTokens: a.MaxTokens,
+	})
+	if err != nil {
+		return &llmDone{step: step, err: err}
+	}
+	defer stream.Close()
+	var text, reasoning strings.Builder
+	done := &llmDone{step: step}
+	for {
+		ev, err := stream.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			done.err = err
+			return done
+		}
+		switch ev.Kind {
+		case providers.EventText:
+			text.WriteString(ev.Text)
+		case providers.EventReasoning:
+			reasoning.WriteString(ev.Text)
+		case providers.EventToolCall:
+			done.msg.ToolCalls = append(done.msg.ToolCalls, ev.ToolCall)
+		case providers.EventUsage:
+			done.usage = ev.Usage
+		}
+	}
+	done.msg.Role = messages.RoleAssistant
+	done.msg.Content = text.String()
+	done.msg.Reasoning = reasoning.String()
+	done.msg.Time = in.deps.now()
+	return done
+}
+
+func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
+	if msg.step != t.step || t.done {
+		return
+	}
+	t.usage = t.usage.Add(msg.usage)
+	if msg.err != nil {
+		t.finish(ctx, "", msg.err)
+		return
+	}
+	m := msg.msg
+	if len(m.ToolCalls) == 0 {
+		t.msgs = append(t.msgs, m)
+		t.finish(ctx, m.Content, nil)
+		return
+	}
+	m.ToolCalls = t.uniqueIDs(m.ToolCalls)
+	t.msgs = append(t.msgs, m)
+	if strings.TrimSpace(m.Content) != "" {
+		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: m.Content})
+	}
+	t.dispatch(ctx, m.ToolCalls)
+}
+
+// uniqueIDs gives every call an id unique within the run (some servers send none or repeat them).
+func (t *Turn) uniqueIDs(calls []messages.ToolCall) []messages.ToolCall {
+	out := make([]messages.ToolCall, len(calls))
+	seen := map[string]bool{}
+	for _, m := range t.msgs {
+		for _, c := range m.ToolCalls {
+			seen[c.ID] = true
+		}
+	}
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			c.ID = fmt.Sprintf("call_%d_%d", t.step, i+1)
+		}
+		seen[c.ID] = true
+		out[i] = c
+	}
+	return out
+}

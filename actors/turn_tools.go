@@ -1,0 +1,161 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/tools"
+)
+
+// toolLost is the Turn's self-message when a ToolRun stopped. It is queued behind any result
+// the ToolRun sent before stopping (Terminated overtakes user messages), so a call is only
+// declared crashed when no result is coming.
+type toolLost struct {
+	step   int
+	callID string
+}
+
+// dispatch checks each call and spawns a ToolRun for the valid ones; the others get an error
+// result at once, with no side effect.
+func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
+	t.pending = calls
+	clear(t.results)
+	for _, c := range calls {
+		if res, ok := t.precheck(c); !ok {
+			t.results[c.ID] = &res
+			t.event(ctx, messages.ToolFinished, c.ID, c.Name+": "+res.Content, true)
+			continue
+		}
+		tool, _ := t.in.agent.Tools.Get(c.Name)
+		pid := ctx.Spawn(ToolRunProps(t.step, c, tool, tools.Env{
+			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
+		}, t.limits.ToolTimeout, t.log))
+		t.runs[pid.Id] = c.ID
+		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)
+	}
+	t.maybeNextStep(ctx)
+}
+
+// precheck refuses calls over the limits, to unknown or denied tools, or with arguments that
+// are not JSON.
+func (t *Turn) precheck(c messages.ToolCall) (messages.ChatMessage, bool) {
+	a := t.in.agent
+	t.toolCount++
+	if t.toolCount > t.limits.MaxToolCalls {
+		t.stopErr = fmt.Errorf("%w: %d tool calls in one run", errToolLimit, t.limits.MaxToolCalls)
+		return toolResult(c, fmt.Sprintf("not run: this run reached its limit of %d tool calls", t.limits.MaxToolCalls), true), false
+	}
+	sig := c.Name + "\x00" + compactJSON(c.Arguments)
+	t.repeats[sig]++
+	if n := t.repeats[sig]; n > t.limits.MaxRepeat {
+		t.stopErr = fmt.Errorf("%w: the same %s call was repeated %d times", errToolLimit, c.Name, n)
+		return toolResult(c, fmt.Sprintf("not run: this exact call was already made %d times in this run", n-1), true), false
+	}
+	if _, ok := a.Tools.Get(c.Name); !ok || !a.Policy.Allows(c.Name) {
+		names := make([]string, 0, len(a.toolSpecs()))
+		for _, s := range a.toolSpecs() {
+			names = append(names, s.Name)
+		}
+		return toolResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(names, ", ")), true), false
+	}
+	if args := strings.TrimSpace(c.Arguments); args != "" && !json.Valid([]byte(args)) {
+		return toolResult(c, "arguments are not valid JSON; send a JSON object matching the tool's parameters", true), false
+	}
+	return messages.ChatMessage{}, true
+}
+
+func (t *Turn) onToolDone(ctx actor.Context, msg *toolDone) {
+	if msg.step != t.step || t.done || t.results[msg.callID] != nil {
+		return
+	}
+	r := msg.result
+	t.results[msg.callID] = &r
+	if !r.IsError {
+		t.in.agent.forgetWorkspace() // the tool may have changed files the prompt injects
+	}
+	t.event(ctx, messages.ToolFinished, msg.callID, "", r.IsError)
+	t.maybeNextStep(ctx)
+}
+
+func (t *Turn) onToolRunTerminated(ctx actor.Context, msg *actor.Terminated) {
+	callID, ok := t.runs[msg.Who.Id]
+	if !ok {
+		return
+	}
+	delete(t.runs, msg.Who.Id)
+	ctx.Send(ctx.Self(), &toolLost{step: t.step, callID: callID})
+}
+
+func (t *Turn) onToolLost(ctx actor.Context, msg *toolLost) {
+	if msg.step != t.step || t.done || t.results[msg.callID] != nil {
+		return
+	}
+	for _, c := range t.pending {
+		if c.ID == msg.callID {
+			r := toolResult(c, "the tool crashed; this call failed and had no effect that reef knows of", true)
+			t.results[c.ID] = &r
+			t.event(ctx, messages.ToolFinished, c.ID, "", true)
+		}
+	}
+	t.maybeNextStep(ctx)
+}
+
+// maybeNextStep continues once every call of the step has its result.
+func (t *Turn) maybeNextStep(ctx actor.Context) {
+	for _, c := range t.pending {
+		if t.results[c.ID] == nil {
+			return
+		}
+	}
+	t.appendResults()
+	if t.stopErr != nil {
+		t.finish(ctx, "", t.stopErr)
+		return
+	}
+	t.startLLM(ctx)
+}
+
+// appendResults records the step's results in call order, truncated to the model's window.
+func (t *Turn) appendResults() {
+	for _, c := range t.pending {
+		r := *t.results[c.ID]
+		r.Content = agent.TruncateToolResult(r.Content, t.in.agent.ContextWindow)
+		r.Time = t.in.deps.now()
+		t.msgs = append(t.msgs, r)
+	}
+	t.pending = nil
+}
+
+func toolResult(c messages.ToolCall, content string, isErr bool) messages.ChatMessage {
+	return messages.ChatMessage{Role: messages.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content, IsError: isErr}
+}
+
+func compactJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// toolLabel is a short line describing a call, for progress displays.
+func toolLabel(c messages.ToolCall) string {
+	var args map[string]any
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	for _, k := range []string{"command", "path", "file_path", "url", "query"} {
+		if s, ok := args[k].(string); ok && s != "" {
+			s = strings.Join(strings.Fields(s), " ")
+			if len(s) > 60 {
+				s = s[:57] + "..."
+			}
+			return c.Name + " " + s
+		}
+	}
+	return c.Name
+}
