@@ -49,9 +49,9 @@ type Limits struct {
 
 // SessionSettings shapes conversations.
 type SessionSettings struct {
-	IdleAfter time.Duration // passivate a session after this long without traffic (default 10 min)
-	DMScope   string        // main | per-peer | per-channel-peer | per-account-channel-peer
-	MaxInbound int          // bytes of inbound text accepted (default 32 KiB)
+	IdleAfter  time.Duration // passivate a session after this long without traffic (default 10 min)
+	DMScope    string        // main | per-peer | per-channel-peer | per-account-channel-peer
+	MaxInbound int           // bytes of inbound text accepted (default 32 KiB)
 }
 
 func (d *Deps) now() time.Time {

@@ -34,7 +34,7 @@ type Session struct {
 	turnSeq   uint64
 	answering []messages.Inbound // what the running turn answers
 	turnUser  []messages.ChatMessage
-	saving    bool               // a finished turn is being committed
+	saving    bool // a finished turn is being committed
 }
 
 // Session self-messages.

@@ -27,8 +27,8 @@ type Turn struct {
 
 	msgs      []messages.ChatMessage // entries this run produced, in order
 	usage     messages.Usage
-	step      int                    // LLM calls made; stale results carry an older step
-	pending   []messages.ToolCall    // calls of the current step
+	step      int                 // LLM calls made; stale results carry an older step
+	pending   []messages.ToolCall // calls of the current step
 	results   map[string]*messages.ChatMessage
 	runs      map[string]string // ToolRun pid id → call id
 	toolCount int
