@@ -7,6 +7,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -124,14 +125,24 @@ type sessionState struct {
 	Outbox   []persistence.OutboxItem
 }
 
-// dump reads the whole state of keys and ids in one View.
+// dump reads the whole state of keys and ids in one View. It returns a deep copy made
+// through JSON, so that a store wrongly sharing memory with what it returns cannot change
+// an earlier dump too and hide the fault.
 func dump(t *testing.T, s persistence.Store, keys, ids []string) state {
 	t.Helper()
 	st := state{Keys: map[string]sessionState{}, Seen: map[string]bool{}}
 	view(t, s, func(r persistence.Reader) error {
 		return readState(r, keys, ids, &st)
 	})
-	return st
+	data, err := json.Marshal(st)
+	if err != nil {
+		t.Fatalf("dump: %v", err)
+	}
+	var out state
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("dump: %v", err)
+	}
+	return out
 }
 
 func readState(r persistence.Reader, keys, ids []string, st *state) error {
