@@ -48,8 +48,13 @@ func (c *Config) Validate() error {
 	}
 	c.validateProviders(&v)
 	c.validateAgents(&v)
-	for ref, m := range c.Models {
-		path := joinMapKey("models", ref)
+	refs := make([]string, 0, len(c.Models))
+	for ref := range c.Models {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	for _, ref := range refs {
+		m, path := c.Models[ref], joinMapKey("models", ref)
 		if _, _, err := SplitModel(ref); err != nil {
 			v.addf("%s: %v", path, err)
 		}

@@ -1,0 +1,124 @@
+package configs
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestApplyDefaultsFromEnvironmentOnly(t *testing.T) {
+	tests := []struct {
+		name      string
+		env       map[string]string
+		providers map[string]ProviderConfig
+		model     string
+	}{
+		{
+			name:      "openai key",
+			env:       map[string]string{"OPENAI_API_KEY": "sk-o"},
+			providers: map[string]ProviderConfig{"openai": {Type: "openai", APIKey: "sk-o"}},
+			model:     "openai/gpt-4.1-mini",
+		},
+		{
+			name:      "openai base url alone (Ollama)",
+			env:       map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"},
+			providers: map[string]ProviderConfig{"openai": {Type: "openai", BaseURL: "http://127.0.0.1:11434/v1"}},
+			model:     "openai/gpt-4.1-mini",
+		},
+		{
+			name:      "anthropic",
+			env:       map[string]string{"ANTHROPIC_API_KEY": "sk-a", "ANTHROPIC_BASE_URL": "https://proxy.example/v1"},
+			providers: map[string]ProviderConfig{"anthropic": {Type: "anthropic", APIKey: "sk-a", BaseURL: "https://proxy.example/v1"}},
+			model:     "anthropic/claude-sonnet-4-5",
+		},
+		{
+			name:      "gemini",
+			env:       map[string]string{"GEMINI_API_KEY": "g"},
+			providers: map[string]ProviderConfig{"gemini": {Type: "gemini", APIKey: "g"}},
+			model:     "gemini/gemini-2.5-flash",
+		},
+		{
+			name: "openai preferred over the others",
+			env:  map[string]string{"GEMINI_API_KEY": "g", "ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"},
+			providers: map[string]ProviderConfig{
+				"openai": {Type: "openai", APIKey: "o"}, "anthropic": {Type: "anthropic", APIKey: "a"}, "gemini": {Type: "gemini", APIKey: "g"},
+			},
+			model: "openai/gpt-4.1-mini",
+		},
+		{
+			name:      "anthropic preferred over gemini",
+			env:       map[string]string{"GEMINI_API_KEY": "g", "ANTHROPIC_API_KEY": "a"},
+			providers: map[string]ProviderConfig{"anthropic": {Type: "anthropic", APIKey: "a"}, "gemini": {Type: "gemini", APIKey: "g"}},
+			model:     "anthropic/claude-sonnet-4-5",
+		},
+		{
+			name:      "REEF_MODEL wins",
+			env:       map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1", "REEF_MODEL": "openai/qwen3-32b"},
+			providers: map[string]ProviderConfig{"openai": {Type: "openai", BaseURL: "http://127.0.0.1:8000/v1"}},
+			model:     "openai/qwen3-32b",
+		},
+		{
+			name:  "nothing set",
+			env:   map[string]string{},
+			model: "",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.env["REEF_HOME"] = "/srv/reef"
+			var c Config
+			ApplyDefaults(&c, envOf(tt.env))
+			if diff := cmp.Diff(tt.providers, c.Providers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("providers (-want +got):\n%s", diff)
+			}
+			if len(c.Agents) != 1 {
+				t.Fatalf("got %d agents, want 1", len(c.Agents))
+			}
+			if got := c.Agents[0].Model; got != tt.model {
+				t.Errorf("model = %q, want %q", got, tt.model)
+			}
+		})
+	}
+}
+
+func TestApplyDefaultsValues(t *testing.T) {
+	c := Config{
+		Providers: map[string]ProviderConfig{"openai": {BaseURL: "http://file/v1"}, "local": {BaseURL: "http://x/v1"}},
+		Agents:    []AgentConfig{{}, {ID: "helper", Model: "local/m", Limits: AgentLimits{MaxToolCalls: 7}}},
+		LLM:       LLMConfig{MaxRetries: 1},
+		Log:       LogConfig{File: "~/logs/reef.log"},
+	}
+	ApplyDefaults(&c, envOf(map[string]string{"HOME": "/home/u", "OPENAI_API_KEY": "from-env"}))
+
+	want := Config{
+		Home:    "/home/u/.reef",
+		DataDir: "/home/u/.reef/data",
+		// The file declares openai, so OPENAI_API_KEY does not replace it.
+		Providers: map[string]ProviderConfig{
+			"openai": {Type: "openai", BaseURL: "http://file/v1"},
+			"local":  {Type: "local", BaseURL: "http://x/v1"},
+		},
+		Agents: []AgentConfig{
+			{ID: "main", Model: "openai/gpt-4.1-mini", Workspace: "/home/u/.reef/workspace",
+				Limits: AgentLimits{MaxToolCalls: 50, TurnTimeoutSeconds: 600, MaxRepeatCalls: 5}},
+			{ID: "helper", Model: "local/m", Workspace: "/home/u/.reef/workspace-helper",
+				Limits: AgentLimits{MaxToolCalls: 7, TurnTimeoutSeconds: 600, MaxRepeatCalls: 5}},
+		},
+		LLM:     LLMConfig{MaxConcurrent: 64, MaxRetries: 1, IdleTimeoutSeconds: 90, MaxRetryAfterSeconds: 30},
+		Session: SessionConfig{IdleMinutes: 10, DMScope: "per-channel-peer"},
+		Tools:   ToolsConfig{Exec: ExecConfig{TimeoutSeconds: 120, MaxTimeoutSeconds: 1800, MaxOutputBytes: 65536}},
+		Log:     LogConfig{Level: "info", File: "/home/u/logs/reef.log"},
+	}
+	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Config{})); diff != "" {
+		t.Errorf("ApplyDefaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestApplyDefaultsReefHome(t *testing.T) {
+	var c Config
+	ApplyDefaults(&c, envOf(map[string]string{"REEF_HOME": "~/reefhome", "HOME": "/home/u"}))
+	if c.Home != "/home/u/reefhome" || c.DataDir != "/home/u/reefhome/data" || c.Agents[0].Workspace != "/home/u/reefhome/workspace" {
+		t.Errorf("home, dataDir, workspace = %q, %q, %q; want them under /home/u/reefhome", c.Home, c.DataDir, c.Agents[0].Workspace)
+	}
+}

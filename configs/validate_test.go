@@ -1,0 +1,143 @@
+package configs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// validConfig returns a configuration that passes Validate; tests break one thing each.
+func validConfig() Config {
+	c := Config{Providers: map[string]ProviderConfig{"openai": {APIKey: "sk"}}}
+	ApplyDefaults(&c, envOf(map[string]string{"HOME": "/home/u"}))
+	return c
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(c *Config)
+		want   []string // every line of the error, in order; nil means valid
+	}{
+		{"valid", func(c *Config) {}, nil},
+		{
+			name:   "model provider missing, known name",
+			change: func(c *Config) { c.Agents[0].Model = "anthropic/claude-sonnet-4-5" },
+			want:   []string{`agents[0].model: "anthropic/claude-sonnet-4-5" needs provider "anthropic": set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a compatible server), or add providers.anthropic to reef.yaml`},
+		},
+		{
+			name:   "fallback provider missing, other name",
+			change: func(c *Config) { c.Agents[0].Fallbacks = []string{"openai/gpt-4.1", "groq/llama"} },
+			want:   []string{`agents[0].fallbacks[1]: "groq/llama" needs provider "groq": add providers.groq (with type and baseUrl) to reef.yaml`},
+		},
+		{
+			name:   "model provider without key or url",
+			change: func(c *Config) { c.Providers["gemini"] = ProviderConfig{Type: "gemini"}; c.Agents[0].Model = "gemini/gemini-2.5-pro" },
+			want:   []string{`agents[0].model: "gemini/gemini-2.5-pro" needs provider "gemini", which has neither apiKey nor baseUrl: set GEMINI_API_KEY (or GEMINI_BASE_URL for a compatible server), or add providers.gemini to reef.yaml`},
+		},
+		{
+			name:   "model without provider part",
+			change: func(c *Config) { c.Agents[0].Model = "gpt-4.1" },
+			want:   []string{`agents[0].model: "gpt-4.1" is not a model reference: write provider/model, e.g. openai/gpt-4.1-mini`},
+		},
+		{
+			name:   "bad dmScope",
+			change: func(c *Config) { c.Session.DMScope = "per-user" },
+			want:   []string{`session.dmScope: "per-user" is not valid: use one of main, per-peer, per-channel-peer, per-account-channel-peer`},
+		},
+		{
+			name: "duplicate and malformed agent ids",
+			change: func(c *Config) {
+				c.Agents = append(c.Agents, AgentConfig{ID: "main", Model: "openai/x"}, AgentConfig{ID: "Big Agent", Model: "openai/x"}, AgentConfig{Model: "openai/x"})
+			},
+			want: []string{
+				`agents[1].id: "main" is already the id of agents[0]: agent ids must be unique`,
+				`agents[2].id: "Big Agent" may use only a-z, 0-9, '_' and '-'`,
+				`agents[3].id: required for every agent but the first`,
+			},
+		},
+		{
+			name:   "bad base URL",
+			change: func(c *Config) { c.Providers["openai"] = ProviderConfig{Type: "openai", BaseURL: "localhost:11434/v1"} },
+			want:   []string{`providers.openai.baseUrl: "localhost:11434/v1" is not an http(s) URL: write it like https://api.example.com/v1`},
+		},
+		{
+			name:   "bad provider type",
+			change: func(c *Config) { c.Providers["ollama"] = ProviderConfig{Type: "ollama", BaseURL: "http://127.0.0.1:11434/v1"} },
+			want:   []string{`providers.ollama.type: "ollama" is not a provider type: use openai, anthropic or gemini (Ollama, vLLM, OpenRouter and most others speak openai)`},
+		},
+		{
+			name: "negative numbers, log and tool mode",
+			change: func(c *Config) {
+				c.LLM.MaxRetries = -1
+				c.Agents[0].Limits.MaxToolCalls = -2
+				c.Log.Level, c.Log.Format = "verbose", "xml"
+				c.Models = map[string]ModelConfig{"openai/m": {ToolMode: "json"}}
+			},
+			want: []string{
+				`agents[0].limits.maxToolCalls: -2 is negative: use 0 for the default or a positive number`,
+				`models["openai/m"].toolMode: "json" is not valid: use one of native, prompt`,
+				`llm.maxRetries: -1 is negative: use 0 for the default or a positive number`,
+				`log.level: "verbose" is not valid: use one of debug, info, warn, error`,
+				`log.format: "xml" is not valid: use one of console, json`,
+			},
+		},
+		{
+			name:   "exec timeout above maximum",
+			change: func(c *Config) { c.Tools.Exec.TimeoutSeconds = 4000 },
+			want:   []string{`tools.exec.timeoutSeconds: 4000 is above tools.exec.maxTimeoutSeconds (1800): lower it or raise the maximum`},
+		},
+		{
+			name:   "unset variable",
+			change: func(c *Config) { c.unset = []unsetRef{{path: "providers.openai.apiKey", name: "OPENAI_API_KEY"}} },
+			want:   []string{`providers.openai.apiKey: ${OPENAI_API_KEY} is not set: set OPENAI_API_KEY, or write ${OPENAI_API_KEY:-} to allow an empty value`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			tt.change(&c)
+			err := c.Validate()
+			got := errLines(err)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("Validate() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if errors.Is(err, ErrNoProvider) {
+				t.Errorf("errors.Is(err, ErrNoProvider) = true with a provider configured")
+			}
+		})
+	}
+}
+
+func TestValidateNoProvider(t *testing.T) {
+	for name, c := range map[string]Config{
+		"nothing":          {},
+		"only empty ones":  {Providers: map[string]ProviderConfig{"openai": {Type: "openai"}}},
+		"model set anyway": {Agents: []AgentConfig{{Model: "openai/gpt-4.1"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ApplyDefaults(&c, envOf(map[string]string{"HOME": "/h"}))
+			err := c.Validate()
+			if !errors.Is(err, ErrNoProvider) {
+				t.Fatalf("Validate() = %v, want ErrNoProvider", err)
+			}
+			if n := len(errLines(err)); n != 1 {
+				t.Errorf("got %d problems, want only the missing provider: %v", n, err)
+			}
+		})
+	}
+}
+
+func TestNoProviderHelp(t *testing.T) {
+	help := NoProviderHelp()
+	for _, want := range []string{
+		"OPENAI_API_KEY", "REEF_MODEL=openai/gpt-4.1-mini", "ANTHROPIC_API_KEY", "GEMINI_API_KEY",
+		"OPENAI_BASE_URL=http://127.0.0.1:11434/v1 REEF_MODEL=openai/llama3.1",
+		"OPENAI_BASE_URL=http://127.0.0.1:8000/v1 REEF_MODEL=openai/<model>",
+		"configs/reef.example.yaml",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("NoProviderHelp() lacks %q", want)
+		}
+	}
+}
