@@ -76,7 +76,7 @@ func FormatInbound(in messages.Inbound) string {
 func TrustedContext(channel string, chatType messages.ChatType) string {
 	where := "this chat"
 	if ch := sourceName(channel); channel != "" {
-		where = "a " + ch + " chat"
+		where = "on " + ch
 	}
 	switch chatType {
 	case messages.ChatGroup, messages.ChatThread:

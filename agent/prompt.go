@@ -150,6 +150,10 @@ func writeWorkspace(b *strings.Builder, dir string) {
 
 func writeProjectContext(b *strings.Builder, files []File, group bool) {
 	b.WriteString("\n## Project context\n")
+	if len(files) == 0 {
+		b.WriteString("No workspace files are loaded.\n")
+		return
+	}
 	b.WriteString("These files from your workspace are loaded for you. Follow AGENTS.md; SOUL.md is your persona and tone.\n")
 	if group {
 		b.WriteString("This is a group chat, so MEMORY.md (the user's private notes) is not loaded. Do not share private details here.\n")
@@ -188,7 +192,11 @@ func writeTime(b *strings.Builder, now time.Time, loc *time.Location) {
 		return
 	}
 	local := now.In(loc)
-	fmt.Fprintf(b, "%s %s (%s, UTC%s); %s\n", local.Format("Monday 2006-01-02 15:04"), local.Format("MST"), loc, local.Format("-07:00"), utc)
+	zone := "UTC" + local.Format("-07:00")
+	if name := loc.String(); name != local.Format("MST") {
+		zone = name + ", " + zone
+	}
+	fmt.Fprintf(b, "%s %s (%s); %s\n", local.Format("Monday 2006-01-02 15:04"), local.Format("MST"), zone, utc)
 }
 
 func totalContent(files []File) int {
