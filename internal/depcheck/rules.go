@@ -1,0 +1,138 @@
+package depcheck
+
+import "strings"
+
+// importRef is one import as the rules see it.
+type importRef struct {
+	path     string // as written
+	rel      string // relative to the module root, when inModule
+	inModule bool
+}
+
+// rule: a file for which from is true must not make an import for which bad is true.
+type rule struct {
+	name string
+	from func(File) bool
+	bad  func(File, importRef) bool
+}
+
+const protoactor = "github.com/asynkron/protoactor-go"
+
+// rules are DESIGN.md §1. Patterns are module-relative directories; "x/..." means x and
+// everything below it.
+var rules = []rule{
+	{
+		name: "messages imports only the standard library",
+		from: in("messages/..."),
+		bad:  func(_ File, i importRef) bool { return !isStd(i.path) },
+	},
+	{
+		name: "only actors, cmd and internal/testutil import protoactor",
+		from: not(in("actors/...", "cmd/...", "internal/testutil")),
+		bad:  func(_ File, i importRef) bool { return under(i.path, protoactor) },
+	},
+	{
+		name: "agent, providers, tools, channels, persistence and configs never import actors",
+		from: in("agent/...", "providers/...", "tools/...", "channels/...", "persistence/...", "configs/..."),
+		bad:  imports("actors/..."),
+	},
+	{
+		name: "only cmd imports actors or cmd",
+		from: func(f File) bool { return !in("cmd/...")(f) && !(f.Test && in("actors/...")(f)) },
+		bad:  imports("actors/...", "cmd/..."),
+	},
+	{
+		name: "a plugin never imports a sibling plugin",
+		from: func(f File) bool { return pluginOf(f.Dir) != "" },
+		bad:  siblingPlugin,
+	},
+	{
+		name: "agent imports no reef package but messages",
+		from: in("agent/..."),
+		bad: func(_ File, i importRef) bool {
+			return i.inModule && !under(i.rel, "messages") && !under(i.rel, "agent")
+		},
+	},
+}
+
+// pluginParents hold plugins: their direct children.
+var pluginParents = []string{"providers", "tools", "channels", "persistence"}
+
+// pluginOf returns the plugin directory dir belongs to ("providers/openai" for
+// providers/openai/openaitest), or "" when dir is not in a plugin.
+func pluginOf(dir string) string {
+	parts := strings.Split(dir, "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	for _, p := range pluginParents {
+		if parts[0] == p {
+			return parts[0] + "/" + parts[1]
+		}
+	}
+	return ""
+}
+
+// siblingPlugin reports an import of another plugin under the same parent, except the
+// shared ones: fake, packages named *test and providers/sse.
+func siblingPlugin(f File, i importRef) bool {
+	if !i.inModule {
+		return false
+	}
+	mine, theirs := pluginOf(f.Dir), pluginOf(i.rel)
+	if theirs == "" || theirs == mine || strings.Split(mine, "/")[0] != strings.Split(theirs, "/")[0] {
+		return false
+	}
+	name := i.rel[strings.LastIndex(i.rel, "/")+1:]
+	return name != "fake" && !strings.HasSuffix(name, "test") && i.rel != "providers/sse"
+}
+
+// in matches files whose directory matches one of the patterns.
+func in(patterns ...string) func(File) bool {
+	return func(f File) bool {
+		for _, p := range patterns {
+			if match(f.Dir, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func not(pred func(File) bool) func(File) bool {
+	return func(f File) bool { return !pred(f) }
+}
+
+// imports matches module packages matching one of the patterns.
+func imports(patterns ...string) func(File, importRef) bool {
+	return func(_ File, i importRef) bool {
+		if !i.inModule {
+			return false
+		}
+		for _, p := range patterns {
+			if match(i.rel, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// match reports whether dir matches pattern: "x" is x alone, "x/..." is x and below.
+func match(dir, pattern string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return under(dir, base)
+	}
+	return dir == pattern
+}
+
+// under reports whether p is base or below it.
+func under(p, base string) bool {
+	return p == base || strings.HasPrefix(p, base+"/")
+}
+
+// isStd reports whether an import path is in the standard library: its first element has no dot.
+func isStd(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return !strings.Contains(first, ".")
+}
