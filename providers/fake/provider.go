@@ -140,11 +140,11 @@ type stream struct {
 }
 
 func (s *stream) Next() (providers.Event, error) {
-	if s.closed {
-		return providers.Event{}, io.EOF
-	}
 	if s.err != nil {
 		return providers.Event{}, s.err
+	}
+	if s.closed {
+		return providers.Event{}, io.EOF
 	}
 	if err := s.ctx.Err(); err != nil {
 		return providers.Event{}, err

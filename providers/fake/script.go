@@ -47,6 +47,9 @@ type Script struct {
 	// Respond, when set, answers requests once the queue is empty. When both are empty the
 	// fake answers "ok".
 	Respond func(Request) Reply
+	// KeepRequests, when > 0, bounds the record to about the last KeepRequests requests
+	// (long benchmarks); 0 keeps every request.
+	KeepRequests int
 }
 
 // NewScript returns a script that plays replies in order.
@@ -65,6 +68,9 @@ func (s *Script) Add(replies ...Reply) {
 func (s *Script) Next(req Request) Reply {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	if k := s.KeepRequests; k > 0 && len(s.requests) >= 2*k {
+		s.requests = append(s.requests[:0], s.requests[len(s.requests)-k:]...)
+	}
 	if len(s.replies) > 0 {
 		r := s.replies[0]
 		s.replies = s.replies[1:]
@@ -83,7 +89,11 @@ func (s *Script) Next(req Request) Reply {
 func (s *Script) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
+	reqs := s.requests
+	if k := s.KeepRequests; k > 0 && len(reqs) > k {
+		reqs = reqs[len(reqs)-k:]
+	}
+	return append([]Request(nil), reqs...)
 }
 
 // Pending returns how many queued replies have not been played.
