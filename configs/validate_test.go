@@ -31,9 +31,12 @@ func TestValidate(t *testing.T) {
 			want:   []string{`agents[0].fallbacks[1]: "groq/llama" needs provider "groq": add providers.groq (with type and baseUrl) to reef.yaml`},
 		},
 		{
-			name:   "model provider without key or url",
-			change: func(c *Config) { c.Providers["gemini"] = ProviderConfig{Type: "gemini"}; c.Agents[0].Model = "gemini/gemini-2.5-pro" },
-			want:   []string{`agents[0].model: "gemini/gemini-2.5-pro" needs provider "gemini", which has neither apiKey nor baseUrl: set GEMINI_API_KEY (or GEMINI_BASE_URL for a compatible server), or add providers.gemini to reef.yaml`},
+			name: "model provider without key or url",
+			change: func(c *Config) {
+				c.Providers["gemini"] = ProviderConfig{Type: "gemini"}
+				c.Agents[0].Model = "gemini/gemini-2.5-pro"
+			},
+			want: []string{`agents[0].model: "gemini/gemini-2.5-pro" needs provider "gemini", which has neither apiKey nor baseUrl: set GEMINI_API_KEY (or GEMINI_BASE_URL for a compatible server), or add providers.gemini to reef.yaml`},
 		},
 		{
 			name:   "model without provider part",
@@ -62,9 +65,11 @@ func TestValidate(t *testing.T) {
 			want:   []string{`providers.openai.baseUrl: "localhost:11434/v1" is not an http(s) URL: write it like https://api.example.com/v1`},
 		},
 		{
-			name:   "bad provider type",
-			change: func(c *Config) { c.Providers["ollama"] = ProviderConfig{Type: "ollama", BaseURL: "http://127.0.0.1:11434/v1"} },
-			want:   []string{`providers.ollama.type: "ollama" is not a provider type: use openai, anthropic or gemini (Ollama, vLLM, OpenRouter and most others speak openai)`},
+			name: "bad provider type",
+			change: func(c *Config) {
+				c.Providers["ollama"] = ProviderConfig{Type: "ollama", BaseURL: "http://127.0.0.1:11434/v1"}
+			},
+			want: []string{`providers.ollama.type: "ollama" is not a provider type: use openai, anthropic or gemini (Ollama, vLLM, OpenRouter and most others speak openai)`},
 		},
 		{
 			name: "negative numbers, log and tool mode",
