@@ -114,7 +114,12 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	cmd.Env = FilterEnv(os.Environ(), e.cfg.Secrets)
 	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, output interleaved as written
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		return nil
+	}
 	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return tools.Result{}, fmt.Errorf("cannot start the command: %v", err)
