@@ -1,0 +1,191 @@
+// Package geminitest is a fake Gemini API on 127.0.0.1 that plays a fake.Script in the real
+// wire format: POST /v1beta/models/{model}:streamGenerateContent?alt=sse streams
+// GenerateContentResponse chunks (thought parts, text over several chunks, functionCall parts
+// in the final chunk with finishReason and usageMetadata); faults (Google error bodies,
+// overflow, hangs, delays, dropped connections) come from the Reply fields. GET
+// /v1beta/models lists one model. Every generate request is recorded in the Script.
+package geminitest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reefgw/reef/providers/fake"
+)
+
+// Server is a running fake. Close it when done.
+type Server struct {
+	script *fake.Script
+	srv    *httptest.Server
+	key    string
+	quit   chan struct{}
+	once   sync.Once
+
+	mu   sync.Mutex
+	uris []string
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithAPIKey makes the server refuse requests without the x-goog-api-key header (403
+// PERMISSION_DENIED) or with a different key (400 API_KEY_INVALID), as Google does.
+func WithAPIKey(key string) Option { return func(s *Server) { s.key = key } }
+
+// NewServer starts a fake playing script.
+func NewServer(script *fake.Script, opts ...Option) *Server {
+	s := &Server{script: script, quit: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1beta/models/{call}", s.generate)
+	mux.HandleFunc("GET /v1beta/models", s.models)
+	s.srv = httptest.NewServer(s.record(mux))
+	return s
+}
+
+// URL is the base URL to give the client (without /v1beta).
+func (s *Server) URL() string { return s.srv.URL }
+
+// RequestURIs returns the path and query of every request served, to check that no secret
+// travels in a URL.
+func (s *Server) RequestURIs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.uris...)
+}
+
+// Close stops the server, releasing hung requests first.
+func (s *Server) Close() {
+	s.once.Do(func() { close(s.quit) })
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+func (s *Server) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.uris = append(s.uris, r.RequestURI)
+		s.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	got := r.Header.Get("x-goog-api-key")
+	switch {
+	case s.key == "" || got == s.key:
+		return true
+	case got == "":
+		writeError(w, http.StatusForbidden, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.", nil)
+	default:
+		writeError(w, http.StatusBadRequest, "API key not valid. Please pass a valid API key.",
+			[]any{obj{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}})
+	}
+	return false
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r) {
+		return
+	}
+	w.Header().Set("content-type", "application/json")
+	io.WriteString(w, `{"models":[{"name":"models/gemini-fake","displayName":"Gemini Fake","supportedGenerationMethods":["generateContent","streamGenerateContent"]}]}`)
+}
+
+func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
+	model, method, _ := strings.Cut(r.PathValue("call"), ":")
+	if method != "streamGenerateContent" || r.URL.Query().Get("alt") != "sse" {
+		writeError(w, http.StatusNotFound, "the fake serves only :streamGenerateContent?alt=sse", nil)
+		return
+	}
+	if !s.authorized(w, r) {
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	req, err := decodeRequest(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid JSON payload received. "+err.Error(), nil)
+		return
+	}
+	req.Model = model
+	req.Header = r.Header.Clone()
+	reply := s.script.Next(req)
+	if !s.wait(r.Context(), reply.Delay) {
+		return
+	}
+	switch {
+	case reply.Overflow:
+		writeError(w, http.StatusBadRequest, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", nil)
+		return
+	case reply.Status != 0:
+		var details []any
+		if reply.RetryAfter > 0 {
+			details = append(details, obj{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+				"retryDelay": reply.RetryAfter.String()})
+		}
+		writeError(w, reply.Status, http.StatusText(reply.Status), details)
+		return
+	}
+	w.Header().Set("content-type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	if reply.Hang {
+		s.wait(r.Context(), -1)
+		return
+	}
+	newWriter(w, model).play(reply)
+}
+
+// wait sleeps d (forever when d < 0) and reports whether the request is still wanted.
+func (s *Server) wait(ctx context.Context, d time.Duration) bool {
+	if d == 0 {
+		return true
+	}
+	var after <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		after = t.C
+	}
+	select {
+	case <-after:
+		return true
+	case <-ctx.Done():
+	case <-s.quit:
+	}
+	return false
+}
+
+type obj = map[string]any
+
+// statusNames are the google.rpc codes Google sends with each HTTP status.
+var statusNames = map[int]string{
+	400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+	429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+}
+
+func writeError(w http.ResponseWriter, status int, msg string, details []any) {
+	name := statusNames[status]
+	if name == "" {
+		name = "UNKNOWN"
+	}
+	e := obj{"code": status, "message": msg, "status": name}
+	if len(details) > 0 {
+		e["details"] = details
+	}
+	b, _ := json.Marshal(obj{"error": e})
+	w.Header().Set("content-type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	w.Write(b)
+}

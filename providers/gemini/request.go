@@ -1,0 +1,165 @@
+package gemini
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
+)
+
+// wireRequest is the body of streamGenerateContent.
+type wireRequest struct {
+	Contents          []content  `json:"contents"`
+	SystemInstruction *content   `json:"systemInstruction,omitempty"`
+	Tools             []wireTool `json:"tools,omitempty"`
+	GenerationConfig  *genConfig `json:"generationConfig,omitempty"`
+}
+
+type content struct {
+	Role  string `json:"role,omitempty"` // "user" or "model"
+	Parts []part `json:"parts"`
+}
+
+// part is one content part; exactly one of Text, FunctionCall, FunctionResponse is set.
+type part struct {
+	Text             string            `json:"text,omitempty"`
+	Thought          bool              `json:"thought,omitempty"`
+	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
+	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
+	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
+}
+
+type functionCall struct {
+	ID   string          `json:"id,omitempty"` // read from answers; not sent
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+type functionResponse struct {
+	Name     string            `json:"name"`
+	Response map[string]string `json:"response"`
+}
+
+type wireTool struct {
+	FunctionDeclarations []functionDeclaration `json:"functionDeclarations"`
+}
+
+type functionDeclaration struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+}
+
+type genConfig struct {
+	MaxOutputTokens int             `json:"maxOutputTokens,omitempty"`
+	ThinkingConfig  *thinkingConfig `json:"thinkingConfig,omitempty"`
+}
+
+type thinkingConfig struct {
+	ThinkingBudget  int  `json:"thinkingBudget"`
+	IncludeThoughts bool `json:"includeThoughts"`
+}
+
+// thinkingBudget maps providers.Request.Reasoning to a budget; absent means the model default.
+var thinkingBudget = map[string]int{"low": 1024, "medium": 4096, "high": 16384}
+
+// SystemEventPrefix marks a RoleSystem transcript entry, sent as user text.
+const SystemEventPrefix = "[system event] "
+
+// skipSignature is Google's documented placeholder for a functionCall replayed without the
+// thoughtSignature it came with (reef does not keep signatures). Gemini 3 models refuse
+// replayed calls without one; earlier models ignore it.
+const skipSignature = "skip_thought_signature_validator"
+
+// buildRequest translates a providers.Request to the wire format.
+func buildRequest(req providers.Request) wireRequest {
+	w := wireRequest{Contents: convertMessages(req.Messages)}
+	if strings.TrimSpace(req.System) != "" {
+		w.SystemInstruction = &content{Parts: []part{{Text: req.System}}}
+	}
+	if len(req.Tools) > 0 {
+		var decls []functionDeclaration
+		for _, t := range req.Tools {
+			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, Parameters: CleanSchema(t.Parameters)})
+		}
+		w.Tools = []wireTool{{FunctionDeclarations: decls}}
+	}
+	gc := genConfig{MaxOutputTokens: req.MaxTokens}
+	if budget, ok := thinkingBudget[req.Reasoning]; ok {
+		gc.ThinkingConfig = &thinkingConfig{ThinkingBudget: budget, IncludeThoughts: true}
+	}
+	if gc != (genConfig{}) {
+		w.GenerationConfig = &gc
+	}
+	return w
+}
+
+// convertMessages builds Gemini contents: user and model turns, consecutive same-role entries
+// merged, tool results as functionResponse parts in a user turn.
+func convertMessages(in []messages.ChatMessage) []content {
+	var out []content
+	add := func(role string, parts ...part) {
+		if len(parts) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Parts = append(out[n-1].Parts, parts...)
+			return
+		}
+		out = append(out, content{Role: role, Parts: parts})
+	}
+	callNames := map[string]string{} // tool call id → name, for results that lack ToolName
+	for _, m := range in {
+		switch m.Role {
+		case messages.RoleUser:
+			add("user", textParts(m.Content)...)
+		case messages.RoleSystem:
+			if strings.TrimSpace(m.Content) != "" {
+				add("user", part{Text: SystemEventPrefix + m.Content})
+			}
+		case messages.RoleAssistant:
+			parts := textParts(m.Content)
+			for i, tc := range m.ToolCalls {
+				callNames[tc.ID] = tc.Name
+				p := part{FunctionCall: &functionCall{Name: tc.Name, Args: callArgs(tc.Arguments)}}
+				if i == 0 {
+					p.ThoughtSignature = skipSignature
+				}
+				parts = append(parts, p)
+			}
+			add("model", parts...)
+		case messages.RoleTool:
+			name := m.ToolName
+			if name == "" {
+				name = callNames[m.ToolCallID]
+			}
+			key := "content"
+			if m.IsError {
+				key = "error"
+			}
+			add("user", part{FunctionResponse: &functionResponse{Name: name, Response: map[string]string{key: m.Content}}})
+		}
+	}
+	if len(out) > 0 && out[0].Role == "model" {
+		out = append([]content{{Role: "user", Parts: []part{{Text: "(conversation continues)"}}}}, out...)
+	}
+	return out
+}
+
+func textParts(s string) []part {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	return []part{{Text: s}}
+}
+
+// callArgs parses stored arguments; Gemini needs an object, so anything else becomes {}.
+func callArgs(args string) json.RawMessage {
+	trimmed := strings.TrimSpace(args)
+	var obj map[string]json.RawMessage
+	if !strings.HasPrefix(trimmed, "{") || json.Unmarshal([]byte(trimmed), &obj) != nil {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(trimmed)
+}
