@@ -164,8 +164,14 @@ func typeError(file, e string, reported map[int]bool, values map[int]*yaml.Node,
 		}
 	} else if d := cannotDecode.FindStringSubmatch(msg); d != nil {
 		want := typeNameWords[d[2]]
-		if want == "" {
-			want = "a " + strings.TrimPrefix(d[2], "configs.")
+		switch goType := strings.TrimPrefix(d[2], "*"); {
+		case want != "":
+		case strings.HasPrefix(goType, "[]"):
+			want = "a list"
+		case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "configs."):
+			want = "a mapping"
+		default:
+			want = goType
 		}
 		got := d[1]
 		if n := values[line]; n != nil {

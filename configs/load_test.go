@@ -59,6 +59,11 @@ func TestLoadReportsFileProblems(t *testing.T) {
 			want: []string{`reef.yaml:2: llm.maxConcurrent: got "lots", want a whole number`},
 		},
 		{
+			name: "scalar where a list or mapping belongs",
+			body: "agents: main\nlog: debug\n",
+			want: []string{`reef.yaml:1: agents: got "main", want a list`, `reef.yaml:2: log: got "debug", want a mapping`},
+		},
+		{
 			name: "a secret in a wrong-typed value is not shown",
 			body: "llm:\n  maxRetries: ${OPENAI_API_KEY}\n",
 			want: []string{`reef.yaml:2: llm.maxRetries: got "${OPENAI_API_KEY}", want a whole number`},
