@@ -43,6 +43,7 @@ type (
 		outbox []*messages.Outbound
 		err    error
 	}
+	turnLost struct{ seq uint64 }
 )
 
 // SessionProps is the recipe for the Session with key.
@@ -75,7 +76,9 @@ func (s *Session) Receive(ctx actor.Context) {
 			ctx.Send(s.turn, &cancelTurn{})
 		}
 	case *actor.Terminated:
-		err = s.onTurnTerminated(ctx, msg)
+		s.onTurnTerminated(ctx, msg)
+	case *turnLost:
+		err = s.onTurnLost(ctx, msg)
 	}
 	if err != nil {
 		s.log.Error().Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")

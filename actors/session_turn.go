@@ -97,10 +97,18 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	s.maybeStartTurn(ctx)
 }
 
-// onTurnTerminated handles a Turn that stopped without reporting (it panicked): the run is
+// onTurnTerminated notes that the running Turn stopped. Terminated overtakes the user
+// messages the Turn sent before stopping, so the verdict waits behind them as turnLost.
+func (s *Session) onTurnTerminated(ctx actor.Context, msg *actor.Terminated) {
+	if s.turn != nil && msg.Who.Id == s.turn.Id {
+		ctx.Send(ctx.Self(), &turnLost{seq: s.turnSeq})
+	}
+}
+
+// onTurnLost handles a Turn that stopped without reporting (it panicked): the run is
 // recorded as failed, the user is told, and the session goes on.
-func (s *Session) onTurnTerminated(ctx actor.Context, msg *actor.Terminated) error {
-	if s.turn == nil || msg.Who.Id != s.turn.Id {
+func (s *Session) onTurnLost(ctx actor.Context, msg *turnLost) error {
+	if s.turn == nil || msg.seq != s.turnSeq {
 		return nil
 	}
 	return s.onTurnFinished(ctx, &turnFinished{seq: s.turnSeq, err: errors.New("the run crashed")})

@@ -1,0 +1,179 @@
+// Package terminal is the channel behind `reef chat`: it reads one message per line and prints
+// the agent's replies. Interactive mode shows a prompt and short lines for tool activity;
+// script mode (stdin not a terminal) prints only replies, so it can be piped.
+//
+// Each line is delivered and then answered before the next line is read, so a script's lines
+// get one reply each, in order.
+package terminal
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+)
+
+// ChatID is the chat id of the terminal conversation; SenderID is its (owner) sender.
+const (
+	ChatID   = "local"
+	SenderID = "owner"
+)
+
+// Config configures a Terminal.
+type Config struct {
+	In          io.Reader
+	Out         io.Writer // replies
+	Info        io.Writer // tool lines and notices (interactive mode); default Out
+	Interactive bool      // show a prompt, tool activity and the model's interim text
+	UserName    string
+}
+
+// Terminal is the terminal channel.
+type Terminal struct {
+	cfg   Config
+	final chan struct{} // one value per finished run
+	done  chan struct{} // closed after EOF, once the last line was answered
+	busy  atomic.Bool
+	mu    sync.Mutex // serialises writes
+	once  sync.Once
+}
+
+var (
+	_ channels.Channel          = (*Terminal)(nil)
+	_ channels.ProgressRenderer = (*Terminal)(nil)
+)
+
+// New returns a Terminal. It starts nothing.
+func New(cfg Config) *Terminal {
+	if cfg.Info == nil {
+		cfg.Info = cfg.Out
+	}
+	return &Terminal{cfg: cfg, final: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// Done is closed when the input ended and every line was answered.
+func (t *Terminal) Done() <-chan struct{} { return t.done }
+
+// Busy reports whether a run is answering a line now.
+func (t *Terminal) Busy() bool { return t.busy.Load() }
+
+// Run reads lines until EOF or ctx ends. After EOF it waits for ctx (the caller decides when
+// reef stops), so the connector does not mistake the end of input for a failure.
+func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
+	lines := make(chan string)
+	go t.read(ctx, lines)
+	for {
+		t.prompt()
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return nil
+		case line, ok = <-lines:
+		}
+		if !ok {
+			t.once.Do(func() { close(t.done) })
+			<-ctx.Done()
+			return nil
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		t.busy.Store(true)
+		err := deliver(ctx, messages.Inbound{
+			ChatID: ChatID, ChatType: messages.ChatDirect, SenderID: SenderID,
+			SenderName: t.cfg.UserName, Text: line,
+		})
+		if err != nil {
+			t.busy.Store(false)
+			if ctx.Err() != nil {
+				return nil
+			}
+			t.info("could not accept the message: %v", err)
+			continue
+		}
+		select {
+		case <-t.final:
+		case <-ctx.Done():
+			return nil
+		}
+		t.busy.Store(false)
+	}
+}
+
+// read sends each input line to lines and closes it at EOF. Long lines (up to 1 MiB) are fine.
+func (t *Terminal) read(ctx context.Context, lines chan<- string) {
+	defer close(lines)
+	r := bufio.NewReaderSize(t.cfg.In, 64<<10)
+	for {
+		line, err := r.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if line != "" || err == nil {
+			select {
+			case lines <- line:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Send prints a reply.
+func (t *Terminal) Send(_ context.Context, out messages.Outbound) ([]string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	text := strings.TrimRight(out.Text, "\n")
+	if t.cfg.Interactive {
+		text = "\n" + text + "\n"
+	}
+	if _, err := fmt.Fprintln(t.cfg.Out, text); err != nil {
+		return nil, fmt.Errorf("terminal: send: %w", err)
+	}
+	return []string{""}, nil
+}
+
+// Progress shows tool activity (interactive mode) and notes the end of each run.
+func (t *Terminal) Progress(_ context.Context, ev messages.TurnEvent) {
+	switch ev.Kind {
+	case messages.TurnFinal:
+		select {
+		case t.final <- struct{}{}:
+		default:
+		}
+	case messages.ToolStarted:
+		t.info("  · %s", ev.Label)
+	case messages.ToolFinished:
+		if ev.IsError && ev.Label != "" {
+			t.info("  ✗ %s", ev.Label)
+		}
+	case messages.TextDelta:
+		t.info("%s", strings.TrimSpace(ev.Text))
+	}
+}
+
+func (t *Terminal) prompt() {
+	if !t.cfg.Interactive {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprint(t.cfg.Out, "› ")
+}
+
+func (t *Terminal) info(format string, args ...any) {
+	if !t.cfg.Interactive {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.cfg.Info, format+"\n", args...)
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/terminal"
+	"github.com/reefgw/reef/messages"
+)
+
+// runChat talks to the default agent in this terminal. Interactive: Ctrl-C stops the current
+// run, a second Ctrl-C (or Ctrl-D) exits. Piped: one message per line, each reply printed to
+// stdout, exit 0 at the end of input.
+func runChat(args []string, stderr io.Writer) int {
+	flags := flag.NewFlagSet("chat", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	cfg := configOrExplain(*configPath, stderr)
+	if cfg == nil {
+		return 2
+	}
+	log, closeLog, err := newLogger(cfg, true)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef: logs: %v\n", err)
+		return 1
+	}
+	defer closeLog()
+
+	interactive := isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stdout.Fd())
+	term := terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout, Info: os.Stderr,
+		Interactive: interactive, UserName: os.Getenv("USER")})
+	rt, stop, err := startRuntime(cfg, log, map[string]channels.Channel{"terminal": term})
+	if err != nil {
+		fmt.Fprintf(stderr, "reef: %v\n", err)
+		return 1
+	}
+	defer stop()
+
+	ag := cfg.Agents[0]
+	key := actors.SessionKey(ag.ID, cfg.Session.DMScope, &messages.Inbound{Channel: "terminal",
+		ChatID: terminal.ChatID, ChatType: messages.ChatDirect, SenderID: terminal.SenderID})
+	if interactive {
+		fmt.Fprintf(stderr, "reef %s — agent %q on %s. Workspace: %s\nCtrl-C stops a run; Ctrl-C twice or Ctrl-D exits.\n\n",
+			version, ag.ID, ag.Model, ag.Workspace)
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var lastInt time.Time
+	for {
+		select {
+		case <-term.Done():
+			return 0
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM || !interactive {
+				return 0
+			}
+			if term.Busy() && time.Since(lastInt) > 2*time.Second {
+				lastInt = time.Now()
+				rt.Cancel(key)
+				fmt.Fprintln(stderr, "\n(stopping the run — press Ctrl-C again to exit)")
+				continue
+			}
+			fmt.Fprintln(stderr)
+			return 0
+		}
+	}
+}

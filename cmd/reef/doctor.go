@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/persistence/bolt"
+	"github.com/reefgw/reef/providers"
+)
+
+// runDoctor checks everything reef needs and prints each problem with its fix.
+func runDoctor(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	d := &doctor{out: stdout}
+	cfg, err := loadConfig(*configPath)
+	switch {
+	case errors.Is(err, configs.ErrNoProvider):
+		d.fail("configuration", "no LLM provider", configs.NoProviderHelp())
+		return 1
+	case err != nil:
+		d.fail("configuration", err.Error(), "edit the file and run `reef doctor` again")
+		return 1
+	}
+	path := *configPath
+	if path == "" {
+		path = configs.DefaultPath(os.Getenv)
+		if _, err := os.Stat(path); err != nil {
+			path = "(none: from the environment)"
+		}
+	}
+	d.ok("configuration", path)
+	d.checkDataDir(cfg)
+	for _, a := range cfg.Agents {
+		d.checkWorkspace(a)
+	}
+	d.checkProviders(cfg)
+	if d.problems > 0 {
+		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", d.problems)
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nAll good.")
+	return 0
+}
+
+type doctor struct {
+	out      io.Writer
+	problems int
+}
+
+func (d *doctor) ok(what, detail string) { fmt.Fprintf(d.out, "✓ %s: %s\n", what, detail) }
+
+func (d *doctor) fail(what, problem, fix string) {
+	d.problems++
+	fmt.Fprintf(d.out, "✗ %s: %s\n    fix: %s\n", what, problem, fix)
+}
+
+func (d *doctor) checkDataDir(cfg *configs.Config) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		d.fail("data directory", err.Error(), "make "+cfg.DataDir+" writable or set REEF_HOME")
+		return
+	}
+	st, err := bolt.Open(filepath.Join(cfg.DataDir, "reef.db"), bolt.Options{})
+	switch {
+	case errors.Is(err, persistence.ErrLocked):
+		d.ok("database", "in use by a running reef (that is fine)")
+		return
+	case err != nil:
+		d.fail("database", err.Error(), "move the damaged file aside; reef creates a new one")
+		return
+	}
+	defer st.Close()
+	if err := st.Check(); err != nil {
+		d.fail("database", "integrity check failed: "+err.Error(), "restore a backup of "+st.Path())
+		return
+	}
+	d.ok("database", st.Path())
+}
+
+func (d *doctor) checkWorkspace(a configs.AgentConfig) {
+	ws, err := agent.LoadWorkspace(a.Workspace)
+	if err != nil {
+		d.fail("workspace "+a.ID, err.Error(), "run `reef init`")
+		return
+	}
+	if len(ws.Files) == 0 {
+		d.fail("workspace "+a.ID, "no workspace files in "+a.Workspace, "run `reef init`")
+		return
+	}
+	d.ok("workspace "+a.ID, fmt.Sprintf("%s (%d files, %d skills)", a.Workspace, len(ws.Files), len(ws.Skills)))
+	for _, w := range ws.Warnings {
+		fmt.Fprintf(d.out, "  ! %s\n", w)
+	}
+}
+
+// checkProviders pings every provider an agent uses.
+func (d *doctor) checkProviders(cfg *configs.Config) {
+	names := make([]string, 0, len(cfg.Providers))
+	for name := range cfg.Providers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pc := cfg.Providers[name]
+		p, err := newProvider(name, pc, 10*time.Second)
+		if err != nil {
+			d.fail("provider "+name, err.Error(), "set providers."+name+".type")
+			continue
+		}
+		pinger, ok := p.(providers.Pinger)
+		if !ok {
+			d.ok("provider "+name, "configured (reachability not checked)")
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = pinger.Ping(ctx)
+		cancel()
+		switch {
+		case errors.Is(err, providers.ErrAuth):
+			d.fail("provider "+name, "the API key was rejected", "check the key in providers."+name+".apiKey or its environment variable")
+		case err != nil:
+			d.fail("provider "+name, err.Error(), "check providers."+name+".baseUrl and that the server is running")
+		default:
+			d.ok("provider "+name, "reachable"+baseURLNote(pc))
+		}
+	}
+}
+
+func baseURLNote(pc configs.ProviderConfig) string {
+	if pc.BaseURL == "" {
+		return ""
+	}
+	return " at " + pc.BaseURL
+}

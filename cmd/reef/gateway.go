@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/terminal"
+	"github.com/reefgw/reef/configs"
+)
+
+// runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
+// runs are stopped, pending writes committed, the database closed.
+func runGateway(args []string, stderr io.Writer) int {
+	flags := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	cfg := configOrExplain(*configPath, stderr)
+	if cfg == nil {
+		return 2
+	}
+	log, closeLog, err := newLogger(cfg, false)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef: logs: %v\n", err)
+		return 1
+	}
+	defer closeLog()
+
+	chans := gatewayChannels(cfg)
+	if len(chans) == 0 {
+		log.Warn().Msg("no channels configured: reef will run but nobody can talk to it (see channels in configs/reef.example.yaml)")
+	}
+	_, stop, err := startRuntime(cfg, log, chans)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef: %v\n", err)
+		return 1
+	}
+	log.Info().Dur("startup", time.Since(processStart)).Int("channels", len(chans)).
+		Str("dataDir", cfg.DataDir).Msg("reef gateway ready")
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	sig := <-sigs
+	log.Info().Str("signal", sig.String()).Msg("shutting down")
+	signal.Stop(sigs)
+	stop()
+	log.Info().Msg("stopped")
+	return 0
+}
+
+// gatewayChannels builds the channels configured for `reef gateway`.
+func gatewayChannels(cfg *configs.Config) map[string]channels.Channel {
+	chans := map[string]channels.Channel{}
+	if t := cfg.Channels.Terminal; t != nil && t.Enabled {
+		chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
+	}
+	return chans
+}

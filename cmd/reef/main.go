@@ -1,0 +1,83 @@
+// Command reef is a self-hosted AI assistant gateway: it connects LLM agents to the places
+// people already talk and lets them act in a workspace.
+//
+//	reef chat      talk to the agent in this terminal (or pipe lines in)
+//	reef gateway   run every configured channel until SIGINT/SIGTERM
+//	reef init      create $REEF_HOME with a starter workspace
+//	reef doctor    check the configuration, data directory, workspace and providers
+//	reef version   print the version
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/reefgw/reef/configs"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// processStart is when the process started, for the start-to-ready measurement.
+var processStart = time.Now()
+
+const usage = `reef — a self-hosted AI assistant gateway
+
+Usage:
+  reef chat    [-config FILE]   talk to your agent in this terminal; pipe lines in to script it
+  reef gateway [-config FILE]   run every configured channel until Ctrl-C / SIGTERM
+  reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
+  reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
+  reef version                  print the version
+
+Configuration comes from $REEF_HOME/reef.yaml (see configs/reef.example.yaml) or, without a
+file, from the environment: REEF_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
+ANTHROPIC_BASE_URL, GEMINI_API_KEY, GEMINI_BASE_URL.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "chat":
+		return runChat(args[1:], stderr)
+	case "gateway":
+		return runGateway(args[1:], stderr)
+	case "init":
+		return runInit(args[1:], stdout, stderr)
+	case "doctor":
+		return runDoctor(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "reef %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "reef: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// configOrExplain loads the configuration; on failure it prints what to fix and returns nil.
+func configOrExplain(path string, stderr io.Writer) *configs.Config {
+	cfg, err := loadConfig(path)
+	if err == nil {
+		return cfg
+	}
+	if errors.Is(err, configs.ErrNoProvider) {
+		fmt.Fprintln(stderr, configs.NoProviderHelp())
+		return nil
+	}
+	fmt.Fprintf(stderr, "reef: configuration problems:\n%v\n", err)
+	return nil
+}

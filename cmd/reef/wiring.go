@@ -1,0 +1,132 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/persistence/bolt"
+	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/tools"
+)
+
+// loadConfig loads the configuration from path, or from $REEF_HOME/reef.yaml when path is "".
+func loadConfig(path string) (*configs.Config, error) {
+	if path != "" {
+		return configs.Load(path, os.Getenv)
+	}
+	return configs.LoadDefault(os.Getenv)
+}
+
+// openStore opens the database, turning a lock conflict into a message a user can act on.
+func openStore(cfg *configs.Config) (*bolt.Store, error) {
+	path := filepath.Join(cfg.DataDir, "reef.db")
+	st, err := bolt.Open(path, bolt.Options{})
+	if errors.Is(err, persistence.ErrLocked) {
+		return nil, fmt.Errorf("another reef is already running with the data directory %s (stop it first, or set REEF_HOME to use another one)", cfg.DataDir)
+	}
+	return st, err
+}
+
+// buildAgents turns the configured agents into runnable ones: providers wrapped with the
+// global LLM cap, prompt-based tool calls where configured, retries and failover; tools and
+// their policy; workspaces initialised on first use.
+func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
+	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
+	sem := providers.NewSemaphore(cfg.LLM.MaxConcurrent)
+	clients := map[string]providers.Provider{}
+	for name, pc := range cfg.Providers {
+		p, err := newProvider(name, pc, idle)
+		if err != nil {
+			return nil, err
+		}
+		clients[name] = p
+	}
+	registry, err := tools.NewRegistry(newTools(cfg)...)
+	if err != nil {
+		return nil, err
+	}
+	var out []*actors.Agent
+	for _, ac := range cfg.Agents {
+		var targets []providers.Target
+		for _, ref := range append([]string{ac.Model}, ac.Fallbacks...) {
+			prov, model, err := configs.SplitModel(ref)
+			if err != nil {
+				return nil, err
+			}
+			client, ok := clients[prov]
+			if !ok {
+				return nil, fmt.Errorf("agent %s: model %s: no provider %q configured", ac.ID, ref, prov)
+			}
+			p := providers.Limit(client, sem)
+			if cfg.Model(ref).ToolMode == "prompt" {
+				p = providers.PromptTools(p)
+			}
+			p = providers.Retry(p, providers.RetryConfig{
+				MaxRetries:    cfg.LLM.MaxRetries,
+				MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second,
+			})
+			targets = append(targets, providers.Target{Label: ref, Provider: p, Model: model})
+		}
+		policy, err := tools.NewPolicy(ac.Tools.Allow, ac.Tools.Deny, registry.Names())
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: tools: %w", ac.ID, err)
+		}
+		if _, err := agent.InitWorkspace(ac.Workspace); err != nil {
+			return nil, fmt.Errorf("agent %s: workspace: %w", ac.ID, err)
+		}
+		mc := cfg.Model(ac.Model)
+		out = append(out, &actors.Agent{
+			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, Model: ac.Model,
+			Provider: providers.Failover(targets...), Tools: registry, Policy: policy,
+			ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens, Location: time.Local,
+			Limits: actors.Limits{
+				MaxToolCalls: ac.Limits.MaxToolCalls,
+				TurnTimeout:  time.Duration(ac.Limits.TurnTimeoutSeconds) * time.Second,
+				MaxRepeat:    ac.Limits.MaxRepeatCalls,
+			},
+		})
+	}
+	return out, nil
+}
+
+// startRuntime opens the store, builds the agents and starts the actor tree with chans.
+func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]channels.Channel) (*actors.Runtime, func(), error) {
+	agents, err := buildAgents(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := openStore(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := actors.Start(&actors.Deps{
+		Log: log, Store: store, Agents: agents, Channels: chans,
+		Session: actors.SessionSettings{
+			IdleAfter: time.Duration(cfg.Session.IdleMinutes) * time.Minute,
+			DMScope:   cfg.Session.DMScope,
+		},
+	})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	stop := func() {
+		if err := rt.Stop(15 * time.Second); err != nil {
+			log.Error().Err(err).Msg("shutdown")
+		}
+		if err := store.Close(); err != nil {
+			log.Error().Err(err).Msg("close database")
+		}
+	}
+	return rt, stop, nil
+}
