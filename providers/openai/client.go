@@ -185,7 +185,7 @@ func errorMessage(raw []byte) (msg, code string) {
 	}
 	var we wireError
 	if json.Unmarshal(v.Error, &we) == nil && we.Message != "" {
-		return we.Message, strings.Trim(string(we.Code), `"`)
+		return we.Message, strings.Trim(string(we.Code), `"`) + " " + we.Type
 	}
 	var s string
 	if json.Unmarshal(v.Error, &s) == nil && s != "" {
@@ -202,12 +202,16 @@ func errorMessage(raw []byte) (msg, code string) {
 
 // isOverflow recognises the context-window errors of OpenAI and compatible servers.
 func isOverflow(code, msg string) bool {
-	if code == "context_length_exceeded" {
+	if strings.Contains(code, "context_length") || strings.Contains(code, "exceed_context") {
 		return true
 	}
 	m := strings.ToLower(msg)
-	return strings.Contains(m, "maximum context length") || strings.Contains(m, "context length") ||
-		strings.Contains(m, "too many tokens") || strings.Contains(m, "context window")
+	for _, s := range []string{"maximum context length", "context length", "context size", "context window", "too many tokens"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // redact removes the API key from text that came from the server or the transport.

@@ -94,7 +94,7 @@ func (s *stream) handle(data string) {
 		if status < 400 {
 			status = 500
 		}
-		s.err = providers.StatusError(s.name, status, nil, c.Error.Message, isOverflow(code, c.Error.Message))
+		s.err = providers.StatusError(s.name, status, nil, c.Error.Message, isOverflow(code+" "+c.Error.Type, c.Error.Message))
 		return
 	}
 	if len(c.Choices) > 0 {
