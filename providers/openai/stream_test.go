@@ -23,7 +23,9 @@ func TestStreamWireVariants(t *testing.T) {
 	finish := func(r string) string {
 		return `data: {"choices":[{"index":0,"delta":{},"finish_reason":"` + r + `"}]}` + "\n\n"
 	}
-	text := func(s string) string { return `data: {"choices":[{"index":0,"delta":{"content":"` + s + `"}}]}` + "\n\n" }
+	text := func(s string) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":"` + s + `"}}]}` + "\n\n"
+	}
 	const done = "data: [DONE]\n\n"
 	tests := []struct {
 		name    string
