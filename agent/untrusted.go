@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -175,7 +176,12 @@ func fold(r rune) rune {
 		return '>'
 	}
 	if r >= 'a' && r <= 'z' {
-		r -= 'a' - 'A'
+		return r - ('a' - 'A')
+	}
+	if r >= utf8.RuneSelf {
+		if u := unicode.ToUpper(r); u < utf8.RuneSelf { // 'ſ' → 'S', 'ı' → 'I'
+			return u
+		}
 	}
 	return r
 }
