@@ -58,11 +58,16 @@ func hasToolTraffic(msgs []messages.ChatMessage) bool {
 	return false
 }
 
+// appendSection appends section after a blank line, never changing system itself, so the
+// stable prefix (SystemStable) stays valid.
 func appendSection(system, section string) string {
-	if system == "" {
-		return section
+	switch {
+	case system == "" || strings.HasSuffix(system, "\n\n"):
+		return system + section
+	case strings.HasSuffix(system, "\n"):
+		return system + "\n" + section
 	}
-	return strings.TrimRight(system, "\n") + "\n\n" + section
+	return system + "\n\n" + section
 }
 
 // toolSection describes the tools and the calling format, in our own words.

@@ -39,7 +39,7 @@ func TestPromptToolsRewritesTheRequest(t *testing.T) {
 	if len(got.Tools) != 0 {
 		t.Errorf("tools sent natively: %v", got.Tools)
 	}
-	if !strings.HasPrefix(got.System, req.System[:req.SystemStable]) {
+	if !strings.HasPrefix(got.System, req.System+"\n\n## Tools") {
 		t.Errorf("stable prefix changed: %q", got.System)
 	}
 	for _, want := range []string{"<tool_call>", "</tool_call>", "read_file", "Reads a file of the workspace.",
