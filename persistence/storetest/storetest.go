@@ -1,30 +1,22 @@
 // Package storetest is the conformance suite every persistence.Store implementation runs,
-// so that bolt (production) and memory (tests) keep the same semantics.
+// so that bolt (production) and memory (tests) keep the same semantics:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) persistence.Store { return memory.New() })
+//	}
 //
 // Beyond the comments on persistence.Store, the suite pins these semantics:
-//
 //   - A session exists (Session, Sessions) once PutSession stored its info. Appends and
 //     PutSnapshot create a session's storage without info; PendingSessions still lists it.
-//
 //   - Seqs are per session and per kind (entries, inbox, outbox): they start at 1, grow by 1
 //     per append, are not reused after a delete, and a failed Update gives its seqs out again.
-//
 //   - AppendInbox and AppendOutbox store the item with SessionKey and InboxSeq/OutboxSeq set.
-//
 //   - PutSnapshot refuses a Seq past the session's last entry.
-//
 //   - MarkSeen keeps the first time; PruneSeen removes ids strictly before the cutoff.
-//
 //   - Deleting a missing entry or session is not an error; an empty session key or dedup id is.
-//
 //   - A failed or panicking Update keeps nothing, and fn sees its own writes before that.
-//
 //   - A Tx or Reader used after its Update or View, and a closed Store, fail with
 //     persistence.ErrClosed; Close may be called twice.
-//
-//     func TestConformance(t *testing.T) {
-//     storetest.Run(t, func(t *testing.T) persistence.Store { return memory.New() })
-//     }
 package storetest
 
 import (
