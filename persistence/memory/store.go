@@ -6,8 +6,9 @@
 // what they passed or got back.
 //
 // Concurrency: one sync.RWMutex. Update holds the write lock while fn runs, so Views wait
-// for it (unlike bolt, where readers never wait). Update applies writes in place and keeps
-// an undo log; if fn returns an error or panics, the log is replayed backwards.
+// for it (unlike bolt, where readers never wait) and fn must not call View. Update applies
+// writes in place and keeps an undo log; if fn returns an error or panics, the log is
+// replayed backwards.
 package memory
 
 import (
