@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/reefgw/reef/messages"
@@ -25,8 +27,9 @@ type stream struct {
 	sse    *sse.Reader
 
 	queue    []providers.Event
-	calls    []*callBuilder // by index
-	finish   string         // finish_reason, once seen
+	calls    []*callBuilder // in order of appearance
+	byIndex  map[int]*callBuilder
+	finish   string // finish_reason, once seen
 	finished bool
 	ncalls   int   // tool calls emitted
 	done     bool  // EventDone queued
@@ -36,6 +39,7 @@ type stream struct {
 type callBuilder struct {
 	id, name string
 	args     []byte
+	order    int // the wire index; calls without one sort after, in order of appearance
 }
 
 func (s *stream) Next() (providers.Event, error) {
@@ -100,18 +104,24 @@ func (s *stream) handle(data string) {
 	if len(c.Choices) > 0 {
 		ch := c.Choices[0]
 		d := ch.Delta
-		if r := d.ReasoningContent + d.Reasoning; r != "" {
+		r := d.ReasoningContent
+		if r == "" {
+			r = d.Reasoning // never both: some servers send the same text in each
+		}
+		if r != "" {
 			s.queue = append(s.queue, providers.Event{Kind: providers.EventReasoning, Text: r})
 		}
 		if d.Content != "" {
 			s.queue = append(s.queue, providers.Event{Kind: providers.EventText, Text: d.Content})
 		}
 		for _, tc := range d.ToolCalls {
-			b := s.call(tc.Index)
+			b := s.call(tc.Index, tc.ID)
 			if tc.ID != "" {
 				b.id = tc.ID
 			}
-			b.name += tc.Function.Name
+			if n := tc.Function.Name; n != "" && n != b.name {
+				b.name += n // in pieces; a server repeating the whole name adds nothing
+			}
 			b.args = append(b.args, tc.Function.Arguments...)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" && !s.finished {
@@ -129,26 +139,34 @@ func (s *stream) handle(data string) {
 	}
 }
 
-// call returns the builder for the tool call at index i.
-func (s *stream) call(i int) *callBuilder {
-	if i < 0 || i > 1024 {
-		i = len(s.calls)
+// call returns the builder for a tool call delta. Deltas are matched by index; a delta
+// without an index continues the last call; a new id where another call is under way starts a
+// new call (servers that omit or reuse indexes).
+func (s *stream) call(index *int, id string) *callBuilder {
+	var b *callBuilder
+	if index != nil {
+		b = s.byIndex[*index]
+	} else if n := len(s.calls); n > 0 {
+		b = s.calls[n-1]
 	}
-	for len(s.calls) <= i {
-		s.calls = append(s.calls, nil)
+	if b == nil || (id != "" && b.id != "" && b.id != id) {
+		b = &callBuilder{order: len(s.calls) + 1<<20}
+		if index != nil {
+			b.order = *index
+			if s.byIndex == nil {
+				s.byIndex = map[int]*callBuilder{}
+			}
+			s.byIndex[*index] = b
+		}
+		s.calls = append(s.calls, b)
 	}
-	if s.calls[i] == nil {
-		s.calls[i] = &callBuilder{}
-	}
-	return s.calls[i]
+	return b
 }
 
 // emitCalls queues the assembled tool calls.
 func (s *stream) emitCalls() {
+	slices.SortStableFunc(s.calls, func(a, b *callBuilder) int { return cmp.Compare(a.order, b.order) })
 	for _, b := range s.calls {
-		if b == nil {
-			continue
-		}
 		if b.id == "" {
 			b.id = newCallID()
 		}
@@ -160,7 +178,7 @@ func (s *stream) emitCalls() {
 			ToolCall: messages.ToolCall{ID: b.id, Name: b.name, Arguments: args}})
 	}
 	s.ncalls += len(s.calls)
-	s.calls = nil
+	s.calls, s.byIndex = nil, nil
 }
 
 // complete queues the final events at the end of a whole answer.

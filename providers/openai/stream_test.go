@@ -40,6 +40,14 @@ func TestStreamWireVariants(t *testing.T) {
 		{"calls by index, interleaved", tc(1, "b", "g", `"{}"`) + tc(0, "a", "f", `"{\"k\""`) + tc(0, "", "", `":2}"`) + finish("tool_calls") + done,
 			answer{Calls: []messages.ToolCall{{ID: "a", Name: "f", Arguments: `{"k":2}`}, {ID: "b", Name: "g", Arguments: `{}`}},
 				Stop: providers.StopToolUse}, nil},
+		{"calls without index, each whole", `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}"}}]}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"b","function":{"name":"g","arguments":"{\"y\":2}"}}]}}]}` + "\n\n" + finish("tool_calls") + done,
+			answer{Calls: []messages.ToolCall{{ID: "a", Name: "f", Arguments: `{}`}, {ID: "b", Name: "g", Arguments: `{"y":2}`}},
+				Stop: providers.StopToolUse}, nil},
+		{"name repeated in every delta", tc(0, "a", "read", `"{\"p\""`) + tc(0, "a", "read", `":1}"`) + finish("stop") + done,
+			answer{Calls: []messages.ToolCall{{ID: "a", Name: "read", Arguments: `{"p":1}`}}, Stop: providers.StopToolUse}, nil},
+		{"reasoning in both fields", `data: {"choices":[{"index":0,"delta":{"reasoning":"r","reasoning_content":"r"}}]}` + "\n\n" + finish("stop") + done,
+			answer{Reasoning: "r", Stop: providers.StopEnd}, nil},
 		{"length", text("trunc") + finish("length") + done, answer{Text: "trunc", Stop: providers.StopMaxToken}, nil},
 		{"content filter", finish("content_filter") + done, answer{Stop: providers.StopFiltered}, nil},
 		{"keep-alive comments and reasoning field", ": ping\n\n" +

@@ -130,7 +130,7 @@ type chunk struct {
 			ReasoningContent string `json:"reasoning_content"` // DeepSeek, vLLM
 			Reasoning        string `json:"reasoning"`         // OpenRouter, Ollama
 			ToolCalls        []struct {
-				Index    int    `json:"index"`
+				Index    *int   `json:"index"` // missing at some servers
 				ID       string `json:"id"`
 				Function struct {
 					Name      string `json:"name"`
