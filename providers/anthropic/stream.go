@@ -28,10 +28,11 @@ type stream struct {
 
 // openBlock is a content block being streamed.
 type openBlock struct {
-	kind string // text, tool_use, thinking, ...
-	id   string
-	name string
-	args strings.Builder
+	kind  string // text, tool_use, thinking, ...
+	id    string
+	name  string
+	input string // tool_use input given whole in content_block_start (some compatible servers)
+	args  strings.Builder
 }
 
 func newStream(ctx context.Context, c *Client, r *sse.Reader) *stream {
@@ -95,9 +96,10 @@ type wireEvent struct {
 		Usage wireUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
+		Type  string          `json:"type"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
 	} `json:"content_block"`
 	Delta struct {
 		Type        string `json:"type"`
@@ -147,7 +149,8 @@ func (s *stream) handle(ev sse.Event) error {
 	case "message_start":
 		s.mergeUsage(w.Message.Usage)
 	case "content_block_start":
-		s.blocks[w.Index] = &openBlock{kind: w.ContentBlock.Type, id: w.ContentBlock.ID, name: w.ContentBlock.Name}
+		cb := w.ContentBlock
+		s.blocks[w.Index] = &openBlock{kind: cb.Type, id: cb.ID, name: cb.Name, input: string(cb.Input)}
 	case "content_block_delta":
 		s.delta(w)
 	case "content_block_stop":
@@ -156,6 +159,9 @@ func (s *stream) handle(ev sse.Event) error {
 		if b != nil && b.kind == "tool_use" {
 			args := b.args.String()
 			if strings.TrimSpace(args) == "" {
+				args = b.input // the API streams input as deltas and starts with {}
+			}
+			if strings.TrimSpace(args) == "" || args == "null" {
 				args = "{}"
 			}
 			s.emit(providers.Event{Kind: providers.EventToolCall,

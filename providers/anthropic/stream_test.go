@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/anthropic"
 )
@@ -120,5 +123,33 @@ func TestNextAfterEndKeepsReturningEOF(t *testing.T) {
 	}
 	if len(kinds) != 2 || kinds[0] != providers.EventUsage || kinds[1] != providers.EventDone {
 		t.Errorf("got kinds %v, want usage then done, then io.EOF", kinds)
+	}
+}
+
+func TestToolInputGivenWhole(t *testing.T) {
+	// Some Anthropic-compatible servers send the whole input in content_block_start.
+	body := ev("message_start", evStart) +
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_w","name":"exec","input":{"cmd":"ls"}}}`) +
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`) +
+		ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_s","name":"exec","input":{}}}`) +
+		ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"cmd\":"}}`) +
+		ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"pwd\"}"}}`) +
+		ev("content_block_stop", `{"type":"content_block_stop","index":1}`) +
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}`) +
+		ev("message_stop", evStop)
+	evs, err := collect(t, rawServer(t, body), userReq("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, calls, last := summarize(evs)
+	want := []messages.ToolCall{
+		{ID: "toolu_w", Name: "exec", Arguments: `{"cmd":"ls"}`},
+		{ID: "toolu_s", Name: "exec", Arguments: `{"cmd":"pwd"}`},
+	}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("tool calls (-want +got):\n%s", diff)
+	}
+	if last.StopReason != providers.StopToolUse {
+		t.Errorf("got stop %q, want tool_use", last.StopReason)
 	}
 }

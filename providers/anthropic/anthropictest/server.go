@@ -53,8 +53,8 @@ func (s *Server) URL() string { return s.srv.URL }
 
 // Close stops the server, releasing hung requests first.
 func (s *Server) Close() {
+	s.srv.CloseClientConnections() // cut streams mid-answer, as a crashed server would
 	s.once.Do(func() { close(s.quit) })
-	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
 

@@ -64,8 +64,8 @@ func (s *Server) RequestURIs() []string {
 
 // Close stops the server, releasing hung requests first.
 func (s *Server) Close() {
+	s.srv.CloseClientConnections() // cut streams mid-answer, as a crashed server would
 	s.once.Do(func() { close(s.quit) })
-	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
 
