@@ -1,0 +1,94 @@
+// Package fake is an in-process channel for tests and benchmarks: Inject plays a person
+// sending a message (through the same Deliver path a platform adapter uses) and every reply
+// and progress event is recorded and published on Go channels.
+package fake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+)
+
+// Channel is a fake platform account.
+type Channel struct {
+	// Sent receives every reply, Events every progress event. Both are buffered; a test that
+	// does not read them is not blocked until the buffer (4096) fills.
+	Sent   chan messages.Outbound
+	Events chan messages.TurnEvent
+	// SendErr, when set, makes Send fail with it (transient platform failure).
+	SendErr atomic.Pointer[error]
+
+	mu      sync.Mutex
+	deliver channels.Deliver
+	ready   chan struct{}
+	once    sync.Once
+	nextID  atomic.Int64
+}
+
+var (
+	_ channels.Channel          = (*Channel)(nil)
+	_ channels.ProgressRenderer = (*Channel)(nil)
+)
+
+// New returns a fake channel.
+func New() *Channel {
+	return &Channel{
+		Sent:   make(chan messages.Outbound, 4096),
+		Events: make(chan messages.TurnEvent, 4096),
+		ready:  make(chan struct{}),
+	}
+}
+
+// Run records deliver and waits for ctx.
+func (c *Channel) Run(ctx context.Context, deliver channels.Deliver) error {
+	c.mu.Lock()
+	c.deliver = deliver
+	c.mu.Unlock()
+	c.once.Do(func() { close(c.ready) })
+	<-ctx.Done()
+	return nil
+}
+
+// Inject delivers a message as the platform would and returns once reef accepted it durably.
+// Empty ChatType means a direct chat; empty MessageID gets a unique one.
+func (c *Channel) Inject(ctx context.Context, in messages.Inbound) error {
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if in.ChatType == "" {
+		in.ChatType = messages.ChatDirect
+	}
+	if in.SenderID == "" {
+		in.SenderID = in.ChatID
+	}
+	if in.MessageID == "" {
+		in.MessageID = fmt.Sprintf("m%d", c.nextID.Add(1))
+	}
+	c.mu.Lock()
+	deliver := c.deliver
+	c.mu.Unlock()
+	return deliver(ctx, in)
+}
+
+// Send records a reply.
+func (c *Channel) Send(_ context.Context, out messages.Outbound) ([]string, error) {
+	if err := c.SendErr.Load(); err != nil && *err != nil {
+		return nil, *err
+	}
+	c.Sent <- out
+	return []string{fmt.Sprintf("p%d", c.nextID.Add(1))}, nil
+}
+
+// Progress records a progress event.
+func (c *Channel) Progress(_ context.Context, ev messages.TurnEvent) {
+	select {
+	case c.Events <- ev:
+	default:
+	}
+}
