@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/reefgw/reef/providers"
@@ -91,13 +90,16 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	hreq.Header.Set("Accept", "text/event-stream")
 
 	// The idle watchdog also covers the wait for the response headers.
-	var idle atomic.Bool
-	watchdog := time.AfterFunc(c.cfg.IdleTimeout, func() { idle.Store(true); cancel() })
+	watchdog := time.AfterFunc(c.cfg.IdleTimeout, cancel)
 	resp, err := c.http.Do(hreq)
-	watchdog.Stop()
+	idle := !watchdog.Stop() // it fired (or is firing): the request is cancelled
+	if idle && err == nil {
+		resp.Body.Close()
+		err = context.Canceled
+	}
 	if err != nil {
 		cancel()
-		return nil, c.transportError(ctx, err, idle.Load())
+		return nil, c.transportError(ctx, err, idle)
 	}
 	if resp.StatusCode/100 != 2 {
 		defer cancel()
@@ -120,7 +122,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	c.setHeaders(hreq)
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return fmt.Errorf("ping: %w", c.transportError(ctx, err, false))
+		return c.transportError(ctx, fmt.Errorf("ping: %w", err), false)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {

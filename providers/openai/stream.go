@@ -69,13 +69,14 @@ func (s *stream) Next() (providers.Event, error) {
 	return ev, nil
 }
 
-// end handles the end of the body without [DONE].
+// end handles the end of the body without [DONE]. After a finish reason the answer is whole
+// (some servers omit [DONE]; a drop then loses at most the usage chunk).
 func (s *stream) end(err error) {
 	switch {
-	case err == io.EOF && s.finished:
-		s.complete() // some servers omit [DONE]
 	case s.ctx.Err() != nil:
 		s.err = fmt.Errorf("%s: stream: %w", s.name, s.ctx.Err())
+	case s.finished:
+		s.complete()
 	case errors.Is(err, sse.ErrIdle):
 		s.err = fmt.Errorf("%s: stream: %w", s.name, providers.ErrIdleTimeout)
 	case err == io.EOF:
