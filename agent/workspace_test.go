@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -222,20 +221,6 @@ func TestLoadWorkspaceSymlinks(t *testing.T) {
 	warnings := strings.Join(ws.Warnings, "\n")
 	if !strings.Contains(warnings, "AGENTS.md: not loaded") || !strings.Contains(warnings, "USER.md: not loaded") {
 		t.Errorf("warnings = %q, want AGENTS.md and USER.md not loaded", ws.Warnings)
-	}
-}
-
-func TestLoadWorkspaceFIFODoesNotHang(t *testing.T) {
-	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, "AGENTS.md"), 0o600); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	ws, err := LoadWorkspace(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ws.Files) != 0 || len(ws.Warnings) != 1 || !strings.Contains(ws.Warnings[0], "not a regular file") {
-		t.Errorf("files %v, warnings %q; want the FIFO skipped with a warning", fileNames(ws), ws.Warnings)
 	}
 }
 
