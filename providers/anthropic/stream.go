@@ -118,11 +118,11 @@ type wireUsage struct {
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 }
 
-// merge folds reported counts into u. InputTokens is the whole prompt: uncached input plus
-// cache reads and writes (the API reports them apart).
-func (w wireUsage) merge(u *messages.Usage, uncached *int) {
+// merge folds reported counts into u. Like the API (and the openai client), InputTokens
+// counts only the uncached input; cache reads and writes are counted apart.
+func (w wireUsage) merge(u *messages.Usage) {
 	if w.InputTokens != nil {
-		*uncached = *w.InputTokens
+		u.InputTokens = *w.InputTokens
 	}
 	if w.CacheReadInputTokens != nil {
 		u.CacheReadTokens = *w.CacheReadInputTokens
@@ -133,7 +133,6 @@ func (w wireUsage) merge(u *messages.Usage, uncached *int) {
 	if w.OutputTokens != nil {
 		u.OutputTokens = *w.OutputTokens
 	}
-	u.InputTokens = *uncached + u.CacheReadTokens + u.CacheWriteTokens
 }
 
 // handle processes one SSE event, queueing the events it yields.
@@ -203,10 +202,7 @@ func (s *stream) delta(w wireEvent) {
 }
 
 // mergeUsage folds a usage object (message_start, or message_delta restating counts) into s.usage.
-func (s *stream) mergeUsage(w wireUsage) {
-	uncached := s.usage.InputTokens - s.usage.CacheReadTokens - s.usage.CacheWriteTokens
-	w.merge(&s.usage, &uncached)
-}
+func (s *stream) mergeUsage(w wireUsage) { w.merge(&s.usage) }
 
 func (s *stream) emit(ev providers.Event) { s.queue = append(s.queue, ev) }
 

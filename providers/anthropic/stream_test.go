@@ -153,3 +153,17 @@ func TestToolInputGivenWhole(t *testing.T) {
 		t.Errorf("got stop %q, want tool_use", last.StopReason)
 	}
 }
+
+func TestUsageFromWire(t *testing.T) {
+	c := rawServer(t, ev("message_start", `{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":20,"output_tokens":1}}}`)+
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}`)+
+		ev("message_stop", evStop))
+	evs, err := collect(t, c, userReq("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := messages.Usage{InputTokens: 10, OutputTokens: 7, CacheReadTokens: 100, CacheWriteTokens: 20}
+	if diff := cmp.Diff(want, evs[0].Usage); evs[0].Kind != providers.EventUsage || diff != "" {
+		t.Errorf("got %+v, want usage (-want +got):\n%s", evs[0], diff)
+	}
+}

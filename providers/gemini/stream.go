@@ -115,9 +115,10 @@ func (s *stream) handle(data string) error {
 		return e
 	}
 	if u := ch.UsageMetadata; u != nil {
-		// Thoughts are billed as output; the prompt count includes cached tokens.
+		// Thoughts are billed as output. The prompt count includes cached tokens; InputTokens
+		// counts only the uncached input, as the other clients do.
 		s.usage = messages.Usage{
-			InputTokens:     u.PromptTokenCount,
+			InputTokens:     u.PromptTokenCount - u.CachedContentTokenCount,
 			OutputTokens:    u.CandidatesTokenCount + u.ThoughtsTokenCount,
 			CacheReadTokens: u.CachedContentTokenCount,
 		}

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/gemini"
 )
@@ -135,5 +138,18 @@ func TestHTTPErrorBodies(t *testing.T) {
 				t.Errorf("error %q contains the API key", err)
 			}
 		})
+	}
+}
+
+func TestUsageFromWire(t *testing.T) {
+	c := rawServer(t, 200, nil, data(`{"candidates":[{"content":{"parts":[{"text":"ok"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":110,"cachedContentTokenCount":100,"candidatesTokenCount":4,"thoughtsTokenCount":6}}`))
+	evs, err := collect(t, c, userReq("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// InputTokens is the uncached input, as in the other clients; thoughts count as output.
+	want := messages.Usage{InputTokens: 10, OutputTokens: 10, CacheReadTokens: 100}
+	if diff := cmp.Diff(want, evs[1].Usage); evs[1].Kind != providers.EventUsage || diff != "" {
+		t.Errorf("got %+v, want usage (-want +got):\n%s", evs[1], diff)
 	}
 }

@@ -42,11 +42,10 @@ type obj = map[string]any
 // dropped) for CutInText and CutInTool.
 func (wr *writer) play(model string, reply fake.Reply) {
 	u := reply.Usage
-	uncached := max(u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens, 0)
 	wr.event("message_start", obj{"type": "message_start", "message": obj{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil,
-		"usage": obj{"input_tokens": uncached, "output_tokens": 1,
+		"usage": obj{"input_tokens": u.InputTokens, "output_tokens": 1,
 			"cache_read_input_tokens": u.CacheReadTokens, "cache_creation_input_tokens": u.CacheWriteTokens},
 	}})
 	wr.event("ping", obj{"type": "ping"})

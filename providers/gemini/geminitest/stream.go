@@ -50,9 +50,9 @@ func (wr *writer) drop() {
 func (wr *writer) play(reply fake.Reply) {
 	u := reply.Usage
 	usage := obj{
-		"promptTokenCount":     u.InputTokens,
+		"promptTokenCount":     u.InputTokens + u.CacheReadTokens, // Gemini's count includes the cache
 		"candidatesTokenCount": u.OutputTokens,
-		"totalTokenCount":      u.InputTokens + u.OutputTokens,
+		"totalTokenCount":      u.InputTokens + u.CacheReadTokens + u.OutputTokens,
 	}
 	if u.CacheReadTokens > 0 {
 		usage["cachedContentTokenCount"] = u.CacheReadTokens
