@@ -29,10 +29,19 @@ const (
 type Config struct {
 	In          io.Reader
 	Out         io.Writer // replies
-	Info        io.Writer // tool lines and notices (interactive mode); default Out
+	Info        io.Writer // tool lines (interactive mode) and notices (both modes); default Out
 	Interactive bool      // show a prompt, tool activity and the model's interim text
 	UserName    string
+	Greeting    string // printed to Info before the first prompt (interactive mode)
+	// MaxLine is the longest line, in bytes, handed to reef (default 32 KiB, the gateway's
+	// default inbound limit). A longer line is refused here with a notice on Info: the
+	// gateway answers an oversized message with a notice but no finished run, which would
+	// leave the terminal waiting for ever.
+	MaxLine int
 }
+
+// DefaultMaxLine is the default Config.MaxLine.
+const DefaultMaxLine = 32 << 10
 
 // Terminal is the terminal channel.
 type Terminal struct {
@@ -54,6 +63,9 @@ func New(cfg Config) *Terminal {
 	if cfg.Info == nil {
 		cfg.Info = cfg.Out
 	}
+	if cfg.MaxLine <= 0 {
+		cfg.MaxLine = DefaultMaxLine
+	}
 	return &Terminal{cfg: cfg, final: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
@@ -68,6 +80,9 @@ func (t *Terminal) Busy() bool { return t.busy.Load() }
 func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 	lines := make(chan string)
 	go t.read(ctx, lines)
+	if t.cfg.Greeting != "" {
+		t.info("%s", t.cfg.Greeting)
+	}
 	for {
 		t.prompt()
 		var line string
@@ -85,6 +100,12 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		if len(line) > t.cfg.MaxLine {
+			t.notice("That line is too long (%d KB; the limit is %d KB), so it was not sent. Please send it in smaller parts or as a file.",
+				len(line)>>10, t.cfg.MaxLine>>10)
+			continue
+		}
+		t.drainFinal() // a run this terminal did not start (one recovered at startup) may have ended
 		t.busy.Store(true)
 		err := deliver(ctx, messages.Inbound{
 			ChatID: ChatID, ChatType: messages.ChatDirect, SenderID: SenderID,
@@ -95,7 +116,7 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			t.info("could not accept the message: %v", err)
+			t.notice("could not accept the message: %v", err)
 			continue
 		}
 		select {
@@ -107,12 +128,14 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 	}
 }
 
-// read sends each input line to lines and closes it at EOF. Long lines (up to 1 MiB) are fine.
+// read sends each input line to lines and closes it at EOF. Of a line longer than MaxLine
+// only MaxLine+1 bytes are kept (enough for Run to refuse it), so input without newlines
+// cannot exhaust memory.
 func (t *Terminal) read(ctx context.Context, lines chan<- string) {
 	defer close(lines)
 	r := bufio.NewReaderSize(t.cfg.In, 64<<10)
 	for {
-		line, err := r.ReadString('\n')
+		line, err := t.readLine(r)
 		line = strings.TrimRight(line, "\r\n")
 		if line != "" || err == nil {
 			select {
@@ -123,6 +146,20 @@ func (t *Terminal) read(ctx context.Context, lines chan<- string) {
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// readLine reads up to and including '\n', keeping at most MaxLine+1 bytes of it.
+func (t *Terminal) readLine(r *bufio.Reader) (string, error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if room := t.cfg.MaxLine + 1 - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(len(chunk), room)]...)
+		}
+		if err != bufio.ErrBufferFull {
+			return string(buf), err
 		}
 	}
 }
@@ -167,6 +204,21 @@ func (t *Terminal) prompt() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprint(t.cfg.Out, "› ")
+}
+
+// drainFinal forgets a run end that arrived while no line was waiting for one.
+func (t *Terminal) drainFinal() {
+	select {
+	case <-t.final:
+	default:
+	}
+}
+
+// notice prints to Info in both modes: a problem with a line must not pass silently in a script.
+func (t *Terminal) notice(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintf(t.cfg.Info, format+"\n", args...)
 }
 
 func (t *Terminal) info(format string, args ...any) {
