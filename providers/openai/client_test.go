@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +212,41 @@ func TestCancelMidStream(t *testing.T) {
 	cancel()
 	if _, err := s.Next(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Next after cancel = %v, want context.Canceled", err)
+	}
+}
+
+// redirect sends every request to the fake server, whatever host it names.
+type redirect struct{ target string }
+
+func (rt redirect) RoundTrip(r *http.Request) (*http.Response, error) {
+	u, err := url.Parse(rt.target)
+	if err != nil {
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestMaxTokensFieldByHost(t *testing.T) {
+	script := fake.NewScript()
+	srv := openaitest.NewServer(script)
+	defer srv.Close()
+	hc := &http.Client{Transport: redirect{srv.URL()}}
+	for _, base := range []string{"https://api.openai.com/v1", srv.URL()} {
+		c := openai.New(openai.Config{BaseURL: base, HTTPClient: hc})
+		if _, err := call(context.Background(), c, providers.Request{MaxTokens: 99}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := script.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if b := string(reqs[0].Body); !strings.Contains(b, `"max_completion_tokens":99`) || strings.Contains(b, `"max_tokens"`) {
+		t.Errorf("api.openai.com body %s, want max_completion_tokens only", b)
+	}
+	if b := string(reqs[1].Body); !strings.Contains(b, `"max_tokens":99`) {
+		t.Errorf("other server body %s, want max_tokens", b)
 	}
 }
