@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 )
 
 //go:embed templates/*.md
@@ -30,6 +31,9 @@ const (
 // starterFiles are written by InitWorkspace, in this order. BOOTSTRAP.md is handled apart.
 var starterFiles = []string{FileAgents, FileSoul, FileUser, FileIdentity, FileTools, FileHeartbeat}
 
+// usedMarkers are the names whose presence shows a workspace has been used before.
+var usedMarkers = append(slices.Clone(starterFiles), FileMemory, fileMemoryAlt, DirMemory, FileBootstrap)
+
 // InitWorkspace creates the workspace dir (0700) and every starter file and folder that is
 // missing. It never overwrites: a file that exists, even as a symlink or with other content, is
 // left alone. BOOTSTRAP.md, the first-run ritual, is written only when the workspace is brand
@@ -51,16 +55,16 @@ func InitWorkspace(dir string) (created []string, err error) {
 	defer root.Close()
 
 	brandNew := true
-	for _, name := range append(starterFiles[:len(starterFiles):len(starterFiles)], FileMemory, fileMemoryAlt, DirMemory, FileBootstrap) {
+	for _, name := range usedMarkers {
 		if _, err := root.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
 			brandNew = false
 			break
 		}
 	}
 
-	names := starterFiles
+	names := slices.Clone(starterFiles)
 	if brandNew {
-		names = append(names[:len(names):len(names)], FileBootstrap)
+		names = append(names, FileBootstrap)
 	}
 	for _, name := range names {
 		ok, err := createFile(root, name)
