@@ -10,8 +10,10 @@ import (
 	"github.com/reefgw/reef/messages"
 )
 
-// PromptInput is everything BuildSystemPrompt needs. Only Now, SessionKey, Channel, Model, Host,
-// AgentID and ExtraSystem go into the volatile part; the rest shapes the stable prefix.
+// PromptInput is everything BuildSystemPrompt needs. Now, Location, SessionKey, Channel, Model,
+// Host, AgentID and ExtraSystem only reach the volatile part. ChatType reaches both: in the stable
+// prefix it only decides whether MEMORY.md is injected (not in groups), so the prefix stays the
+// same for every turn of one conversation.
 type PromptInput struct {
 	AgentID     string
 	AgentName   string
