@@ -88,7 +88,7 @@ func events(r Reply) []providers.Event {
 	for _, d := range splitText(text, 3) {
 		evs = append(evs, providers.Event{Kind: providers.EventText, Text: d})
 	}
-	if r.CutInText || (r.CutInTool && len(r.ToolCalls) > 0) {
+	if r.CutInText || r.CutInTool { // a cut in a tool call drops the whole call
 		return append(evs, providers.Event{}) // the cut
 	}
 	for _, c := range r.ToolCalls {
