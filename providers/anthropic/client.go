@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/reefgw/reef/providers"
@@ -104,11 +105,32 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode request: %w", c.name, err)
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/v1/messages", body)
+	resp, cancel, err := c.open(ctx, "/v1/messages", body)
 	if err != nil {
 		return nil, err
 	}
-	return newStream(ctx, c, sse.NewReader(resp.Body, c.idle)), nil
+	return newStream(ctx, cancel, c, sse.NewReader(resp.Body, c.idle)), nil
+}
+
+// open posts a streaming request. The idle timeout also bounds the wait for the response
+// headers; cancel ends the request and must be called once the stream is done.
+func (c *Client) open(ctx context.Context, path string, body []byte) (*http.Response, context.CancelFunc, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var fired atomic.Bool
+	watchdog := time.AfterFunc(c.idle, func() { fired.Store(true); cancel() })
+	resp, err := c.do(ctx, http.MethodPost, path, body)
+	if !watchdog.Stop() && err == nil {
+		resp.Body.Close() // the watchdog fired as the headers arrived
+		err = context.Canceled
+	}
+	if err != nil {
+		cancel()
+		if fired.Load() {
+			err = fmt.Errorf("%s: no response headers for %s: %w", c.name, c.idle, providers.ErrIdleTimeout)
+		}
+		return nil, nil, err
+	}
+	return resp, cancel, nil
 }
 
 // Ping lists models: it checks that the endpoint answers and accepts the key.

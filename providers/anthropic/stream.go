@@ -16,6 +16,7 @@ import (
 // stream turns Messages SSE events into providers.Events.
 type stream struct {
 	ctx    context.Context
+	cancel context.CancelFunc // ends the request
 	c      *Client
 	r      *sse.Reader
 	blocks map[int]*openBlock // content blocks started and not yet stopped, by index
@@ -35,8 +36,8 @@ type openBlock struct {
 	args  strings.Builder
 }
 
-func newStream(ctx context.Context, c *Client, r *sse.Reader) *stream {
-	return &stream{ctx: ctx, c: c, r: r, blocks: map[int]*openBlock{}}
+func newStream(ctx context.Context, cancel context.CancelFunc, c *Client, r *sse.Reader) *stream {
+	return &stream{ctx: ctx, cancel: cancel, c: c, r: r, blocks: map[int]*openBlock{}}
 }
 
 // Next returns the next event, io.EOF after EventDone, or an error.
@@ -66,12 +67,14 @@ func (s *stream) Next() (providers.Event, error) {
 // Close releases the connection. It is safe to call more than once.
 func (s *stream) Close() error {
 	s.r.Close()
+	s.cancel()
 	return nil
 }
 
 func (s *stream) fail(err error) {
 	s.err = err
 	s.r.Close()
+	s.cancel()
 }
 
 // readError classifies a failure to read the next SSE event.

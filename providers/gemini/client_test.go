@@ -21,13 +21,19 @@ import (
 
 const canary = "AIzaCANARY-0123456789abcdefghijklmnop"
 
-// setup starts a fake playing replies and a client pointed at it.
+// setup starts a fake playing replies and a client pointed at it. The idle timeout is long:
+// only the idle tests (setupIdle) rely on it firing.
 func setup(t *testing.T, replies ...fake.Reply) (*gemini.Client, *fake.Script, *geminitest.Server) {
+	t.Helper()
+	return setupIdle(t, 10*time.Second, replies...)
+}
+
+func setupIdle(t *testing.T, idle time.Duration, replies ...fake.Reply) (*gemini.Client, *fake.Script, *geminitest.Server) {
 	t.Helper()
 	script := fake.NewScript(replies...)
 	srv := geminitest.NewServer(script, geminitest.WithAPIKey(canary))
 	t.Cleanup(srv.Close)
-	c := gemini.New(gemini.Config{BaseURL: srv.URL(), APIKey: canary, IdleTimeout: 200 * time.Millisecond})
+	c := gemini.New(gemini.Config{BaseURL: srv.URL(), APIKey: canary, IdleTimeout: idle})
 	return c, script, srv
 }
 
@@ -208,12 +214,17 @@ func TestStreamFaultsMidStream(t *testing.T) {
 		want  error
 	}{
 		{"hang", fake.Reply{Hang: true}, providers.ErrIdleTimeout},
+		{"no headers", fake.Reply{Delay: time.Hour}, providers.ErrIdleTimeout},
 		{"cut before the tool call", fake.Reply{Text: "Writing the file now.", ToolCalls: []messages.ToolCall{call}, CutInTool: true}, providers.ErrStreamCut},
 		{"cut in text", fake.Reply{Text: "a long answer that will be cut", CutInText: true}, providers.ErrStreamCut},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, _ := setup(t, tt.reply)
+			idle := 10 * time.Second
+			if tt.want == providers.ErrIdleTimeout {
+				idle = 200 * time.Millisecond
+			}
+			c, _, _ := setupIdle(t, idle, tt.reply)
 			evs, err := collect(t, c, userReq("hi"))
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("got %v, want %v", err, tt.want)

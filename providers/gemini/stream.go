@@ -17,21 +17,22 @@ import (
 
 // stream turns streamed GenerateContentResponses into providers.Events.
 type stream struct {
-	ctx   context.Context
-	c     *Client
-	r     *sse.Reader
-	nonce string // makes generated tool call ids unique across calls
-	calls int    // function calls seen
-	usage messages.Usage
-	queue []providers.Event
-	done  bool  // EventDone was queued
-	err   error // sticky terminal error (io.EOF after EventDone)
+	ctx    context.Context
+	cancel context.CancelFunc // ends the request
+	c      *Client
+	r      *sse.Reader
+	nonce  string // makes generated tool call ids unique across calls
+	calls  int    // function calls seen
+	usage  messages.Usage
+	queue  []providers.Event
+	done   bool  // EventDone was queued
+	err    error // sticky terminal error (io.EOF after EventDone)
 }
 
-func newStream(ctx context.Context, c *Client, r *sse.Reader) *stream {
+func newStream(ctx context.Context, cancel context.CancelFunc, c *Client, r *sse.Reader) *stream {
 	b := make([]byte, 4)
 	rand.Read(b)
-	return &stream{ctx: ctx, c: c, r: r, nonce: hex.EncodeToString(b)}
+	return &stream{ctx: ctx, cancel: cancel, c: c, r: r, nonce: hex.EncodeToString(b)}
 }
 
 // Next returns the next event, io.EOF after EventDone, or an error.
@@ -61,12 +62,14 @@ func (s *stream) Next() (providers.Event, error) {
 // Close releases the connection. It is safe to call more than once.
 func (s *stream) Close() error {
 	s.r.Close()
+	s.cancel()
 	return nil
 }
 
 func (s *stream) fail(err error) {
 	s.err = err
 	s.r.Close()
+	s.cancel()
 }
 
 // readError classifies a failure to read the next chunk.
