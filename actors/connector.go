@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -30,6 +31,7 @@ type Connector struct {
 
 	runCtx context.Context
 	cancel context.CancelFunc
+	sends  sync.WaitGroup   // send and progress goroutines
 	queues map[string][]any // chat id → pending *messages.Outbound / *messages.TurnEvent
 	busy   map[string]bool  // chat id → a job is running
 	health ChannelHealth
@@ -77,9 +79,7 @@ func (c *Connector) Receive(ctx actor.Context) {
 	case *healthRequest:
 		ctx.Respond(c.health)
 	case *actor.Stopping, *actor.Restarting:
-		if c.cancel != nil {
-			c.cancel()
-		}
+		c.onStopping()
 	}
 }
 
@@ -95,6 +95,26 @@ func (c *Connector) onStarted(ctx actor.Context) {
 		err := c.runLoop(runCtx, deliver)
 		root.Send(self, &runExited{err: err})
 	}()
+}
+
+// sendGrace is how long a stopping Connector lets replies in flight finish (and their outbox
+// rows be cleared) before it cancels them.
+const sendGrace = 5 * time.Second
+
+// onStopping stops the platform connection, then waits a little for replies in flight so a
+// clean shutdown neither loses nor repeats them.
+func (c *Connector) onStopping() {
+	if c.cancel == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { c.sends.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(sendGrace):
+		c.log.Warn().Msg("replies still sending at shutdown; they stay in the outbox")
+	}
+	c.cancel()
 }
 
 // runLoop runs the channel until ctx ends or the platform rejects the credentials, restarting

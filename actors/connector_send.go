@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -39,7 +40,9 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 	c.busy[chat] = true
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	runCtx := c.runCtx
+	c.sends.Add(1)
 	go func() {
+		defer c.sends.Done()
 		defer func() {
 			if r := recover(); r != nil {
 				c.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("send panicked")
@@ -80,14 +83,19 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 		return
 	}
 	key, seq := out.SessionKey, out.OutboxSeq
+	done := make(chan error, 1)
 	root.Send(c.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error { return tx.DeleteOutbox(key, seq) },
-		Done: func(err error) {
-			if err != nil {
-				c.log.Error().Err(err).Str("session", key).Msg("mark reply sent")
-			}
-		},
+		Done:  func(err error) { done <- err },
 	})
+	select { // wait, so that a clean shutdown stops Storage only after this commit
+	case err = <-done:
+	case <-time.After(sendGrace):
+		err = errors.New("storage did not answer")
+	}
+	if err != nil {
+		c.log.Error().Err(err).Str("session", key).Msg("mark reply sent; it may be sent again after a restart")
+	}
 }
 
 func (c *Connector) progress(ctx context.Context, ev *messages.TurnEvent) {

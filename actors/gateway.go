@@ -19,7 +19,14 @@ type Gateway struct {
 	ready   chan<- *Runtime
 	stopped chan<- struct{}
 	log     zerolog.Logger
+
+	storage  *actor.PID
+	draining map[string]bool // children still stopping before Storage may stop
 }
+
+// shutdown asks the Gateway to stop the tree in order: Connectors and the Router (with every
+// Session and Turn) first, so that their last writes reach Storage, then Storage, then itself.
+type shutdown struct{}
 
 // GatewayProps is the recipe for the Gateway; ready receives the running tree's handle.
 func gatewayProps(deps *Deps, ready chan<- *Runtime, stopped chan<- struct{}) *actor.Props {
@@ -32,16 +39,53 @@ func gatewayProps(deps *Deps, ready chan<- *Runtime, stopped chan<- struct{}) *a
 }
 
 func (g *Gateway) Receive(ctx actor.Context) {
-	switch ctx.Message().(type) {
+	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		g.onStarted(ctx)
+	case *shutdown:
+		g.onShutdown(ctx)
+	case *actor.Terminated:
+		g.onTerminated(ctx, msg)
 	case *actor.Stopped:
 		close(g.stopped)
 	}
 }
 
+func (g *Gateway) onShutdown(ctx actor.Context) {
+	if g.draining != nil {
+		return
+	}
+	g.draining = map[string]bool{}
+	for _, pid := range ctx.Children() {
+		if pid.Id != g.storage.Id {
+			g.draining[pid.Id] = true
+			ctx.Stop(pid)
+		}
+	}
+	g.maybeStopStorage(ctx)
+}
+
+func (g *Gateway) onTerminated(ctx actor.Context, msg *actor.Terminated) {
+	if g.draining == nil {
+		return
+	}
+	if msg.Who.Id == g.storage.Id {
+		ctx.Stop(ctx.Self())
+		return
+	}
+	delete(g.draining, msg.Who.Id)
+	g.maybeStopStorage(ctx)
+}
+
+func (g *Gateway) maybeStopStorage(ctx actor.Context) {
+	if len(g.draining) == 0 {
+		ctx.Stop(g.storage)
+	}
+}
+
 func (g *Gateway) onStarted(ctx actor.Context) {
 	storage, _ := ctx.SpawnNamed(StorageProps(g.deps.Store, g.deps.Log), "storage")
+	g.storage = storage
 	router, _ := ctx.SpawnNamed(RouterProps(g.deps, storage), "router")
 	names := make([]string, 0, len(g.deps.Channels))
 	for name := range g.deps.Channels {
@@ -117,9 +161,9 @@ func (rt *Runtime) LiveSessions() int {
 // Sweep asks the Router to passivate idle sessions now (tests and benchmarks).
 func (rt *Runtime) Sweep() { rt.system.Root.Send(rt.router, &sweep{}) }
 
-// Stop poisons the Gateway, which stops every actor below it, and waits up to timeout.
+// Stop shuts the tree down in order (see shutdown) and waits up to timeout.
 func (rt *Runtime) Stop(timeout time.Duration) error {
-	rt.system.Root.Poison(rt.gateway)
+	rt.system.Root.Send(rt.gateway, &shutdown{})
 	select {
 	case <-rt.stopped:
 		rt.system.Shutdown()

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -16,10 +15,11 @@ import (
 // the outcome only after its transaction is durable. The commit itself runs in a goroutine
 // Storage owns, so Receive never waits on the disk.
 type Storage struct {
-	store   persistence.Store
-	log     zerolog.Logger
-	pending []*storeWrite
-	busy    bool
+	store    persistence.Store
+	log      zerolog.Logger
+	pending  []*storeWrite
+	busy     bool
+	inflight chan struct{} // closed when the running commit is done
 }
 
 // storeWrite asks Storage to apply writes in a transaction. Done is called exactly once, from
@@ -48,7 +48,7 @@ func (s *Storage) Receive(ctx actor.Context) {
 		s.busy = false
 		s.flush(ctx)
 	case *actor.Stopping:
-		s.failPending(errors.New("storage: stopping"))
+		s.drain()
 	}
 }
 
@@ -60,8 +60,11 @@ func (s *Storage) flush(ctx actor.Context) {
 	batch := s.pending
 	s.pending = nil
 	s.busy = true
+	inflight := make(chan struct{})
+	s.inflight = inflight
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	go func() {
+		defer close(inflight)
 		defer func() {
 			if r := recover(); r != nil {
 				err := fmt.Errorf("storage: panic: %v", r)
@@ -105,9 +108,14 @@ func commit(store persistence.Store, batch []*storeWrite, log zerolog.Logger) {
 	}
 }
 
-func (s *Storage) failPending(err error) {
-	for _, w := range s.pending {
-		w.Done(err)
+// drain finishes the running commit and commits what is pending, so a clean shutdown loses
+// no write that reached Storage. It blocks: Storage is stopping, and it stops last.
+func (s *Storage) drain() {
+	if s.busy {
+		<-s.inflight
 	}
-	s.pending = nil
+	if len(s.pending) > 0 {
+		commit(s.store, s.pending, s.log)
+		s.pending = nil
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
@@ -27,6 +28,7 @@ type Channel struct {
 	ready   chan struct{}
 	once    sync.Once
 	nextID  atomic.Int64
+	prefix  string // makes message ids unique across Channel instances (restarts)
 }
 
 var (
@@ -40,6 +42,7 @@ func New() *Channel {
 		Sent:   make(chan messages.Outbound, 4096),
 		Events: make(chan messages.TurnEvent, 4096),
 		ready:  make(chan struct{}),
+		prefix: fmt.Sprintf("%x", time.Now().UnixNano()),
 	}
 }
 
@@ -68,7 +71,7 @@ func (c *Channel) Inject(ctx context.Context, in messages.Inbound) error {
 		in.SenderID = in.ChatID
 	}
 	if in.MessageID == "" {
-		in.MessageID = fmt.Sprintf("m%d", c.nextID.Add(1))
+		in.MessageID = fmt.Sprintf("%s-m%d", c.prefix, c.nextID.Add(1))
 	}
 	c.mu.Lock()
 	deliver := c.deliver
