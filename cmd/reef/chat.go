@@ -39,22 +39,21 @@ func runChat(args []string, stderr io.Writer) int {
 	defer closeLog()
 
 	interactive := isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stdout.Fd())
+	ag := cfg.Agents[0]
+	// The terminal prints the greeting itself, so that it comes before the first prompt.
+	greeting := fmt.Sprintf("reef %s — agent %q on %s. Workspace: %s\nCtrl-C stops a run; Ctrl-C twice or Ctrl-D exits.\n",
+		version, ag.ID, ag.Model, ag.Workspace)
 	term := terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout, Info: os.Stderr,
-		Interactive: interactive, UserName: os.Getenv("USER")})
-	rt, stop, err := startRuntime(cfg, log, map[string]channels.Channel{"terminal": term})
+		Interactive: interactive, UserName: os.Getenv("USER"), Greeting: greeting})
+	rt, err := startRuntime(cfg, log, map[string]channels.Channel{"terminal": term})
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
-	defer stop()
+	defer rt.stop()
 
-	ag := cfg.Agents[0]
 	key := actors.SessionKey(ag.ID, cfg.Session.DMScope, &messages.Inbound{Channel: "terminal",
 		ChatID: terminal.ChatID, ChatType: messages.ChatDirect, SenderID: terminal.SenderID})
-	if interactive {
-		fmt.Fprintf(stderr, "reef %s — agent %q on %s. Workspace: %s\nCtrl-C stops a run; Ctrl-C twice or Ctrl-D exits.\n\n",
-			version, ag.ID, ag.Model, ag.Workspace)
-	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -62,6 +61,9 @@ func runChat(args []string, stderr io.Writer) int {
 	for {
 		select {
 		case <-term.Done():
+			if !rt.waitSent(key, 2*time.Second) {
+				log.Warn().Msg("the last reply was not marked sent; it may be shown again next time")
+			}
 			return 0
 		case sig := <-sigs:
 			if sig == syscall.SIGTERM || !interactive {

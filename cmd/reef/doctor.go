@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/reefgw/reef/agent"
@@ -66,7 +67,9 @@ func (d *doctor) ok(what, detail string) { fmt.Fprintf(d.out, "✓ %s: %s\n", wh
 
 func (d *doctor) fail(what, problem, fix string) {
 	d.problems++
-	fmt.Fprintf(d.out, "✗ %s: %s\n    fix: %s\n", what, problem, fix)
+	fix = strings.TrimRight(fix, "\n")
+	fix = strings.ReplaceAll(fix, "\n", "\n         ") // keep a long fix under its "fix:"
+	fmt.Fprintf(d.out, "✗ %s: %s\n    fix: %s\n", what, problem, strings.ReplaceAll(fix, "         \n", "\n"))
 }
 
 func (d *doctor) checkDataDir(cfg *configs.Config) {
@@ -131,13 +134,23 @@ func (d *doctor) checkProviders(cfg *configs.Config) {
 		cancel()
 		switch {
 		case errors.Is(err, providers.ErrAuth):
-			d.fail("provider "+name, "the API key was rejected", "check the key in providers."+name+".apiKey or its environment variable")
+			d.fail("provider "+name, "the API key was rejected", "check the key in providers."+name+".apiKey"+envNote(name, "API_KEY"))
 		case err != nil:
-			d.fail("provider "+name, err.Error(), "check providers."+name+".baseUrl and that the server is running")
+			d.fail("provider "+name, err.Error(), "check providers."+name+".baseUrl"+envNote(name, "BASE_URL")+" and that the server is running")
 		default:
 			d.ok("provider "+name, "reachable"+baseURLNote(pc))
 		}
 	}
+}
+
+// envNote names the environment variable a provider's setting comes from when reef runs
+// without a config file (OPENAI_API_KEY...), for the providers that have one.
+func envNote(name, suffix string) string {
+	switch name {
+	case "openai", "anthropic", "gemini":
+		return " (or " + strings.ToUpper(name) + "_" + suffix + ")"
+	}
+	return ""
 }
 
 func baseURLNote(pc configs.ProviderConfig) string {

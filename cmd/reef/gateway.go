@@ -34,24 +34,26 @@ func runGateway(args []string, stderr io.Writer) int {
 	}
 	defer closeLog()
 
+	// Listen before starting, so a signal during startup still ends in a clean shutdown.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	chans := gatewayChannels(cfg)
-	if len(chans) == 0 {
-		log.Warn().Msg("no channels configured: reef will run but nobody can talk to it (see channels in configs/reef.example.yaml)")
-	}
-	_, stop, err := startRuntime(cfg, log, chans)
+	rt, err := startRuntime(cfg, log, chans)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
+	if len(chans) == 0 {
+		log.Warn().Msg("no channels configured: reef will run but nobody can talk to it (see channels in configs/reef.example.yaml)")
+	}
 	log.Info().Dur("startup", time.Since(processStart)).Int("channels", len(chans)).
 		Str("dataDir", cfg.DataDir).Msg("reef gateway ready")
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	sig := <-sigs
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
 	signal.Stop(sigs)
-	stop()
+	rt.stop()
 	log.Info().Msg("stopped")
 	return 0
 }

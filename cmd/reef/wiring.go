@@ -99,15 +99,25 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 	return out, nil
 }
 
-// startRuntime opens the store, builds the agents and starts the actor tree with chans.
-func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]channels.Channel) (*actors.Runtime, func(), error) {
-	agents, err := buildAgents(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
+// running is a running actor tree and the database under it.
+type running struct {
+	*actors.Runtime
+	store *bolt.Store
+	stop  func() // stops the actors, then closes the database
+}
+
+// startRuntime opens the store, builds the agents and starts the actor tree with chans. The
+// store is opened first, so a second reef on the same data directory fails before it
+// touches anything else.
+func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]channels.Channel) (*running, error) {
 	store, err := openStore(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	agents, err := buildAgents(cfg)
+	if err != nil {
+		store.Close()
+		return nil, err
 	}
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: chans,
@@ -118,7 +128,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]chan
 	})
 	if err != nil {
 		store.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	stop := func() {
 		if err := rt.Stop(15 * time.Second); err != nil {
@@ -128,5 +138,27 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]chan
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return rt, stop, nil
+	return &running{Runtime: rt, store: store, stop: stop}, nil
+}
+
+// waitSent waits up to timeout until the session has no reply waiting to be marked sent.
+// Stopping the actors while the mark is in flight loses it, and the next start would send
+// the reply again.
+func (r *running) waitSent(sessionKey string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		var n int
+		err := r.store.View(func(rd persistence.Reader) error {
+			out, err := rd.Outbox(sessionKey)
+			n = len(out)
+			return err
+		})
+		if err == nil && n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/persistence/bolt"
+)
+
+func TestGatewayStopsCleanlyOnSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			srv := newFake(t)
+			home := newHome(t)
+			g := startGateway(t, withFake(home, srv))
+			if code := g.stop(t, sig); code != 0 {
+				t.Fatalf("exit code %d after %v, want 0; stderr:\n%s", code, sig, g.stderr)
+			}
+			logs := g.stderr.String()
+			for _, want := range []string{"no channels configured", "shutting down", `"message":"stopped"`} {
+				if !strings.Contains(logs, want) {
+					t.Errorf("logs lack %q:\n%s", want, logs)
+				}
+			}
+			if out := g.stdout.String(); out != "" {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+			checkDatabase(t, home)
+			noCanary(t, home, srv, logs)
+		})
+	}
+}
+
+// checkDatabase opens the database under home and runs bbolt's consistency check.
+func checkDatabase(t *testing.T, home string) {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(home, "data", "reef.db"), bolt.Options{})
+	if err != nil {
+		t.Fatalf("open the database after shutdown: %v", err)
+	}
+	defer st.Close()
+	if err := st.Check(); err != nil {
+		t.Errorf("database check: %v", err)
+	}
+}
+
+func TestSecondInstanceExitsAtOnce(t *testing.T) {
+	srv := newFake(t)
+	home := newHome(t)
+	e := withFake(home, srv)
+	g := startGateway(t, e)
+	var outputs []string
+	for _, args := range [][]string{{"gateway"}, {"chat"}} {
+		start := time.Now()
+		res := reef(t, e, "hello\n", args...)
+		elapsed := time.Since(start)
+		if res.code == 0 {
+			t.Errorf("second reef %s exited 0; stderr:\n%s", args[0], res.stderr)
+		}
+		if elapsed > 2*time.Second {
+			t.Errorf("second reef %s took %v to give up, want under 2s", args[0], elapsed)
+		}
+		if !strings.Contains(res.stderr, "another reef is already running") || !strings.Contains(res.stderr, filepath.Join(home, "data")) {
+			t.Errorf("second reef %s stderr does not say another reef runs on %s:\n%s", args[0], home, res.stderr)
+		}
+		if strings.Contains(res.stderr, "no channels configured") {
+			t.Errorf("second reef %s warns about channels although it never started:\n%s", args[0], res.stderr)
+		}
+		outputs = append(outputs, res.stdout, res.stderr)
+	}
+	if n := len(srv.Script().Requests()); n != 0 {
+		t.Errorf("the second instances made %d model requests, want 0", n)
+	}
+	if code := g.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("first gateway exit code %d, want 0; stderr:\n%s", code, g.stderr)
+	}
+	if !strings.Contains(g.stderr.String(), `"message":"stopped"`) {
+		t.Errorf("first gateway did not log stopped:\n%s", g.stderr)
+	}
+	checkDatabase(t, home)
+	noCanary(t, home, srv, append(outputs, g.stderr.String())...)
+}
+
+func TestInitCreatesHomeAndIsIdempotent(t *testing.T) {
+	home := newHome(t)
+	e := env{"REEF_HOME": home}
+	first := reef(t, e, "", "init")
+	if first.code != 0 {
+		t.Fatalf("init: exit %d; stderr:\n%s", first.code, first.stderr)
+	}
+	example := filepath.Join(home, "reef.example.yaml")
+	if got, err := os.ReadFile(example); err != nil || string(got) != string(configs.Example) {
+		t.Errorf("reef.example.yaml: %v; want the embedded example (%d bytes, got %d)", err, len(configs.Example), len(got))
+	}
+	for _, f := range []string{"AGENTS.md", "SOUL.md", "USER.md", "IDENTITY.md", "TOOLS.md", "HEARTBEAT.md"} {
+		path := filepath.Join(home, "workspace", f)
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("workspace file: %v", err)
+		}
+		if !strings.Contains(first.stdout, "created "+path) {
+			t.Errorf("init output does not list %s:\n%s", path, first.stdout)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(home, "data")); err != nil || !fi.IsDir() {
+		t.Errorf("data directory: %v", err)
+	}
+
+	// A second run changes nothing, not even a file the user edited.
+	agents := filepath.Join(home, "workspace", "AGENTS.md")
+	if err := os.WriteFile(agents, []byte("my own rules\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second := reef(t, e, "", "init")
+	if second.code != 0 {
+		t.Fatalf("second init: exit %d; stderr:\n%s", second.code, second.stderr)
+	}
+	if strings.Contains(second.stdout, "created") || !strings.Contains(second.stdout, "already set up") {
+		t.Errorf("second init output:\n%s\nwant no file created and a note that the workspace is set up", second.stdout)
+	}
+	if got, _ := os.ReadFile(agents); string(got) != "my own rules\n" {
+		t.Errorf("second init overwrote AGENTS.md: %q", got)
+	}
+	if res := reef(t, e, "", "init", "extra"); res.code != 2 || !strings.Contains(res.stderr, "usage: reef init") {
+		t.Errorf("init extra: exit %d, stderr %q; want 2 and the usage", res.code, res.stderr)
+	}
+}
+
+func TestDoctorHealthy(t *testing.T) {
+	srv := newFake(t)
+	home := newHome(t)
+	e := withFake(home, srv)
+	if res := reef(t, e, "", "init"); res.code != 0 {
+		t.Fatalf("init: %s", res.stderr)
+	}
+	res := reef(t, e, "", "doctor")
+	if res.code != 0 {
+		t.Fatalf("doctor: exit %d, want 0:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{
+		"✓ configuration: ",
+		"✓ database: " + filepath.Join(home, "data", "reef.db"),
+		"✓ workspace main: " + filepath.Join(home, "workspace"),
+		"✓ provider openai: reachable at " + srv.URL(),
+		"All good.",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, "✗") {
+		t.Errorf("doctor reports a problem:\n%s", res.stdout)
+	}
+	noCanary(t, home, srv, res.stdout, res.stderr)
+}
+
+func TestDoctorReportsARejectedKey(t *testing.T) {
+	var sawKey atomic.Bool
+	rejecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if key == canary {
+			sawKey.Store(true)
+		}
+		// Like OpenAI, echo the key in the error: the client must not pass it on.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided: ` + key + `.","type":"invalid_request_error","code":"invalid_api_key"}}`))
+	}))
+	defer rejecting.Close()
+	home := newHome(t)
+	e := env{"REEF_HOME": home, "OPENAI_BASE_URL": rejecting.URL + "/v1", "OPENAI_API_KEY": canary, "REEF_MODEL": "openai/test-model"}
+	reef(t, e, "", "init")
+	res := reef(t, e, "", "doctor")
+	if res.code != 1 {
+		t.Errorf("doctor exit %d, want 1:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !sawKey.Load() {
+		t.Error("doctor never sent the key to the provider")
+	}
+	for _, want := range []string{"✗ provider openai: the API key was rejected", "OPENAI_API_KEY", "1 problem(s) found."} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if !strings.Contains(res.stdout, "✓ database") {
+		t.Errorf("doctor stopped checking at the provider:\n%s", res.stdout)
+	}
+	noCanary(t, home, nil, res.stdout, res.stderr)
+}
+
+func TestDoctorWithoutProvider(t *testing.T) {
+	home := newHome(t)
+	res := reef(t, env{"REEF_HOME": home}, "", "doctor")
+	if res.code != 1 {
+		t.Errorf("doctor exit %d, want 1", res.code)
+	}
+	if !strings.Contains(res.stdout, "✗ configuration: no LLM provider") || !strings.Contains(res.stdout, "OPENAI_API_KEY") {
+		t.Errorf("doctor output does not explain the missing provider:\n%s", res.stdout)
+	}
+}
+
+func TestVersionHelpAndUnknownCommands(t *testing.T) {
+	e := env{"REEF_HOME": newHome(t)}
+	tests := []struct {
+		args       []string
+		code       int
+		stdout     *regexp.Regexp
+		stderrPart string
+	}{
+		{[]string{"version"}, 0, regexp.MustCompile(`^reef dev \(go[0-9.]+\S*, \w+/\w+\)\n$`), ""},
+		{[]string{"--version"}, 0, regexp.MustCompile(`^reef dev `), ""},
+		{[]string{"help"}, 0, regexp.MustCompile(`(?s)^reef — .*reef chat .*reef gateway .*reef init .*reef doctor .*reef version`), ""},
+		{nil, 2, regexp.MustCompile(`^$`), "Usage:"},
+		{[]string{"chatt"}, 2, regexp.MustCompile(`^$`), `unknown command "chatt"`},
+		{[]string{"chat", "-bogus"}, 2, regexp.MustCompile(`^$`), "flag provided but not defined: -bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			res := reef(t, e, "", tt.args...)
+			if res.code != tt.code {
+				t.Errorf("exit code %d, want %d", res.code, tt.code)
+			}
+			if !tt.stdout.MatchString(res.stdout) {
+				t.Errorf("stdout = %q, want it to match %s", res.stdout, tt.stdout)
+			}
+			if !strings.Contains(res.stderr, tt.stderrPart) {
+				t.Errorf("stderr = %q, want it to contain %q", res.stderr, tt.stderrPart)
+			}
+		})
+	}
+}

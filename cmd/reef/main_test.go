@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/persistence/bolt"
+	"github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/providers/openai/openaitest"
+)
+
+// The end-to-end tests run the real binary code in a child process: the test binary
+// re-executes itself with reexecEnv set, and TestMain then runs main instead of the tests.
+const reexecEnv = "REEF_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(reexecEnv) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// canary is the API key every child gets; it must never show up in what reef writes.
+const canary = "sk-canary-7f3a9c0e5d1b4a2f"
+
+// runTimeout bounds every child process.
+const runTimeout = 30 * time.Second
+
+// env is the environment of a child: nothing is inherited from the test process.
+type env map[string]string
+
+// withFake is the environment of a reef whose provider is the fake OpenAI server srv.
+func withFake(home string, srv *openaitest.Server) env {
+	return env{
+		"REEF_HOME":       home,
+		"HOME":            filepath.Dir(home),
+		"OPENAI_BASE_URL": srv.URL(),
+		"OPENAI_API_KEY":  canary,
+		"REEF_MODEL":      "openai/test-model",
+	}
+}
+
+// command returns the child process for `reef args...`.
+func command(ctx context.Context, e env, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	// A race-enabled child sleeps 1s at exit by default; a race it finds still makes it exit 66.
+	cmd.Env = []string{reexecEnv + "=1", "GORACE=atexit_sleep_ms=0"}
+	for k, v := range e {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// result is what a finished child produced.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// reef runs `reef args...` with stdin to completion.
+func reef(t *testing.T, e env, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := command(ctx, e, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := result{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && ctx.Err() == nil:
+		res.code = exit.ExitCode()
+	default:
+		t.Fatalf("reef %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, res.stdout, res.stderr)
+	}
+	return res
+}
+
+// newFake starts a fake OpenAI server playing replies; it is closed when the test ends.
+func newFake(t *testing.T, replies ...fake.Reply) *openaitest.Server {
+	t.Helper()
+	srv := openaitest.NewServer(fake.NewScript(replies...))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newHome returns a fresh REEF_HOME inside the test's temporary directory.
+func newHome(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "reef-home")
+}
+
+// noCanary fails if the API key appears in any output, in the log file under home, or in
+// a request body the fake recorded.
+func noCanary(t *testing.T, home string, srv *openaitest.Server, outputs ...string) {
+	t.Helper()
+	for i, out := range outputs {
+		if strings.Contains(out, canary) {
+			t.Errorf("output %d contains the API key:\n%s", i, out)
+		}
+	}
+	if log, err := os.ReadFile(filepath.Join(home, "logs", "reef.log")); err == nil && bytes.Contains(log, []byte(canary)) {
+		t.Errorf("the log file contains the API key:\n%s", log)
+	}
+	if srv == nil {
+		return
+	}
+	for i, req := range srv.Script().Requests() {
+		if bytes.Contains(req.Body, []byte(canary)) {
+			t.Errorf("request %d body contains the API key", i)
+		}
+	}
+}
+
+// syncBuffer collects a running child's output; safe to read while it writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// gateway is a running `reef gateway` child.
+type gateway struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	exited         chan struct{}
+	err            error // Wait's result, once exited is closed
+}
+
+// startGateway starts `reef gateway` and waits until it logs that it is ready.
+func startGateway(t *testing.T, e env) *gateway {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	g := &gateway{cmd: command(ctx, e, "gateway"), stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	g.cmd.Stdout, g.cmd.Stderr = g.stdout, g.stderr
+	if err := g.cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		g.err = g.cmd.Wait()
+		cancel()
+		close(g.exited)
+	}()
+	t.Cleanup(func() {
+		g.cmd.Process.Kill()
+		<-g.exited
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(g.stderr.String(), "reef gateway ready") {
+		select {
+		case <-g.exited:
+			t.Fatalf("reef gateway exited before it was ready (%v):\n%s", g.err, g.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reef gateway not ready after 15s:\n%s", g.stderr)
+		}
+		time.Sleep(10 * time.Millisecond) // bounded polling of the log, not a wait for an actor
+	}
+	return g
+}
+
+// stop sends sig and returns the exit code.
+func (g *gateway) stop(t *testing.T, sig os.Signal) int {
+	t.Helper()
+	if err := g.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("reef gateway still running 20s after %v:\n%s", sig, g.stderr)
+	}
+	var exit *exec.ExitError
+	switch {
+	case g.err == nil:
+		return 0
+	case errors.As(g.err, &exit):
+		return exit.ExitCode()
+	}
+	t.Fatalf("reef gateway: %v", g.err)
+	return -1
+}
+
+func TestWaitSentWaitsForTheOutboxToEmpty(t *testing.T) {
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "reef.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := &running{store: st}
+	const key = "agent:main:terminal:direct:owner"
+	if !r.waitSent(key, time.Second) {
+		t.Fatal("waitSent = false for an empty outbox")
+	}
+	var seq uint64
+	if err := st.Update(func(tx persistence.Tx) error {
+		seq, err = tx.AppendOutbox(key, messages.Outbound{Text: "reply"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r.waitSent(key, 50*time.Millisecond) {
+		t.Fatal("waitSent = true while a reply waits in the outbox")
+	}
+	go st.Update(func(tx persistence.Tx) error { return tx.DeleteOutbox(key, seq) })
+	if !r.waitSent(key, 10*time.Second) {
+		t.Fatal("waitSent = false after the reply was marked sent")
+	}
+}
