@@ -70,12 +70,14 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 			case <-time.After(wait):
 			}
 		}
-		if _, err = c.ch.Send(ctx, *out); err == nil || ctx.Err() != nil {
+		if _, err = c.ch.Send(ctx, *out); err == nil || ctx.Err() != nil || errors.Is(err, channels.ErrPermanent) {
 			break
 		}
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Int("attempt", attempt+1).Msg("send failed")
 	}
-	if err != nil {
+	if errors.Is(err, channels.ErrPermanent) {
+		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply refused by the platform; dropped")
+	} else if err != nil {
 		c.log.Error().Err(err).Str("chat", out.ChatID).Msg("reply not sent; it stays in the outbox")
 		return
 	}

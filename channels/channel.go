@@ -38,3 +38,12 @@ type Typer interface {
 
 // ErrAuth means the platform rejected the credentials: restarting will not help.
 var ErrAuth = errors.New("platform rejected the credentials")
+
+// ErrPermanent means the platform refused a message for good (the user blocked the bot, the
+// chat is gone, the bot was removed): retrying will not help.
+var ErrPermanent = errors.New("platform refused the message permanently")
+
+// Editor is implemented by channels that can change a message they sent.
+type Editor interface {
+	Edit(ctx context.Context, chatID, messageID, text string) error
+}
