@@ -101,8 +101,9 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 			continue
 		}
 		if len(line) > t.cfg.MaxLine {
-			t.notice("That line is too long (%d KB; the limit is %d KB), so it was not sent. Please send it in smaller parts or as a file.",
-				len(line)>>10, t.cfg.MaxLine>>10)
+			// Only MaxLine+1 bytes of the line were kept, so its real length is unknown here.
+			t.notice("That line is longer than the limit of %s, so it was not sent. Please send it in smaller parts or as a file.",
+				size(t.cfg.MaxLine))
 			continue
 		}
 		t.drainFinal() // a run this terminal did not start (one recovered at startup) may have ended
@@ -204,6 +205,13 @@ func (t *Terminal) prompt() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprint(t.cfg.Out, "› ")
+}
+
+func size(n int) string {
+	if n < 1<<10 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d KB", n>>10)
 }
 
 // drainFinal forgets a run end that arrived while no line was waiting for one.

@@ -272,7 +272,7 @@ func TestTooLongLineIsRefusedWithANotice(t *testing.T) {
 	}
 	h.answer("s")
 	h.waitDone()
-	if got := h.info.String(); !strings.Contains(got, "too long") {
+	if got := h.info.String(); !strings.Contains(got, "longer than the limit of 10 bytes") {
 		t.Errorf("Info = %q, want a too-long notice", got)
 	}
 	if got, want := h.out.String(), "y\ns\n"; got != want {
