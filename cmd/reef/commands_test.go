@@ -237,3 +237,33 @@ func TestVersionHelpAndUnknownCommands(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigProblemsAreShownBesideTheMissingProvider(t *testing.T) {
+	home := newHome(t)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte("agents:\n  - id: main\n    modle: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := env{"REEF_HOME": home}
+	chat := reef(t, e, "hello\n", "chat")
+	doctor := reef(t, e, "", "doctor")
+	for _, tc := range []struct {
+		name string
+		res  result
+		out  string
+	}{{"chat", chat, chat.stderr}, {"doctor", doctor, doctor.stdout}} {
+		if tc.res.code == 0 {
+			t.Errorf("%s exited 0", tc.name)
+		}
+		for _, want := range []string{"OPENAI_API_KEY", `unknown key "modle"`, `did you mean "model"`} {
+			if !strings.Contains(tc.out, want) {
+				t.Errorf("%s output lacks %q:\n%s", tc.name, want, tc.out)
+			}
+		}
+	}
+	if !strings.Contains(doctor.stdout, "2 problem(s) found.") {
+		t.Errorf("doctor does not count both problems:\n%s", doctor.stdout)
+	}
+}

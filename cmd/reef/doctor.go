@@ -30,11 +30,14 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	d := &doctor{out: stdout}
 	cfg, err := loadConfig(*configPath)
 	switch {
-	case errors.Is(err, configs.ErrNoProvider):
-		d.fail("configuration", "no LLM provider", configs.NoProviderHelp())
-		return 1
 	case err != nil:
-		d.fail("configuration", err.Error(), "edit the file and run `reef doctor` again")
+		if errors.Is(err, configs.ErrNoProvider) {
+			d.fail("configuration", "no LLM provider", configs.NoProviderHelp())
+		}
+		for _, p := range otherProblems(err) {
+			d.fail("configuration", p.Error(), "edit the file and run `reef doctor` again")
+		}
+		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", d.problems)
 		return 1
 	}
 	path := *configPath

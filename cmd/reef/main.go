@@ -76,8 +76,27 @@ func configOrExplain(path string, stderr io.Writer) *configs.Config {
 	}
 	if errors.Is(err, configs.ErrNoProvider) {
 		fmt.Fprintln(stderr, configs.NoProviderHelp())
+		// The help replaces the no-provider problem, not the others (a typo in the file...).
+		if others := otherProblems(err); len(others) > 0 {
+			fmt.Fprintf(stderr, "reef: configuration problems:\n%v\n", errors.Join(others...))
+		}
 		return nil
 	}
 	fmt.Fprintf(stderr, "reef: configuration problems:\n%v\n", err)
 	return nil
+}
+
+// otherProblems returns the configuration problems in err other than the missing provider.
+func otherProblems(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range joined.Unwrap() {
+			out = append(out, otherProblems(e)...)
+		}
+		return out
+	}
+	if err == nil || errors.Is(err, configs.ErrNoProvider) {
+		return nil
+	}
+	return []error{err}
 }
