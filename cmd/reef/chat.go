@@ -61,8 +61,9 @@ func runChat(args []string, stderr io.Writer) int {
 	for {
 		select {
 		case <-term.Done():
-			if !rt.waitSent(key, 2*time.Second) {
-				log.Warn().Msg("the last reply was not marked sent; it may be shown again next time")
+			runLimit := time.Duration(cfg.Agents[0].Limits.TurnTimeoutSeconds)*time.Second + 30*time.Second
+			if !rt.settle(key, runLimit, 2*time.Second, sigs) {
+				log.Warn().Msg("exiting before every message was answered and its reply marked sent; reef finishes them on its next start")
 			}
 			return 0
 		case sig := <-sigs:

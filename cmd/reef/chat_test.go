@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
@@ -184,4 +188,55 @@ func TestChatShowsAFailedRunAndGoesOn(t *testing.T) {
 		t.Errorf("stdout = %q, want a short failure notice, then the second reply", res.stdout)
 	}
 	noCanary(t, home, srv, res.stdout, res.stderr)
+}
+
+func TestChatStoppedMidRunAnswersTheLineNextTime(t *testing.T) {
+	srv := newFake(t, fake.Reply{Hang: true}, fake.Reply{Text: "answer to one"}, fake.Reply{Text: "answer to two"})
+	home := newHome(t)
+	e := withFake(home, srv)
+
+	// First run: the model hangs; SIGTERM stops reef cleanly.
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := command(ctx, e, "chat")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, "one\n")
+	deadline := time.Now().Add(15 * time.Second)
+	for len(srv.Script().Requests()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no model request within 15s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond) // bounded polling of the fake's record
+	}
+	stopped := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("reef chat after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+	}
+	if d := time.Since(stopped); d > 5*time.Second {
+		t.Errorf("reef chat took %v to stop", d)
+	}
+	if stdout.String() != "" {
+		t.Errorf("stdout = %q, want nothing: the run was stopped", stdout.String())
+	}
+	checkDatabase(t, home)
+
+	// Second run: the accepted line "one" is answered first, then "two", and reef waits
+	// for both before it exits.
+	res := reef(t, e, "two\n", "chat")
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if want := "answer to one\nanswer to two\n"; res.stdout != want {
+		t.Errorf("second run stdout = %q, want %q", res.stdout, want)
+	}
+	noCanary(t, home, srv, stdout.String(), stderr.String(), res.stdout, res.stderr)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -209,7 +210,7 @@ func (g *gateway) stop(t *testing.T, sig os.Signal) int {
 	return -1
 }
 
-func TestWaitSentWaitsForTheOutboxToEmpty(t *testing.T) {
+func TestSettleWaitsForAnswersAndSentMarks(t *testing.T) {
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "reef.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -217,21 +218,42 @@ func TestWaitSentWaitsForTheOutboxToEmpty(t *testing.T) {
 	defer st.Close()
 	r := &running{store: st}
 	const key = "agent:main:terminal:direct:owner"
-	if !r.waitSent(key, time.Second) {
-		t.Fatal("waitSent = false for an empty outbox")
+	if !r.settle(key, time.Second, time.Second, nil) {
+		t.Fatal("settle = false for an empty session")
 	}
-	var seq uint64
-	if err := st.Update(func(tx persistence.Tx) error {
-		seq, err = tx.AppendOutbox(key, messages.Outbound{Text: "reply"})
+	var inSeq, outSeq uint64
+	write := func(fn func(tx persistence.Tx) error) {
+		t.Helper()
+		if err := st.Update(fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(func(tx persistence.Tx) (err error) {
+		inSeq, err = tx.AppendInbox(key, messages.Inbound{Text: "two"})
 		return err
-	}); err != nil {
-		t.Fatal(err)
+	})
+	if r.settle(key, 50*time.Millisecond, time.Hour, nil) {
+		t.Error("settle = true while a message waits for its answer")
 	}
-	if r.waitSent(key, 50*time.Millisecond) {
-		t.Fatal("waitSent = true while a reply waits in the outbox")
+	abort := make(chan os.Signal, 1)
+	abort <- syscall.SIGINT
+	if r.settle(key, time.Hour, time.Hour, abort) {
+		t.Error("settle = true after an abort")
 	}
-	go st.Update(func(tx persistence.Tx) error { return tx.DeleteOutbox(key, seq) })
-	if !r.waitSent(key, 10*time.Second) {
-		t.Fatal("waitSent = false after the reply was marked sent")
+	// The answer is recorded (the inbox entry goes, the reply waits to be sent) ...
+	write(func(tx persistence.Tx) (err error) {
+		if err := tx.DeleteInbox(key, inSeq); err != nil {
+			return err
+		}
+		outSeq, err = tx.AppendOutbox(key, messages.Outbound{Text: "reply"})
+		return err
+	})
+	if r.settle(key, time.Hour, 50*time.Millisecond, nil) {
+		t.Error("settle = true while a reply waits in the outbox")
+	}
+	// ... and marked sent while settle waits.
+	go st.Update(func(tx persistence.Tx) error { return tx.DeleteOutbox(key, outSeq) })
+	if !r.settle(key, time.Hour, 10*time.Second, nil) {
+		t.Error("settle = false after the reply was marked sent")
 	}
 }

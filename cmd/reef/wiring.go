@@ -141,24 +141,45 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]chan
 	return &running{Runtime: rt, store: store, stop: stop}, nil
 }
 
-// waitSent waits up to timeout until the session has no reply waiting to be marked sent.
-// Stopping the actors while the mark is in flight loses it, and the next start would send
-// the reply again.
-func (r *running) waitSent(sessionKey string, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
+// settle waits until every message the session accepted was answered and every reply marked
+// sent, and reports whether that happened. The terminal knows only that a run ended: a run
+// recovered from an earlier exit can end while this session's last line still waits. A run
+// ends within runLimit; a reply is marked sent within seconds, else it stays in the outbox
+// and settle gives up after sendLimit. A value on abort ends the wait at once.
+func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, abort <-chan os.Signal) bool {
+	answeredBy := time.Now().Add(runLimit)
+	var sentBy time.Time
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for {
-		var n int
+		var inbox, outbox int
 		err := r.store.View(func(rd persistence.Reader) error {
+			in, err := rd.Inbox(sessionKey)
+			if err != nil {
+				return err
+			}
 			out, err := rd.Outbox(sessionKey)
-			n = len(out)
+			inbox, outbox = len(in), len(out)
 			return err
 		})
-		if err == nil && n == 0 {
+		now := time.Now()
+		switch {
+		case err != nil:
+			return false
+		case inbox == 0 && outbox == 0:
 			return true
+		case inbox > 0:
+			sentBy = time.Time{}
+		case sentBy.IsZero():
+			sentBy = now.Add(sendLimit)
 		}
-		if time.Now().After(deadline) {
+		if now.After(answeredBy) || !sentBy.IsZero() && now.After(sentBy) {
 			return false
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-abort:
+			return false
+		case <-tick.C:
+		}
 	}
 }
