@@ -14,6 +14,7 @@ import (
 
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/persistence/bolt"
+	"github.com/reefgw/reef/providers/fake"
 )
 
 func TestGatewayStopsCleanlyOnSignal(t *testing.T) {
@@ -80,6 +81,12 @@ func TestSecondInstanceExitsAtOnce(t *testing.T) {
 	if n := len(srv.Script().Requests()); n != 0 {
 		t.Errorf("the second instances made %d model requests, want 0", n)
 	}
+	// doctor only reads: it may run beside the gateway.
+	doc := reef(t, e, "", "doctor")
+	if doc.code != 0 || !strings.Contains(doc.stdout, "✓ database: in use by a running reef") {
+		t.Errorf("doctor beside a running gateway: exit %d:\n%s%s", doc.code, doc.stdout, doc.stderr)
+	}
+	outputs = append(outputs, doc.stdout, doc.stderr)
 	if code := g.stop(t, syscall.SIGTERM); code != 0 {
 		t.Fatalf("first gateway exit code %d, want 0; stderr:\n%s", code, g.stderr)
 	}
@@ -266,4 +273,31 @@ func TestConfigProblemsAreShownBesideTheMissingProvider(t *testing.T) {
 	if !strings.Contains(doctor.stdout, "2 problem(s) found.") {
 		t.Errorf("doctor does not count both problems:\n%s", doctor.stdout)
 	}
+}
+
+func TestGatewayWithTheTerminalChannel(t *testing.T) {
+	srv := newFake(t, fake.Reply{Text: "hello from the gateway"})
+	home := newHome(t)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte("channels:\n  terminal:\n    enabled: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, withFake(home, srv), "hi there\n")
+	g.waitStdout(t, "hello from the gateway\n")
+	if code := g.stop(t, syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit code %d, want 0; stderr:\n%s", code, g.stderr)
+	}
+	if got := g.stdout.String(); got != "hello from the gateway\n" {
+		t.Errorf("stdout = %q, want only the reply", got)
+	}
+	if logs := g.stderr.String(); strings.Contains(logs, "no channels configured") || !strings.Contains(logs, `"channels":1`) {
+		t.Errorf("logs do not show the terminal channel running:\n%s", logs)
+	}
+	if reqs := srv.Script().Requests(); len(reqs) != 1 || !strings.Contains(lastUser(reqs[0]), "hi there") {
+		t.Errorf("model requests %+v, want one asking %q", reqs, "hi there")
+	}
+	checkDatabase(t, home)
+	noCanary(t, home, srv, g.stdout.String(), g.stderr.String())
 }

@@ -154,12 +154,14 @@ type gateway struct {
 	err            error // Wait's result, once exited is closed
 }
 
-// startGateway starts `reef gateway` and waits until it logs that it is ready.
-func startGateway(t *testing.T, e env) *gateway {
+// startGateway starts `reef gateway` and waits until it logs that it is ready. Its stdin is
+// empty unless stdin is given.
+func startGateway(t *testing.T, e env, stdin ...string) *gateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	g := &gateway{cmd: command(ctx, e, "gateway"), stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	g.cmd.Stdout, g.cmd.Stderr = g.stdout, g.stderr
+	g.cmd.Stdin = strings.NewReader(strings.Join(stdin, ""))
 	if err := g.cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
@@ -186,6 +188,18 @@ func startGateway(t *testing.T, e env) *gateway {
 		time.Sleep(10 * time.Millisecond) // bounded polling of the log, not a wait for an actor
 	}
 	return g
+}
+
+// waitStdout waits until the gateway's stdout contains want.
+func (g *gateway) waitStdout(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(g.stdout.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway stdout lacks %q after 15s: %q\nstderr:\n%s", want, g.stdout, g.stderr)
+		}
+		time.Sleep(10 * time.Millisecond) // bounded polling of the child's output
+	}
 }
 
 // stop sends sig and returns the exit code.
