@@ -61,7 +61,7 @@ func runChat(args []string, stderr io.Writer) int {
 	for {
 		select {
 		case <-term.Done():
-			runLimit := time.Duration(cfg.Agents[0].Limits.TurnTimeoutSeconds)*time.Second + 30*time.Second
+			runLimit := time.Duration(ag.Limits.TurnTimeoutSeconds)*time.Second + 30*time.Second
 			if !rt.settle(key, runLimit, 2*time.Second, sigs) {
 				log.Warn().Msg("exiting before every message was answered and its reply marked sent; reef finishes them on its next start")
 			}

@@ -70,9 +70,13 @@ func (d *doctor) ok(what, detail string) { fmt.Fprintf(d.out, "✓ %s: %s\n", wh
 
 func (d *doctor) fail(what, problem, fix string) {
 	d.problems++
-	fix = strings.TrimRight(fix, "\n")
-	fix = strings.ReplaceAll(fix, "\n", "\n         ") // keep a long fix under its "fix:"
-	fmt.Fprintf(d.out, "✗ %s: %s\n    fix: %s\n", what, problem, strings.ReplaceAll(fix, "         \n", "\n"))
+	lines := strings.Split(strings.TrimRight(fix, "\n"), "\n")
+	for i := 1; i < len(lines); i++ { // a fix of several lines stays under its first line
+		if lines[i] != "" {
+			lines[i] = "         " + lines[i]
+		}
+	}
+	fmt.Fprintf(d.out, "✗ %s: %s\n    fix: %s\n", what, problem, strings.Join(lines, "\n"))
 }
 
 func (d *doctor) checkDataDir(cfg *configs.Config) {
