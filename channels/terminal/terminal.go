@@ -100,6 +100,9 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		// Measure as the gateway does, after making the text valid UTF-8 without NUL bytes
+		// (an invalid byte becomes a 3-byte U+FFFD).
+		line = strings.ReplaceAll(strings.ToValidUTF8(line, "\uFFFD"), "\x00", "")
 		if len(line) > t.cfg.MaxLine {
 			// Only MaxLine+1 bytes of the line were kept, so its real length is unknown here.
 			t.notice("That line is longer than the limit of %s, so it was not sent. Please send it in smaller parts or as a file.",

@@ -280,6 +280,19 @@ func TestTooLongLineIsRefusedWithANotice(t *testing.T) {
 	}
 }
 
+func TestLineLimitCountsTheNormalisedText(t *testing.T) {
+	// 8 bytes as read, but each invalid byte becomes a 3-byte U+FFFD: 16 bytes, over 10.
+	h := start(t, Config{In: strings.NewReader("\xffa\xffa\xffa\xffa\n\x00ok\x00\n"), MaxLine: 10}, nil)
+	if in := h.next(); in.Text != "ok" {
+		t.Fatalf("inbound %q, want %q (the line with invalid bytes refused, NULs removed)", in.Text, "ok")
+	}
+	h.answer("fine")
+	h.waitDone()
+	if got := h.info.String(); !strings.Contains(got, "longer than the limit") {
+		t.Errorf("Info = %q, want a too-long notice", got)
+	}
+}
+
 func TestInteractiveModeShowsPromptGreetingAndToolLines(t *testing.T) {
 	h := start(t, Config{In: strings.NewReader("list files\n"), Interactive: true, Greeting: "hello from reef"}, nil)
 	h.next()
