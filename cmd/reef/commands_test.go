@@ -301,3 +301,33 @@ func TestGatewayWithTheTerminalChannel(t *testing.T) {
 	checkDatabase(t, home)
 	noCanary(t, home, srv, g.stdout.String(), g.stderr.String())
 }
+
+func TestInitSetsUpTheWorkspacesOfTheConfigFile(t *testing.T) {
+	home := newHome(t)
+	notes := filepath.Join(filepath.Dir(home), "notes")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "agents:\n  - id: main\n    workspace: " + notes + "\n"
+	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := reef(t, env{"REEF_HOME": home}, "", "init")
+	if res.code != 0 {
+		t.Fatalf("init: exit %d; stderr:\n%s", res.code, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(notes, "AGENTS.md")); err != nil {
+		t.Errorf("the configured workspace was not set up: %v\n%s", err, res.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(home, "workspace")); err == nil {
+		t.Errorf("init created the default workspace although reef.yaml names another")
+	}
+
+	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte("agents: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = reef(t, env{"REEF_HOME": home}, "", "init")
+	if res.code == 0 || !strings.Contains(res.stderr, "reef.yaml") {
+		t.Errorf("init with a broken reef.yaml: exit %d, stderr %q; want an error naming the file", res.code, res.stderr)
+	}
+}

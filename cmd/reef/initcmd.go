@@ -10,15 +10,21 @@ import (
 	"github.com/reefgw/reef/configs"
 )
 
-// runInit creates $REEF_HOME with the data directory, each agent's starter workspace and a
-// commented example configuration. It never overwrites a file.
+// runInit creates $REEF_HOME with the data directory, each agent's starter workspace (the
+// agents of reef.yaml if there is one) and a commented example configuration. It never
+// overwrites a file.
 func runInit(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		fmt.Fprintln(stderr, "usage: reef init")
 		return 2
 	}
-	cfg := &configs.Config{}
-	configs.ApplyDefaults(cfg, os.Getenv)
+	// Agents and directories come from $REEF_HOME/reef.yaml when it exists. Its other
+	// problems (no provider yet, most likely) are for `reef doctor`, not for init.
+	cfg, err := configs.LoadDefault(os.Getenv)
+	if cfg == nil {
+		fmt.Fprintf(stderr, "reef init: %v\n", err)
+		return 1
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		fmt.Fprintf(stderr, "reef init: %v\n", err)
 		return 1
