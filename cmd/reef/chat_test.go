@@ -240,3 +240,31 @@ func TestChatStoppedMidRunAnswersTheLineNextTime(t *testing.T) {
 	}
 	noCanary(t, home, srv, stdout.String(), stderr.String(), res.stdout, res.stderr)
 }
+
+func TestChatExecDoesNotSeeTheAPIKey(t *testing.T) {
+	srv := newFake(t,
+		fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "exec",
+			Arguments: `{"command":"echo \"key=[$OPENAI_API_KEY] copy=[$KEY_COPY]\"; set"}`}}},
+		fake.Reply{Text: "done"})
+	home := newHome(t)
+	e := withFake(home, srv)
+	e["KEY_COPY"] = canary // a name exec cannot know as secret: only the configured key's value tells
+	res := reef(t, e, "show me your environment\n", "chat")
+	if res.code != 0 || res.stdout != "done\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	reqs := srv.Script().Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	var result string
+	for _, m := range reqs[1].Messages {
+		if m.Role == messages.RoleTool && m.ToolCallID == "call_1" {
+			result = m.Content
+		}
+	}
+	if !strings.Contains(result, "key=[] copy=[]") {
+		t.Errorf("exec result %q, want the command to have run without OPENAI_API_KEY and KEY_COPY", result)
+	}
+	noCanary(t, home, srv, res.stdout, res.stderr)
+}

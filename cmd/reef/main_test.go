@@ -106,8 +106,8 @@ func newHome(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "reef-home")
 }
 
-// noCanary fails if the API key appears in any output, in the log file under home, or in
-// a request body the fake recorded.
+// noCanary fails if the API key appears in any output, in the log file or the database
+// under home, or in a request body the fake recorded.
 func noCanary(t *testing.T, home string, srv *openaitest.Server, outputs ...string) {
 	t.Helper()
 	for i, out := range outputs {
@@ -117,6 +117,10 @@ func noCanary(t *testing.T, home string, srv *openaitest.Server, outputs ...stri
 	}
 	if log, err := os.ReadFile(filepath.Join(home, "logs", "reef.log")); err == nil && bytes.Contains(log, []byte(canary)) {
 		t.Errorf("the log file contains the API key:\n%s", log)
+	}
+	// bbolt stores values as written: a transcript holding the key would show in the file.
+	if db, err := os.ReadFile(filepath.Join(home, "data", "reef.db")); err == nil && bytes.Contains(db, []byte(canary)) {
+		t.Error("the database contains the API key")
 	}
 	if srv == nil {
 		return
