@@ -1,0 +1,172 @@
+// Package feishu is the Feishu (Lark) channel: a bot account that receives im.message.receive_v1
+// events, by the long-connection WebSocket (default) or by webhook, and answers through the IM
+// REST API. It uses github.com/larksuite/oapi-sdk-go/v3 (v3.12.0: the first WebSocket client that
+// stops when its context ends).
+//
+// Acknowledgement: an event is acknowledged to the platform only after deliver returned nil (the
+// message is durably stored). A failed delivery answers the WebSocket frame with code 500, or the
+// webhook with HTTP 500, so the platform redelivers; replays carry the same message_id, which
+// reef's connector uses as its dedup key.
+//
+// Secrets: the app secret, the encrypt key and tenant access tokens never appear in an error
+// or a log line. The SDK's log output is routed through a redacting adapter, and every error
+// leaving this package is redacted.
+//
+// Concurrency: Run may be called again after it returned (the connector restarts it); each call
+// builds its own WebSocket client or HTTP server. Send and Edit are safe for concurrent use.
+package feishu
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	lark "github.com/larksuite/oapi-sdk-go/v3"
+	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/channels"
+)
+
+// Config configures a Bot.
+type Config struct {
+	AppID     string
+	AppSecret string
+	// Domain is "feishu" (https://open.feishu.cn, the default), "lark"
+	// (https://open.larksuite.com), or a full base URL (tests, private deployments).
+	Domain string
+	// Mode is "websocket" (default: the long connection, no public URL needed) or "webhook".
+	Mode string
+	// VerificationToken and EncryptKey authenticate webhook callbacks; webhook mode needs at
+	// least one of them. With EncryptKey set, bodies are AES-256-CBC encrypted and signed.
+	VerificationToken string
+	EncryptKey        string
+	// WebhookListen is the address of the webhook server (e.g. 127.0.0.1:9000); WebhookPath
+	// its path (default /feishu/events).
+	WebhookListen string
+	WebhookPath   string
+	// BotName is the bot's display name, used to recognise its mention when the platform does
+	// not report the bot's open_id (fetched from /open-apis/bot/v3/info at start).
+	BotName string
+	// HTTPClient is used for every REST call and the WebSocket endpoint discovery (default: a
+	// client with a 30 s timeout).
+	HTTPClient *http.Client
+}
+
+// Mode values.
+const (
+	ModeWebSocket = "websocket"
+	ModeWebhook   = "webhook"
+)
+
+// DefaultWebhookPath is the default Config.WebhookPath.
+const DefaultWebhookPath = "/feishu/events"
+
+// Limit is the longest message Send creates, in runes. Feishu allows 30 KB of post content; 4000
+// runes of any script stays well inside it after JSON escaping.
+const Limit = 4000
+
+// Bot is one Feishu/Lark bot account.
+type Bot struct {
+	cfg    Config
+	base   string // REST and WebSocket base URL
+	log    zerolog.Logger
+	red    *redactor
+	http   *http.Client
+	client *lark.Client
+
+	mu      sync.Mutex
+	openID  string // the bot's own open_id, known after Run fetched bot info
+	botName string
+	hookURL string // the webhook's URL while its server listens
+
+	// deliverTimeout bounds a webhook delivery (the platform wants an answer within 3 s).
+	deliverTimeout time.Duration
+	// maxRetryWait caps one rate-limit wait in Send.
+	maxRetryWait time.Duration
+}
+
+var (
+	_ channels.Channel = (*Bot)(nil)
+	_ channels.Editor  = (*Bot)(nil)
+)
+
+// New checks cfg and returns a Bot. It starts nothing and touches no network.
+func New(cfg Config, log zerolog.Logger) (*Bot, error) {
+	if cfg.AppID == "" || cfg.AppSecret == "" {
+		return nil, errors.New("feishu: appId and appSecret are required")
+	}
+	base, err := BaseURL(cfg.Domain)
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Mode {
+	case "":
+		cfg.Mode = ModeWebSocket
+	case ModeWebSocket, ModeWebhook:
+	default:
+		return nil, fmt.Errorf("feishu: unknown mode %q (want websocket or webhook)", cfg.Mode)
+	}
+	if cfg.Mode == ModeWebhook {
+		if cfg.VerificationToken == "" && cfg.EncryptKey == "" {
+			return nil, errors.New("feishu: webhook mode needs verificationToken or encryptKey, or anyone could post events")
+		}
+		if cfg.WebhookListen == "" {
+			return nil, errors.New("feishu: webhook mode needs webhookListen (e.g. 127.0.0.1:9000)")
+		}
+	}
+	if cfg.WebhookPath == "" {
+		cfg.WebhookPath = DefaultWebhookPath
+	}
+	if !strings.HasPrefix(cfg.WebhookPath, "/") {
+		cfg.WebhookPath = "/" + cfg.WebhookPath
+	}
+	red := newRedactor(cfg.AppSecret, cfg.EncryptKey, cfg.VerificationToken)
+	hc := spyClient(cfg.HTTPClient, red)
+	log = log.With().Str("channel", "feishu").Logger()
+	b := &Bot{
+		cfg: cfg, base: base, log: log, red: red, http: hc, botName: cfg.BotName,
+		deliverTimeout: 2500 * time.Millisecond,
+		maxRetryWait:   30 * time.Second,
+	}
+	b.client = lark.NewClient(cfg.AppID, cfg.AppSecret,
+		lark.WithOpenBaseUrl(base),
+		lark.WithHttpClient(hc),
+		lark.WithLogger(&sdkLogger{log: log, red: red}),
+		lark.WithLogLevel(larkcore.LogLevelDebug),
+	)
+	return b, nil
+}
+
+// BaseURL resolves Config.Domain to the platform's base URL.
+func BaseURL(domain string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(domain)) {
+	case "", "feishu":
+		return lark.FeishuBaseUrl, nil
+	case "lark", "larksuite":
+		return lark.LarkBaseUrl, nil
+	}
+	if strings.HasPrefix(domain, "http://") || strings.HasPrefix(domain, "https://") {
+		return strings.TrimRight(domain, "/"), nil
+	}
+	return "", fmt.Errorf("feishu: domain %q is not feishu, lark or an http(s) URL", domain)
+}
+
+// Endpoint returns the base URL the bot talks to (REST and WebSocket discovery).
+func (b *Bot) Endpoint() string { return b.base }
+
+// WebhookURL returns the URL of the webhook server while it listens, else "".
+func (b *Bot) WebhookURL() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hookURL
+}
+
+func (b *Bot) self() (openID, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.openID, b.botName
+}

@@ -1,0 +1,142 @@
+package feishu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
+	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
+	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
+	larkws "github.com/larksuite/oapi-sdk-go/v3/ws"
+
+	"github.com/reefgw/reef/channels"
+)
+
+// Run receives messages until ctx ends: it fetches the bot's identity, then serves the
+// long-connection WebSocket or the webhook. It returns nil when ctx ended, an error wrapping
+// channels.ErrAuth when the platform refused the credentials, another error otherwise.
+func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
+	if err := b.fetchBotInfo(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	var err error
+	if b.cfg.Mode == ModeWebhook {
+		err = b.runWebhook(ctx, deliver)
+	} else {
+		err = b.runWebSocket(ctx, deliver)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// authCodes are platform error codes that mean the app id, secret or token are not accepted.
+var authCodes = map[int]bool{
+	10003:    true,                                                                 // invalid app_id
+	10014:    true,                                                                 // app secret invalid
+	10015:    true,                                                                 // app secret invalid (marketplace)
+	99991661: true, 99991663: true, 99991664: true, 99991665: true, 99991668: true, // token missing or invalid
+	99991401: true, // IP not in the app's allowlist
+}
+
+// fetchBotInfo learns the bot's open_id (for mention detection) and name.
+func (b *Bot) fetchBotInfo(ctx context.Context) error {
+	resp, err := b.client.Get(ctx, "/open-apis/bot/v3/info", nil, larkcore.AccessTokenTypeTenant)
+	if err != nil {
+		if code, msg := codeError(err); authCodes[code] {
+			return b.errorf(channels.ErrAuth, "feishu: credentials refused (code %d %s): %v", code, msg, channels.ErrAuth)
+		}
+		return b.wrap("bot info", err)
+	}
+	var info struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+		Bot  struct {
+			AppName string `json:"app_name"`
+			OpenID  string `json:"open_id"`
+		} `json:"bot"`
+	}
+	if err := json.Unmarshal(resp.RawBody, &info); err != nil {
+		return b.errorf(nil, "feishu: bot info: HTTP %d, unreadable body", resp.StatusCode)
+	}
+	if info.Code != 0 || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		if authCodes[info.Code] || resp.StatusCode == http.StatusUnauthorized {
+			return b.errorf(channels.ErrAuth, "feishu: credentials refused (code %d %s): %v", info.Code, info.Msg, channels.ErrAuth)
+		}
+		return b.errorf(nil, "feishu: bot info: code %d %s", info.Code, info.Msg)
+	}
+	b.mu.Lock()
+	b.openID = info.Bot.OpenID
+	if b.botName == "" {
+		b.botName = info.Bot.AppName
+	}
+	b.mu.Unlock()
+	b.log.Info().Str("openId", info.Bot.OpenID).Str("name", info.Bot.AppName).Msg("bot identity")
+	return nil
+}
+
+// codeError returns the platform code and message of err when it is a larkcore.CodeError
+// (value or pointer), else 0 and "".
+func codeError(err error) (int, string) {
+	var ce larkcore.CodeError
+	if errors.As(err, &ce) {
+		return ce.Code, ce.Msg
+	}
+	var pce *larkcore.CodeError
+	if errors.As(err, &pce) && pce != nil {
+		return pce.Code, pce.Msg
+	}
+	return 0, ""
+}
+
+// runWebSocket serves the long connection until ctx ends. The SDK reconnects after drops; it
+// returns early only on errors it does not retry (refused credentials, too many connections).
+func (b *Bot) runWebSocket(ctx context.Context, deliver channels.Deliver) error {
+	logger := &sdkLogger{log: b.log, red: b.red}
+	handler := dispatcher.NewEventDispatcher("", "")
+	handler.InitConfig(func(c *larkcore.Config) { c.Logger = logger })
+	handler.OnP2MessageReceiveV1(func(ctx context.Context, ev *larkim.P2MessageReceiveV1) error {
+		return b.handle(ctx, deliver, ev)
+	})
+	cli := larkws.NewClient(b.cfg.AppID, b.cfg.AppSecret,
+		larkws.WithEventHandler(handler),
+		larkws.WithDomain(b.base),
+		larkws.WithHttpClient(b.http),
+		larkws.WithLogger(logger),
+		larkws.WithLogLevel(larkcore.LogLevelDebug),
+		larkws.WithOnReady(func() { b.log.Info().Msg("websocket connected") }),
+		larkws.WithOnReconnected(func() { b.log.Info().Msg("websocket reconnected") }),
+	)
+	err := cli.Start(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	var ce *larkws.ClientError
+	if errors.As(err, &ce) && ce.Code != larkws.ExceedConnLimit {
+		return b.errorf(channels.ErrAuth, "feishu: websocket refused (code %d %s): %v", ce.Code, ce.Msg, channels.ErrAuth)
+	}
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	return b.wrap("websocket", err)
+}
+
+// handle delivers one event. Its error travels back to the platform as a failed ack, so the
+// event is delivered again.
+func (b *Bot) handle(ctx context.Context, deliver channels.Deliver, ev *larkim.P2MessageReceiveV1) error {
+	in, ok := b.normalize(ev)
+	if !ok {
+		return nil
+	}
+	if err := deliver(ctx, in); err != nil {
+		b.log.Warn().Err(b.wrap("deliver", err)).Str("message", in.MessageID).Msg("delivery failed; the platform will redeliver")
+		return b.wrap("deliver", err)
+	}
+	return nil
+}
