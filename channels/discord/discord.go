@@ -1,0 +1,164 @@
+// Package discord connects reef to Discord through a bot account, using discordgo for the
+// gateway WebSocket and the REST API.
+//
+// Run owns one gateway session: it identifies with the GuildMessages, DirectMessages and
+// MessageContent intents, hands each MESSAGE_CREATE to reef in arrival order, and after a
+// dropped socket reconnects and RESUMEs itself (discordgo's own reconnect loop is off,
+// because it retries for ever, even after Discord closed the socket with a fatal close code
+// such as 4004 or 4014). Events replayed after a RESUME keep their Discord message ids, so
+// reef's dedup makes them harmless. Fatal close codes and a rejected token end Run with
+// channels.ErrAuth; a session that cannot be resumed ends Run with an error, and the caller
+// restarts it.
+//
+// Concurrency: Run's handlers run on discordgo's read goroutine (SyncEvents) and only queue
+// messages; one worker goroutine per Run normalises and delivers them. Send, Edit and Typing
+// are safe for concurrent use; each REST call is bounded by its ctx, also while discordgo's
+// rate limiter waits.
+//
+// Secrets: the token is sent only as the "Authorization: Bot <token>" header and in IDENTIFY;
+// every error this package returns or logs has the token redacted.
+package discord
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/channels"
+)
+
+// DefaultAPIBase is where Discord's REST API lives.
+const DefaultAPIBase = "https://discord.com"
+
+// Intents the bot asks for: guild and direct messages, with their content.
+const Intents = discordgo.IntentsGuildMessages | discordgo.IntentsDirectMessages | discordgo.IntentsMessageContent
+
+// Config configures a Bot.
+type Config struct {
+	Token      string       // bot token from the developer portal, with or without "Bot "
+	APIBase    string       // default DefaultAPIBase; tests point it at discordtest
+	HTTPClient *http.Client // default: a client with a 30 s timeout
+}
+
+// Bot is one Discord bot account.
+type Bot struct {
+	token  string // without "Bot "
+	client *http.Client
+	log    zerolog.Logger
+	rest   *discordgo.Session // REST only; Run opens its own session for the gateway
+
+	mu       sync.Mutex
+	selfID   string              // the bot's user id, from READY
+	channels map[string]chanInfo // channel id → kind, for threads
+}
+
+var _ channels.Channel = (*Bot)(nil)
+var _ channels.Typer = (*Bot)(nil)
+var _ channels.Editor = (*Bot)(nil)
+
+// New returns a Bot. It starts nothing and does not touch the network.
+func New(cfg Config, log zerolog.Logger) (*Bot, error) {
+	token := strings.TrimSpace(cfg.Token)
+	token = strings.TrimSpace(strings.TrimPrefix(token, "Bot "))
+	if token == "" {
+		return nil, errors.New("discord: no bot token: set the token from the Discord developer portal (Bot → Token)")
+	}
+	if strings.ContainsAny(token, " \t\r\n") {
+		return nil, errors.New("discord: the bot token contains white space")
+	}
+	base := cfg.APIBase
+	if base == "" {
+		base = DefaultAPIBase
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("discord: api base %q is not an http(s) URL", base)
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		client = &c
+	}
+	if base != DefaultAPIBase {
+		next := client.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
+	}
+	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}}
+	b.rest = b.newSession(client)
+	return b, nil
+}
+
+// newSession returns a discordgo session configured for reef: no logging of its own, no
+// automatic reconnects or rate-limit sleeps (this package handles both, bounded by ctx),
+// ordered event handlers and uncompressed JSON on the gateway.
+func (b *Bot) newSession(client *http.Client) *discordgo.Session {
+	s, _ := discordgo.New("Bot " + b.token) // New cannot fail
+	s.Client = client
+	s.LogLevel = -1
+	s.StateEnabled = false
+	s.SyncEvents = true
+	s.ShouldReconnectOnError = false
+	s.ShouldRetryOnRateLimit = false
+	s.MaxRestRetries = 1
+	s.Compress = false
+	s.Identify.Compress = false
+	s.Identify.Intents = Intents
+	return s
+}
+
+// rewrite sends requests meant for discord.com to another server (tests, proxies).
+type rewrite struct {
+	scheme, host string
+	next         http.RoundTripper
+}
+
+func (r *rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == "discord.com" {
+		req = req.Clone(req.Context())
+		req.URL.Scheme, req.URL.Host, req.Host = r.scheme, r.host, ""
+	}
+	return r.next.RoundTrip(req)
+}
+
+// self returns the bot's user id once READY arrived.
+func (b *Bot) self() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.selfID
+}
+
+func (b *Bot) setSelf(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.selfID = id
+}
+
+// safeError is an error whose text has the token redacted. Unwrap keeps the sentinels
+// callers branch on (channels.ErrAuth, channels.ErrPermanent, context errors).
+type safeError struct {
+	msg  string
+	kind []error
+}
+
+func (e *safeError) Error() string   { return e.msg }
+func (e *safeError) Unwrap() []error { return e.kind }
+
+// redact returns text without the token.
+func (b *Bot) redact(text string) string {
+	return strings.ReplaceAll(text, b.token, "[redacted]")
+}
+
+// errorf builds a safeError: the formatted text, redacted, wrapping kinds.
+func (b *Bot) errorf(kinds []error, format string, args ...any) error {
+	return &safeError{msg: b.redact(fmt.Sprintf(format, args...)), kind: kinds}
+}

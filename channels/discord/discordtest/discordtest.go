@@ -1,0 +1,244 @@
+// Package discordtest is a fake Discord for tests: the REST API under /api/v9 and the gateway
+// WebSocket (HELLO, IDENTIFY, READY, heartbeats, dispatches, RESUME with replay), served on
+// 127.0.0.1 so that discordgo runs unchanged against it.
+//
+// The fake keeps one active gateway session at a time (the latest IDENTIFY). Every dispatch
+// is recorded in that session's log with its sequence number, so a client that RESUMEs after
+// a dropped socket gets every dispatch it missed, with the same message ids. Messages the bot
+// sends through REST are recorded per channel (see Sent) and, like on Discord, dispatched back
+// to the bot as MESSAGE_CREATE.
+//
+// A Server also implements channeltest.Platform.
+package discordtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reefgw/reef/channels"
+)
+
+// Defaults of Config.
+const (
+	DefaultToken   = "fake-bot-token"
+	DefaultBotID   = "900"
+	DefaultBotName = "reef-bot"
+)
+
+// Intents a reef bot must ask for.
+const (
+	IntentGuildMessages  = 1 << 9
+	IntentDirectMessages = 1 << 12
+	IntentMessageContent = 1 << 15
+)
+
+// Config configures a fake Discord. The zero value works.
+type Config struct {
+	Token   string // the bot token the fake accepts (without "Bot "); default DefaultToken
+	BotID   string // the bot's user id; default DefaultBotID
+	BotName string
+	// HeartbeatInterval sent in HELLO; default 200ms so tests stay fast.
+	HeartbeatInterval time.Duration
+	// DisallowedIntents makes IDENTIFY fail with close code 4014 when it asks for any of
+	// these intents, as Discord does for a privileged intent not enabled in the portal.
+	DisallowedIntents int
+}
+
+// Server is a running fake Discord.
+type Server struct {
+	URL   string // http://127.0.0.1:port, the API base to give the bot
+	WSURL string // ws://127.0.0.1:port/gateway-ws, returned by GET /gateway
+
+	cfg  Config
+	http *httptest.Server
+
+	mu       sync.Mutex
+	nextID   int64
+	channels map[string]Channel
+	messages map[string]*Message // by message id
+	sent     map[string][]string // channel id → ids of the messages the bot sent, in order
+	edits    map[string][]string // message id → texts it was edited to
+	typing   map[string]int
+	requests []string
+	failures map[string][]failure
+
+	gw gateway
+}
+
+// Channel is a channel the fake knows about.
+type Channel struct {
+	ID       string `json:"id"`
+	Type     int    `json:"type"` // 0 guild text, 1 DM, 11 public thread...
+	GuildID  string `json:"guild_id,omitempty"`
+	ParentID string `json:"parent_id,omitempty"`
+}
+
+// Channel types.
+const (
+	TypeGuildText     = 0
+	TypeDM            = 1
+	TypePublicThread  = 11
+	TypePrivateThread = 12
+)
+
+type failure struct {
+	status     int
+	retryAfter time.Duration
+}
+
+// New starts a fake Discord that stops when the test ends.
+func New(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	if cfg.Token == "" {
+		cfg.Token = DefaultToken
+	}
+	if cfg.BotID == "" {
+		cfg.BotID = DefaultBotID
+	}
+	if cfg.BotName == "" {
+		cfg.BotName = DefaultBotName
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = 200 * time.Millisecond
+	}
+	s := &Server{
+		cfg:      cfg,
+		nextID:   1_000_000,
+		channels: map[string]Channel{},
+		messages: map[string]*Message{},
+		sent:     map[string][]string{},
+		edits:    map[string][]string{},
+		typing:   map[string]int{},
+		failures: map[string][]failure{},
+	}
+	s.gw.init(s)
+	mux := http.NewServeMux()
+	s.routes(mux)
+	mux.HandleFunc("GET /gateway-ws", s.gw.serve)
+	mux.HandleFunc("GET /gateway-ws/", s.gw.serve) // discordgo adds a slash
+	s.http = httptest.NewServer(mux)
+	s.URL = s.http.URL
+	s.WSURL = "ws" + strings.TrimPrefix(s.http.URL, "http") + "/gateway-ws"
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close stops the server and drops every gateway connection.
+func (s *Server) Close() {
+	s.Drop()
+	s.http.CloseClientConnections()
+	s.http.Close()
+}
+
+// Token is the bot token the fake accepts.
+func (s *Server) Token() string { return s.cfg.Token }
+
+// BotID is the bot's user id.
+func (s *Server) BotID() string { return s.cfg.BotID }
+
+// FailNext makes the next request to route (one of the Route constants) fail with status.
+// A 429 carries retryAfter in its body and headers. Calls queue up.
+func (s *Server) FailNext(route string, status int, retryAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures[route] = append(s.failures[route], failure{status, retryAfter})
+}
+
+// AddChannel makes a channel known to GET /channels/{id}.
+func (s *Server) AddChannel(c Channel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.channels[c.ID] = c
+}
+
+// Sent returns the texts the bot sent to channelID, in order, as they are now (after edits).
+func (s *Server) Sent(channelID string) []string {
+	var out []string
+	for _, m := range s.SentMessages(channelID) {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+// SentMessages returns the messages the bot sent to channelID, in order.
+func (s *Server) SentMessages(channelID string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, id := range s.sent[channelID] {
+		out = append(out, *s.messages[id])
+	}
+	return out
+}
+
+// Edits returns the texts message id was edited to, in order.
+func (s *Server) Edits(messageID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.edits[messageID]...)
+}
+
+// Typing returns how many typing indicators the bot started in channelID.
+func (s *Server) Typing(channelID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.typing[channelID]
+}
+
+// Requests returns "METHOD /path" of every REST request, in order.
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+// Limit is Discord's message length limit: 2000 characters (code points).
+func (s *Server) Limit() (int, channels.Measure) { return 2000, channels.Runes }
+
+// Redelivers is false: Discord does not re-send an event the bot did not handle.
+func (s *Server) Redelivers() bool { return false }
+
+// newID returns a fresh snowflake-like id. Callers hold s.mu.
+func (s *Server) newID() string {
+	s.nextID++
+	return strconv.FormatInt(s.nextID, 10)
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// apiError writes a Discord JSON error.
+func apiError(w http.ResponseWriter, status, code int, msg string) {
+	writeJSON(w, status, map[string]any{"code": code, "message": msg})
+}
+
+// writeFailure writes a failure queued by FailNext.
+func writeFailure(w http.ResponseWriter, f failure) {
+	switch f.status {
+	case http.StatusTooManyRequests:
+		secs := f.retryAfter.Seconds()
+		w.Header().Set("Retry-After", strconv.Itoa(int(f.retryAfter.Round(time.Second)/time.Second)))
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset-After", strconv.FormatFloat(secs, 'f', 3, 64))
+		writeJSON(w, 429, map[string]any{"message": "You are being rate limited.", "retry_after": secs, "global": false})
+	case http.StatusForbidden:
+		apiError(w, 403, 50001, "Missing Access")
+	case http.StatusNotFound:
+		apiError(w, 404, 10003, "Unknown Channel")
+	case http.StatusUnauthorized:
+		apiError(w, 401, 0, "401: Unauthorized")
+	default:
+		apiError(w, f.status, 0, fmt.Sprintf("%d: %s", f.status, http.StatusText(f.status)))
+	}
+}

@@ -1,0 +1,290 @@
+package discordtest
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// gateway is the fake gateway WebSocket. All writes happen under mu, so dispatches reach a
+// connection in sequence order.
+type gateway struct {
+	srv      *Server
+	upgrader websocket.Upgrader
+
+	mu         sync.Mutex
+	conns      map[*gwConn]bool
+	sessions   map[string]*gwSession
+	active     *gwSession // the latest identified session; dispatches go to it
+	reject     int        // close code every later IDENTIFY/RESUME gets (set by a fatal CloseWith)
+	identifies []Identify
+	resumes    int
+	nsession   int
+}
+
+type gwConn struct {
+	ws       *websocket.Conn
+	compress bool
+	session  *gwSession
+}
+
+type gwSession struct {
+	id   string
+	seq  int64
+	log  []frame // replayable dispatches
+	conn *gwConn // live connection, nil while disconnected
+}
+
+// frame is one gateway payload.
+type frame struct {
+	Op int    `json:"op"`
+	D  any    `json:"d"`
+	S  *int64 `json:"s,omitempty"`
+	T  string `json:"t,omitempty"`
+}
+
+// Identify is what a client sent in an IDENTIFY.
+type Identify struct {
+	Token    string `json:"token"`
+	Intents  int    `json:"intents"`
+	Compress bool   `json:"compress"`
+}
+
+func (g *gateway) init(s *Server) {
+	g.srv = s
+	g.conns = map[*gwConn]bool{}
+	g.sessions = map[string]*gwSession{}
+}
+
+func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
+	ws, err := g.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	c := &gwConn{ws: ws}
+	g.mu.Lock()
+	g.conns[c] = true
+	g.write(c, frame{Op: 10, D: map[string]any{"heartbeat_interval": g.srv.cfg.HeartbeatInterval.Milliseconds()}})
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.conns, c)
+		if c.session != nil && c.session.conn == c {
+			c.session.conn = nil
+		}
+		g.mu.Unlock()
+		ws.Close()
+	}()
+	for {
+		_, data, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		var p struct {
+			Op int             `json:"op"`
+			D  json.RawMessage `json:"d"`
+		}
+		if json.Unmarshal(data, &p) != nil {
+			g.closeWith(c, 4002, "Decode error")
+			return
+		}
+		g.mu.Lock()
+		switch p.Op {
+		case 1:
+			g.write(c, frame{Op: 11})
+		case 2:
+			g.identify(c, p.D)
+		case 6:
+			g.resume(c, p.D)
+		}
+		g.mu.Unlock()
+	}
+}
+
+func (g *gateway) tokenOK(token string) bool {
+	return strings.TrimPrefix(token, "Bot ") == g.srv.cfg.Token
+}
+
+// identify starts a new session. Callers hold g.mu.
+func (g *gateway) identify(c *gwConn, raw json.RawMessage) {
+	var id Identify
+	_ = json.Unmarshal(raw, &id)
+	g.identifies = append(g.identifies, id)
+	switch {
+	case g.reject != 0:
+		g.closeWith(c, g.reject, closeText(g.reject))
+		return
+	case !g.tokenOK(id.Token):
+		g.closeWith(c, 4004, closeText(4004))
+		return
+	case id.Intents&g.srv.cfg.DisallowedIntents != 0:
+		g.closeWith(c, 4014, closeText(4014))
+		return
+	}
+	c.compress = id.Compress
+	g.nsession++
+	sess := &gwSession{id: fmt.Sprintf("session-%d", g.nsession), conn: c}
+	g.sessions[sess.id] = sess
+	g.active = sess
+	c.session = sess
+	sess.seq++
+	g.write(c, frame{Op: 0, T: "READY", S: ptr(sess.seq), D: map[string]any{
+		"v": 9, "session_id": sess.id, "resume_gateway_url": g.srv.WSURL, "user": g.srv.botUser(),
+		"guilds": []any{}, "private_channels": []any{}, "application": map[string]any{"id": g.srv.cfg.BotID},
+	}})
+}
+
+// resume reattaches c to a session and replays what it missed. Callers hold g.mu.
+func (g *gateway) resume(c *gwConn, raw json.RawMessage) {
+	var r struct {
+		Token     string `json:"token"`
+		SessionID string `json:"session_id"`
+		Seq       int64  `json:"seq"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	g.resumes++
+	if g.reject != 0 {
+		g.closeWith(c, g.reject, closeText(g.reject))
+		return
+	}
+	if !g.tokenOK(r.Token) {
+		g.closeWith(c, 4004, closeText(4004))
+		return
+	}
+	sess := g.sessions[r.SessionID]
+	if sess == nil || sess != g.active {
+		g.write(c, frame{Op: 9, D: false}) // invalid session: the client must identify
+		return
+	}
+	if old := sess.conn; old != nil && old != c {
+		old.ws.Close()
+	}
+	for _, f := range sess.log {
+		if *f.S > r.Seq {
+			g.write(c, f)
+		}
+	}
+	sess.seq++
+	g.write(c, frame{Op: 0, T: "RESUMED", S: ptr(sess.seq), D: map[string]any{}})
+	sess.conn, c.session = c, sess
+}
+
+// dispatch sends an event to the active session, recording it for replay.
+func (g *gateway) dispatch(t string, d any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	sess := g.active
+	if sess == nil {
+		return
+	}
+	sess.seq++
+	f := frame{Op: 0, T: t, S: ptr(sess.seq), D: d}
+	sess.log = append(sess.log, f)
+	if sess.conn != nil {
+		g.write(sess.conn, f)
+	}
+}
+
+// write sends one payload; a failed write is noticed by the connection's reader. Callers hold g.mu.
+func (g *gateway) write(c *gwConn, f frame) {
+	data, err := json.Marshal(f)
+	if err != nil {
+		panic(err)
+	}
+	kind := websocket.TextMessage
+	if c.compress {
+		var buf bytes.Buffer
+		z := zlib.NewWriter(&buf)
+		z.Write(data)
+		z.Close()
+		data, kind = buf.Bytes(), websocket.BinaryMessage
+	}
+	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.ws.WriteMessage(kind, data)
+}
+
+// closeWith sends a close frame with code and closes the socket. Callers hold g.mu.
+func (g *gateway) closeWith(c *gwConn, code int, text string) {
+	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(time.Second))
+	c.ws.Close()
+}
+
+func closeText(code int) string {
+	switch code {
+	case 4004:
+		return "Authentication failed."
+	case 4013:
+		return "Invalid intent(s)."
+	case 4014:
+		return "Disallowed intent(s)."
+	}
+	return "closed"
+}
+
+// Fatal reports whether Discord's close code means reconnecting will not help.
+func Fatal(code int) bool { return code == 4004 || (code >= 4010 && code <= 4014) }
+
+// Drop kills every gateway socket without a close frame, as a network failure would. The
+// session stays resumable and keeps recording dispatches.
+func (s *Server) Drop() {
+	g := &s.gw
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range g.conns {
+		c.ws.Close()
+	}
+}
+
+// CloseWith closes every gateway socket with a close code. A fatal code (4004, 4010–4014)
+// sticks: every later IDENTIFY or RESUME is closed with it too.
+func (s *Server) CloseWith(code int) {
+	g := &s.gw
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if Fatal(code) {
+		g.reject = code
+	}
+	for c := range g.conns {
+		g.closeWith(c, code, closeText(code))
+	}
+}
+
+// Identifies returns how many IDENTIFYs the fake received.
+func (s *Server) Identifies() int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return len(s.gw.identifies)
+}
+
+// LastIdentify returns the latest IDENTIFY payload (token included).
+func (s *Server) LastIdentify() Identify {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	if len(s.gw.identifies) == 0 {
+		return Identify{}
+	}
+	return s.gw.identifies[len(s.gw.identifies)-1]
+}
+
+// Resumes returns how many RESUMEs the fake received.
+func (s *Server) Resumes() int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return s.gw.resumes
+}
+
+// Connected reports whether the bot has a live, identified or resumed gateway socket.
+func (s *Server) Connected() bool {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return s.gw.active != nil && s.gw.active.conn != nil
+}
+
+func ptr[T any](v T) *T { return &v }

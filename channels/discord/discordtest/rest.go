@@ -1,0 +1,225 @@
+package discordtest
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+	"unicode/utf8"
+)
+
+// Routes, for FailNext. Paths are relative to /api/v9.
+const (
+	RouteGateway    = "GET /gateway"
+	RouteGatewayBot = "GET /gateway/bot"
+	RouteMe         = "GET /users/@me"
+	RouteCreateDM   = "POST /users/@me/channels"
+	RouteChannel    = "GET /channels/{id}"
+	RouteSend       = "POST /channels/{id}/messages"
+	RouteEdit       = "PATCH /channels/{id}/messages/{mid}"
+	RouteTyping     = "POST /channels/{id}/typing"
+)
+
+// MaxMessage is the longest message content Discord accepts, in code points.
+const MaxMessage = 2000
+
+func (s *Server) routes(mux *http.ServeMux) {
+	handlers := map[string]http.HandlerFunc{
+		RouteGateway:    s.getGateway,
+		RouteGatewayBot: s.getGateway,
+		RouteMe:         s.getMe,
+		RouteCreateDM:   s.createDM,
+		RouteChannel:    s.getChannel,
+		RouteSend:       s.postMessage,
+		RouteEdit:       s.patchMessage,
+		RouteTyping:     s.postTyping,
+	}
+	for route, h := range handlers {
+		method, path, _ := cut(route)
+		mux.Handle(method+" /api/v9"+path, s.wrap(route, h))
+	}
+}
+
+func cut(route string) (method, path string, ok bool) {
+	for i := 0; i < len(route); i++ {
+		if route[i] == ' ' {
+			return route[:i], route[i+1:], true
+		}
+	}
+	return "", route, false
+}
+
+// wrap records the request, checks the token and plays failures queued by FailNext.
+func (s *Server) wrap(route string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+		var f *failure
+		if q := s.failures[route]; len(q) > 0 {
+			f = &q[0]
+			s.failures[route] = q[1:]
+		}
+		s.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bot "+s.cfg.Token {
+			apiError(w, http.StatusUnauthorized, 0, "401: Unauthorized")
+			return
+		}
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		h(w, r)
+	})
+}
+
+func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, 200, map[string]any{
+		"url":                 s.WSURL,
+		"shards":              1,
+		"session_start_limit": map[string]int{"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+	})
+}
+
+func (s *Server) botUser() map[string]any {
+	return map[string]any{"id": s.cfg.BotID, "username": s.cfg.BotName, "bot": true, "discriminator": "0"}
+}
+
+func (s *Server) getMe(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, s.botUser()) }
+
+func (s *Server) createDM(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.RecipientID == "" {
+		apiError(w, 400, 50035, "Invalid Form Body")
+		return
+	}
+	s.mu.Lock()
+	c := Channel{ID: "dm-" + req.RecipientID, Type: TypeDM}
+	s.channels[c.ID] = c
+	s.mu.Unlock()
+	writeJSON(w, 200, c)
+}
+
+func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	c, ok := s.channels[r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		apiError(w, 404, 10003, "Unknown Channel")
+		return
+	}
+	writeJSON(w, 200, c)
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Content   string `json:"content"`
+		Reference *struct {
+			MessageID       string `json:"message_id"`
+			FailIfNotExists *bool  `json:"fail_if_not_exists"`
+		} `json:"message_reference"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		apiError(w, 400, 50109, "The request body contains invalid JSON.")
+		return
+	}
+	switch n := utf8.RuneCountInString(req.Content); {
+	case n == 0:
+		apiError(w, 400, 50006, "Cannot send an empty message")
+		return
+	case n > MaxMessage:
+		apiError(w, 400, 50035, "Invalid Form Body: content: Must be 2000 or fewer in length.")
+		return
+	}
+	channelID := r.PathValue("id")
+	s.mu.Lock()
+	m := &Message{ID: s.newID(), ChannelID: channelID, AuthorID: s.cfg.BotID, AuthorName: s.cfg.BotName,
+		AuthorBot: true, Content: req.Content, Time: time.Now().UTC()}
+	if c, ok := s.channels[channelID]; ok {
+		m.GuildID = c.GuildID
+	} else {
+		s.channels[channelID] = Channel{ID: channelID, Type: TypeDM}
+	}
+	if ref := req.Reference; ref != nil {
+		if _, ok := s.messages[ref.MessageID]; !ok && (ref.FailIfNotExists == nil || *ref.FailIfNotExists) {
+			s.mu.Unlock()
+			apiError(w, 400, 50035, "Invalid Form Body: message_reference: Unknown message")
+			return
+		}
+		m.ReplyTo = ref.MessageID
+	}
+	s.messages[m.ID] = m
+	s.sent[channelID] = append(s.sent[channelID], m.ID)
+	wire := s.wireLocked(m)
+	s.mu.Unlock()
+	s.gw.dispatch("MESSAGE_CREATE", wire)
+	writeJSON(w, 200, wire)
+}
+
+func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Content *string `json:"content"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		apiError(w, 400, 50109, "The request body contains invalid JSON.")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("mid")]
+	switch {
+	case !ok || m.ChannelID != r.PathValue("id"):
+		apiError(w, 404, 10008, "Unknown Message")
+	case m.AuthorID != s.cfg.BotID:
+		apiError(w, 403, 50005, "Cannot edit a message authored by another user")
+	case req.Content != nil && utf8.RuneCountInString(*req.Content) > MaxMessage:
+		apiError(w, 400, 50035, "Invalid Form Body: content: Must be 2000 or fewer in length.")
+	default:
+		if req.Content != nil {
+			m.Content = *req.Content
+			s.edits[m.ID] = append(s.edits[m.ID], m.Content)
+		}
+		writeJSON(w, 200, s.wireLocked(m))
+	}
+}
+
+func (s *Server) postTyping(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.typing[r.PathValue("id")]++
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// wireLocked renders m as Discord's message object. Callers hold s.mu.
+func (s *Server) wireLocked(m *Message) map[string]any {
+	w := s.wireMessage(m)
+	if ref, ok := s.messages[m.ReplyTo]; ok {
+		w["type"] = 19
+		w["message_reference"] = map[string]any{"message_id": ref.ID, "channel_id": ref.ChannelID, "guild_id": ref.GuildID}
+		w["referenced_message"] = s.wireMessage(ref)
+	}
+	return w
+}
+
+func (s *Server) wireMessage(m *Message) map[string]any {
+	author := map[string]any{"id": m.AuthorID, "username": m.AuthorName, "bot": m.AuthorBot, "discriminator": "0"}
+	if m.GlobalName != "" {
+		author["global_name"] = m.GlobalName
+	}
+	mentions := []map[string]any{}
+	for _, id := range m.Mentions {
+		if id == s.cfg.BotID {
+			mentions = append(mentions, s.botUser())
+		} else {
+			mentions = append(mentions, map[string]any{"id": id, "username": "user-" + id})
+		}
+	}
+	w := map[string]any{
+		"id": m.ID, "channel_id": m.ChannelID, "author": author, "content": m.Content,
+		"timestamp": m.Time.Format(time.RFC3339Nano), "type": 0, "mentions": mentions,
+	}
+	if m.GuildID != "" {
+		w["guild_id"] = m.GuildID
+	}
+	return w
+}

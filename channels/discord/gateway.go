@@ -1,0 +1,257 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
+
+	"github.com/reefgw/reef/channels"
+)
+
+// openTimeout bounds one connection attempt (gateway URL, dial, HELLO, READY or RESUMED).
+const openTimeout = 30 * time.Second
+
+// drainTimeout is how long Run, failing, lets queued messages reach reef before it returns.
+const drainTimeout = 10 * time.Second
+
+// reconnectWaits are the pauses before each attempt to resume a dropped gateway session;
+// after the last failure Run returns an error and its caller starts a fresh session.
+var reconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
+	2 * time.Second, 4 * time.Second, 8 * time.Second}
+
+// Run connects to the gateway and delivers each message to reef until ctx ends (nil). It
+// returns an error wrapping channels.ErrAuth when Discord rejects the token or the intents,
+// and another error when the session was lost and could not be resumed.
+func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
+	conns := &connTracker{run: ctx}
+	client := *b.client
+	client.Transport = &boundTransport{ctx: ctx, next: transportOf(b.client)}
+	s := b.newSession(&client)
+	s.Dialer = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 15 * time.Second, NetDialContext: conns.dial}
+
+	q := newInbox()
+	disconnected := make(chan struct{}, 1)
+	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+		if r.User != nil {
+			b.setSelf(r.User.ID)
+		}
+	})
+	s.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) {
+		if !q.push(m.Message) {
+			b.log.Error().Str("message", m.ID).Msg("discord: too many messages waiting for reef; dropped one")
+		}
+	})
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
+		select {
+		case disconnected <- struct{}{}:
+		default:
+		}
+	})
+
+	workCtx, stopWork := context.WithCancel(ctx)
+	workDone := make(chan struct{})
+	go func() {
+		defer close(workDone)
+		b.deliverLoop(workCtx, q, deliver)
+	}()
+	defer func() {
+		s.Close()
+		q.close()
+		select {
+		case <-workDone:
+		case <-time.After(drainTimeout):
+		}
+		stopWork()
+		<-workDone
+	}()
+
+	if err := b.open(ctx, s, conns); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return b.openError(err)
+	}
+	b.log.Info().Msg("discord: connected to the gateway")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-disconnected:
+			if err := b.reconnect(ctx, s, conns); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+}
+
+// reconnect reopens the gateway connection of s, which RESUMEs its session.
+func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTracker) error {
+	var last error
+	for i, wait := range reconnectWaits {
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait/2 + rand.N(wait/2+1)):
+			}
+		}
+		err := b.open(ctx, s, conns)
+		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+			b.log.Info().Int("attempt", i+1).Msg("discord: reconnected to the gateway")
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		last = b.openError(err)
+		if errors.Is(last, channels.ErrAuth) {
+			return last
+		}
+		b.log.Warn().Err(last).Int("attempt", i+1).Msg("discord: reconnect failed")
+	}
+	return b.errorf(nil, "discord: gateway: gave up reconnecting after %d attempts: %v", len(reconnectWaits), last)
+}
+
+// open runs s.Open bounded by ctx and openTimeout: when either ends, it closes the socket
+// under discordgo, so that Open returns.
+func (b *Bot) open(ctx context.Context, s *discordgo.Session, conns *connTracker) error {
+	done := make(chan error, 1)
+	go func() { done <- s.Open() }()
+	timer := time.NewTimer(openTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	conns.closeAll()
+	err := <-done
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("no answer within %v: %w", openTimeout, err)
+}
+
+// openError explains why the gateway refused a connection; fatal close codes wrap
+// channels.ErrAuth.
+func (b *Bot) openError(err error) error {
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		if why, fatal := fatalClose(ce.Code); fatal {
+			return b.errorf([]error{channels.ErrAuth}, "discord: gateway closed the connection with %d: %s", ce.Code, why)
+		}
+		return b.errorf(nil, "discord: gateway closed the connection with %d (%s)", ce.Code, ce.Text)
+	}
+	var rest *discordgo.RESTError
+	if errors.As(err, &rest) {
+		return b.apiError("get gateway", err)
+	}
+	return b.errorf(nil, "discord: gateway: %v", err)
+}
+
+// fatalClose explains the gateway close codes after which reconnecting cannot help.
+func fatalClose(code int) (string, bool) {
+	switch code {
+	case 4004:
+		return "authentication failed: Discord rejected the bot token; copy it again from the developer portal (Bot → Reset Token)", true
+	case 4010:
+		return "invalid shard", true
+	case 4011:
+		return "sharding required: the bot is in too many guilds for one connection", true
+	case 4012:
+		return "invalid API version", true
+	case 4013:
+		return "invalid intents", true
+	case 4014:
+		return "disallowed intents: enable the Message Content intent for this bot in the Discord developer portal (Bot → Privileged Gateway Intents)", true
+	}
+	return "", false
+}
+
+// connTracker remembers the gateway's network connections, so that a connection attempt
+// stuck inside discordgo can be ended by closing its socket.
+type connTracker struct {
+	run   context.Context
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+func (t *connTracker) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(t.run, cancel)
+	defer stop()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conns == nil {
+		t.conns = map[net.Conn]bool{}
+	}
+	tc := &trackedConn{Conn: c, t: t}
+	t.conns[tc] = true
+	return tc, nil
+}
+
+func (t *connTracker) closeAll() {
+	t.mu.Lock()
+	conns := make([]net.Conn, 0, len(t.conns))
+	for c := range t.conns {
+		conns = append(conns, c)
+	}
+	t.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	t *connTracker
+}
+
+func (c *trackedConn) Close() error {
+	c.t.mu.Lock()
+	delete(c.t.conns, c)
+	c.t.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// boundTransport ties requests made without a context (discordgo fetching the gateway URL
+// inside Open) to Run's ctx.
+type boundTransport struct {
+	ctx  context.Context
+	next http.RoundTripper
+}
+
+func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Context().Done() == nil {
+		req = req.WithContext(t.ctx)
+	}
+	return t.next.RoundTrip(req)
+}
+
+func transportOf(c *http.Client) http.RoundTripper {
+	if c.Transport != nil {
+		return c.Transport
+	}
+	return http.DefaultTransport
+}

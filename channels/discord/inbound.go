@@ -1,0 +1,209 @@
+package discord
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+)
+
+// maxQueued bounds the messages waiting for delivery; beyond it new ones are dropped (logged).
+const maxQueued = 1000
+
+// deliverAttempts is how often one message is offered to reef before it is dropped: Discord
+// does not redeliver, so a short storage hiccup must not lose it.
+const deliverAttempts = 6
+
+// inbox is the ordered queue between discordgo's read goroutine and the delivery worker.
+type inbox struct {
+	mu     sync.Mutex
+	items  []*discordgo.Message
+	closed bool
+	wake   chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{wake: make(chan struct{}, 1)} }
+
+// push queues m without blocking; it reports false when the queue is full.
+func (q *inbox) push(m *discordgo.Message) bool {
+	q.mu.Lock()
+	if len(q.items) >= maxQueued {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, m)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// close makes pop report false once the queue is empty.
+func (q *inbox) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pop waits for the next message; false when ctx ended or the queue is closed and empty.
+func (q *inbox) pop(ctx context.Context) (*discordgo.Message, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			m := q.items[0]
+			q.items[0] = nil
+			q.items = q.items[1:]
+			q.mu.Unlock()
+			return m, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return nil, false
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-q.wake:
+		}
+	}
+}
+
+// deliverLoop normalises and delivers queued messages, one at a time, in order.
+func (b *Bot) deliverLoop(ctx context.Context, q *inbox, deliver channels.Deliver) {
+	for {
+		m, ok := q.pop(ctx)
+		if !ok {
+			return
+		}
+		if in, ok := b.normalise(ctx, m); ok {
+			b.deliver(ctx, deliver, in)
+		}
+	}
+}
+
+// deliver offers in to reef, retrying with backoff while reef cannot accept it.
+func (b *Bot) deliver(ctx context.Context, deliver channels.Deliver, in messages.Inbound) {
+	wait := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := deliver(ctx, in)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if attempt == deliverAttempts {
+			b.log.Error().Err(err).Str("chat", in.ChatID).Str("message", in.MessageID).Msg("discord: message not accepted; dropped")
+			return
+		}
+		b.log.Warn().Err(err).Str("chat", in.ChatID).Int("attempt", attempt).Msg("discord: message not accepted; retrying")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
+
+// normalise turns a MESSAGE_CREATE into an Inbound. It reports false for messages reef
+// ignores: from bots (itself included) and webhooks, system messages, and empty text.
+func (b *Bot) normalise(ctx context.Context, m *discordgo.Message) (messages.Inbound, bool) {
+	self := b.self()
+	if m.Author == nil || m.Author.Bot || m.WebhookID != "" || m.Author.ID == self {
+		return messages.Inbound{}, false
+	}
+	if m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply {
+		return messages.Inbound{}, false
+	}
+	in := messages.Inbound{
+		Channel:    "discord",
+		ChatID:     m.ChannelID,
+		ChatType:   messages.ChatGroup,
+		SenderID:   m.Author.ID,
+		SenderName: m.Author.DisplayName(),
+		MessageID:  m.ID,
+		Text:       stripMention(m.Content, self),
+		Time:       m.Timestamp,
+	}
+	if in.Text == "" {
+		return messages.Inbound{}, false
+	}
+	if m.GuildID == "" {
+		in.ChatType, in.Mentioned = messages.ChatDirect, true
+	} else if info := b.channelInfo(ctx, m.ChannelID); info.thread {
+		in.ChatType, in.ThreadID = messages.ChatThread, m.ChannelID
+		if info.parentID != "" {
+			in.ChatID = info.parentID
+		}
+	}
+	for _, u := range m.Mentions {
+		if u != nil && u.ID == self {
+			in.Mentioned = true
+		}
+	}
+	if ref := m.ReferencedMessage; ref != nil {
+		in.ReplyTo = ref.Content
+		if ref.Author != nil && ref.Author.ID == self {
+			in.Mentioned = true
+		}
+	}
+	return in, true
+}
+
+// stripMention removes the bot's own mention tokens (<@id>, <@!id>) from text.
+func stripMention(text, self string) string {
+	if self != "" {
+		for _, tok := range []string{"<@" + self + ">", "<@!" + self + ">"} {
+			text = strings.ReplaceAll(text, tok+" ", "")
+			text = strings.ReplaceAll(text, tok, "")
+		}
+	}
+	return strings.TrimSpace(text)
+}
+
+// chanInfo is what normalisation needs to know about a guild channel.
+type chanInfo struct {
+	thread   bool
+	parentID string
+}
+
+// maxCachedChannels bounds the channel cache; it is emptied when full.
+const maxCachedChannels = 10_000
+
+// channelInfo tells whether a guild channel is a thread, asking Discord once per channel.
+// When Discord cannot say, the channel is taken for a plain one (and asked again next time).
+func (b *Bot) channelInfo(ctx context.Context, id string) chanInfo {
+	b.mu.Lock()
+	info, ok := b.channels[id]
+	b.mu.Unlock()
+	if ok {
+		return info
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Channel, error) {
+		return b.rest.Channel(id, opts...)
+	})
+	if err != nil {
+		b.log.Warn().Err(b.apiError("channel", err)).Str("channel", id).Msg("discord: cannot look up channel; taking it for a text channel")
+		return chanInfo{}
+	}
+	info = chanInfo{thread: c.IsThread(), parentID: c.ParentID}
+	b.mu.Lock()
+	if len(b.channels) >= maxCachedChannels {
+		clear(b.channels)
+	}
+	b.channels[id] = info
+	b.mu.Unlock()
+	return info
+}

@@ -1,0 +1,176 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+)
+
+// MaxMessage is Discord's message length limit, in code points.
+const MaxMessage = 2000
+
+// maxRateLimitRetries bounds how often one REST call is retried after 429.
+const maxRateLimitRetries = 5
+
+// Send delivers out as one or more messages of at most MaxMessage characters, code fences
+// balanced in each. The first chunk replies to out.ReplyToID (if that message is gone, it is
+// sent as a plain message). With out.ThreadID set, it goes to the thread. It returns the
+// ids of the messages created; on a failure part way, the ids sent so far and the error.
+func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error) {
+	target := out.ChatID
+	if out.ThreadID != "" {
+		target = out.ThreadID
+	}
+	if target == "" {
+		return nil, b.errorf([]error{channels.ErrPermanent}, "discord: send: no channel id")
+	}
+	var ids []string
+	for i, chunk := range Chunks(out.Text) {
+		msg := &discordgo.MessageSend{
+			Content: chunk,
+			// Never let model output ping @everyone, @here or roles.
+			AllowedMentions: &discordgo.MessageAllowedMentions{
+				Parse:       []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers},
+				RepliedUser: true,
+			},
+		}
+		if i == 0 && out.ReplyToID != "" {
+			no := false
+			msg.Reference = &discordgo.MessageReference{MessageID: out.ReplyToID, ChannelID: target, FailIfNotExists: &no}
+		}
+		m, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Message, error) {
+			return b.rest.ChannelMessageSendComplex(target, msg, opts...)
+		})
+		if err != nil {
+			return ids, b.apiError("send", err)
+		}
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
+}
+
+// Chunks cuts text into messages Discord accepts: at most MaxMessage code points each, never
+// inside a grapheme, each code fence closed and reopened across chunks. Blank text yields none.
+func Chunks(text string) []string {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	reserve := channels.FenceReserve
+	for _, line := range strings.Split(text, "\n") {
+		if t := strings.TrimLeft(line, " "); strings.HasPrefix(t, "```") {
+			reserve = max(reserve, channels.FenceReserve+channels.Runes(t))
+		}
+	}
+	if reserve < MaxMessage/2 {
+		chunks := channels.BalanceFences(channels.Split(text, MaxMessage-reserve, channels.Runes))
+		if fits(chunks) {
+			return chunks
+		}
+	}
+	return channels.Split(text, MaxMessage, channels.Runes) // absurd fence lines: give up balancing
+}
+
+func fits(chunks []string) bool {
+	for _, c := range chunks {
+		if channels.Runes(c) > MaxMessage {
+			return false
+		}
+	}
+	return true
+}
+
+// Edit replaces the text of message messageID in channel chatID (truncated to MaxMessage).
+func (b *Bot) Edit(ctx context.Context, chatID, messageID, text string) error {
+	if chunks := channels.Split(text, MaxMessage, channels.Runes); len(chunks) > 0 {
+		text = chunks[0]
+	}
+	_, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Message, error) {
+		return b.rest.ChannelMessageEdit(chatID, messageID, text, opts...)
+	})
+	return b.apiError("edit", err)
+}
+
+// Typing shows the typing indicator in chatID (for about ten seconds).
+func (b *Bot) Typing(ctx context.Context, chatID string) error {
+	_, err := call(ctx, b, func(opts ...discordgo.RequestOption) (struct{}, error) {
+		return struct{}{}, b.rest.ChannelTyping(chatID, opts...)
+	})
+	return b.apiError("typing", err)
+}
+
+// call runs one REST request bounded by ctx, retrying after 429 as Discord's retry_after
+// says. discordgo's rate limiter may sleep without looking at ctx: the request then runs on
+// in its goroutine, and call returns when ctx ends.
+func call[T any](ctx context.Context, b *Bot, f func(...discordgo.RequestOption) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	var zero T
+	for attempt := 0; ; attempt++ {
+		done := make(chan result, 1)
+		go func() {
+			v, err := f(discordgo.WithContext(ctx))
+			done <- result{v, err}
+		}()
+		var r result
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		}
+		var rl *discordgo.RateLimitError
+		if r.err == nil || !errors.As(r.err, &rl) || attempt >= maxRateLimitRetries {
+			return r.v, r.err
+		}
+		wait := max(rl.RetryAfter, 10*time.Millisecond)
+		b.log.Warn().Dur("retryAfter", wait).Msg("discord: rate limited")
+		select {
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// apiError turns a discordgo error into a redacted one that wraps channels.ErrPermanent when
+// Discord refused for good (400, 403, 404), channels.ErrAuth on 401, and ctx's error.
+func (b *Bot) apiError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return b.errorf([]error{err}, "discord: %s: %v", op, err)
+	}
+	var rest *discordgo.RESTError
+	if !errors.As(err, &rest) || rest.Response == nil {
+		var rl *discordgo.RateLimitError
+		if errors.As(err, &rl) {
+			return b.errorf(nil, "discord: %s: still rate limited after %d retries", op, maxRateLimitRetries)
+		}
+		return b.errorf(nil, "discord: %s: %v", op, err)
+	}
+	status, code, text := rest.Response.StatusCode, 0, strings.TrimSpace(string(rest.ResponseBody))
+	if rest.Message != nil {
+		code, text = rest.Message.Code, rest.Message.Message
+	}
+	if r := []rune(text); len(r) > 200 {
+		text = string(r[:200]) + "…"
+	}
+	var kinds []error
+	switch status {
+	case http.StatusUnauthorized:
+		kinds = []error{channels.ErrAuth}
+		text += "; check the bot token"
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
+		kinds = []error{channels.ErrPermanent}
+	}
+	return b.errorf(kinds, "discord: %s: HTTP %d (code %d): %s", op, status, code, text)
+}
