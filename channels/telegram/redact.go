@@ -1,0 +1,56 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	ta "github.com/mymmrac/telego/telegoapi"
+)
+
+// redactingCaller calls the Bot API over net/http and removes the token from every error
+// before telego (which wraps and returns it) sees it: net/http puts the request URL, and
+// with it the token, into its errors.
+type redactingCaller struct {
+	client *http.Client
+	token  string
+}
+
+func (c redactingCaller) Call(ctx context.Context, url string, data *ta.RequestData) (*ta.Response, error) {
+	resp, err := ta.HTTPCaller{Client: c.client}.Call(ctx, url, data)
+	if err != nil {
+		return nil, redactError(err, c.token)
+	}
+	return resp, nil
+}
+
+// redactedError carries the redacted text of an error. It does not unwrap (the chain holds
+// the token) but answers errors.Is for the chain, so context.Canceled and friends still match.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+
+func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
+
+func redactError(err error, token string) error {
+	if err == nil {
+		return nil
+	}
+	return &redactedError{msg: redact(err.Error(), token), err: err}
+}
+
+// redact replaces the token, and its secret part alone, with "<redacted>".
+func redact(s, token string) string {
+	if token == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, token, "<redacted>")
+	if _, secret, ok := strings.Cut(token, ":"); ok && secret != "" {
+		s = strings.ReplaceAll(s, secret, "<redacted>")
+	}
+	return s
+}

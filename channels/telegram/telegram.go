@@ -1,0 +1,160 @@
+// Package telegram is reef's Telegram channel, built on telego over net/http.
+//
+// Run receives updates by long polling (getUpdates driven here, so the offset advances only
+// past updates that deliver accepted durably: an update deliver refused is fetched and
+// delivered again) or by webhook (answered 200 only after deliver accepted the update, so
+// Telegram redelivers otherwise). Send renders the Markdown a model writes as Telegram HTML,
+// chunked to 4096 UTF-16 units, falling back to plain text when Telegram cannot parse it.
+//
+// The bot token is part of every Bot API URL. It never reaches an error or a log line:
+// every error from the HTTP client passes through redaction before telego or reef sees it.
+//
+// Concurrency: Run is called by one goroutine at a time; Send, Edit and Typing may be called
+// from many goroutines at once, also while Run runs.
+package telegram
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mymmrac/telego"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/channels"
+)
+
+// Config configures one Telegram bot account.
+type Config struct {
+	Token   string // from @BotFather: "<bot id>:<35 characters>"
+	APIRoot string // Bot API server; default https://api.telegram.org
+	Mode    string // "polling" (default) or "webhook"
+	// Webhook mode: the public HTTPS URL Telegram posts to, the secret Telegram sends in
+	// X-Telegram-Bot-Api-Secret-Token (1–256 of A-Z a-z 0-9 _ -), and the local address the
+	// webhook HTTP server listens on (e.g. 127.0.0.1:8443 behind a TLS reverse proxy).
+	WebhookURL    string
+	WebhookSecret string
+	WebhookListen string
+	PollTimeout   time.Duration // long-polling timeout; default 30 s
+	HTTPClient    *http.Client  // default: a new http.Client; its Timeout must exceed PollTimeout
+	Account       string        // copied into Inbound.Account
+}
+
+// Modes of receiving updates.
+const (
+	ModePolling = "polling"
+	ModeWebhook = "webhook"
+)
+
+// DefaultAPIRoot is the public Bot API server.
+const DefaultAPIRoot = "https://api.telegram.org"
+
+// MaxWebhookBody is the largest webhook request body accepted.
+const MaxWebhookBody = 1 << 20
+
+var (
+	tokenShape  = regexp.MustCompile(`^\d+:[\w-]{35}$`)
+	secretShape = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+)
+
+// Bot is one Telegram bot account.
+type Bot struct {
+	cfg  Config
+	log  zerolog.Logger
+	api  *telego.Bot
+	self atomic.Pointer[telego.User] // from getMe, for mention detection
+
+	offset atomic.Int64 // next getUpdates offset; kept across Run restarts
+	timing timing
+
+	progressMu sync.Mutex
+	progress   map[string]*sendProgress // outbox key → chunks already sent (see Send)
+
+	webhookAddr chan string // receives the bound webhook address (tests)
+}
+
+// timing holds the waits of Run; tests shorten them.
+type timing struct {
+	retryMin, retryMax time.Duration // after a failed poll or a refused deliver
+	conflictWait       time.Duration // after 409 Conflict, before Run returns
+	maxPollFailures    int           // consecutive failed polls before Run returns
+	callTimeout        time.Duration // bound of one Bot API call other than getUpdates
+}
+
+var (
+	_ channels.Channel = (*Bot)(nil)
+	_ channels.Typer   = (*Bot)(nil)
+	_ channels.Editor  = (*Bot)(nil)
+)
+
+// New validates cfg and returns a Bot. It starts nothing and makes no request.
+func New(cfg Config, log zerolog.Logger) (*Bot, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("telegram: the bot token is empty (get one from @BotFather)")
+	}
+	if !tokenShape.MatchString(cfg.Token) {
+		return nil, errors.New("telegram: the bot token does not look like <bot id>:<35 characters> (get one from @BotFather)")
+	}
+	if cfg.APIRoot == "" {
+		cfg.APIRoot = DefaultAPIRoot
+	}
+	if u, err := url.Parse(cfg.APIRoot); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("telegram: apiRoot %q is not an http(s) URL", cfg.APIRoot)
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModePolling
+	}
+	if err := validateMode(&cfg); err != nil {
+		return nil, err
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = 30 * time.Second
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	api, err := telego.NewBot(cfg.Token,
+		telego.WithAPIServer(cfg.APIRoot),
+		telego.WithAPICaller(redactingCaller{client: client, token: cfg.Token}),
+		telego.WithDiscardLogger())
+	if err != nil {
+		return nil, fmt.Errorf("telegram: %s", redact(err.Error(), cfg.Token))
+	}
+	return &Bot{
+		cfg: cfg,
+		log: log,
+		api: api,
+		timing: timing{
+			retryMin: 500 * time.Millisecond, retryMax: 30 * time.Second,
+			conflictWait: 10 * time.Second, maxPollFailures: 5, callTimeout: time.Minute,
+		},
+		progress:    map[string]*sendProgress{},
+		webhookAddr: make(chan string, 1),
+	}, nil
+}
+
+func validateMode(cfg *Config) error {
+	switch cfg.Mode {
+	case ModePolling:
+		return nil
+	case ModeWebhook:
+	default:
+		return fmt.Errorf("telegram: mode %q is neither %q nor %q", cfg.Mode, ModePolling, ModeWebhook)
+	}
+	if u, err := url.Parse(cfg.WebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {
+		return errors.New("telegram: webhook mode needs webhookUrl, the public https:// URL Telegram posts to")
+	}
+	if !secretShape.MatchString(cfg.WebhookSecret) {
+		return errors.New("telegram: webhook mode needs webhookSecret: 1–256 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	if cfg.WebhookListen == "" {
+		return errors.New("telegram: webhook mode needs webhookListen, the local address to serve on (e.g. 127.0.0.1:8443)")
+	}
+	return nil
+}

@@ -1,0 +1,271 @@
+// Package telegramtest is a fake Telegram Bot API on 127.0.0.1 that speaks the real wire
+// format (POST /bot<token>/<method>, JSON {"ok":true,"result":...} or {"ok":false,
+// "error_code":N,"description":...,"parameters":{"retry_after":N}}), so telego runs
+// unchanged against it.
+//
+// It implements getMe, getUpdates (long polling with exact offset semantics: updates below
+// the offset are confirmed and dropped), sendMessage (400 over 4096 UTF-16 units after entity
+// parsing, 400 "can't parse entities" for unbalanced or unknown HTML tags), editMessageText,
+// sendChatAction, deleteMessage, setWebhook and deleteWebhook (getUpdates answers 409 while a
+// webhook is set). Tests play users with UserSays and Queue, read replies with Sent and
+// Messages, and inject failures with FailNext and Drop.
+package telegramtest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mymmrac/telego"
+)
+
+// Token is the bot token the server accepts by default. Any other token gets 401.
+const Token = "123456:AAHfakeTokenForReefTestsOnly_abcdef"
+
+// Limit is the longest message text, in UTF-16 units after entity parsing.
+const Limit = 4096
+
+// SentMessage is one message the bot sent.
+type SentMessage struct {
+	MessageID int
+	ChatID    int64
+	ThreadID  int
+	ReplyTo   int    // message id from reply_parameters, 0 if none
+	Raw       string // text as sent
+	ParseMode string
+	Text      string // text as the user sees it (tags stripped, entities decoded)
+	Edits     int
+	Deleted   bool
+}
+
+type failure struct {
+	after       int // calls to let through first
+	code        int
+	description string
+	retryAfter  int
+}
+
+// Server is a fake Bot API server.
+type Server struct {
+	// URL is the API root to pass to telego.WithAPIServer (or telegram.Config.APIRoot).
+	URL string
+
+	token string
+	bot   telego.User
+	srv   *httptest.Server
+
+	mu         sync.Mutex
+	updates    []telego.Update // not yet confirmed, in order
+	nextUpdate int
+	confirmed  int           // highest offset the bot sent
+	notify     chan struct{} // closed and replaced when updates are queued
+	drop       chan struct{} // closed and replaced on Drop
+	dropArmed  bool
+	closed     chan struct{}
+	msgIDs     map[int64]int // per chat message id counter
+	sent       map[int64][]*SentMessage
+	actions    map[int64][]string
+	fail       map[string][]failure
+	calls      map[string]int
+	webhookURL string
+	secret     string
+	allowed    []string
+}
+
+// New starts a fake server accepting Token; it is closed when the test ends.
+func New(t testing.TB) *Server { return NewWithToken(t, Token) }
+
+// NewWithToken starts a fake server accepting token; it is closed when the test ends.
+func NewWithToken(t testing.TB, token string) *Server {
+	s := &Server{
+		token:      token,
+		bot:        telego.User{ID: 123456, IsBot: true, FirstName: "Reef", Username: "reef_test_bot"},
+		nextUpdate: 500000,
+		notify:     make(chan struct{}),
+		drop:       make(chan struct{}),
+		closed:     make(chan struct{}),
+		msgIDs:     map[int64]int{},
+		sent:       map[int64][]*SentMessage{},
+		actions:    map[int64][]string{},
+		fail:       map[string][]failure{},
+		calls:      map[string]int{},
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close releases waiting long polls and stops the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	select {
+	case <-s.closed:
+		s.mu.Unlock()
+		return
+	default:
+		close(s.closed)
+	}
+	s.mu.Unlock()
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// BotUser is the bot's own user, as getMe returns it.
+func (s *Server) BotUser() telego.User { return s.bot }
+
+// Message builds a message from sender in chat with the chat's next message id. chatType is
+// telego.ChatTypePrivate, ChatTypeGroup or ChatTypeSupergroup. Change it, then Queue it.
+func (s *Server) Message(chatID int64, chatType string, senderID int64, text string) *telego.Message {
+	s.mu.Lock()
+	s.msgIDs[chatID]++
+	id := s.msgIDs[chatID]
+	s.mu.Unlock()
+	return &telego.Message{
+		MessageID: id,
+		From:      &telego.User{ID: senderID, FirstName: "User", LastName: formatID(senderID), Username: "user" + formatID(senderID)},
+		Date:      time.Now().Unix(),
+		Chat:      telego.Chat{ID: chatID, Type: chatType},
+		Text:      text,
+	}
+}
+
+// UserSays queues a text message from senderID in the private chat chatID and returns the
+// update id.
+func (s *Server) UserSays(chatID, senderID int64, text string) int {
+	return s.Queue(telego.Update{Message: s.Message(chatID, telego.ChatTypePrivate, senderID, text)})
+}
+
+// Queue adds an update for the bot, giving it the next update id when it has none, and
+// wakes a waiting getUpdates. It returns the update id.
+func (s *Server) Queue(u telego.Update) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u.UpdateID == 0 {
+		u.UpdateID = s.nextUpdate
+	}
+	s.nextUpdate = max(s.nextUpdate, u.UpdateID+1)
+	s.updates = append(s.updates, u)
+	close(s.notify)
+	s.notify = make(chan struct{})
+	return u.UpdateID
+}
+
+// Sent returns the texts the bot sent to chatID, as the user sees them, in order.
+func (s *Server) Sent(chatID int64) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, m := range s.sent[chatID] {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+// Messages returns copies of the messages the bot sent to chatID, in order.
+func (s *Server) Messages(chatID int64) []SentMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []SentMessage
+	for _, m := range s.sent[chatID] {
+		out = append(out, *m)
+	}
+	return out
+}
+
+// Actions returns the chat actions (e.g. "typing") the bot sent to chatID.
+func (s *Server) Actions(chatID int64) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.actions[chatID]...)
+}
+
+// FailNext makes the next call of method fail with code (429, 403, 409, 500, ...) and a
+// description like Telegram's; retryAfter (seconds) is sent as parameters.retry_after when
+// positive. Calls queue up: FailNext twice fails the next two calls.
+func (s *Server) FailNext(method string, code, retryAfter int) {
+	s.FailNextWith(method, code, defaultDescription(code, retryAfter), retryAfter)
+}
+
+// FailNextWith is FailNext with a chosen description.
+func (s *Server) FailNextWith(method string, code int, description string, retryAfter int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[method] = append(s.fail[method], failure{code: code, description: description, retryAfter: retryAfter})
+}
+
+// FailAfter lets after calls of method succeed, then fails the next one like FailNext.
+func (s *Server) FailAfter(method string, after, code, retryAfter int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[method] = append(s.fail[method], failure{after: after, code: code, description: defaultDescription(code, retryAfter), retryAfter: retryAfter})
+}
+
+// Drop breaks the bot's connection: a getUpdates waiting now has its connection closed;
+// if none is waiting, the next getUpdates fails with 502 Bad Gateway.
+func (s *Server) Drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropArmed = true
+	close(s.drop)
+	s.drop = make(chan struct{})
+}
+
+// Confirmed returns the highest offset the bot sent to getUpdates: every update with a lower
+// id is confirmed and will not be sent again.
+func (s *Server) Confirmed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.confirmed
+}
+
+// Pending returns the number of updates not yet confirmed.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.updates)
+}
+
+// Calls returns how many times method was called (with a valid token).
+func (s *Server) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
+}
+
+// Webhook returns the URL and secret token set by setWebhook ("" when none).
+func (s *Server) Webhook() (url, secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.webhookURL, s.secret
+}
+
+// AllowedUpdates returns the allowed_updates of the last getUpdates or setWebhook call.
+func (s *Server) AllowedUpdates() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.allowed...)
+}
+
+func defaultDescription(code, retryAfter int) string {
+	switch code {
+	case 400:
+		return "Bad Request: chat not found"
+	case 401:
+		return "Unauthorized"
+	case 403:
+		return "Forbidden: bot was blocked by the user"
+	case 404:
+		return "Not Found"
+	case 409:
+		return "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+	case 429:
+		return "Too Many Requests: retry after " + formatID(int64(retryAfter))
+	case 502:
+		return "Bad Gateway"
+	default:
+		return "Internal Server Error"
+	}
+}
