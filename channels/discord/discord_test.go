@@ -118,3 +118,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func newBotToken(t *testing.T, apiBase, token string) *discord.Bot {
+	t.Helper()
+	b, err := discord.New(discord.Config{Token: token, APIBase: apiBase}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

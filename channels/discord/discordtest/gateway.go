@@ -26,6 +26,7 @@ type gateway struct {
 	reject     int        // close code every later IDENTIFY/RESUME gets (set by a fatal CloseWith)
 	identifies []Identify
 	resumes    int
+	replayed   int
 	nsession   int
 }
 
@@ -169,6 +170,7 @@ func (g *gateway) resume(c *gwConn, raw json.RawMessage) {
 	for _, f := range sess.log {
 		if *f.S > r.Seq {
 			g.write(c, f)
+			g.replayed++
 		}
 	}
 	sess.seq++
@@ -278,6 +280,13 @@ func (s *Server) Resumes() int {
 	s.gw.mu.Lock()
 	defer s.gw.mu.Unlock()
 	return s.gw.resumes
+}
+
+// Replayed returns how many dispatches the fake replayed after RESUMEs.
+func (s *Server) Replayed() int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return s.gw.replayed
 }
 
 // Connected reports whether the bot has a live, identified or resumed gateway socket.
