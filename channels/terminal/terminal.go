@@ -51,6 +51,9 @@ type Terminal struct {
 	busy  atomic.Bool
 	mu    sync.Mutex // serialises writes
 	once  sync.Once
+
+	lines     chan string // input lines; closed at EOF
+	startRead sync.Once   // one reader for the Terminal's life, so a restarted Run loses no line
 }
 
 var (
@@ -66,7 +69,7 @@ func New(cfg Config) *Terminal {
 	if cfg.MaxLine <= 0 {
 		cfg.MaxLine = DefaultMaxLine
 	}
-	return &Terminal{cfg: cfg, final: make(chan struct{}, 1), done: make(chan struct{})}
+	return &Terminal{cfg: cfg, final: make(chan struct{}, 1), done: make(chan struct{}), lines: make(chan string)}
 }
 
 // Done is closed when the input ended and every line was answered.
@@ -76,10 +79,11 @@ func (t *Terminal) Done() <-chan struct{} { return t.done }
 func (t *Terminal) Busy() bool { return t.busy.Load() }
 
 // Run reads lines until EOF or ctx ends. After EOF it waits for ctx (the caller decides when
-// reef stops), so the connector does not mistake the end of input for a failure.
+// reef stops), so the connector does not mistake the end of input for a failure. The input is
+// read by one goroutine for the Terminal's life (a read cannot be cancelled): a line read
+// while no Run is going waits for the next Run.
 func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
-	lines := make(chan string)
-	go t.read(ctx, lines)
+	t.startRead.Do(func() { go t.read() })
 	if t.cfg.Greeting != "" {
 		t.info("%s", t.cfg.Greeting)
 	}
@@ -90,7 +94,7 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case line, ok = <-lines:
+		case line, ok = <-t.lines:
 		}
 		if !ok {
 			t.once.Do(func() { close(t.done) })
@@ -132,21 +136,17 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 	}
 }
 
-// read sends each input line to lines and closes it at EOF. Of a line longer than MaxLine
+// read sends each input line to t.lines and closes it at EOF. Of a line longer than MaxLine
 // only MaxLine+1 bytes are kept (enough for Run to refuse it), so input without newlines
 // cannot exhaust memory.
-func (t *Terminal) read(ctx context.Context, lines chan<- string) {
-	defer close(lines)
+func (t *Terminal) read() {
+	defer close(t.lines)
 	r := bufio.NewReaderSize(t.cfg.In, 64<<10)
 	for {
 		line, err := t.readLine(r)
 		line = strings.TrimRight(line, "\r\n")
 		if line != "" || err == nil {
-			select {
-			case lines <- line:
-			case <-ctx.Done():
-				return
-			}
+			t.lines <- line
 		}
 		if err != nil {
 			return

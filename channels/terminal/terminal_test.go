@@ -364,10 +364,9 @@ func TestCancelEndsRunPromptly(t *testing.T) {
 
 func TestReadLineCapsMemoryAndKeepsShortLines(t *testing.T) {
 	term := New(Config{MaxLine: 5, In: strings.NewReader("abc\n" + strings.Repeat("z", 200000) + "\n\r\nend")})
-	lines := make(chan string, 10)
-	term.read(context.Background(), lines)
+	go term.read()
 	var got []string
-	for l := range lines {
+	for l := range term.lines {
 		got = append(got, l)
 	}
 	want := []string{"abc", "zzzzzz", "", "end"}
@@ -386,3 +385,47 @@ func TestSendReportsWriteErrors(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestARestartedRunLosesNoLine(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	out := &syncBuffer{}
+	term := New(Config{In: pr, Out: out})
+	inbound := make(chan string, 10)
+	deliver := func(_ context.Context, in messages.Inbound) error {
+		inbound <- in.Text
+		go func() {
+			term.Send(context.Background(), messages.Outbound{Text: "re: " + in.Text})
+			term.Progress(context.Background(), messages.TurnEvent{Kind: messages.TurnFinal})
+		}()
+		return nil
+	}
+	runOnce := func(lines string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan error, 1)
+		go func() { ran <- term.Run(ctx, deliver) }()
+		select {
+		case got := <-inbound:
+			if want := strings.TrimSpace(lines); got != want {
+				t.Errorf("delivered %q, want %q", got, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("%q not delivered", lines)
+		}
+		cancel() // the Connector restarts the channel
+		select {
+		case <-ran:
+		case <-time.After(wait):
+			t.Fatal("Run did not return after cancel")
+		}
+	}
+	go pw.Write([]byte("first\n"))
+	runOnce("first\n")
+	// Between two Runs a line is read (the write returns once it was read) ...
+	if _, err := pw.Write([]byte("second\n")); err != nil {
+		t.Fatal(err)
+	}
+	// ... and the next Run delivers it.
+	runOnce("second\n")
+}
