@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,7 +136,7 @@ func TestChatRunsAToolCall(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("the model got %d requests, want 2 (the call, then its result)", len(reqs))
 	}
-	if !containsString(reqs[0].Tools, "write") {
+	if !slices.Contains(reqs[0].Tools, "write") {
 		t.Errorf("tools offered %v, want write among them", reqs[0].Tools)
 	}
 	var result *messages.ChatMessage
@@ -148,15 +149,6 @@ func TestChatRunsAToolCall(t *testing.T) {
 		t.Errorf("second request has no successful result for call_1: %+v", reqs[1].Messages)
 	}
 	noCanary(t, home, srv, res.stdout, res.stderr)
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestChatWithoutProviderExplainsWhatToSet(t *testing.T) {
