@@ -179,6 +179,13 @@ func TestChatShowsAFailedRunAndGoesOn(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "rejected") || lines[1] != "back again" {
 		t.Errorf("stdout = %q, want a short failure notice, then the second reply", res.stdout)
 	}
+	// The detail goes to the log file, not to the conversation's terminal.
+	if res.stderr != "" {
+		t.Errorf("stderr = %q, want nothing", res.stderr)
+	}
+	if log, err := os.ReadFile(filepath.Join(home, "logs", "reef.log")); err != nil || !strings.Contains(string(log), "run failed") {
+		t.Errorf("log file (%v) does not record the failed run:\n%s", err, log)
+	}
 	noCanary(t, home, srv, res.stdout, res.stderr)
 }
 
