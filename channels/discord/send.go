@@ -62,6 +62,11 @@ func Chunks(text string) []string {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
+	// Without fences cut across, the full limit is usable; otherwise leave room for the
+	// fence lines BalanceFences adds.
+	if chunks := channels.BalanceFences(channels.Split(text, MaxMessage, channels.Runes)); fits(chunks) {
+		return chunks
+	}
 	reserve := channels.FenceReserve
 	for _, line := range strings.Split(text, "\n") {
 		if t := strings.TrimLeft(line, " "); strings.HasPrefix(t, "```") {
@@ -69,8 +74,7 @@ func Chunks(text string) []string {
 		}
 	}
 	if reserve < MaxMessage/2 {
-		chunks := channels.BalanceFences(channels.Split(text, MaxMessage-reserve, channels.Runes))
-		if fits(chunks) {
+		if chunks := channels.BalanceFences(channels.Split(text, MaxMessage-reserve, channels.Runes)); fits(chunks) {
 			return chunks
 		}
 	}
