@@ -124,12 +124,15 @@ func (i *inbox) next(t *testing.T) messages.Inbound {
 func run(t *testing.T, b *Bot, deliver channels.Deliver) (cancel func(), done <-chan error) {
 	t.Helper()
 	ctx, cancelFn := context.WithCancel(context.Background())
-	res := make(chan error, 1)
-	go func() { res <- b.Run(ctx, deliver) }()
+	res, finished := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(finished)
+		res <- b.Run(ctx, deliver)
+	}()
 	t.Cleanup(func() {
 		cancelFn()
 		select {
-		case <-res:
+		case <-finished:
 		case <-time.After(5 * time.Second):
 			t.Error("Run did not return within 5s of cancel")
 		}

@@ -1,0 +1,159 @@
+package telegram
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/telegram/telegramtest"
+	"github.com/reefgw/reef/messages"
+)
+
+func TestRunRefusedTokenIsErrAuth(t *testing.T) {
+	s := telegramtest.NewWithToken(t, "999999:AAHsomeOtherTokenThatTheServerWants1")
+	b, _ := newTestBot(t, s, nil)
+	_, done := run(t, b, newInbox().deliver)
+	select {
+	case err := <-done:
+		if !errors.Is(err, channels.ErrAuth) {
+			t.Errorf("Run = %v, want ErrAuth", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after getMe was refused")
+	}
+}
+
+func TestRunConflictReturnsErrorAndLogsClearly(t *testing.T) {
+	s := telegramtest.New(t)
+	b, logs := newTestBot(t, s, nil)
+	s.FailNext("getUpdates", 409, 0)
+	_, done := run(t, b, newInbox().deliver)
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, channels.ErrAuth) || !contains(err.Error(), "conflict") {
+			t.Errorf("Run = %v, want a conflict error the connector restarts after", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after 409 Conflict")
+	}
+	if !contains(logs.String(), "another getUpdates poller or a webhook is active") {
+		t.Errorf("logs lack a clear conflict line:\n%s", logs)
+	}
+	if n := s.Calls("deleteWebhook"); n != 1 {
+		t.Errorf("deleteWebhook called %d times, want once at start", n)
+	}
+}
+
+func TestRunRetriesTransientPollErrorsThenGivesUp(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	s.FailNext("getUpdates", 500, 0)
+	s.FailNext("getUpdates", 502, 0)
+	s.FailNext("getUpdates", 429, 1)
+	box := newInbox()
+	_, done := run(t, b, box.deliver)
+	s.UserSays(5, 5, "still there?")
+	if got := box.next(t).Text; got != "still there?" {
+		t.Errorf("got %q after transient errors", got)
+	}
+	for range b.timing.maxPollFailures {
+		s.FailNext("getUpdates", 500, 0)
+	}
+	s.Drop() // release the poll in flight so the failures come now
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, channels.ErrAuth) {
+			t.Errorf("Run = %v, want an error after repeated failures", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run kept going after repeated failures")
+	}
+}
+
+// TestOffsetAdvancesOnlyAfterDeliver checks that an update deliver refused is delivered
+// again, that the offset passes an update only once it was accepted, and that an accepted
+// update is never delivered again, also to a new Bot (a restart).
+func TestOffsetAdvancesOnlyAfterDeliver(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	box := newInbox()
+	refusals := 0
+	box.fail = func(in messages.Inbound) error {
+		if in.Text == "two" && refusals < 2 {
+			refusals++
+			return errors.New("storage unavailable")
+		}
+		return nil
+	}
+	cancel, _ := run(t, b, box.deliver)
+	first := s.UserSays(5, 5, "one")
+	s.UserSays(5, 5, "two")
+	last := s.UserSays(5, 5, "three")
+	for _, want := range []string{"one", "two", "three"} {
+		if got := box.next(t).Text; got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	if refusals != 2 {
+		t.Errorf("deliver refused %d times, want 2", refusals)
+	}
+	eventually(t, "the last update is confirmed", func() bool { return s.Confirmed() == last+1 })
+	if c := s.Confirmed(); c <= first {
+		t.Errorf("confirmed offset %d, want past %d", c, first)
+	}
+	cancel()
+
+	again, _ := newTestBot(t, s, nil)
+	box2 := newInbox()
+	run(t, again, box2.deliver)
+	s.UserSays(5, 5, "four")
+	if got := box2.next(t).Text; got != "four" {
+		t.Errorf("after a restart got %q, want only the new message", got)
+	}
+	box.mu.Lock()
+	defer box.mu.Unlock()
+	seen := map[string]int{}
+	for _, in := range box.got {
+		seen[in.MessageID]++
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("message %s delivered %d times, want once", id, n)
+		}
+	}
+}
+
+func TestRunStopsPromptlyWhileDeliverBacksOff(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	b.timing.retryMin, b.timing.retryMax = time.Hour, time.Hour
+	box := newInbox()
+	refused := make(chan struct{}, 1)
+	box.fail = func(messages.Inbound) error {
+		select {
+		case refused <- struct{}{}:
+		default:
+		}
+		return errors.New("storage unavailable")
+	}
+	cancel, done := run(t, b, box.deliver)
+	s.UserSays(5, 5, "hello")
+	select {
+	case <-refused:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the update was not delivered")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after cancel = %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not stop while backing off")
+	}
+	if s.Confirmed() != 0 {
+		t.Errorf("confirmed offset %d, want nothing confirmed", s.Confirmed())
+	}
+}
