@@ -161,7 +161,7 @@ func postText(content string, m mentions) string {
 		for _, e := range para {
 			sb.WriteString(elemText(e, m))
 		}
-		lines = append(lines, strings.TrimRight(sb.String(), " "))
+		lines = append(lines, strings.TrimSpace(sb.String()))
 	}
 	return strings.Join(lines, "\n")
 }

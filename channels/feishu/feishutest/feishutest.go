@@ -46,14 +46,14 @@ type Config struct {
 
 // SentMessage is a message the bot created.
 type SentMessage struct {
-	ID      string
-	ChatID  string
-	MsgType string
-	Content string // the raw JSON content as last set (edits replace it)
-	Text    string // Content flattened to plain text
-	ReplyTo string // the message replied to, if any
+	ID       string
+	ChatID   string
+	MsgType  string
+	Content  string // the raw JSON content as last set (edits replace it)
+	Text     string // Content flattened to plain text
+	ReplyTo  string // the message replied to, if any
 	InThread bool
-	Edits   int
+	Edits    int
 }
 
 // Server is the fake platform.
