@@ -54,6 +54,8 @@ type Bot struct {
 	log    zerolog.Logger
 	rest   *discordgo.Session // REST only; Run opens its own session for the gateway
 
+	reconnectWaits []time.Duration
+
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY
 	channels map[string]chanInfo // channel id → kind, for threads
@@ -93,7 +95,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		}
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
-	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}}
+	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, reconnectWaits: defaultReconnectWaits}
 	b.rest = b.newSession(client)
 	return b, nil
 }

@@ -22,9 +22,9 @@ const openTimeout = 30 * time.Second
 // drainTimeout is how long Run, failing, lets queued messages reach reef before it returns.
 const drainTimeout = 10 * time.Second
 
-// reconnectWaits are the pauses before each attempt to resume a dropped gateway session;
+// defaultReconnectWaits are the pauses before each attempt to resume a dropped gateway session;
 // after the last failure Run returns an error and its caller starts a fresh session.
-var reconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
+var defaultReconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
 	2 * time.Second, 4 * time.Second, 8 * time.Second}
 
 // Run connects to the gateway and delivers each message to reef until ctx ends (nil). It
@@ -98,7 +98,7 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 // reconnect reopens the gateway connection of s, which RESUMEs its session.
 func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTracker) error {
 	var last error
-	for i, wait := range reconnectWaits {
+	for i, wait := range b.reconnectWaits {
 		if wait > 0 {
 			select {
 			case <-ctx.Done():
@@ -120,7 +120,7 @@ func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTr
 		}
 		b.log.Warn().Err(last).Int("attempt", i+1).Msg("discord: reconnect failed")
 	}
-	return b.errorf(nil, "discord: gateway: gave up reconnecting after %d attempts: %v", len(reconnectWaits), last)
+	return b.errorf(nil, "discord: gateway: gave up reconnecting after %d attempts: %v", len(b.reconnectWaits), last)
 }
 
 // open runs s.Open bounded by ctx and openTimeout: when either ends, it closes the socket

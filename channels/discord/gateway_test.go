@@ -155,3 +155,58 @@ func TestRunStopsWhileReconnecting(t *testing.T) {
 	srv.Drop()
 	srv.Close() // nothing to reconnect to; the cleanup checks that Run returns nil within 5s of cancel
 }
+
+func TestHeartbeatsAndStalledGateway(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{HeartbeatInterval: 50 * time.Millisecond})
+	r := run(t, srv)
+	srv.UserSays(t, "dm1", "7", "one")
+	r.next(t)
+	eventually(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
+	srv.Stall(true) // no more acks: the client must notice, reconnect and resume
+	eventually(t, "a RESUME after missing acks", func() bool { return srv.Resumes() >= 1 })
+	srv.Stall(false)
+	srv.UserSays(t, "dm1", "7", "two")
+	if got := r.next(t).Text; got != "two" {
+		t.Errorf("got %q, want %q", got, "two")
+	}
+	if srv.Identifies() != 1 {
+		t.Errorf("%d identifies, want 1", srv.Identifies())
+	}
+}
+
+func TestExpiredSessionIdentifiesAgain(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{})
+	r := run(t, srv)
+	srv.UserSays(t, "dm1", "7", "one")
+	r.next(t)
+	srv.ExpireSessions() // the RESUME gets op 9; discordgo identifies on the same socket
+	srv.UserSays(t, "dm1", "7", "two")
+	if got := r.next(t).Text; got != "two" {
+		t.Errorf("got %q, want %q", got, "two")
+	}
+	if srv.Resumes() < 1 || srv.Identifies() != 2 {
+		t.Errorf("%d resumes, %d identifies; want a refused RESUME, then a second IDENTIFY", srv.Resumes(), srv.Identifies())
+	}
+}
+
+func TestRunFailsWhenTheGatewayIsGone(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{})
+	bot := newBot(t, srv)
+	bot.SetReconnectWaits(0, 10*time.Millisecond, 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx, func(context.Context, messages.Inbound) error { return nil }) }()
+	eventually(t, "a connection", srv.Connected)
+	srv.Close()
+	err := <-done
+	if ctx.Err() != nil {
+		t.Fatal("Run kept trying until the deadline")
+	}
+	if err == nil || errors.Is(err, channels.ErrAuth) || !strings.HasPrefix(err.Error(), "discord: ") {
+		t.Errorf("Run = %v, want a discord: error (not ErrAuth) so that the connector restarts it", err)
+	}
+}

@@ -27,6 +27,8 @@ type gateway struct {
 	identifies []Identify
 	resumes    int
 	replayed   int
+	heartbeats int
+	stalled    bool // do not acknowledge heartbeats
 	nsession   int
 }
 
@@ -99,7 +101,10 @@ func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		switch p.Op {
 		case 1:
-			g.write(c, frame{Op: 11})
+			g.heartbeats++
+			if !g.stalled {
+				g.write(c, frame{Op: 11})
+			}
 		case 2:
 			g.identify(c, p.D)
 		case 6:
@@ -280,6 +285,34 @@ func (s *Server) Resumes() int {
 	s.gw.mu.Lock()
 	defer s.gw.mu.Unlock()
 	return s.gw.resumes
+}
+
+// Stall stops (true) or resumes (false) acknowledging heartbeats, as a stuck gateway would:
+// the client should notice the missing acks, reconnect and RESUME.
+func (s *Server) Stall(on bool) {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	s.gw.stalled = on
+}
+
+// ExpireSessions forgets every session and drops the sockets: the next RESUME is answered
+// with op 9 (invalid session) and the client must IDENTIFY again.
+func (s *Server) ExpireSessions() {
+	g := &s.gw
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	clear(g.sessions)
+	g.active = nil
+	for c := range g.conns {
+		c.ws.Close()
+	}
+}
+
+// Heartbeats returns how many heartbeats (op 1) the fake received.
+func (s *Server) Heartbeats() int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return s.gw.heartbeats
 }
 
 // Replayed returns how many dispatches the fake replayed after RESUMEs.
