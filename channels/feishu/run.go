@@ -102,7 +102,7 @@ func (b *Bot) runWebSocket(ctx context.Context, deliver channels.Deliver) error 
 	handler := dispatcher.NewEventDispatcher("", "")
 	handler.InitConfig(func(c *larkcore.Config) { c.Logger = logger })
 	handler.OnP2MessageReceiveV1(func(ctx context.Context, ev *larkim.P2MessageReceiveV1) error {
-		return b.handle(ctx, deliver, ev)
+		return b.deliverBounded(ctx, deliver, ev)
 	})
 	cli := larkws.NewClient(b.cfg.AppID, b.cfg.AppSecret,
 		larkws.WithEventHandler(handler),

@@ -121,7 +121,7 @@ func (b *Bot) webhookHandler(deliver channels.Deliver) http.HandlerFunc {
 			http.Error(w, "bad event", http.StatusBadRequest)
 			return
 		}
-		if err := b.deliverBounded(r.Context(), deliver, &ev); err != nil {
+		if err := b.deliverBounded(context.WithoutCancel(r.Context()), deliver, &ev); err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"msg": "not accepted; retry"})
 			return
 		}
@@ -178,10 +178,10 @@ func (b *Bot) signed(r *http.Request, raw []byte) bool {
 }
 
 // deliverBounded delivers the event but gives up waiting after deliverTimeout, so the
-// platform gets an answer within its 3 s limit; a late delivery that still succeeds is
-// deduplicated when the platform sends the event again.
+// platform gets an answer within its 3 s limit (webhook and long connection alike); a late
+// delivery that still succeeds is deduplicated when the platform sends the event again.
 func (b *Bot) deliverBounded(ctx context.Context, deliver channels.Deliver, ev *larkim.P2MessageReceiveV1) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.deliverTimeout)
+	ctx, cancel := context.WithTimeout(ctx, b.deliverTimeout)
 	done := make(chan error, 1)
 	go func() {
 		defer cancel()
