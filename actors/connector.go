@@ -178,6 +178,7 @@ func (c *Connector) deliverFunc(root *actor.RootContext, self *actor.PID) channe
 				ThreadID: in.ThreadID, ReplyToID: in.MessageID,
 				Text: fmt.Sprintf("That message is too long for me (%d KB; the limit is %d KB). Please send it in smaller parts or as a file.",
 					len(in.Text)>>10, settings.MaxInbound>>10)})
+			root.Send(self, &messages.TurnEvent{Kind: messages.TurnFinal, Channel: c.name, ChatID: in.ChatID})
 			return nil
 		}
 		agent := c.deps.Agents[0]

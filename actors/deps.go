@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -20,6 +21,18 @@ type Deps struct {
 	Channels map[string]channels.Channel // by channel name ("terminal", "telegram", ...)
 	Session  SessionSettings
 	Now      func() time.Time // default time.Now
+	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by
+	// "[redacted]" in tool results and replies before anything stores or sends them.
+	Secrets []string
+
+	redactOnce sync.Once
+	redact     redactor
+}
+
+// redactor returns the secret redactor, built on first use.
+func (d *Deps) redactor() redactor {
+	d.redactOnce.Do(func() { d.redact = newRedactor(d.Secrets) })
+	return d.redact
 }
 
 // Agent is one configured agent, ready to run.

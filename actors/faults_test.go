@@ -164,3 +164,37 @@ func TestRunLimits(t *testing.T) {
 		checkPairs(t, h.transcript("1"))
 	})
 }
+
+// TestSecretsRedacted: a tool that prints one of the gateway's secrets (as a command reading
+// the gateway's environment could) has it replaced before the transcript, the next LLM
+// request and the reply see it.
+func TestSecretsRedacted(t *testing.T) {
+	const secret = "sk-canary-secret-4242424242"
+	leak := &testTool{name: "leak", run: func(context.Context, tools.Call) (tools.Result, error) {
+		return tools.Result{Content: "OPENAI_API_KEY=" + secret}, nil
+	}}
+	script := fakellm.NewScript()
+	script.Respond = func(r fakellm.Request) fakellm.Reply {
+		if res := toolResults(r); len(res) > 0 {
+			return fakellm.Reply{Text: "the tool said: " + res[0].Content + " and I guess " + secret}
+		}
+		return fakellm.Reply{ToolCalls: []messages.ToolCall{call("l", "leak", map[string]any{})}}
+	}
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{leak}})
+	h.deps.Secrets = []string{secret}
+	h.say("1", "show me the environment")
+	out := h.reply()
+	if strings.Contains(out.Text, secret) || !strings.Contains(out.Text, "[redacted]") {
+		t.Errorf("reply = %q, want the secret redacted", out.Text)
+	}
+	for _, e := range h.transcript("1") {
+		if strings.Contains(e.Content, secret) {
+			t.Errorf("transcript entry %d holds the secret", e.Seq)
+		}
+	}
+	for i, r := range script.Requests() {
+		if strings.Contains(string(r.Body), secret) || requestHas(r, secret) {
+			t.Errorf("request %d holds the secret", i)
+		}
+	}
+}

@@ -23,7 +23,7 @@ import (
 
 // harness is a running actor tree on a real bolt store, with a fake channel named "fake".
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	rt     *actors.Runtime
 	ch     *fake.Channel
 	store  *bolt.Store
@@ -45,7 +45,7 @@ type harnessOpts struct {
 	idle      time.Duration
 }
 
-func newHarness(t *testing.T, o harnessOpts) *harness {
+func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	if o.workspace == "" {
 		o.workspace = t.TempDir()

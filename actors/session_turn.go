@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -32,7 +33,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	info.Usage = info.Usage.Add(msg.usage)
 
 	var outbox []*messages.Outbound
-	if text := replyText(msg); text != "" {
+	if text := s.deps.redactor().apply(replyText(msg)); text != "" {
 		last := s.answering[len(s.answering)-1]
 		outbox = append(outbox, &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
 			ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key})
@@ -146,10 +147,19 @@ func failureText(err error) string {
 		return "This conversation no longer fits in the model's context window. Send /new to start fresh."
 	case errors.Is(err, providers.ErrIdleTimeout), errors.Is(err, providers.ErrStreamCut), errors.Is(err, providers.ErrServer):
 		return "I lost the connection to the model. Please try again."
+	case isNetError(err):
+		return "I could not reach the model's server. Please try again; if it keeps failing, the operator should run `reef doctor`."
 	case errors.Is(err, errTurnTimeout):
 		return "This took too long, so I stopped. Try asking for a smaller step."
 	case errors.Is(err, errToolLimit):
 		return fmt.Sprintf("I stopped: %v.", err)
 	}
 	return "Sorry, something went wrong while answering. Please try again."
+}
+
+// isNetError reports whether err is a failure to reach a server (refused, reset, DNS, timeout).
+func isNetError(err error) bool {
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return errors.As(err, &opErr) || errors.As(err, &dnsErr)
 }

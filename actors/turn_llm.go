@@ -91,6 +91,8 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 		return
 	}
 	m := msg.msg
+	red := t.in.deps.redactor()
+	m.Content, m.Reasoning = red.apply(m.Content), red.apply(m.Reasoning)
 	if len(m.ToolCalls) == 0 {
 		t.msgs = append(t.msgs, m)
 		t.finish(ctx, m.Content, nil)

@@ -124,7 +124,7 @@ func (t *Turn) maybeNextStep(ctx actor.Context) {
 func (t *Turn) appendResults() {
 	for _, c := range t.pending {
 		r := *t.results[c.ID]
-		r.Content = agent.TruncateToolResult(r.Content, t.in.agent.ContextWindow)
+		r.Content = agent.TruncateToolResult(t.in.deps.redactor().apply(r.Content), t.in.agent.ContextWindow)
 		r.Time = t.in.deps.now()
 		t.msgs = append(t.msgs, r)
 	}

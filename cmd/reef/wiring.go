@@ -120,7 +120,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]chan
 		return nil, err
 	}
 	rt, err := actors.Start(&actors.Deps{
-		Log: log, Store: store, Agents: agents, Channels: chans,
+		Log: log, Store: store, Agents: agents, Channels: chans, Secrets: cfg.Secrets(),
 		Session: actors.SessionSettings{
 			IdleAfter: time.Duration(cfg.Session.IdleMinutes) * time.Minute,
 			DMScope:   cfg.Session.DMScope,
