@@ -88,7 +88,9 @@ func TestInbound(t *testing.T) {
 		change(in)
 		return in
 	}
-	group := func(in *messages.Inbound) { in.ChatID, in.ChatType, in.MessageID, in.Mentioned = "-5", messages.ChatGroup, "-5:9", false }
+	group := func(in *messages.Inbound) {
+		in.ChatID, in.ChatType, in.MessageID, in.Mentioned = "-5", messages.ChatGroup, "-5:9", false
+	}
 	tests := []struct {
 		name   string
 		update telego.Update

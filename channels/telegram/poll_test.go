@@ -11,7 +11,7 @@ import (
 )
 
 func TestRunRefusedTokenIsErrAuth(t *testing.T) {
-	s := telegramtest.NewWithToken(t, "999999:AAHsomeOtherTokenThatTheServerWants1")
+	s := telegramtest.NewWithToken(t, "999999:AAHsomeOtherTokenThatTheServerWants")
 	b, _ := newTestBot(t, s, nil)
 	_, done := run(t, b, newInbox().deliver)
 	select {

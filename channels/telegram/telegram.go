@@ -119,6 +119,9 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 	if client == nil {
 		client = &http.Client{}
 	}
+	if client.Timeout > 0 && client.Timeout <= cfg.PollTimeout {
+		return nil, fmt.Errorf("telegram: the HTTP client's timeout (%v) must exceed the poll timeout (%v)", client.Timeout, cfg.PollTimeout)
+	}
 	api, err := telego.NewBot(cfg.Token,
 		telego.WithAPIServer(cfg.APIRoot),
 		telego.WithAPICaller(redactingCaller{client: client, token: cfg.Token}),

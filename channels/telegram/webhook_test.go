@@ -36,6 +36,9 @@ func TestWebhookConfigRefused(t *testing.T) {
 		"bad token":     func(c *Config) { c.Token = "123:short" },
 		"bad api root":  func(c *Config) { c.APIRoot = "ftp://x" },
 		"missing token": func(c *Config) { c.Token = "" },
+		"client timeout below the poll timeout": func(c *Config) {
+			c.Mode, c.HTTPClient = ModePolling, &http.Client{Timeout: time.Second}
+		},
 	}
 	for name, change := range tests {
 		t.Run(name, func(t *testing.T) {

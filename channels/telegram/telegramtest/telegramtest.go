@@ -14,6 +14,7 @@ package telegramtest
 import (
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,8 @@ import (
 
 // Token is the bot token the server accepts by default. Any other token gets 401.
 const Token = "123456:AAHfakeTokenForReefTestsOnly_abcdef"
+
+var tokenShape = regexp.MustCompile(`^\d+:[\w-]{35}$`)
 
 // Limit is the longest message text, in UTF-16 units after entity parsing.
 const Limit = 4096
@@ -79,6 +82,10 @@ func New(t testing.TB) *Server { return NewWithToken(t, Token) }
 
 // NewWithToken starts a fake server accepting token; it is closed when the test ends.
 func NewWithToken(t testing.TB, token string) *Server {
+	t.Helper()
+	if !tokenShape.MatchString(token) {
+		t.Fatalf("telegramtest: token %q does not look like <bot id>:<35 characters>", token)
+	}
 	s := &Server{
 		token:      token,
 		bot:        telego.User{ID: 123456, IsBot: true, FirstName: "Reef", Username: "reef_test_bot"},
