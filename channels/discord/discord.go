@@ -67,14 +67,17 @@ var _ channels.Editor = (*Bot)(nil)
 
 // New returns a Bot. It starts nothing and does not touch the network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {
-	token := strings.TrimSpace(cfg.Token)
-	token = strings.TrimSpace(strings.TrimPrefix(token, "Bot "))
-	if token == "" {
+	words := strings.Fields(cfg.Token)
+	if len(words) > 0 && words[0] == "Bot" {
+		words = words[1:]
+	}
+	if len(words) == 0 {
 		return nil, errors.New("discord: no bot token: set the token from the Discord developer portal (Bot → Token)")
 	}
-	if strings.ContainsAny(token, " \t\r\n") {
+	if len(words) > 1 {
 		return nil, errors.New("discord: the bot token contains white space")
 	}
+	token := words[0]
 	base := cfg.APIBase
 	if base == "" {
 		base = DefaultAPIBase

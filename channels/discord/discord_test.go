@@ -2,6 +2,7 @@ package discord_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,4 +127,24 @@ func newBotToken(t *testing.T, apiBase, token string) *discord.Bot {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		cfg     discord.Config
+		wantErr string
+	}{
+		{discord.Config{Token: ""}, "no bot token"},
+		{discord.Config{Token: "Bot "}, "no bot token"},
+		{discord.Config{Token: "a b"}, "white space"},
+		{discord.Config{Token: "t", APIBase: "ftp://x"}, "not an http(s) URL"},
+		{discord.Config{Token: "Bot t", APIBase: "http://127.0.0.1:1"}, ""}, // New never dials
+		{discord.Config{Token: "t"}, ""},
+	}
+	for _, tt := range tests {
+		_, err := discord.New(tt.cfg, zerolog.Nop())
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), "discord: ")) {
+			t.Errorf("New(%+v) = %v, want error containing %q", tt.cfg, err, tt.wantErr)
+		}
+	}
 }

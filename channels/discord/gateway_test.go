@@ -3,9 +3,14 @@ package discord_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/discord/discordtest"
@@ -208,5 +213,44 @@ func TestRunFailsWhenTheGatewayIsGone(t *testing.T) {
 	}
 	if err == nil || errors.Is(err, channels.ErrAuth) || !strings.HasPrefix(err.Error(), "discord: ") {
 		t.Errorf("Run = %v, want a discord: error (not ErrAuth) so that the connector restarts it", err)
+	}
+}
+
+func TestCancelWhileTheGatewayIsSilent(t *testing.T) {
+	t.Parallel()
+	accepted := make(chan struct{}, 1)
+	var upgrader websocket.Upgrader
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.HandleFunc("GET /api/v9/gateway", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"url": "ws%s/ws"}`, strings.TrimPrefix(srv.URL, "http"))
+	})
+	mux.HandleFunc("GET /ws/", func(w http.ResponseWriter, r *http.Request) {
+		c, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		accepted <- struct{}{}
+		c.ReadMessage() // never says HELLO
+	})
+	bot := newBotToken(t, srv.URL, "tok")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx, func(context.Context, messages.Inbound) error { return nil }) }()
+	select {
+	case <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bot did not connect")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil after cancel", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run hangs waiting for HELLO after cancel")
 	}
 }
