@@ -126,7 +126,6 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 	}
 	red := newRedactor(cfg.AppSecret, cfg.EncryptKey, cfg.VerificationToken)
 	hc := spyClient(cfg.HTTPClient, red)
-	log = log.With().Str("channel", "feishu").Logger()
 	b := &Bot{
 		cfg: cfg, base: base, log: log, red: red, http: hc, botName: cfg.BotName,
 		deliverTimeout: 2500 * time.Millisecond,

@@ -14,10 +14,19 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/channeltest"
 	"github.com/reefgw/reef/channels/feishu"
 	"github.com/reefgw/reef/channels/feishu/feishutest"
 	"github.com/reefgw/reef/messages"
 )
+
+func TestConformanceWebSocket(t *testing.T) {
+	channeltest.Run(t, feishutest.WebSocketSetup)
+}
+
+func TestConformanceWebhook(t *testing.T) {
+	channeltest.Run(t, feishutest.WebhookSetup)
+}
 
 // hostRecorder is a transport that answers like the platform without a network and records
 // the hosts it was asked for: a token, the bot info, then a refused WebSocket endpoint.
