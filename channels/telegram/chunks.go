@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/reefgw/reef/channels"
 )
@@ -38,7 +39,7 @@ func renderChunks(text string) []chunk {
 func renderWithin(src string, limit int) []chunk {
 	var out []chunk
 	for _, part := range channels.BalanceFences(channels.Split(src, limit, channels.UTF16)) {
-		if strings.TrimSpace(part) == "" {
+		if blank(part) {
 			continue
 		}
 		html := RenderHTML(part)
@@ -65,4 +66,12 @@ func plainChunks(text string) []chunk {
 		}
 	}
 	return out
+}
+
+// blank reports whether a Markdown part would show nothing (only spaces and syntax, like an
+// empty code block): Telegram refuses an empty message for good.
+func blank(part string) bool {
+	return strings.TrimFunc(part, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune("*_~`>#-+", r)
+	}) == ""
 }

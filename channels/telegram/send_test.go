@@ -193,6 +193,9 @@ func TestTypingAndEdit(t *testing.T) {
 	if err := b.Edit(ctx, "5", "5:999", "x"); !errors.Is(err, channels.ErrPermanent) {
 		t.Errorf("Edit of a missing message = %v, want ErrPermanent", err)
 	}
+	if ids, err := b.Send(ctx, messages.Outbound{ChatID: "5", Text: "```\n```\n\n> "}); err != nil || len(ids) != 0 {
+		t.Errorf("Send of a reply that shows nothing = %v, %v; want nothing sent, no error", ids, err)
+	}
 	if _, err := b.Send(ctx, messages.Outbound{ChatID: "not-a-chat", Text: "x"}); !errors.Is(err, channels.ErrPermanent) {
 		t.Errorf("Send to a malformed chat id = %v, want ErrPermanent", err)
 	}
