@@ -61,19 +61,28 @@ func TestDroppedSocketResumesAndReplays(t *testing.T) {
 	r.nothing(t)
 }
 
-func TestNonFatalCloseResumes(t *testing.T) {
+func TestNonFatalCloseAndReconnectRequestResume(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Config{})
-	r := run(t, srv)
-	srv.UserSays(t, "dm1", "7", "one")
-	r.next(t)
-	srv.CloseWith(4000) // unknown error: reconnect and resume
-	srv.UserSays(t, "dm1", "7", "two")
-	if got := r.next(t).Text; got != "two" {
-		t.Errorf("got %q, want %q", got, "two")
-	}
-	if srv.Resumes() < 1 || srv.Identifies() != 1 {
-		t.Errorf("%d resumes and %d identifies, want a RESUME and one IDENTIFY", srv.Resumes(), srv.Identifies())
+	for name, disturb := range map[string]func(*discordtest.Server){
+		"close 4000":     func(s *discordtest.Server) { s.CloseWith(4000) }, // unknown error
+		"op 7 reconnect": (*discordtest.Server).RequestReconnect,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := discordtest.New(t, discordtest.Config{})
+			r := run(t, srv)
+			srv.UserSays(t, "dm1", "7", "one")
+			r.next(t)
+			disturb(srv)
+			srv.UserSays(t, "dm1", "7", "two")
+			if got := r.next(t).Text; got != "two" {
+				t.Errorf("got %q, want %q", got, "two")
+			}
+			eventually(t, "a RESUME", func() bool { return srv.Resumes() >= 1 })
+			if srv.Identifies() != 1 {
+				t.Errorf("%d identifies, want one", srv.Identifies())
+			}
+		})
 	}
 }
 

@@ -308,6 +308,17 @@ func (s *Server) ExpireSessions() {
 	}
 }
 
+// RequestReconnect sends op 7 (reconnect) on every live socket: the client should close it
+// and RESUME on a new one.
+func (s *Server) RequestReconnect() {
+	g := &s.gw
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range g.conns {
+		g.write(c, frame{Op: 7})
+	}
+}
+
 // Heartbeats returns how many heartbeats (op 1) the fake received.
 func (s *Server) Heartbeats() int {
 	s.gw.mu.Lock()
