@@ -45,6 +45,9 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 		}
 	})
 	s.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) {
+		if m.Message == nil {
+			return
+		}
 		if !q.push(m.Message) {
 			b.log.Error().Str("message", m.ID).Msg("discord: too many messages waiting for reef; dropped one")
 		}

@@ -136,6 +136,9 @@ func (b *Bot) normalise(ctx context.Context, m *discordgo.Message) (messages.Inb
 		Time:       m.Timestamp,
 	}
 	if in.Text == "" {
+		if m.Content == "" && len(m.Attachments) == 0 && m.GuildID != "" {
+			b.log.Debug().Str("message", m.ID).Msg("discord: a guild message without content: is the Message Content intent enabled?")
+		}
 		return messages.Inbound{}, false
 	}
 	if m.GuildID == "" {
