@@ -18,6 +18,7 @@ type Router struct {
 	deps       *Deps
 	storage    *actor.PID
 	connectors map[string]*actor.PID
+	props      *actor.Props // shared by every Session
 	sessions   map[string]*route
 	byPID      map[string]string // pid id → session key
 	spawned    uint64
@@ -97,6 +98,7 @@ func (r *Router) Receive(ctx actor.Context) {
 // crash or shutdown left with unanswered inbox entries or unsent replies, and starts sweeping.
 func (r *Router) onConnectorsReady(ctx actor.Context, msg *connectorsReady) error {
 	r.connectors = msg.pids
+	r.props = SessionProps(r.deps, r.storage, ctx.Self(), r.connectors)
 	var pending []string
 	err := r.deps.Store.View(func(rd persistence.Reader) error {
 		var err error
@@ -130,10 +132,10 @@ func (r *Router) session(ctx actor.Context, key string) *route {
 		return rt
 	}
 	r.spawned++
-	props := SessionProps(key, r.deps, r.storage, ctx.Self(), r.connectors)
-	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("s%d", r.spawned))
-	if err != nil { // names are unique per Router incarnation; a clash means a restarted Router
-		pid = ctx.Spawn(props)
+	pid, err := ctx.SpawnNamed(r.props, sessionName(key, r.spawned))
+	for err != nil { // a restarted Router counts from 0 again while old names may linger
+		r.spawned += 1 << 20
+		pid, err = ctx.SpawnNamed(r.props, sessionName(key, r.spawned))
 	}
 	rt := &route{pid: pid}
 	r.sessions[key] = rt

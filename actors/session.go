@@ -46,14 +46,26 @@ type (
 	turnLost struct{ seq uint64 }
 )
 
-// SessionProps is the recipe for the Session with key.
-func SessionProps(key string, deps *Deps, storage, router *actor.PID, connectors map[string]*actor.PID) *actor.Props {
-	log := deps.Log.With().Str("session", key).Logger()
+// SessionProps is the recipe for every Session. One Props serves all of them, so an idle
+// Session costs only its own state: a Session learns its key from its actor name, which the
+// Router sets with sessionName.
+func SessionProps(deps *Deps, storage, router *actor.PID, connectors map[string]*actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Session{key: key, deps: deps, storage: storage, router: router, connectors: connectors, log: log}
+		return &Session{deps: deps, storage: storage, router: router, connectors: connectors, log: deps.Log}
 	},
-		actor.WithReceiverMiddleware(recoverMiddleware(log)),
+		actor.WithReceiverMiddleware(recoverMiddleware(deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))
+}
+
+// sessionName is the actor name of the n-th Session spawned for key; keyOf reverses it.
+func sessionName(key string, n uint64) string { return fmt.Sprintf("%s|%d", key, n) }
+
+func keyOf(self, parent *actor.PID) string {
+	name := strings.TrimPrefix(self.Id, parent.Id+"/")
+	if i := strings.LastIndexByte(name, '|'); i >= 0 {
+		return name[:i]
+	}
+	return name
 }
 
 func stopDecider(any) actor.Directive { return actor.StopDirective }
@@ -81,13 +93,14 @@ func (s *Session) Receive(ctx actor.Context) {
 		err = s.onTurnLost(ctx, msg)
 	}
 	if err != nil {
-		s.log.Error().Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
+		s.log.Error().Err(err).Str("session", s.key).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
 	}
 }
 
 // onStarted loads the session from Storage: info, latest summary, transcript after it, the
 // inbox (messages accepted but not answered) and replies not yet confirmed sent.
 func (s *Session) onStarted(ctx actor.Context) error {
+	s.key = keyOf(ctx.Self(), ctx.Parent())
 	s.agent = s.deps.Agents[0]
 	if id := agentOf(s.key); id != "" {
 		if a := s.deps.agent(id); a != nil {

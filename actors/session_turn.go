@@ -69,7 +69,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	s.info = info
 	s.turnUser = entries // kept until recorded, then appended to history
 	if msg.err != nil && !msg.cancelled {
-		s.log.Warn().Err(msg.err).Msg("run failed")
+		s.log.Warn().Err(msg.err).Str("session", s.key).Msg("run failed")
 	}
 	return nil
 }
@@ -80,7 +80,7 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	entries := s.turnUser
 	s.turnUser = nil
 	if msg.err != nil {
-		s.log.Error().Err(msg.err).Msg("could not record the run; its messages stay in the inbox")
+		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record the run; its messages stay in the inbox")
 		if len(s.answering) > 0 {
 			last := s.answering[len(s.answering)-1]
 			s.toConnector(ctx, &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
@@ -104,6 +104,10 @@ func (s *Session) onTurnTerminated(ctx actor.Context, msg *actor.Terminated) {
 	if s.turn != nil && msg.Who.Id == s.turn.Id {
 		ctx.Send(ctx.Self(), &turnLost{seq: s.turnSeq})
 	}
+	// msg.Who is the PID protoactor's child set may keep in its backing array after removal,
+	// and it caches the dead Turn's process. Resolving it once more (a Stop to a dead PID is a
+	// no-op dead letter) drops that cache, so an idle Session does not pin its last Turn.
+	ctx.Stop(msg.Who)
 }
 
 // onTurnLost handles a Turn that stopped without reporting (it panicked): the run is

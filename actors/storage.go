@@ -3,6 +3,8 @@ package actors
 import (
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
@@ -28,6 +30,9 @@ type storeWrite struct {
 	Apply func(persistence.Tx) error
 	Done  func(error)
 }
+
+// storageStats counts commits and the writes they carried (group-commit efficiency).
+var storageStats struct{ commits, writes, nanos atomic.Int64 }
 
 // committed is Storage's self-message when a batch is durable (or failed).
 type committed struct{}
@@ -82,6 +87,9 @@ func (s *Storage) flush(ctx actor.Context) {
 // commit applies a batch in one transaction. If the batch fails, each write is retried in a
 // transaction of its own, so one bad request cannot fail the others.
 func commit(store persistence.Store, batch []*storeWrite, log zerolog.Logger) {
+	storageStats.commits.Add(1)
+	storageStats.writes.Add(int64(len(batch)))
+	defer func(t time.Time) { storageStats.nanos.Add(int64(time.Since(t))) }(time.Now())
 	err := store.Update(func(tx persistence.Tx) error {
 		for _, w := range batch {
 			if err := w.Apply(tx); err != nil {

@@ -17,6 +17,7 @@ import (
 // model answers without tool calls or a limit stops it. It reports one turnFinished to its
 // Session and stops. Every tool call it records has exactly one result.
 type Turn struct {
+	hold   *turnHolder
 	in     *turnInput
 	limits Limits
 	log    zerolog.Logger
@@ -48,6 +49,11 @@ type turnInput struct {
 	history    []messages.ChatMessage
 	user       []messages.ChatMessage
 }
+
+// turnHolder carries a Turn's input from its Props to the actor. A finished Turn empties it:
+// protoactor's child set can keep a stopped child's process reachable (PIDSet.Remove leaves
+// the removed PID in its backing array), and the Props live as long as that process.
+type turnHolder struct{ in *turnInput }
 
 // Turn messages.
 type (
@@ -81,11 +87,11 @@ var (
 
 // TurnProps is the recipe for a Turn. Its ToolRuns are stopped, never restarted, when they fail.
 func TurnProps(in *turnInput) *actor.Props {
-	log := in.deps.Log.With().Str("session", in.sessionKey).Uint64("turn", in.seq).Logger()
+	hold := &turnHolder{in: in}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Turn{in: in, limits: in.agent.Limits.withDefaults(), log: log}
+		return &Turn{hold: hold, log: in.deps.Log}
 	},
-		actor.WithReceiverMiddleware(recoverMiddleware(log)),
+		actor.WithReceiverMiddleware(recoverMiddleware(in.deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))
 }
 
@@ -111,6 +117,8 @@ func (t *Turn) Receive(ctx actor.Context) {
 }
 
 func (t *Turn) onStarted(ctx actor.Context) {
+	t.in = t.hold.in
+	t.limits = t.in.agent.Limits.withDefaults()
 	t.runCtx, t.cancel = context.WithCancel(context.Background())
 	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]string{}, map[string]int{}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
@@ -143,6 +151,14 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
 		err: err, cancelled: errors.Is(err, context.Canceled)})
 	ctx.Stop(ctx.Self())
+	t.release()
+}
+
+// release drops everything a finished Turn holds; late messages only find t.done set.
+func (t *Turn) release() {
+	t.hold.in = nil
+	t.msgs, t.pending, t.results, t.repeats = nil, nil, nil, nil
+	t.timer, t.cancel = nil, nil
 }
 
 func (t *Turn) stop() {

@@ -18,14 +18,14 @@ import (
 // as llmDone tagged with the step, so a late answer after a cancel is dropped.
 func (t *Turn) startLLM(ctx actor.Context) {
 	t.step++
-	step, in, runCtx := t.step, t.in, t.runCtx
+	step, in, runCtx, log := t.step, t.in, t.runCtx, t.log
 	msgs := make([]messages.ChatMessage, 0, len(in.history)+len(in.user)+len(t.msgs))
 	msgs = append(append(append(msgs, in.history...), in.user...), t.msgs...)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				t.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("llm call panicked")
+				log.Error().Str("session", in.sessionKey).Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("llm call panicked")
 				root.Send(self, &llmDone{step: step, err: fmt.Errorf("llm call panicked: %v", r)})
 			}
 		}()

@@ -78,6 +78,10 @@ func Open(path string, opts Options) (*Store, error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout: opts.LockTimeout,
 		NoSync:  opts.NoSync,
+		// The freelist is rebuilt from the pages at open instead of being written by every
+		// commit: fewer pages per fsync on the hot path, a slightly slower open.
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
 	})
 	if errors.Is(err, bbolt.ErrTimeout) {
 		return nil, fmt.Errorf("bolt: open %s: %w (is reef already running?)", path, persistence.ErrLocked)
