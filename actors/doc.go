@@ -1,0 +1,52 @@
+// Package actors is reef's runtime: the protoactor actors that own every conversation,
+// channel connection, agent run and tool call. Everything outside this package is plain Go
+// (agent logic, providers, tools, channels, persistence); this package wires it into a
+// supervised tree.
+//
+// # The tree
+//
+//	Gateway                     root; restarts children with backoff; ordered shutdown
+//	├── Storage                 the only Store writer: group commit, answers after the commit
+//	├── Connector(<channel>)    one per channel account: platform goroutine, durable accept, ordered sends
+//	└── Router                  session key → Session; spawns on demand, passivates idle sessions
+//	    └── Session(<key>)      one per conversation: transcript, queue, at most one Turn
+//	        └── Turn            one agent run: the LLM ↔ tools loop
+//	            └── ToolRun     one tool call; a crash or hang fails only this call
+//
+// # Who starts and stops what
+//
+//	actor / goroutine              started by                 stopped by / ends when
+//	Gateway                        Start                      Runtime.Stop (shutdown message)
+//	Storage                        Gateway.Started            Gateway, after every other child stopped; drains first
+//	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
+//	Connector                      Gateway.Started            Gateway shutdown; restarted on panic
+//	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
+//	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
+//	Router                         Gateway.Started            Gateway shutdown (stops every Session)
+//	sweep ticker goroutine         Router (connectorsReady)   Router.Stopping
+//	Session                        Router (first message or   Router passivation (Poison), Router stop,
+//	                               pending work at start)     or its restart budget running out
+//	Turn                           Session.maybeStartTurn     itself when finished; Session stop
+//	LLM stream goroutine           Turn.startLLM              the stream ends; Turn cancels its ctx
+//	turn timer                     Turn.Started               Turn.finish / Stopping
+//	ToolRun                        Turn.dispatch              itself after reporting; Turn stop
+//	tool goroutine                 ToolRun.Started            the tool returns; ctx cancelled at
+//	                                                          the deadline; abandoned after a grace
+//
+// # Rules
+//
+// Receive never blocks on the network, the disk or a child process, with two exceptions
+// that happen once per actor life: a Session loads its state from the Store (a bbolt read
+// from memory-mapped pages) in Started, and Storage drains its pending writes when it stops.
+// Work that blocks runs in a goroutine the actor owns; results come back as messages to
+// self, tagged so late results are dropped. Every such goroutine recovers panics.
+//
+// Supervision: Turn → ToolRun and Session → Turn stop the failed child (the parent turns the
+// loss into an error result or a failed run); Router → Session restarts up to 3 times a
+// minute, then stops it; Gateway restarts Connectors and the Router with exponential backoff.
+//
+// Two protoactor details shape the code: Terminated (a system message) overtakes user
+// messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as
+// a user message; and a stopped child's PID may stay reachable from the parent's child set,
+// so finished Turns release their state.
+package actors
