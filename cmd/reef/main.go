@@ -33,6 +33,7 @@ Usage:
   reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
   reef version                  print the version
+  reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
 Configuration comes from $REEF_HOME/reef.yaml (see configs/reef.example.yaml) or, without a
 file, from the environment: REEF_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
@@ -57,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runInit(args[1:], stdout, stderr)
 	case "doctor":
 		return runDoctor(args[1:], stdout, stderr)
+	case "fake-llm":
+		return runFakeLLM(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "reef %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

@@ -29,11 +29,22 @@ type Server struct {
 // NewServer starts a server playing script.
 func NewServer(script *fake.Script) *Server {
 	s := &Server{script: script, closing: make(chan struct{})}
+	s.Server = httptest.NewServer(s.mux())
+	return s
+}
+
+// Handler serves the fake on a listener of the caller's choosing (`reef fake-llm`). Requests
+// that hang are released when stop is closed.
+func Handler(script *fake.Script, stop chan struct{}) http.Handler {
+	s := &Server{script: script, closing: stop}
+	return s.mux()
+}
+
+func (s *Server) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
-	s.Server = httptest.NewServer(mux)
-	return s
+	return mux
 }
 
 // URL returns the base URL to configure the client with, ending in /v1.

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/providers/openai/openaitest"
+)
+
+// runFakeLLM serves a scripted OpenAI-compatible model on loopback, so reef can be tried (and
+// benchmarked) with no API key and no network. It echoes what it is told, and shows tool use:
+// "ls" makes it list the workspace, "write NAME TEXT" makes it write a file.
+func runFakeLLM(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("fake-llm", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	addr := flags.String("addr", "127.0.0.1:8089", "address to listen on")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef fake-llm: %v\n", err)
+		return 1
+	}
+	script := fake.NewScript()
+	script.KeepRequests = 1
+	script.Respond = fakeReply
+	stop := make(chan struct{})
+	srv := &http.Server{Handler: openaitest.Handler(script, stop)}
+	fmt.Fprintf(stdout, "fake LLM on http://%s/v1 — try:\n  OPENAI_BASE_URL=http://%s/v1 REEF_MODEL=openai/fake go run ./cmd/reef chat\n", ln.Addr(), ln.Addr())
+	go func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		<-sigs
+		close(stop)
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "reef fake-llm: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// fakeReply answers the newest user message, or reports on the tool results it asked for.
+func fakeReply(r fake.Request) fake.Reply {
+	last := r.Messages[len(r.Messages)-1]
+	if last.Role == messages.RoleTool {
+		return fake.Reply{Text: "Done. The tool said:\n" + last.Content}
+	}
+	text := userText(last.Content)
+	switch fields := strings.Fields(text); {
+	case len(fields) == 1 && fields[0] == "ls":
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "ls", Arguments: `{"path":"."}`}}}
+	case len(fields) >= 3 && fields[0] == "write":
+		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}
+	}
+	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\" or \"write notes.txt hello\" to see tools work.",
+		text, countUser(r.Messages))}
+}
+
+// userText strips the metadata block reef puts before the user's own words.
+func userText(content string) string {
+	if i := strings.LastIndex(content, ">>>"); i >= 0 {
+		return strings.TrimSpace(content[i+3:])
+	}
+	return strings.TrimSpace(content)
+}
+
+func countUser(msgs []messages.ChatMessage) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == messages.RoleUser {
+			n++
+		}
+	}
+	return n
+}

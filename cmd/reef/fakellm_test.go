@@ -1,0 +1,29 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers/fake"
+)
+
+func TestFakeReply(t *testing.T) {
+	user := func(text string) fake.Request {
+		return fake.Request{Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: "<<<meta>>>\n\n" + text}}}
+	}
+	if got := fakeReply(user("hello")); !strings.Contains(got.Text, `"hello"`) || len(got.ToolCalls) != 0 {
+		t.Errorf("hello → %+v, want an echo", got)
+	}
+	if got := fakeReply(user("ls")); len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != "ls" {
+		t.Errorf("ls → %+v, want an ls call", got)
+	}
+	got := fakeReply(user("write a.txt two words"))
+	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Arguments != `{"content":"two words\n","path":"a.txt"}` {
+		t.Errorf("write → %+v", got)
+	}
+	done := fakeReply(fake.Request{Messages: []messages.ChatMessage{{Role: messages.RoleTool, Content: "wrote it"}}})
+	if !strings.Contains(done.Text, "wrote it") {
+		t.Errorf("after a tool result → %+v", done)
+	}
+}
