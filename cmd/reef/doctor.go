@@ -117,11 +117,21 @@ func (d *doctor) checkWorkspace(a configs.AgentConfig) {
 	}
 }
 
-// checkProviders pings every provider an agent uses.
+// checkProviders pings every provider an agent uses (declared but unused ones are skipped).
 func (d *doctor) checkProviders(cfg *configs.Config) {
-	names := make([]string, 0, len(cfg.Providers))
+	used := map[string]bool{}
+	for _, a := range cfg.Agents {
+		for _, ref := range append([]string{a.Model}, a.Fallbacks...) {
+			if prov, _, err := configs.SplitModel(ref); err == nil {
+				used[prov] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(used))
 	for name := range cfg.Providers {
-		names = append(names, name)
+		if used[name] {
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	for _, name := range names {
