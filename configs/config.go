@@ -87,9 +87,88 @@ type ExecConfig struct {
 	MaxOutputBytes    int `yaml:"maxOutputBytes"`    // default 65536
 }
 
-// ChannelsConfig lists the channels to run with `reef gateway`.
+// ChannelsConfig lists the channels to run with `reef gateway`. A platform runs when its
+// block is present (or its token variable is set: TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN,
+// FEISHU_APP_ID with FEISHU_APP_SECRET).
 type ChannelsConfig struct {
 	Terminal *TerminalConfig `yaml:"terminal"`
+	Telegram *TelegramConfig `yaml:"telegram"`
+	Discord  *DiscordConfig  `yaml:"discord"`
+	Feishu   *FeishuConfig   `yaml:"feishu"`
+}
+
+// AccessConfig says who may talk to a channel's bot. Each platform block carries these keys.
+type AccessConfig struct {
+	// DMPolicy for direct messages: pairing (default: an unknown sender gets a one-time code
+	// the owner approves with `reef pairing approve`), allowlist (only AllowFrom), open
+	// (anyone; requires AllowFrom ["*"]), disabled (no DMs).
+	DMPolicy string
+	// AllowFrom lists sender ids (stable platform user ids) allowed in DMs; "*" means anyone.
+	AllowFrom []string
+	// Groups lists group/channel ids where the bot answers; "*" means every group. Empty: none.
+	Groups []string
+	// RequireMention: in groups, answer only when mentioned or replied to (default true).
+	RequireMention bool
+}
+
+// TelegramConfig is a Telegram bot.
+type TelegramConfig struct {
+	BotToken       string   `yaml:"botToken"`      // from @BotFather; usually ${TELEGRAM_BOT_TOKEN}
+	APIRoot        string   `yaml:"apiRoot"`       // default https://api.telegram.org (tests and local Bot API servers)
+	Mode           string   `yaml:"mode"`          // polling (default) | webhook
+	WebhookURL     string   `yaml:"webhookUrl"`    // public https URL Telegram posts to (webhook mode)
+	WebhookSecret  string   `yaml:"webhookSecret"` // secret token Telegram sends back (webhook mode)
+	WebhookListen  string   `yaml:"webhookListen"` // local address the webhook server listens on, default 127.0.0.1:8443
+	DMPolicy       string   `yaml:"dmPolicy"`
+	AllowFrom      []string `yaml:"allowFrom"`
+	Groups         []string `yaml:"groups"`
+	RequireMention *bool    `yaml:"requireMention"`
+}
+
+// DiscordConfig is a Discord bot.
+type DiscordConfig struct {
+	Token          string   `yaml:"token"`   // bot token; usually ${DISCORD_BOT_TOKEN}
+	APIBase        string   `yaml:"apiBase"` // default https://discord.com (tests)
+	DMPolicy       string   `yaml:"dmPolicy"`
+	AllowFrom      []string `yaml:"allowFrom"`
+	Groups         []string `yaml:"groups"`
+	RequireMention *bool    `yaml:"requireMention"`
+}
+
+// FeishuConfig is a Feishu (Lark) app bot.
+type FeishuConfig struct {
+	AppID             string   `yaml:"appId"`             // usually ${FEISHU_APP_ID}
+	AppSecret         string   `yaml:"appSecret"`         // usually ${FEISHU_APP_SECRET}
+	Domain            string   `yaml:"domain"`            // feishu (default) | lark | a base URL
+	Mode              string   `yaml:"mode"`              // websocket (default) | webhook
+	VerificationToken string   `yaml:"verificationToken"` // webhook mode
+	EncryptKey        string   `yaml:"encryptKey"`        // webhook mode: signature check and body decryption
+	WebhookListen     string   `yaml:"webhookListen"`     // webhook mode: local address, default 127.0.0.1:9000
+	WebhookPath       string   `yaml:"webhookPath"`       // webhook mode: path, default /feishu/events
+	DMPolicy          string   `yaml:"dmPolicy"`
+	AllowFrom         []string `yaml:"allowFrom"`
+	Groups            []string `yaml:"groups"`
+	RequireMention    *bool    `yaml:"requireMention"`
+}
+
+func access(policy string, allow, groups []string, mention *bool) AccessConfig {
+	return AccessConfig{DMPolicy: orDefault(policy, "pairing"), AllowFrom: allow, Groups: groups,
+		RequireMention: mention == nil || *mention}
+}
+
+// Access returns the channel's access settings with defaults.
+func (t *TelegramConfig) Access() AccessConfig {
+	return access(t.DMPolicy, t.AllowFrom, t.Groups, t.RequireMention)
+}
+
+// Access returns the channel's access settings with defaults.
+func (d *DiscordConfig) Access() AccessConfig {
+	return access(d.DMPolicy, d.AllowFrom, d.Groups, d.RequireMention)
+}
+
+// Access returns the channel's access settings with defaults.
+func (f *FeishuConfig) Access() AccessConfig {
+	return access(f.DMPolicy, f.AllowFrom, f.Groups, f.RequireMention)
 }
 
 // TerminalConfig enables the terminal channel in `reef gateway` (reef chat always uses it).

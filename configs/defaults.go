@@ -93,6 +93,8 @@ func ApplyDefaults(c *Config, env func(string) string) {
 		positive(&a.Limits.MaxRepeatCalls, DefaultMaxRepeatCalls)
 	}
 
+	channelsFromEnv(&c.Channels, env)
+
 	positive(&c.LLM.MaxConcurrent, DefaultMaxConcurrent)
 	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
 	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
@@ -158,5 +160,28 @@ func orDefault(v, def string) string {
 func positive(v *int, def int) {
 	if *v == 0 {
 		*v = def
+	}
+}
+
+// channelsFromEnv adds a platform block for each token variable set when the file has none.
+func channelsFromEnv(ch *ChannelsConfig, env func(string) string) {
+	if tok := env("TELEGRAM_BOT_TOKEN"); tok != "" && ch.Telegram == nil {
+		ch.Telegram = &TelegramConfig{BotToken: tok}
+	}
+	if tok := env("DISCORD_BOT_TOKEN"); tok != "" && ch.Discord == nil {
+		ch.Discord = &DiscordConfig{Token: tok}
+	}
+	if id, secret := env("FEISHU_APP_ID"), env("FEISHU_APP_SECRET"); id != "" && secret != "" && ch.Feishu == nil {
+		ch.Feishu = &FeishuConfig{AppID: id, AppSecret: secret}
+	}
+	if t := ch.Telegram; t != nil {
+		t.Mode = orDefault(t.Mode, "polling")
+		t.WebhookListen = orDefault(t.WebhookListen, "127.0.0.1:8443")
+	}
+	if f := ch.Feishu; f != nil {
+		f.Domain = orDefault(f.Domain, "feishu")
+		f.Mode = orDefault(f.Mode, "websocket")
+		f.WebhookListen = orDefault(f.WebhookListen, "127.0.0.1:9000")
+		f.WebhookPath = orDefault(f.WebhookPath, "/feishu/events")
 	}
 }

@@ -78,6 +78,7 @@ func (c *Config) Validate() error {
 	}
 	v.oneOf("log.level", c.Log.Level, logLevels)
 	v.oneOf("log.format", c.Log.Format, logFormats)
+	c.validateChannels(&v)
 	return errors.Join(v.problems...)
 }
 
