@@ -43,6 +43,13 @@ type Reader interface {
 	PendingSessions() ([]string, error)
 	// Seen reports whether a dedup id was recorded.
 	Seen(id string) (bool, error)
+	// Get returns the value under key in a named bucket ("pairing", "cron/jobs": a path of
+	// names separated by "/") and whether it exists. Other packages keep their own records
+	// this way (pairing codes, cron jobs) without growing this interface.
+	Get(bucket, key string) ([]byte, bool, error)
+	// Scan calls fn for every key with prefix in bucket, in byte order of the keys. An error
+	// from fn stops the scan and is returned. fn must not keep value after it returns.
+	Scan(bucket, prefix string, fn func(key string, value []byte) error) error
 }
 
 // Tx reads and writes state inside Update.
@@ -68,7 +75,15 @@ type Tx interface {
 	PruneSeen(cutoff time.Time) (int, error)
 	// DeleteSession removes a session and everything under it.
 	DeleteSession(key string) error
+	// Put stores value under key in a named bucket, creating the bucket.
+	Put(bucket, key string, value []byte) error
+	// Delete removes key from a named bucket; a missing key is not an error.
+	Delete(bucket, key string) error
 }
+
+// ReservedBuckets are names the stores use themselves; a named bucket path must not start
+// with one of them.
+var ReservedBuckets = []string{"meta", "sessions", "dedup"}
 
 // SessionInfo is the summary record of one conversation.
 type SessionInfo struct {

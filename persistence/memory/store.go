@@ -25,13 +25,14 @@ type Store struct {
 	closed   bool
 	sessions map[string]*session
 	dedup    map[string]int64 // id → unix nanos of the first sighting
+	kv       map[string]map[string][]byte // named bucket → key → value
 }
 
 var _ persistence.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{sessions: map[string]*session{}, dedup: map[string]int64{}}
+	return &Store{sessions: map[string]*session{}, dedup: map[string]int64{}, kv: map[string]map[string][]byte{}}
 }
 
 var errEmptyKey = errors.New("empty key")

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) persistence.Store) {
 		{"ConcurrentViews", testConcurrentViews},
 		{"TxAfterEnd", testTxAfterEnd},
 		{"Closed", testClosed},
+		{"NamedBuckets", testNamedBuckets},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
