@@ -24,7 +24,7 @@ type Store struct {
 	mu       sync.RWMutex
 	closed   bool
 	sessions map[string]*session
-	dedup    map[string]int64 // id → unix nanos of the first sighting
+	dedup    map[string]int64             // id → unix nanos of the first sighting
 	kv       map[string]map[string][]byte // named bucket → key → value
 }
 
