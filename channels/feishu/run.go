@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
@@ -36,13 +35,14 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 	return err
 }
 
-// authCodes are platform error codes that mean the app id, secret or token are not accepted.
+// authCodes are platform error codes that mean the app's credentials are refused: restarting
+// will not help. (An invalid tenant token, 9999166x, is not among them: the SDK fetches a new
+// one when the cached one expires, so a restart with backoff recovers.)
 var authCodes = map[int]bool{
-	10003:    true,                                                                 // invalid app_id
-	10014:    true,                                                                 // app secret invalid
-	10015:    true,                                                                 // app secret invalid (marketplace)
-	99991661: true, 99991663: true, 99991664: true, 99991665: true, 99991668: true, // token missing or invalid
-	99991401: true, // IP not in the app's allowlist
+	10003:    true, // invalid app_id
+	10014:    true, // app secret invalid
+	10015:    true, // app secret invalid (marketplace)
+	99991401: true, // the server's IP is not in the app's allowlist
 }
 
 // fetchBotInfo learns the bot's open_id (for mention detection) and name.
@@ -65,8 +65,8 @@ func (b *Bot) fetchBotInfo(ctx context.Context) error {
 	if err := json.Unmarshal(resp.RawBody, &info); err != nil {
 		return b.errorf(nil, "feishu: bot info: HTTP %d, unreadable body", resp.StatusCode)
 	}
-	if info.Code != 0 || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		if authCodes[info.Code] || resp.StatusCode == http.StatusUnauthorized {
+	if info.Code != 0 {
+		if authCodes[info.Code] {
 			return b.errorf(channels.ErrAuth, "feishu: credentials refused (code %d %s): %v", info.Code, info.Msg, channels.ErrAuth)
 		}
 		return b.errorf(nil, "feishu: bot info: code %d %s", info.Code, info.Msg)

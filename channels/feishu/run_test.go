@@ -140,6 +140,23 @@ func TestAuthFailureStopsRun(t *testing.T) {
 	if !errors.Is(err, channels.ErrAuth) || !strings.HasPrefix(err.Error(), "feishu: ") {
 		t.Errorf("Run with a wrong secret = %v, want a feishu: error wrapping ErrAuth", err)
 	}
+
+	// A stale token or a platform hiccup is not an auth failure: the connector retries.
+	srv = feishutest.New(t, feishutest.Config{})
+	bot, err = feishu.New(srv.BotConfig(), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for _, code := range []int{99991663, 500} {
+		srv.FailNext("botinfo", code)
+		srv.FailNext("botinfo", code) // the SDK retries once after a token error
+		err = bot.Run(ctx, func(context.Context, messages.Inbound) error { return nil })
+		if err == nil || errors.Is(err, channels.ErrAuth) {
+			t.Errorf("Run when bot info fails with %d = %v, want a transient error", code, err)
+		}
+	}
 }
 
 func TestCancelStopsWebSocket(t *testing.T) {
