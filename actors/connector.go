@@ -77,7 +77,7 @@ func (c *Connector) Receive(ctx actor.Context) {
 	case *runExited:
 		c.onRunExited(msg)
 	case *healthRequest:
-		ctx.Respond(c.health)
+		msg.reply <- c.health
 	case *actor.Stopping, *actor.Restarting:
 		c.onStopping()
 	}
@@ -181,6 +181,9 @@ func (c *Connector) deliverFunc(root *actor.RootContext, self *actor.PID) channe
 			root.Send(self, &messages.TurnEvent{Kind: messages.TurnFinal, Channel: c.name, ChatID: in.ChatID})
 			return nil
 		}
+		if ok, err := c.admit(ctx, root, self, &in); !ok || err != nil {
+			return err
+		}
 		agent := c.deps.Agents[0]
 		in.SessionKey = SessionKey(agent.ID, settings.DMScope, &in)
 		if in.Time.IsZero() {
@@ -192,6 +195,59 @@ func (c *Connector) deliverFunc(root *actor.RootContext, self *actor.PID) channe
 		}
 		root.Send(c.router, &routeInbound{in: in})
 		return nil
+	}
+}
+
+// admit enforces the channel's Access. Messages it refuses are acknowledged and dropped; an
+// unknown sender under the pairing policy is sent a pairing code (once while it is pending).
+func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *actor.PID, in *messages.Inbound) (bool, error) {
+	acc := c.deps.Access[c.name]
+	if acc == nil {
+		return true, nil
+	}
+	var v verdict
+	err := c.deps.Store.View(func(r persistence.Reader) error {
+		var err error
+		v, err = acc.admission(r, c.name, in)
+		return err
+	})
+	if err != nil || v == admit {
+		return v == admit, err
+	}
+	if v == pair {
+		code, err := c.requestPairing(ctx, root, in)
+		if err != nil {
+			return false, err
+		}
+		if code != "" {
+			c.log.Info().Str("sender", in.SenderID).Str("code", code).Msg("pairing requested: approve with `reef pairing approve`")
+			root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
+				ReplyToID: in.MessageID, Text: pairingText(c.name, code)})
+		}
+	}
+	return false, nil
+}
+
+func (c *Connector) requestPairing(ctx context.Context, root *actor.RootContext, in *messages.Inbound) (string, error) {
+	var code string
+	now := c.deps.now()
+	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
+		var err error
+		code, err = requestPairing(tx, c.name, in, now)
+		return err
+	})
+	return code, err
+}
+
+// writeAndWait sends a write to Storage and waits until it is durable.
+func writeAndWait(ctx context.Context, root *actor.RootContext, storage *actor.PID, apply func(persistence.Tx) error) error {
+	done := make(chan error, 1)
+	root.Send(storage, &storeWrite{Apply: apply, Done: func(err error) { done <- err }})
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

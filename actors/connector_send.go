@@ -14,8 +14,8 @@ import (
 	"github.com/reefgw/reef/persistence"
 )
 
-// healthRequest asks a Connector for its ChannelHealth (request/response).
-type healthRequest struct{}
+// healthRequest asks a Connector for its ChannelHealth.
+type healthRequest struct{ reply chan<- ChannelHealth }
 
 // enqueue adds a reply or progress event to its chat's queue. Jobs of one chat run one at a
 // time, in order; different chats run concurrently.

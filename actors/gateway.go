@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 )
 
 // Gateway is the root of reef's actor tree. It starts Storage, the Router and one Connector per
@@ -171,4 +173,26 @@ func (rt *Runtime) Stop(timeout time.Duration) error {
 	case <-time.After(timeout):
 		return fmt.Errorf("actors: gateway did not stop within %s", timeout)
 	}
+}
+
+// Write applies fn in a durable transaction through Storage (for commands that change state
+// while the gateway runs, such as approving a pairing request).
+func (rt *Runtime) Write(ctx context.Context, fn func(persistence.Tx) error) error {
+	return writeAndWait(ctx, rt.system.Root, rt.storage, fn)
+}
+
+// Health returns the state of every channel connector.
+func (rt *Runtime) Health() []ChannelHealth {
+	var out []ChannelHealth
+	for _, pid := range rt.connectors {
+		reply := make(chan ChannelHealth, 1)
+		rt.system.Root.Send(pid, &healthRequest{reply: reply})
+		select {
+		case h := <-reply:
+			out = append(out, h)
+		case <-time.After(2 * time.Second):
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

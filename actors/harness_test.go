@@ -43,6 +43,7 @@ type harnessOpts struct {
 	limits    actors.Limits
 	now       func() time.Time
 	idle      time.Duration
+	access    *actors.Access
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -77,6 +78,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{"fake": ch}, Now: o.now,
 		Session: actors.SessionSettings{IdleAfter: o.idle}}
+	if o.access != nil {
+		deps.Access = map[string]*actors.Access{"fake": o.access}
+	}
 	rt, err := actors.Start(deps)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,166 @@
+package actors
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// Access says who may reach the agents through one channel. It is enforced by the Connector
+// before a message is stored, so an unknown sender never creates a session or an LLM call.
+type Access struct {
+	DMPolicy       string   // pairing | allowlist | open | disabled
+	AllowFrom      []string // sender ids allowed in direct messages; "*" = anyone
+	Groups         []string // group ids where the bot answers; "*" = every group
+	RequireMention bool     // in groups, only messages that mention or reply to the bot
+}
+
+// Pairing limits.
+const (
+	PairingTTL        = time.Hour
+	MaxPendingPairing = 3
+	pairingAlphabet   = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I
+)
+
+// Pairing is a pending request of an unknown sender to talk to the bot.
+type Pairing struct {
+	Channel    string    `json:"channel"`
+	Code       string    `json:"code"`
+	SenderID   string    `json:"senderId"`
+	SenderName string    `json:"senderName,omitempty"`
+	ChatID     string    `json:"chatId"`
+	Created    time.Time `json:"created"`
+	Expires    time.Time `json:"expires"`
+}
+
+// Approval records a sender the owner approved.
+type Approval struct {
+	SenderID   string    `json:"senderId"`
+	SenderName string    `json:"senderName,omitempty"`
+	Approved   time.Time `json:"approved"`
+}
+
+func pairingBucket(channel string) string  { return "pairing/" + channel }
+func approvedBucket(channel string) string { return "approved/" + channel }
+
+// verdict is what the Connector does with an inbound message.
+type verdict int
+
+const (
+	admit verdict = iota
+	ignore
+	pair // unknown sender under the pairing policy: send a code
+)
+
+// admission decides whether in may reach an agent. It reads approvals from r.
+func (a *Access) admission(r persistence.Reader, channel string, in *messages.Inbound) (verdict, error) {
+	if in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread {
+		if !slices.Contains(a.Groups, "*") && !slices.Contains(a.Groups, in.ChatID) {
+			return ignore, nil
+		}
+		if a.RequireMention && !in.Mentioned {
+			return ignore, nil
+		}
+		return admit, nil
+	}
+	if a.DMPolicy == "disabled" {
+		return ignore, nil
+	}
+	if slices.Contains(a.AllowFrom, "*") || slices.Contains(a.AllowFrom, in.SenderID) {
+		return admit, nil
+	}
+	if _, ok, err := r.Get(approvedBucket(channel), in.SenderID); err != nil || ok {
+		return admit, err
+	}
+	if a.DMPolicy == "pairing" {
+		return pair, nil
+	}
+	return ignore, nil
+}
+
+// requestPairing records a pairing code for the sender of in, unless one is pending for it
+// or MaxPendingPairing are pending already. It returns the new code, or "" when none was made.
+func requestPairing(tx persistence.Tx, channel string, in *messages.Inbound, now time.Time) (string, error) {
+	pending, err := ListPairings(tx, channel, now)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range pending {
+		if p.SenderID == in.SenderID {
+			return "", nil
+		}
+	}
+	if len(pending) >= MaxPendingPairing {
+		return "", nil
+	}
+	p := Pairing{Channel: channel, Code: newCode(), SenderID: in.SenderID, SenderName: in.SenderName,
+		ChatID: in.ChatID, Created: now, Expires: now.Add(PairingTTL)}
+	b, _ := json.Marshal(p)
+	return p.Code, tx.Put(pairingBucket(channel), p.Code, b)
+}
+
+func newCode() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	for i := range b {
+		b[i] = pairingAlphabet[int(b[i])%len(pairingAlphabet)]
+	}
+	return string(b)
+}
+
+// ListPairings returns the unexpired pairing requests of a channel ("" = every channel
+// named in channels), oldest first.
+func ListPairings(r persistence.Reader, channel string, now time.Time) ([]Pairing, error) {
+	var out []Pairing
+	err := r.Scan(pairingBucket(channel), "", func(_ string, v []byte) error {
+		var p Pairing
+		if json.Unmarshal(v, &p) == nil && now.Before(p.Expires) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Pairing) int { return a.Created.Compare(b.Created) })
+	return out, err
+}
+
+// ErrNoPairing means no pending pairing request has that code.
+var ErrNoPairing = errors.New("no pending pairing request with that code (it may have expired: ask the sender to write again)")
+
+// ApprovePairing approves the sender of a pending pairing request and returns it.
+func ApprovePairing(tx persistence.Tx, channel, code string, now time.Time) (Pairing, error) {
+	p, err := takePairing(tx, channel, code, now)
+	if err != nil {
+		return p, err
+	}
+	b, _ := json.Marshal(Approval{SenderID: p.SenderID, SenderName: p.SenderName, Approved: now})
+	return p, tx.Put(approvedBucket(channel), p.SenderID, b)
+}
+
+// DenyPairing removes a pending pairing request.
+func DenyPairing(tx persistence.Tx, channel, code string, now time.Time) (Pairing, error) {
+	return takePairing(tx, channel, code, now)
+}
+
+func takePairing(tx persistence.Tx, channel, code string, now time.Time) (Pairing, error) {
+	var p Pairing
+	v, ok, err := tx.Get(pairingBucket(channel), code)
+	if err != nil {
+		return p, err
+	}
+	if !ok || json.Unmarshal(v, &p) != nil || !now.Before(p.Expires) {
+		return p, fmt.Errorf("%s %s: %w", channel, code, ErrNoPairing)
+	}
+	return p, tx.Delete(pairingBucket(channel), code)
+}
+
+// pairingText is what an unknown sender is told.
+func pairingText(channel, code string) string {
+	return fmt.Sprintf("Hi! I only talk to people my owner has approved. To ask for access, send my owner this code: %s\n"+
+		"They approve it with: reef pairing approve %s %s\n(The code expires in one hour.)", code, channel, code)
+}
