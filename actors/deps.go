@@ -21,9 +21,9 @@ type Deps struct {
 	Channels map[string]channels.Channel // by channel name ("terminal", "telegram", ...)
 	// Access is enforced per channel name; a channel without an entry (the terminal) admits
 	// everyone who can reach it.
-	Access map[string]*Access
-	Session  SessionSettings
-	Now      func() time.Time // default time.Now
+	Access  map[string]*Access
+	Session SessionSettings
+	Now     func() time.Time // default time.Now
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by
 	// "[redacted]" in tool results and replies before anything stores or sends them.
 	Secrets []string
