@@ -1,6 +1,7 @@
 package feishu_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -93,5 +94,27 @@ func TestManyMentionPlaceholders(t *testing.T) {
 	srv.GroupSays("oc_g", "ou_alice", "@_user_10 and @_user_1", ms...)
 	if got := box.next(t).Text; got != "@U10 and @U1" {
 		t.Errorf("text = %q, want %q", got, "@U10 and @U1")
+	}
+}
+
+func TestReplyToQuotesParent(t *testing.T) {
+	srv, bot, box := wsBot(t, zerolog.Nop())
+	first := srv.GroupSays("oc_g", "ou_alice", "@_user_1 deploy on friday?", srv.BotMention())
+	box.next(t)
+	ids, err := bot.Send(context.Background(), messages.Outbound{ChatID: "oc_g", ReplyToID: first, Text: "Better **Monday**."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ parent, want string }{
+		{first, "deploy on friday?"},   // a person's message, the bot's mention stripped
+		{ids[0], "Better **Monday**."}, // the bot's own answer
+		{"om_gone", ""},                // unknown: delivered without a quote
+	}
+	for _, tt := range tests {
+		srv.Push(feishutest.Message{ChatID: "oc_g", ChatType: "group", SenderID: "ou_bob", ParentID: tt.parent,
+			Text: "@_user_1 why?", Mentions: []feishutest.Mention{srv.BotMention()}})
+		if got := box.next(t); got.ReplyTo != tt.want || got.Text != "why?" {
+			t.Errorf("reply to %s: ReplyTo %q text %q, want %q and %q", tt.parent, got.ReplyTo, got.Text, tt.want, "why?")
+		}
 	}
 }

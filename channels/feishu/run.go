@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
 	"github.com/larksuite/oapi-sdk-go/v3/event/dispatcher"
@@ -134,9 +135,40 @@ func (b *Bot) handle(ctx context.Context, deliver channels.Deliver, ev *larkim.P
 	if !ok {
 		return nil
 	}
+	if parent := str(ev.Event.Message.ParentId); parent != "" {
+		in.ReplyTo = b.parentText(ctx, parent)
+	}
 	if err := deliver(ctx, in); err != nil {
 		b.log.Warn().Err(b.wrap("deliver", err)).Str("message", in.MessageID).Msg("delivery failed; the platform will redeliver")
 		return b.wrap("deliver", err)
 	}
 	return nil
+}
+
+// parentWait bounds the lookup of the message replied to; the delivery matters more.
+const parentWait = time.Second
+
+// parentText returns the text of the message replied to, or "" when it cannot be had quickly.
+func (b *Bot) parentText(ctx context.Context, messageID string) string {
+	ctx, cancel := context.WithTimeout(ctx, parentWait)
+	defer cancel()
+	resp, err := b.client.Im.V1.Message.Get(ctx, larkim.NewGetMessageReqBuilder().MessageId(messageID).Build())
+	if err != nil || !resp.Success() || resp.Data == nil || len(resp.Data.Items) == 0 || resp.Data.Items[0].Body == nil {
+		b.log.Debug().Str("parent", messageID).Msg("message replied to not available")
+		return ""
+	}
+	item := resp.Data.Items[0]
+	var ms []*larkim.MentionEvent
+	for _, m := range item.Mentions {
+		if m == nil {
+			continue
+		}
+		me := &larkim.MentionEvent{Key: m.Key, Name: m.Name}
+		if str(m.IdType) == "open_id" || str(m.IdType) == "" {
+			me.Id = &larkim.UserId{OpenId: m.Id}
+		}
+		ms = append(ms, me)
+	}
+	openID, name := b.self()
+	return messageText(str(item.MsgType), str(item.Body.Content), mentionsOf(ms, openID, name))
 }

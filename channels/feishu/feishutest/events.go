@@ -18,6 +18,7 @@ type Message struct {
 	Text       string // for text messages: the text, with @_user_N placeholders for Mentions
 	Content    string // raw JSON content; overrides Text
 	Mentions   []Mention
+	ParentID   string    // the message this one replies to
 	MessageID  string    // default: a fresh om_ id
 	EventID    string    // default: a fresh event id
 	Time       time.Time // default: now
@@ -60,8 +61,18 @@ func (s *Server) PostSays(chatID, chatType, openID, title string, paragraphs [][
 // Push queues the event of m for delivery to the bot and returns its event and message ids.
 func (s *Server) Push(m Message) (eventID, messageID string) {
 	payload, eventID, messageID := s.Event(m)
+	var body struct {
+		Event struct {
+			Message struct {
+				Type    string `json:"message_type"`
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"event"`
+	}
+	_ = json.Unmarshal(payload, &body)
 	s.mu.Lock()
 	s.msgChat[messageID] = m.ChatID
+	s.bodies[messageID] = msgBody{msgType: body.Event.Message.Type, content: body.Event.Message.Content, mentions: m.Mentions}
 	s.payloads[eventID] = payload
 	s.queue = append(s.queue, &pending{eventID: eventID, payload: payload})
 	s.mu.Unlock()
@@ -139,6 +150,9 @@ func (s *Server) Event(m Message) (payload []byte, eventID, messageID string) {
 	}
 	if m.ThreadID != "" {
 		message["thread_id"] = m.ThreadID
+	}
+	if m.ParentID != "" {
+		message["parent_id"], message["root_id"] = m.ParentID, m.ParentID
 	}
 	ev := map[string]any{
 		"schema": "2.0",

@@ -70,16 +70,17 @@ type Server struct {
 	tokens   map[string]bool
 	sent     []*SentMessage
 	byID     map[string]*SentMessage
-	msgChat  map[string]string // message id (events and bot messages) → chat id
-	uuids    map[string]string // idempotency key → message id
-	failures map[string][]int  // route → codes to answer next
-	requests map[string]int    // route → count
-	queue    []*pending        // events not yet acknowledged
-	attempts map[string][]int  // event id → answer of each delivery attempt
-	payloads map[string][]byte // event id → payload, for Redeliver
-	conn     *wsConn           // the current long connection
-	connGen  map[string]bool   // connection tokens handed out by the endpoint
-	hook     *webhookTarget    // set by UseWebhook
+	msgChat  map[string]string  // message id (events and bot messages) → chat id
+	bodies   map[string]msgBody // message id → what GET returns
+	uuids    map[string]string  // idempotency key → message id
+	failures map[string][]int   // route → codes to answer next
+	requests map[string]int     // route → count
+	queue    []*pending         // events not yet acknowledged
+	attempts map[string][]int   // event id → answer of each delivery attempt
+	payloads map[string][]byte  // event id → payload, for Redeliver
+	conn     *wsConn            // the current long connection
+	connGen  map[string]bool    // connection tokens handed out by the endpoint
+	hook     *webhookTarget     // set by UseWebhook
 	seq      uint64
 }
 
@@ -106,7 +107,7 @@ func New(t testing.TB, cfg Config) *Server {
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		tokens: map[string]bool{}, byID: map[string]*SentMessage{}, msgChat: map[string]string{},
-		uuids: map[string]string{}, failures: map[string][]int{}, requests: map[string]int{},
+		uuids: map[string]string{}, bodies: map[string]msgBody{}, failures: map[string][]int{}, requests: map[string]int{},
 		attempts: map[string][]int{}, payloads: map[string][]byte{}, connGen: map[string]bool{},
 	}
 	mux := http.NewServeMux()
@@ -114,6 +115,7 @@ func New(t testing.TB, cfg Config) *Server {
 	mux.HandleFunc("GET /open-apis/bot/v3/info", s.authed("botinfo", s.handleBotInfo))
 	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed("create", s.handleCreate))
 	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed("reply", s.handleReply))
+	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}", s.authed("get", s.handleGet))
 	mux.HandleFunc("PUT /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
 	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
 	mux.HandleFunc("POST /callback/ws/endpoint", s.handleEndpoint)
@@ -171,7 +173,7 @@ func (s *Server) Messages() []SentMessage {
 }
 
 // FailNext makes the next request to route fail with the platform error code. Routes:
-// "token", "botinfo", "create", "reply", "update", "endpoint". Code 99991400 (or 429) answers
+// "token", "botinfo", "create", "reply", "update", "get", "endpoint". Code 99991400 (or 429) answers
 // HTTP 429 with a rate-limit reset header; 5xx codes answer that HTTP status; others HTTP 400.
 func (s *Server) FailNext(route string, code int) {
 	s.mu.Lock()

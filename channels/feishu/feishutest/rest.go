@@ -168,6 +168,7 @@ func (s *Server) store(w http.ResponseWriter, b sendBody, chat, parent string) {
 		s.sent = append(s.sent, m)
 		s.byID[id] = m
 		s.msgChat[id] = chat
+		s.bodies[id] = msgBody{msgType: b.MsgType, content: b.Content}
 		if b.UUID != "" {
 			s.uuids[b.UUID] = id
 		}
@@ -192,6 +193,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		m.MsgType, m.Content, m.Text = b.MsgType, b.Content, Flatten(b.MsgType, b.Content)
 		m.Edits++
+		s.bodies[m.ID] = msgBody{msgType: b.MsgType, content: b.Content}
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -199,6 +201,36 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": m.ID}})
+}
+
+// msgBody is a message as GET /open-apis/im/v1/messages/{id} returns it.
+type msgBody struct {
+	msgType, content string
+	mentions         []Mention
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	body, ok := s.bodies[id]
+	chat := s.msgChat[id]
+	s.mu.Unlock()
+	if !ok {
+		apiError(w, http.StatusBadRequest, 230011, "the message was withdrawn or does not exist")
+		return
+	}
+	var mentions []map[string]string
+	for i, m := range body.mentions {
+		key := m.Key
+		if key == "" {
+			key = "@_user_" + strconv.Itoa(i+1)
+		}
+		mentions = append(mentions, map[string]string{"key": key, "id": m.OpenID, "id_type": "open_id", "name": m.Name})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"items": []any{map[string]any{
+		"message_id": id, "chat_id": chat, "msg_type": body.msgType, "body": map[string]string{"content": body.content},
+		"mentions": mentions,
+	}}}})
 }
 
 // Flatten renders a message content (text or post, sent or received form) as plain text:
