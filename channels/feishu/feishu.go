@@ -24,8 +24,8 @@ import (
 	"sync"
 	"time"
 
-	lark "github.com/larksuite/oapi-sdk-go/v3"
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
+	larkim "github.com/larksuite/oapi-sdk-go/v3/service/im/v1"
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/channels"
@@ -71,12 +71,13 @@ const Limit = 4000
 
 // Bot is one Feishu/Lark bot account.
 type Bot struct {
-	cfg    Config
-	base   string // REST and WebSocket base URL
-	log    zerolog.Logger
-	red    *redactor
-	http   *http.Client
-	client *lark.Client
+	cfg  Config
+	base string // REST and WebSocket base URL
+	log  zerolog.Logger
+	red  *redactor
+	http *http.Client
+	sdk  *larkcore.Config // the SDK's client configuration (token cache, logger, HTTP client)
+	im   *larkim.V1       // the im/v1 service: the only one reef uses
 
 	mu      sync.Mutex
 	openID  string // the bot's own open_id, known after Run fetched bot info
@@ -131,22 +132,32 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		deliverTimeout: 2500 * time.Millisecond,
 		maxRetryWait:   30 * time.Second,
 	}
-	b.client = lark.NewClient(cfg.AppID, cfg.AppSecret,
-		lark.WithOpenBaseUrl(base),
-		lark.WithHttpClient(hc),
-		lark.WithLogger(&sdkLogger{log: log, red: red}),
-		lark.WithLogLevel(larkcore.LogLevelDebug),
-	)
+	// What lark.NewClient does, without the root package: it builds a client for every
+	// Feishu service (~4 MB of binary) where reef needs only im/v1.
+	b.sdk = &larkcore.Config{BaseUrl: base, AppId: cfg.AppID, AppSecret: cfg.AppSecret,
+		EnableTokenCache: true, AppType: larkcore.AppTypeSelfBuilt, HttpClient: hc,
+		Logger: &sdkLogger{log: log, red: red}, LogLevel: larkcore.LogLevelDebug}
+	larkcore.NewLogger(b.sdk)
+	larkcore.NewCache(b.sdk)
+	larkcore.NewSerialization(b.sdk)
+	larkcore.NewHttpClient(b.sdk)
+	b.im = larkim.New(b.sdk)
 	return b, nil
 }
+
+// The platform's base URLs.
+const (
+	FeishuBaseURL = "https://open.feishu.cn"
+	LarkBaseURL   = "https://open.larksuite.com"
+)
 
 // BaseURL resolves Config.Domain to the platform's base URL.
 func BaseURL(domain string) (string, error) {
 	switch strings.ToLower(strings.TrimSpace(domain)) {
 	case "", "feishu":
-		return lark.FeishuBaseUrl, nil
+		return FeishuBaseURL, nil
 	case "lark", "larksuite":
-		return lark.LarkBaseUrl, nil
+		return LarkBaseURL, nil
 	}
 	if strings.HasPrefix(domain, "http://") || strings.HasPrefix(domain, "https://") {
 		return strings.TrimRight(domain, "/"), nil

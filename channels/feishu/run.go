@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"time"
 
 	larkcore "github.com/larksuite/oapi-sdk-go/v3/core"
@@ -48,7 +49,8 @@ var authCodes = map[int]bool{
 
 // fetchBotInfo learns the bot's open_id (for mention detection) and name.
 func (b *Bot) fetchBotInfo(ctx context.Context) error {
-	resp, err := b.client.Get(ctx, "/open-apis/bot/v3/info", nil, larkcore.AccessTokenTypeTenant)
+	resp, err := larkcore.Request(ctx, &larkcore.ApiReq{HttpMethod: http.MethodGet, ApiPath: "/open-apis/bot/v3/info",
+		SupportedAccessTokenTypes: []larkcore.AccessTokenType{larkcore.AccessTokenTypeTenant}}, b.sdk)
 	if err != nil {
 		if code, msg := codeError(err); authCodes[code] {
 			return b.errorf(channels.ErrAuth, "feishu: credentials refused (code %d %s): %v", code, msg, channels.ErrAuth)
@@ -152,7 +154,7 @@ const parentWait = time.Second
 func (b *Bot) parentText(ctx context.Context, messageID string) string {
 	ctx, cancel := context.WithTimeout(ctx, parentWait)
 	defer cancel()
-	resp, err := b.client.Im.V1.Message.Get(ctx, larkim.NewGetMessageReqBuilder().MessageId(messageID).Build())
+	resp, err := b.im.Message.Get(ctx, larkim.NewGetMessageReqBuilder().MessageId(messageID).Build())
 	if err != nil || !resp.Success() || resp.Data == nil || len(resp.Data.Items) == 0 || resp.Data.Items[0].Body == nil {
 		b.log.Debug().Str("parent", messageID).Msg("message replied to not available")
 		return ""

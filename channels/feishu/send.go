@@ -85,7 +85,7 @@ func (b *Bot) Edit(ctx context.Context, chatID, messageID, text string) error {
 	}
 	content := postContent(chunk(text)[0])
 	_, err := b.call(ctx, func() (*larkcore.ApiResp, larkcore.CodeError, string, error) {
-		resp, err := b.client.Im.V1.Message.Update(ctx, larkim.NewUpdateMessageReqBuilder().
+		resp, err := b.im.Message.Update(ctx, larkim.NewUpdateMessageReqBuilder().
 			MessageId(messageID).
 			Body(&larkim.UpdateMessageReqBody{MsgType: ptr("post"), Content: &content}).Build())
 		if err != nil {
@@ -105,7 +105,7 @@ func (b *Bot) create(ctx context.Context, chatID, content, key string) (string, 
 		body.Uuid = &key
 	}
 	return b.call(ctx, func() (*larkcore.ApiResp, larkcore.CodeError, string, error) {
-		resp, err := b.client.Im.V1.Message.Create(ctx, larkim.NewCreateMessageReqBuilder().
+		resp, err := b.im.Message.Create(ctx, larkim.NewCreateMessageReqBuilder().
 			ReceiveIdType(larkim.CreateMessageV1ReceiveIDTypeChatId).Body(body).Build())
 		if err != nil {
 			return nil, larkcore.CodeError{}, "", err
@@ -127,7 +127,7 @@ func (b *Bot) reply(ctx context.Context, messageID, content string, inThread boo
 		body.Uuid = &key
 	}
 	return b.call(ctx, func() (*larkcore.ApiResp, larkcore.CodeError, string, error) {
-		resp, err := b.client.Im.V1.Message.Reply(ctx, larkim.NewReplyMessageReqBuilder().
+		resp, err := b.im.Message.Reply(ctx, larkim.NewReplyMessageReqBuilder().
 			MessageId(messageID).Body(body).Build())
 		if err != nil {
 			return nil, larkcore.CodeError{}, "", err

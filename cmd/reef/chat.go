@@ -45,7 +45,7 @@ func runChat(args []string, stderr io.Writer) int {
 		version, ag.ID, ag.Model, ag.Workspace)
 	term := terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout, Info: os.Stderr,
 		Interactive: interactive, UserName: os.Getenv("USER"), Greeting: greeting})
-	rt, err := startRuntime(cfg, log, map[string]channels.Channel{"terminal": term})
+	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}})
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1

@@ -8,10 +8,6 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
-
-	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/terminal"
-	"github.com/reefgw/reef/configs"
 )
 
 // runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
@@ -38,8 +34,13 @@ func runGateway(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	chans := gatewayChannels(cfg)
-	rt, err := startRuntime(cfg, log, chans)
+	set, err := newChannels(cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef: %v\n", err)
+		return 1
+	}
+	chans := set.chans
+	rt, err := startRuntime(cfg, log, set)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
@@ -56,13 +57,4 @@ func runGateway(args []string, stderr io.Writer) int {
 	rt.stop()
 	log.Info().Msg("stopped")
 	return 0
-}
-
-// gatewayChannels builds the channels configured for `reef gateway`.
-func gatewayChannels(cfg *configs.Config) map[string]channels.Channel {
-	chans := map[string]channels.Channel{}
-	if t := cfg.Channels.Terminal; t != nil && t.Enabled {
-		chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
-	}
-	return chans
 }

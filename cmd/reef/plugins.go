@@ -2,8 +2,17 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/discord"
+	"github.com/reefgw/reef/channels/feishu"
+	"github.com/reefgw/reef/channels/telegram"
+	"github.com/reefgw/reef/channels/terminal"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/anthropic"
@@ -37,4 +46,51 @@ func newTools(cfg *configs.Config) []tools.Tool {
 		MaxOutput:      ex.MaxOutputBytes,
 		Secrets:        cfg.Secrets(),
 	}))
+}
+
+// channelSet is the channels `reef gateway` runs and who may use each.
+type channelSet struct {
+	chans  map[string]channels.Channel
+	access map[string]*actors.Access
+}
+
+// newChannels builds every configured channel. This is the one place that knows every
+// channel implementation; constructors only validate, nothing connects until the gateway runs.
+func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
+	set := channelSet{chans: map[string]channels.Channel{}, access: map[string]*actors.Access{}}
+	c := cfg.Channels
+	if t := c.Terminal; t != nil && t.Enabled {
+		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
+	}
+	if t := c.Telegram; t != nil {
+		bot, err := telegram.New(telegram.Config{Token: t.BotToken, APIRoot: t.APIRoot, Mode: t.Mode,
+			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen}, log)
+		if err != nil {
+			return set, err
+		}
+		set.add("telegram", bot, t.Access())
+	}
+	if d := c.Discord; d != nil {
+		bot, err := discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase}, log)
+		if err != nil {
+			return set, err
+		}
+		set.add("discord", bot, d.Access())
+	}
+	if f := c.Feishu; f != nil {
+		bot, err := feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
+			VerificationToken: f.VerificationToken, EncryptKey: f.EncryptKey,
+			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath}, log)
+		if err != nil {
+			return set, err
+		}
+		set.add("feishu", bot, f.Access())
+	}
+	return set, nil
+}
+
+func (s channelSet) add(name string, ch channels.Channel, a configs.AccessConfig) {
+	s.chans[name] = ch
+	s.access[name] = &actors.Access{DMPolicy: a.DMPolicy, AllowFrom: a.AllowFrom, Groups: a.Groups,
+		RequireMention: a.RequireMention}
 }

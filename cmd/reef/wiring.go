@@ -11,7 +11,6 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/agent"
-	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
@@ -109,7 +108,7 @@ type running struct {
 // startRuntime opens the store, builds the agents and starts the actor tree with chans. The
 // store is opened first, so a second reef on the same data directory fails before it
 // touches anything else.
-func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]channels.Channel) (*running, error) {
+func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*running, error) {
 	store, err := openStore(cfg)
 	if err != nil {
 		return nil, err
@@ -120,7 +119,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, chans map[string]chan
 		return nil, err
 	}
 	rt, err := actors.Start(&actors.Deps{
-		Log: log, Store: store, Agents: agents, Channels: chans, Secrets: cfg.Secrets(),
+		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: actors.SessionSettings{
 			IdleAfter: time.Duration(cfg.Session.IdleMinutes) * time.Minute,
 			DMScope:   cfg.Session.DMScope,
