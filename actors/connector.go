@@ -48,7 +48,10 @@ type ChannelHealth struct {
 
 // Self-messages of the Connector.
 type (
-	runExited  struct{ err error }
+	runExited  struct {
+		err   error
+		final bool // the channel will not be restarted
+	}
 	jobDone    struct{ chat string }
 	inboundHit struct{ at time.Time }
 )
@@ -92,8 +95,8 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	deliver := c.deliverFunc(root, self)
 	go func() {
-		err := c.runLoop(runCtx, deliver)
-		root.Send(self, &runExited{err: err})
+		err := c.runLoop(runCtx, deliver, func(err error) { root.Send(self, &runExited{err: err}) })
+		root.Send(self, &runExited{err: err, final: true})
 	}()
 }
 
@@ -119,7 +122,7 @@ func (c *Connector) onStopping() {
 
 // runLoop runs the channel until ctx ends or the platform rejects the credentials, restarting
 // it after failures with exponential backoff and jitter (1 s doubling to 2 min).
-func (c *Connector) runLoop(ctx context.Context, deliver channels.Deliver) error {
+func (c *Connector) runLoop(ctx context.Context, deliver channels.Deliver, failed func(error)) error {
 	backoff := time.Second
 	for {
 		started := time.Now()
@@ -133,6 +136,7 @@ func (c *Connector) runLoop(ctx context.Context, deliver channels.Deliver) error
 		if err == nil {
 			err = errors.New("channel stopped unexpectedly")
 		}
+		failed(err)
 		if time.Since(started) > 5*time.Minute {
 			backoff = time.Second
 		}
@@ -160,8 +164,12 @@ func (c *Connector) onRunExited(msg *runExited) {
 	if msg.err == nil {
 		return
 	}
-	c.health.Connected = false
 	c.health.LastError = msg.err.Error()
+	if !msg.final {
+		c.health.Restarts++
+		return
+	}
+	c.health.Connected = false
 	c.log.Error().Err(msg.err).Msg("channel stopped; fix the credentials and restart reef")
 }
 

@@ -45,6 +45,12 @@ func runGateway(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
+	stopControl, err := serveControl(cfg, rt, configuredChannels(cfg), log)
+	if err != nil {
+		log.Warn().Err(err).Msg("no control socket: `reef status` and `reef pairing` will not reach this gateway")
+	} else {
+		defer stopControl()
+	}
 	if len(chans) == 0 {
 		log.Warn().Msg("no channels configured: reef will run but nobody can talk to it (see channels in configs/reef.example.yaml)")
 	}

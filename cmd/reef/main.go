@@ -32,6 +32,9 @@ Usage:
   reef gateway [-config FILE]   run every configured channel until Ctrl-C / SIGTERM
   reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
+  reef status  [-config FILE]   channels, sessions and pending pairing requests (live while reef runs)
+  reef pairing list | approve <channel> <code> | deny <channel> <code>
+                                decide who may talk to your bots
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
@@ -58,6 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runInit(args[1:], stdout, stderr)
 	case "doctor":
 		return runDoctor(args[1:], stdout, stderr)
+	case "status":
+		return runStatus(args[1:], stdout, stderr)
+	case "pairing":
+		return runPairing(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "version", "--version", "-v":

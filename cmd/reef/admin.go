@@ -1,0 +1,180 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/persistence"
+)
+
+// configuredChannels names the platform channels the configuration runs.
+func configuredChannels(cfg *configs.Config) []string {
+	var names []string
+	if cfg.Channels.Discord != nil {
+		names = append(names, "discord")
+	}
+	if cfg.Channels.Feishu != nil {
+		names = append(names, "feishu")
+	}
+	if cfg.Channels.Telegram != nil {
+		names = append(names, "telegram")
+	}
+	return names
+}
+
+// runStatus shows the running gateway's channels and sessions, or the database's when no
+// reef is running.
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("status", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	cfg := configOrExplain(*configPath, stderr)
+	if cfg == nil {
+		return 2
+	}
+	var st Status
+	if c := dialControl(cfg); c != nil {
+		var err error
+		if st, err = c.status(); err != nil {
+			fmt.Fprintf(stderr, "reef status: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "reef %s running (pid %d) for %s\n", st.Version, st.PID, time.Since(st.Started).Round(time.Second))
+	} else {
+		store, err := openStore(cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "reef status: %v\n", err)
+			return 1
+		}
+		defer store.Close()
+		if st, err = readStatus(store, configuredChannels(cfg)); err != nil {
+			fmt.Fprintf(stderr, "reef status: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, "reef is not running")
+	}
+	fmt.Fprintf(stdout, "sessions: %d stored, %d live\n", st.Sessions, st.LiveSessions)
+	for _, ch := range st.Channels {
+		state := "connected"
+		if !ch.Connected {
+			state = "DOWN"
+		}
+		last := "never"
+		if !ch.LastEvent.IsZero() {
+			last = time.Since(ch.LastEvent).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(stdout, "channel %-9s %-9s last message %s, restarts %d", ch.Name, state, last, ch.Restarts)
+		if ch.LastError != "" {
+			fmt.Fprintf(stdout, ", last error: %s", ch.LastError)
+		}
+		fmt.Fprintln(stdout)
+	}
+	printPairings(stdout, st.Pairing)
+	return 0
+}
+
+func printPairings(w io.Writer, ps []actors.Pairing) {
+	if len(ps) == 0 {
+		fmt.Fprintln(w, "no pending pairing requests")
+		return
+	}
+	fmt.Fprintln(w, "pending pairing requests (approve with `reef pairing approve <channel> <code>`):")
+	for _, p := range ps {
+		fmt.Fprintf(w, "  %-9s %s  from %s (id %s), expires in %s\n", p.Channel, p.Code, orDash(p.SenderName), p.SenderID,
+			time.Until(p.Expires).Round(time.Minute))
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runPairing lists, approves or denies pairing requests.
+func runPairing(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("pairing", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	rest := flags.Args()
+	usage := "usage: reef pairing list | reef pairing approve <channel> <code> | reef pairing deny <channel> <code>"
+	if len(rest) == 0 || (rest[0] != "list" && len(rest) != 3) {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	cfg := configOrExplain(*configPath, stderr)
+	if cfg == nil {
+		return 2
+	}
+	control := dialControl(cfg)
+	if rest[0] == "list" {
+		var ps []actors.Pairing
+		if control != nil {
+			st, err := control.status()
+			if err != nil {
+				fmt.Fprintf(stderr, "reef pairing: %v\n", err)
+				return 1
+			}
+			ps = st.Pairing
+		} else {
+			store, err := openStore(cfg)
+			if err != nil {
+				fmt.Fprintf(stderr, "reef pairing: %v\n", err)
+				return 1
+			}
+			st, err := readStatus(store, configuredChannels(cfg))
+			store.Close()
+			if err != nil {
+				fmt.Fprintf(stderr, "reef pairing: %v\n", err)
+				return 1
+			}
+			ps = st.Pairing
+		}
+		printPairings(stdout, ps)
+		return 0
+	}
+	action, channel, code := rest[0], rest[1], strings.ToUpper(rest[2])
+	if action != "approve" && action != "deny" {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	var p actors.Pairing
+	var err error
+	if control != nil {
+		p, err = control.pairing(action, channel, code)
+	} else {
+		store, oerr := openStore(cfg)
+		if oerr != nil {
+			fmt.Fprintf(stderr, "reef pairing: %v\n", oerr)
+			return 1
+		}
+		err = store.Update(func(tx persistence.Tx) error {
+			var err error
+			p, err = decidePairing(tx, action, channel, code)
+			return err
+		})
+		store.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reef pairing: %s\n", strings.TrimSpace(err.Error()))
+		return 1
+	}
+	verb := "approved"
+	if action == "deny" {
+		verb = "denied"
+	}
+	fmt.Fprintf(stdout, "%s %s (id %s) on %s\n", verb, orDash(p.SenderName), p.SenderID, channel)
+	return 0
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/persistence"
+)
+
+// The control socket lets commands such as `reef pairing approve` and `reef status` work
+// while a gateway holds the database: they talk to it over a unix socket in the data
+// directory (mode 0600, so only reef's user can use it). Without a running reef they open
+// the database themselves.
+
+func socketPath(cfg *configs.Config) string { return filepath.Join(cfg.DataDir, "reef.sock") }
+
+// Status is what `reef status` shows.
+type Status struct {
+	Version      string                `json:"version"`
+	PID          int                   `json:"pid"`
+	Started      time.Time             `json:"started"`
+	LiveSessions int                   `json:"liveSessions"`
+	Sessions     int                   `json:"sessions"`
+	Channels     []actors.ChannelHealth `json:"channels"`
+	Pairing      []actors.Pairing      `json:"pairing"`
+}
+
+// serveControl serves the control socket until the returned stop function is called. It is
+// called after the database lock is held, so a leftover socket file is stale.
+func serveControl(cfg *configs.Config, rt *running, channelNames []string, log zerolog.Logger) (stop func(), err error) {
+	path := socketPath(cfg)
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	started := time.Now()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		st, err := readStatus(rt.store, channelNames)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		st.PID, st.Started, st.LiveSessions, st.Channels = os.Getpid(), started, rt.LiveSessions(), rt.Health()
+		json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("POST /pairing/{action}", func(w http.ResponseWriter, r *http.Request) {
+		channel, code := r.FormValue("channel"), r.FormValue("code")
+		var p actors.Pairing
+		err := rt.Write(r.Context(), func(tx persistence.Tx) error {
+			var err error
+			p, err = decidePairing(tx, r.PathValue("action"), channel, code)
+			return err
+		})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		json.NewEncoder(w).Encode(p)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error().Err(err).Msg("control socket")
+		}
+	}()
+	return func() { srv.Close(); os.Remove(path) }, nil
+}
+
+// decidePairing approves or denies a pending pairing request.
+func decidePairing(tx persistence.Tx, action, channel, code string) (actors.Pairing, error) {
+	switch action {
+	case "approve":
+		return actors.ApprovePairing(tx, channel, code, time.Now())
+	case "deny":
+		return actors.DenyPairing(tx, channel, code, time.Now())
+	}
+	return actors.Pairing{}, fmt.Errorf("unknown action %q", action)
+}
+
+// readStatus reads what the database says: sessions and pending pairing requests.
+func readStatus(store persistence.Store, channelNames []string) (Status, error) {
+	st := Status{Version: version}
+	err := store.View(func(r persistence.Reader) error {
+		infos, err := r.Sessions()
+		if err != nil {
+			return err
+		}
+		st.Sessions = len(infos)
+		for _, ch := range channelNames {
+			ps, err := actors.ListPairings(r, ch, time.Now())
+			if err != nil {
+				return err
+			}
+			st.Pairing = append(st.Pairing, ps...)
+		}
+		return nil
+	})
+	sort.Slice(st.Pairing, func(i, j int) bool { return st.Pairing[i].Created.Before(st.Pairing[j].Created) })
+	return st, err
+}
+
+// controlClient talks to a running reef, if there is one.
+type controlClient struct{ http *http.Client }
+
+// dialControl returns a client for the running reef's control socket, or nil if none answers.
+func dialControl(cfg *configs.Config) *controlClient {
+	path := socketPath(cfg)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	c := &controlClient{http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}}}}
+	resp, err := c.http.Get("http://reef/status")
+	if err != nil {
+		return nil
+	}
+	resp.Body.Close()
+	return c
+}
+
+func (c *controlClient) status() (Status, error) {
+	var st Status
+	resp, err := c.http.Get("http://reef/status")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+func (c *controlClient) pairing(action, channel, code string) (actors.Pairing, error) {
+	var p actors.Pairing
+	resp, err := c.http.PostForm("http://reef/pairing/"+action, map[string][]string{"channel": {channel}, "code": {code}})
+	if err != nil {
+		return p, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var b [512]byte
+		n, _ := resp.Body.Read(b[:])
+		return p, errors.New(string(b[:n]))
+	}
+	return p, json.NewDecoder(resp.Body).Decode(&p)
+}
