@@ -48,7 +48,7 @@ type ChannelHealth struct {
 
 // Self-messages of the Connector.
 type (
-	runExited  struct {
+	runExited struct {
 		err   error
 		final bool // the channel will not be restarted
 	}

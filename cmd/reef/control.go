@@ -28,13 +28,13 @@ func socketPath(cfg *configs.Config) string { return filepath.Join(cfg.DataDir, 
 
 // Status is what `reef status` shows.
 type Status struct {
-	Version      string                `json:"version"`
-	PID          int                   `json:"pid"`
-	Started      time.Time             `json:"started"`
-	LiveSessions int                   `json:"liveSessions"`
-	Sessions     int                   `json:"sessions"`
+	Version      string                 `json:"version"`
+	PID          int                    `json:"pid"`
+	Started      time.Time              `json:"started"`
+	LiveSessions int                    `json:"liveSessions"`
+	Sessions     int                    `json:"sessions"`
 	Channels     []actors.ChannelHealth `json:"channels"`
-	Pairing      []actors.Pairing      `json:"pairing"`
+	Pairing      []actors.Pairing       `json:"pairing"`
 }
 
 // serveControl serves the control socket until the returned stop function is called. It is
