@@ -24,12 +24,16 @@ type Deps struct {
 	Access  map[string]*Access
 	Session SessionSettings
 	Now     func() time.Time // default time.Now
+	Clock   Clock            // the Timer's clock; default the real one
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by
 	// "[redacted]" in tool results and replies before anything stores or sends them.
 	Secrets []string
 
 	redactOnce sync.Once
 	redact     redactor
+	// toolRuntime is what tools get as tools.Env.Runtime; the Gateway sets it before it
+	// spawns the Router (and so before any Session runs a tool).
+	toolRuntime tools.Runtime
 }
 
 // redactor returns the secret redactor, built on first use.

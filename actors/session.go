@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -184,10 +185,16 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.answering, s.queue = s.queue, nil
 	last := s.answering[len(s.answering)-1]
-	s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID
+	if !last.System { // "the last channel the user used" stays a person's channel
+		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID
+	}
 	user := make([]messages.ChatMessage, len(s.answering))
-	for i := range s.answering {
-		user[i] = messages.ChatMessage{Role: messages.RoleUser, Content: agent.FormatInbound(s.answering[i]), Time: s.answering[i].Time}
+	for i, in := range s.answering {
+		if in.System {
+			user[i] = messages.ChatMessage{Role: messages.RoleSystem, Content: in.Text, Time: in.Time}
+		} else {
+			user[i] = messages.ChatMessage{Role: messages.RoleUser, Content: agent.FormatInbound(in), Time: in.Time}
+		}
 	}
 	s.turnUser = user
 	s.turnSeq++
@@ -200,6 +207,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		chatType:   string(last.ChatType),
 		history:    s.history[:len(s.history):len(s.history)],
 		user:       user,
+		owner:      s.isOwner(last),
 	}))
 	ctx.Send(s.router, &sessionBusy{key: s.key})
 }
@@ -219,6 +227,20 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 	if pid := s.connectors[channel]; pid != nil {
 		ctx.Send(pid, msg)
 	}
+}
+
+// isOwner reports whether in comes from the owner: the terminal, or a direct message from a
+// sender the channel's allowFrom names explicitly. A system event runs with the owner's
+// rights when it was scheduled from an owner's session.
+func (s *Session) isOwner(in messages.Inbound) bool {
+	if in.System || in.Channel == "terminal" {
+		return true
+	}
+	acc := s.deps.Access[in.Channel]
+	if acc == nil || in.ChatType != messages.ChatDirect {
+		return false
+	}
+	return slices.Contains(acc.AllowFrom, in.SenderID)
 }
 
 func agentOf(key string) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -33,8 +34,12 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	info.Usage = info.Usage.Add(msg.usage)
 
 	var outbox []*messages.Outbound
-	if text := s.deps.redactor().apply(replyText(msg)); text != "" {
-		last := s.answering[len(s.answering)-1]
+	last := s.answering[len(s.answering)-1]
+	text := s.deps.redactor().apply(replyText(msg))
+	if last.Source == "heartbeat" && isHeartbeatOK(text) {
+		text = "" // nothing needs the user's attention
+	}
+	if text != "" && last.Channel != "" {
 		outbox = append(outbox, &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
 			ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key})
 	}
@@ -117,6 +122,15 @@ func (s *Session) onTurnLost(ctx actor.Context, msg *turnLost) error {
 		return nil
 	}
 	return s.onTurnFinished(ctx, &turnFinished{seq: s.turnSeq, err: errors.New("the run crashed")})
+}
+
+// HeartbeatOK is the reply that tells reef a heartbeat found nothing to report.
+const HeartbeatOK = "HEARTBEAT_OK"
+
+// isHeartbeatOK reports whether a heartbeat's reply is only the all-clear: the token alone or
+// with at most 300 other characters.
+func isHeartbeatOK(text string) bool {
+	return strings.Contains(text, HeartbeatOK) && len(strings.TrimSpace(text))-len(HeartbeatOK) <= 300
 }
 
 // replyText is what the user is sent for a finished run: the answer, unless it is the silent

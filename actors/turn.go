@@ -48,6 +48,7 @@ type turnInput struct {
 	chatType   string
 	history    []messages.ChatMessage
 	user       []messages.ChatMessage
+	owner      bool // the run answers the owner (owner-only tools allowed)
 }
 
 // turnHolder carries a Turn's input from its Props to the actor. A finished Turn empties it:

@@ -34,6 +34,7 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 		tool, _ := t.in.agent.Tools.Get(c.Name)
 		pid := ctx.Spawn(ToolRunProps(t.step, c, tool, tools.Env{
 			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
+			Owner: t.in.owner, Runtime: t.in.deps.toolRuntime,
 		}, t.limits.ToolTimeout, t.log))
 		t.runs[pid.Id] = c.ID
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)

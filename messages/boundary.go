@@ -27,6 +27,12 @@ type Inbound struct {
 	Time       time.Time `json:"time,omitzero"`         // platform timestamp
 	Attachment []string  `json:"attachments,omitempty"` // workspace-relative paths of downloaded files
 
+	// System marks an event reef itself raised (a cron job, a heartbeat), not a person's
+	// message: access rules do not apply, and the model sees the text as a system event.
+	// Channel and ChatID then name where the run's reply goes ("" = not delivered).
+	System bool   `json:"system,omitempty"`
+	Source string `json:"source,omitempty"` // for System events: "cron:<jobId>", "heartbeat"
+
 	// Set by reef, not by the channel.
 	SessionKey string `json:"sessionKey,omitempty"`
 	InboxSeq   uint64 `json:"inboxSeq,omitempty"`

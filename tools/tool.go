@@ -5,6 +5,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/reefgw/reef/messages"
 )
@@ -30,6 +31,18 @@ type Env struct {
 	Workspace  string // absolute path of the agent's workspace; file tools are confined to it
 	AgentID    string
 	SessionKey string
+	// Owner is true when the run answers the owner (the terminal, or a direct message from a
+	// sender listed in the channel's allowFrom). Owner-only tools refuse other callers.
+	Owner bool
+	// Runtime lets tools act on reef itself; nil where no runtime is available.
+	Runtime Runtime
+}
+
+// Runtime is what tools that act on reef itself may use. The actors package implements it.
+type Runtime interface {
+	// Cron performs one action of the cron tool (status, list, get, add, update, remove, run,
+	// runs) for the calling agent and session. args and the result are the tool's JSON.
+	Cron(ctx context.Context, agentID, sessionKey, action string, args json.RawMessage) (json.RawMessage, error)
 }
 
 // Result is what the model sees.
