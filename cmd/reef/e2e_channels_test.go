@@ -1,0 +1,269 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mymmrac/telego"
+
+	"github.com/reefgw/reef/channels/telegram/telegramtest"
+)
+
+// End-to-end tests of `reef gateway` with its channels: the real binary code runs as a child
+// process with a reef.yaml pointing at fake platforms and a fake model on 127.0.0.1.
+
+// tgToken is the bot token of the fake Telegram: a canary that must never be logged. Telegram
+// puts the token in every request URL, so an error that quotes a URL would leak it.
+const tgToken = "987654:AAcanaryTelegramToken_e2e_4b1d9f0a7"
+
+// telegramYAML is a config with one Telegram bot on the fake at apiRoot plus extra lines.
+func telegramYAML(apiRoot string, extra ...string) string {
+	y := "channels:\n  telegram:\n    botToken: \"" + tgToken + "\"\n    apiRoot: " + apiRoot + "\n"
+	for _, line := range extra {
+		y += "    " + line + "\n"
+	}
+	return y
+}
+
+// TestE2ETelegramKill is the kill test: many chats talk to the bot while reef is SIGKILLed
+// and restarted again and again; in the end every message has exactly one reply.
+//
+// Size: REEF_KILLTEST_MESSAGES (default 300), REEF_KILLTEST_CHATS (default messages/3),
+// REEF_KILLTEST_KILLS (default 5).
+func TestE2ETelegramKill(t *testing.T) {
+	total := envInt(t, "REEF_KILLTEST_MESSAGES", 300)
+	chats := min(total, envInt(t, "REEF_KILLTEST_CHATS", max(1, total/3)))
+	kills := envInt(t, "REEF_KILLTEST_KILLS", 5)
+	start := time.Now()
+
+	tg := telegramtest.NewWithToken(t, tgToken)
+	llm := newEchoLLM(t, 20*time.Millisecond, nil)
+	home, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`))
+	n := newNode(t, e)
+
+	// Each chat sends its messages one after another, each after the previous one was
+	// answered (messages that arrive during a run are answered together, in one reply).
+	perChat := func(c int) int { return total/chats + btoi(c < total%chats) }
+	var answered atomic.Int64
+	var mu sync.Mutex
+	var lost []string
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	const chatDeadline = 3 * time.Minute
+	for c := range chats {
+		chat := int64(1000 + c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perChat(c) {
+				marker := tok(chat, i)
+				tg.UserSays(chat, chat, "please answer "+marker)
+				want := replyTo(marker)
+				if !eventually(chatDeadline-time.Since(start), func() bool { return slices.Contains(tg.Sent(chat), want) }) {
+					mu.Lock()
+					lost = append(lost, marker)
+					mu.Unlock()
+					return
+				}
+				answered.Add(1)
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	// Kill at random moments of the traffic: when a random number of messages were answered.
+	at := make([]int, kills)
+	for i := range at {
+		at[i] = total/20 + rand.N(max(1, total*85/100))
+	}
+	sort.Ints(at)
+	for _, threshold := range at {
+		for answered.Load() < int64(threshold) {
+			select {
+			case <-done:
+			case <-time.After(5 * time.Millisecond): // bounded polling of the progress counter
+				continue
+			}
+			break
+		}
+		n.restart()
+	}
+	<-done
+	elapsed := time.Since(start)
+	n.stop()
+
+	if len(lost) > 0 {
+		sort.Strings(lost)
+		t.Errorf("%d of %d messages got no reply within %v (lost), e.g. %v", len(lost), total, chatDeadline, lost[:min(len(lost), 10)])
+	}
+	// Every chat holds exactly its replies, in order: nothing doubled, nothing extra.
+	var doubled []string
+	for c := range chats {
+		chat := int64(1000 + c)
+		var want []string
+		for i := range perChat(c) {
+			want = append(want, replyTo(tok(chat, i)))
+		}
+		got := tg.Sent(chat)
+		if slices.Equal(got, want) {
+			continue
+		}
+		for _, w := range want {
+			if k := countOf(got, w); k > 1 {
+				doubled = append(doubled, fmt.Sprintf("%q ×%d", w, k))
+			}
+		}
+		if len(lost) == 0 {
+			t.Errorf("chat %d got %q, want %q", chat, got, want)
+		}
+	}
+	if len(doubled) > 0 {
+		t.Errorf("%d replies were sent more than once: %v", len(doubled), doubled[:min(len(doubled), 20)])
+	}
+	if n.kills != kills {
+		t.Errorf("%d kills, want %d", n.kills, kills)
+	}
+	checkSettled(t, home)
+	noSecrets(t, home, n.logs(), tgToken, canary)
+	var rerun int
+	for c := range chats {
+		for i := range perChat(c) {
+			if llm.requests(tok(int64(1000+c), i)) > 1 {
+				rerun++
+			}
+		}
+	}
+	t.Logf("%d messages from %d chats, %d SIGKILLs (after %v answered), %d model requests (%d messages asked again after a kill), %v",
+		total, chats, n.kills, at, llm.total(), rerun, elapsed.Round(time.Millisecond))
+	if t.Failed() {
+		t.Logf("gateway logs:\n%s", tail(n.logs(), 20000))
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestE2ETelegramManyChats: 200 private chats write at once; each gets exactly one reply.
+func TestE2ETelegramManyChats(t *testing.T) {
+	const chats = 200
+	tg := telegramtest.NewWithToken(t, tgToken)
+	llm := newEchoLLM(t, 20*time.Millisecond, nil)
+	home, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`))
+	n := newNode(t, e)
+	start := time.Now()
+	for c := range chats {
+		chat := int64(5000 + c)
+		tg.UserSays(chat, chat, "hello "+tok(chat, 0))
+	}
+	allAnswered := func() bool {
+		for c := range chats {
+			chat := int64(5000 + c)
+			if len(tg.Sent(chat)) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if !eventually(2*time.Minute, allAnswered) {
+		t.Errorf("not every chat was answered within 2 minutes")
+	}
+	elapsed := time.Since(start)
+	n.stop()
+	missing := 0
+	for c := range chats {
+		chat := int64(5000 + c)
+		want := []string{replyTo(tok(chat, 0))}
+		if got := tg.Sent(chat); !slices.Equal(got, want) {
+			missing++
+			if missing <= 10 {
+				t.Errorf("chat %d got %q, want %q", chat, got, want)
+			}
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d chats did not get exactly their one reply", missing, chats)
+	}
+	if got := llm.total(); got != chats {
+		t.Errorf("%d model requests, want %d (one per message)", got, chats)
+	}
+	checkSettled(t, home)
+	noSecrets(t, home, n.logs(), tgToken, canary)
+	t.Logf("%d chats answered in %v", chats, elapsed.Round(time.Millisecond))
+}
+
+// TestE2ETelegramAccess: with the default pairing policy an unknown sender gets one pairing
+// code and never reaches the model; in a group the bot answers only when mentioned.
+func TestE2ETelegramAccess(t *testing.T) {
+	const (
+		owner    = int64(500)
+		stranger = int64(777)
+		group    = int64(-1001234)
+	)
+	tg := telegramtest.NewWithToken(t, tgToken)
+	llm := newEchoLLM(t, 0, nil)
+	home, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, `allowFrom: ["500"]`, `groups: ["-1001234"]`))
+	n := newNode(t, e)
+
+	// A stranger writes twice: one pairing code, no model call.
+	tg.UserSays(stranger, stranger, "hi, I am new "+tok("stranger", 0))
+	if !eventually(30*time.Second, func() bool { return len(tg.Sent(stranger)) > 0 }) {
+		t.Fatalf("the stranger got no pairing code; logs:\n%s", tail(n.logs(), 4000))
+	}
+	tg.UserSays(stranger, stranger, "hello? "+tok("stranger", 1))
+	// A group message that does not mention the bot is ignored.
+	tg.Queue(telego.Update{Message: tg.Message(group, telego.ChatTypeSupergroup, owner, "chatting among us "+tok("group", 0))})
+
+	// Progress: later messages (a mention in the group, then the owner's DM) are answered.
+	// Telegram delivers updates in order and reef admits each before it takes the next, so
+	// once these replies are out, the stranger's second message and the plain group message
+	// were handled.
+	me := tg.BotUser()
+	mention := "@" + me.Username
+	m := tg.Message(group, telego.ChatTypeSupergroup, owner, mention+" what now "+tok("group", 1))
+	m.Entities = []telego.MessageEntity{{Type: telego.EntityTypeMention, Offset: 0, Length: len(mention)}}
+	tg.Queue(telego.Update{Message: m})
+	tg.UserSays(owner, owner, "hello bot "+tok("owner", 0))
+	if !eventually(30*time.Second, func() bool {
+		return slices.Contains(tg.Sent(owner), replyTo(tok("owner", 0))) &&
+			slices.Contains(tg.Sent(group), replyTo(tok("group", 1)))
+	}) {
+		t.Fatalf("the owner's DM and the group mention were not answered: owner %q, group %q; logs:\n%s",
+			tg.Sent(owner), tg.Sent(group), tail(n.logs(), 4000))
+	}
+	n.stop()
+
+	got := tg.Sent(stranger)
+	if len(got) != 1 || !strings.Contains(got[0], "reef pairing approve telegram ") {
+		t.Errorf("the stranger got %q, want exactly one pairing code message", got)
+	}
+	if got := tg.Sent(group); !slices.Equal(got, []string{replyTo(tok("group", 1))}) {
+		t.Errorf("the group got %q, want only the reply to the mention", got)
+	}
+	if got := tg.Sent(owner); !slices.Equal(got, []string{replyTo(tok("owner", 0))}) {
+		t.Errorf("the owner got %q, want one reply", got)
+	}
+	for _, r := range llm.srv.Script().Requests() {
+		body := string(r.Body)
+		for _, never := range []string{tok("stranger", 0), tok("stranger", 1), tok("group", 0)} {
+			if strings.Contains(body, never) {
+				t.Errorf("a model request contains %q, which reef should have refused", never)
+			}
+		}
+	}
+	if got := llm.total(); got != 2 {
+		t.Errorf("%d model requests, want 2 (the mention and the owner's DM)", got)
+	}
+	checkSettled(t, home)
+	noSecrets(t, home, n.logs(), tgToken, canary)
+}
