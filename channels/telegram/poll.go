@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mymmrac/telego"
@@ -75,9 +76,10 @@ func (b *Bot) poll(ctx context.Context, deliver channels.Deliver) error {
 			continue
 		}
 		failures = 0
+		errs := b.deliverBatch(ctx, deliver, updates)
 		for i := range updates {
 			u := &updates[i]
-			if err := b.deliverUpdate(ctx, deliver, u); err != nil {
+			if err := errs[i]; err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -92,6 +94,58 @@ func (b *Bot) poll(ctx context.Context, deliver channels.Deliver) error {
 		}
 	}
 	return nil
+}
+
+// deliverBatch delivers a batch of updates, chats concurrently and each chat's updates in
+// order, so one poll's updates share Storage's group commits instead of waiting for one
+// fsync each. It returns each update's error; after a failure the chat's later updates are
+// not attempted (errNotAttempted), so the offset stops at the first refused update and
+// everything after it is fetched again (the connector drops what it had already accepted).
+func (b *Bot) deliverBatch(ctx context.Context, deliver channels.Deliver, updates []telego.Update) []error {
+	errs := make([]error, len(updates))
+	if len(updates) == 1 {
+		errs[0] = b.deliverUpdate(ctx, deliver, &updates[0])
+		return errs
+	}
+	byChat := map[int64][]int{}
+	var order []int64
+	for i := range updates {
+		chat := updateChat(&updates[i])
+		if _, ok := byChat[chat]; !ok {
+			order = append(order, chat)
+		}
+		byChat[chat] = append(byChat[chat], i)
+	}
+	var wg sync.WaitGroup
+	for _, chat := range order {
+		wg.Add(1)
+		go func(idx []int) {
+			defer wg.Done()
+			for n, i := range idx {
+				if errs[i] = b.deliverUpdate(ctx, deliver, &updates[i]); errs[i] != nil {
+					for _, j := range idx[n+1:] {
+						errs[j] = errNotAttempted
+					}
+					return
+				}
+			}
+		}(byChat[chat])
+	}
+	wg.Wait()
+	return errs
+}
+
+var errNotAttempted = errors.New("telegram: not attempted after an earlier update of the same chat was refused")
+
+// updateChat is the chat an update belongs to (0 for kinds without one).
+func updateChat(u *telego.Update) int64 {
+	switch {
+	case u.Message != nil:
+		return u.Message.Chat.ID
+	case u.EditedMessage != nil:
+		return u.EditedMessage.Chat.ID
+	}
+	return 0
 }
 
 // deliverUpdate delivers u if reef handles its kind.

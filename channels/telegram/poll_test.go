@@ -157,3 +157,47 @@ func TestRunStopsPromptlyWhileDeliverBacksOff(t *testing.T) {
 		t.Errorf("confirmed offset %d, want nothing confirmed", s.Confirmed())
 	}
 }
+
+// TestBatchDeliversChatsConcurrentlyInOrder: one batch with two chats; a refused update stops
+// its own chat (its later updates wait for it) and the offset, while the other chat goes on.
+// Updates after the refused one may be delivered twice (the connector drops duplicates by
+// message id), but never out of order within their chat.
+func TestBatchDeliversChatsConcurrentlyInOrder(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	box := newInbox()
+	refused := false
+	box.fail = func(in messages.Inbound) error {
+		if in.Text == "a2" && !refused {
+			refused = true
+			return errors.New("storage unavailable")
+		}
+		return nil
+	}
+	for _, m := range []struct {
+		chat int64
+		text string
+	}{{7, "a1"}, {8, "b1"}, {7, "a2"}, {8, "b2"}, {7, "a3"}} {
+		s.UserSays(m.chat, m.chat, m.text)
+	}
+	run(t, b, box.deliver)
+	seen := map[string]bool{}
+	var order []string
+	for len(seen) < 5 {
+		in := box.next(t)
+		if !seen[in.Text] {
+			seen[in.Text] = true
+			order = append(order, in.Text)
+		}
+	}
+	pos := map[string]int{}
+	for i, text := range order {
+		pos[text] = i
+	}
+	if pos["a1"] > pos["a2"] || pos["a2"] > pos["a3"] || pos["b1"] > pos["b2"] {
+		t.Errorf("first deliveries in order %v: a chat's messages are out of order", order)
+	}
+	if !refused {
+		t.Error("the refusal was never exercised")
+	}
+}
