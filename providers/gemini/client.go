@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/reefgw/reef/providers"
@@ -110,25 +109,11 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	return newStream(ctx, cancel, c, sse.NewReader(resp.Body, c.idle)), nil
 }
 
-// open posts a streaming request. The idle timeout also bounds the wait for the response
-// headers; cancel ends the request and must be called once the stream is done.
+// open posts a streaming request; the idle timeout also bounds the wait for the headers.
 func (c *Client) open(ctx context.Context, path string, body []byte) (*http.Response, context.CancelFunc, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	var fired atomic.Bool
-	watchdog := time.AfterFunc(c.idle, func() { fired.Store(true); cancel() })
-	resp, err := c.do(ctx, http.MethodPost, path, body)
-	if !watchdog.Stop() && err == nil {
-		resp.Body.Close() // the watchdog fired as the headers arrived
-		err = context.Canceled
-	}
-	if err != nil {
-		cancel()
-		if fired.Load() {
-			err = fmt.Errorf("%s: no response headers for %s: %w", c.name, c.idle, providers.ErrIdleTimeout)
-		}
-		return nil, nil, err
-	}
-	return resp, cancel, nil
+	return providers.OpenStream(ctx, c.name, c.idle, func(ctx context.Context) (*http.Response, error) {
+		return c.do(ctx, http.MethodPost, path, body)
+	})
 }
 
 // Ping lists models: it checks that the endpoint answers and accepts the key.

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -90,16 +91,13 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	hreq.Header.Set("Accept", "text/event-stream")
 
 	// The idle watchdog also covers the wait for the response headers.
-	watchdog := time.AfterFunc(c.cfg.IdleTimeout, cancel)
-	resp, err := c.http.Do(hreq)
-	idle := !watchdog.Stop() // it fired (or is firing): the request is cancelled
-	if idle && err == nil {
-		resp.Body.Close()
-		err = context.Canceled
-	}
+	// Its context is a child of reqCtx, so cancel ends the request.
+	resp, _, err := providers.OpenStream(reqCtx, c.cfg.Name, c.cfg.IdleTimeout, func(ctx context.Context) (*http.Response, error) {
+		return c.http.Do(hreq.WithContext(ctx))
+	})
 	if err != nil {
 		cancel()
-		return nil, c.transportError(ctx, err, idle)
+		return nil, c.transportError(ctx, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		defer cancel()
@@ -122,7 +120,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	c.setHeaders(hreq)
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return c.transportError(ctx, fmt.Errorf("ping: %w", err), false)
+		return c.transportError(ctx, fmt.Errorf("ping: %w", err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -142,13 +140,13 @@ func (c *Client) setHeaders(r *http.Request) {
 }
 
 // transportError wraps a failed request. ctx's own end is reported as such; a watchdog
-// cancel as ErrIdleTimeout.
-func (c *Client) transportError(ctx context.Context, err error, idle bool) error {
+// cancel (already ErrIdleTimeout) as it is.
+func (c *Client) transportError(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", c.cfg.Name, ctx.Err())
-	case idle:
-		return fmt.Errorf("%s: no response headers: %w", c.cfg.Name, providers.ErrIdleTimeout)
+	case errors.Is(err, providers.ErrIdleTimeout):
+		return err
 	}
 	return &redactedError{msg: c.cfg.Name + ": " + c.redact(err.Error()), err: err}
 }
