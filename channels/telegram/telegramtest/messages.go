@@ -68,7 +68,11 @@ func (s *Server) sendMessage(w http.ResponseWriter, _ *http.Request, body []byte
 	m.MessageID = s.msgIDs[chat]
 	s.sent[chat] = append(s.sent[chat], m)
 	msg := s.asMessage(m)
+	onSend, sent := s.onSend, *m
 	s.mu.Unlock()
+	if onSend != nil {
+		onSend(sent)
+	}
 	writeOK(w, msg)
 }
 

@@ -30,6 +30,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.calls[method]++
+	onCall := s.onCall
 	var f *failure
 	if q := s.fail[method]; len(q) > 0 {
 		if q[0].after > 0 {
@@ -40,6 +41,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	if onCall != nil {
+		onCall(method)
+	}
 	if f != nil {
 		writeErr(w, f.code, f.description, f.retryAfter)
 		return

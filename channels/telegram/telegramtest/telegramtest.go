@@ -12,6 +12,7 @@
 package telegramtest
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -75,6 +76,8 @@ type Server struct {
 	webhookURL string
 	secret     string
 	allowed    []string
+	onCall     func(method string)
+	onSend     func(SentMessage)
 }
 
 // New starts a fake server accepting Token; it is closed when the test ends.
@@ -83,8 +86,19 @@ func New(t testing.TB) *Server { return NewWithToken(t, Token) }
 // NewWithToken starts a fake server accepting token; it is closed when the test ends.
 func NewWithToken(t testing.TB, token string) *Server {
 	t.Helper()
+	s, err := Start(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake server accepting token on 127.0.0.1, outside of a test (reef bench
+// runs it this way). The caller closes it with Close.
+func Start(token string) (*Server, error) {
 	if !tokenShape.MatchString(token) {
-		t.Fatalf("telegramtest: token %q does not look like <bot id>:<35 characters>", token)
+		return nil, fmt.Errorf("telegramtest: token %q does not look like <bot id>:<35 characters>", token)
 	}
 	s := &Server{
 		token:      token,
@@ -101,8 +115,24 @@ func NewWithToken(t testing.TB, token string) *Server {
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
+}
+
+// OnCall sets a function called at the start of every call with a valid token, with the
+// method's name (reef bench notes the first getUpdates). nil removes it.
+func (s *Server) OnCall(fn func(method string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCall = fn
+}
+
+// OnSend sets a function called with a copy of every message the bot sends, once it is
+// recorded and before the response is written (reef bench times replies this way). nil
+// removes it.
+func (s *Server) OnSend(fn func(SentMessage)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onSend = fn
 }
 
 // Close releases waiting long polls and stops the server.
