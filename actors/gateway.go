@@ -23,6 +23,7 @@ type Gateway struct {
 	log     zerolog.Logger
 
 	storage  *actor.PID
+	timer    TimerSettings
 	draining map[string]bool // children still stopping before Storage may stop
 }
 
@@ -31,10 +32,10 @@ type Gateway struct {
 type shutdown struct{}
 
 // GatewayProps is the recipe for the Gateway; ready receives the running tree's handle.
-func gatewayProps(deps *Deps, ready chan<- *Runtime, stopped chan<- struct{}) *actor.Props {
+func gatewayProps(deps *Deps, timer TimerSettings, ready chan<- *Runtime, stopped chan<- struct{}) *actor.Props {
 	log := deps.Log.With().Str("actor", "gateway").Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Gateway{deps: deps, ready: ready, stopped: stopped, log: log}
+		return &Gateway{deps: deps, timer: timer, ready: ready, stopped: stopped, log: log}
 	},
 		actor.WithReceiverMiddleware(recoverMiddleware(log)),
 		actor.WithSupervisor(actor.NewExponentialBackoffStrategy(time.Minute, 500*time.Millisecond)))
@@ -88,7 +89,12 @@ func (g *Gateway) maybeStopStorage(ctx actor.Context) {
 func (g *Gateway) onStarted(ctx actor.Context) {
 	storage, _ := ctx.SpawnNamed(StorageProps(g.deps.Store, g.deps.Log), "storage")
 	g.storage = storage
+	// Tools reach the Timer through toolRuntime; its PID is known before it is spawned.
+	g.deps.toolRuntime = &timerRuntime{root: ctx.ActorSystem().Root, timer: timerPID(ctx.Self())}
 	router, _ := ctx.SpawnNamed(RouterProps(g.deps, storage), "router")
+	if _, err := ctx.SpawnNamed(TimerProps(g.deps, g.timer, storage, router), "timer"); err != nil {
+		g.log.Error().Err(err).Msg("start timer")
+	}
 	names := make([]string, 0, len(g.deps.Channels))
 	for name := range g.deps.Channels {
 		names = append(names, name)
@@ -120,8 +126,20 @@ type Runtime struct {
 	stopped    <-chan struct{}
 }
 
+// StartOption adjusts how Start builds the tree.
+type StartOption func(*startOptions)
+
+type startOptions struct{ timer TimerSettings }
+
+// WithTimer configures the Timer (heartbeats per agent, cron limits).
+func WithTimer(s TimerSettings) StartOption { return func(o *startOptions) { o.timer = s } }
+
 // Start validates deps and starts the actor tree.
-func Start(deps *Deps) (*Runtime, error) {
+func Start(deps *Deps, opts ...StartOption) (*Runtime, error) {
+	var o startOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if deps.Store == nil {
 		return nil, errors.New("actors: no store")
 	}
@@ -131,7 +149,7 @@ func Start(deps *Deps) (*Runtime, error) {
 	system := actor.NewActorSystemWithConfig(SystemConfig(deps.Log))
 	ready := make(chan *Runtime, 1)
 	stopped := make(chan struct{})
-	if _, err := system.Root.SpawnNamed(gatewayProps(deps, ready, stopped), "gateway"); err != nil {
+	if _, err := system.Root.SpawnNamed(gatewayProps(deps, o.timer, ready, stopped), "gateway"); err != nil {
 		return nil, fmt.Errorf("actors: start gateway: %w", err)
 	}
 	select {

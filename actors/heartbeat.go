@@ -1,0 +1,210 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// HeartbeatSettings say when the Timer wakes an agent to look at its HEARTBEAT.md.
+type HeartbeatSettings struct {
+	Every time.Duration // default 30 min; negative disables heartbeats
+	// ActiveStart and ActiveEnd ("09:00", "22:00") bound the hours heartbeats run, in
+	// ActiveZone (default the agent's Location). Empty: all day. End before start spans midnight.
+	ActiveStart, ActiveEnd string
+	ActiveZone             *time.Location
+	// Target is the session key heartbeats run in; default the agent's most recently used
+	// direct conversation. Replies go to that session's last channel.
+	Target string
+}
+
+// beatState is the Timer's record of one agent's heartbeats.
+type beatState struct {
+	set     HeartbeatSettings
+	busy    bool     // a heartbeat event is waiting for its answer
+	pending []string // next-heartbeat jobs due
+	sent    int      // heartbeat events enqueued
+	skipped int      // heartbeats that found nothing to do (no LLM call)
+	lastAt  time.Time
+}
+
+// beatRead is what the heartbeat goroutine found: HEARTBEAT.md's content and the session.
+type beatRead struct {
+	agentID, sessionKey string
+	info                persistence.SessionInfo
+	empty               bool
+	err                 error
+}
+
+func beatAgent(key string) (string, bool) { return strings.CutPrefix(key, "hb:") }
+
+func (t *Timer) beat(agentID string) *beatState {
+	b := t.beats[agentID]
+	if b == nil {
+		set := t.set.Heartbeats[agentID]
+		if set.Every == 0 {
+			set.Every = 30 * time.Minute
+		}
+		b = &beatState{set: set}
+		t.beats[agentID] = b
+	}
+	return b
+}
+
+// startBeats schedules every agent's first heartbeat one interval from now.
+func (t *Timer) startBeats(now time.Time) {
+	for _, a := range t.deps.Agents {
+		if b := t.beat(a.ID); b.set.Every > 0 {
+			t.schedule("hb:"+a.ID, now.Add(b.set.Every), "heartbeat")
+		}
+	}
+}
+
+// onBeat handles one heartbeat: due next-heartbeat jobs fire; inside active hours, unless
+// the previous heartbeat is still unanswered, a goroutine reads HEARTBEAT.md.
+func (t *Timer) onBeat(ctx actor.Context, agentID string, now time.Time) {
+	b := t.beat(agentID)
+	t.schedule("hb:"+agentID, now.Add(b.set.Every), "heartbeat")
+	b.lastAt = now
+	pending := b.pending
+	b.pending = nil
+	for _, id := range pending {
+		t.due(ctx, id, "heartbeat")
+	}
+	a := t.deps.agent(agentID)
+	if a == nil || b.busy || !active(b.set, a, now) {
+		return
+	}
+	b.busy = true
+	target := b.set.Target
+	if target == "" {
+		target = t.mainSession(agentID)
+	}
+	self, root, store, ws := ctx.Self(), ctx.ActorSystem().Root, t.deps.Store, a.Workspace
+	go func() {
+		res := &beatRead{agentID: agentID, sessionKey: target}
+		defer func() {
+			if r := recover(); r != nil {
+				res.err = fmt.Errorf("heartbeat: panic: %v", r)
+			}
+			root.Send(self, res)
+		}()
+		text, err := readHeartbeat(ws)
+		res.empty, res.err = agent.HeartbeatEmpty(text), err
+		if target != "" && !res.empty {
+			res.err = errors.Join(res.err, store.View(func(r persistence.Reader) error {
+				res.info, _, err = r.Session(target)
+				return err
+			}))
+		}
+	}()
+}
+
+// onBeatRead enqueues the heartbeat event when HEARTBEAT.md has tasks; otherwise no LLM call.
+func (t *Timer) onBeatRead(ctx actor.Context, msg *beatRead) {
+	b := t.beat(msg.agentID)
+	if msg.err != nil {
+		t.log.Warn().Err(msg.err).Str("agent", msg.agentID).Msg("heartbeat")
+	}
+	if msg.err != nil || msg.empty || msg.sessionKey == "" {
+		b.busy = false
+		b.skipped++
+		return
+	}
+	b.sent++
+	now := t.clock.Now()
+	in := messages.Inbound{System: true, Source: "heartbeat", SessionKey: msg.sessionKey, Time: now,
+		ChatType: messages.ChatDirect, Channel: msg.info.Channel, Account: msg.info.Account,
+		ChatID: msg.info.ChatID, ThreadID: msg.info.ThreadID,
+		Text: "[Heartbeat] Read HEARTBEAT.md in your workspace and do what it asks now. Do not bring back old " +
+			"tasks from earlier conversations. If nothing needs the user's attention, reply exactly " + HeartbeatOK +
+			". Current time: " + now.UTC().Format("2006-01-02 15:04") + " UTC."}
+	t.running["hb:"+msg.agentID] = &cronRun{sessionKey: msg.sessionKey, source: "heartbeat"}
+	t.enqueue(ctx, "hb:"+msg.agentID, in, nil)
+}
+
+// readHeartbeat reads the first 64 KiB of HEARTBEAT.md; a missing file has no tasks.
+func readHeartbeat(workspace string) (string, error) {
+	f, err := os.Open(filepath.Join(workspace, agent.FileHeartbeat))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("heartbeat: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	return string(b), err
+}
+
+// active reports whether now is inside the heartbeat's active hours.
+func active(set HeartbeatSettings, a *Agent, now time.Time) bool {
+	if set.ActiveStart == "" && set.ActiveEnd == "" {
+		return true
+	}
+	loc := set.ActiveZone
+	if loc == nil {
+		loc = a.Location
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	start, end := minutesOf(set.ActiveStart, 0), minutesOf(set.ActiveEnd, 24*60)
+	l := now.In(loc)
+	m := l.Hour()*60 + l.Minute()
+	if start <= end {
+		return m >= start && m < end
+	}
+	return m >= start || m < end
+}
+
+// minutesOf parses "HH:MM" ("24:00" is the end of the day); def when empty or malformed.
+func minutesOf(s string, def int) int {
+	var h, m int
+	if _, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || h < 0 || h > 24 || m < 0 || m > 59 {
+		return def
+	}
+	return h*60 + m
+}
+
+// mainSession is the agent's main session: its most recently updated direct conversation.
+func (t *Timer) mainSession(agentID string) string {
+	var best persistence.SessionInfo
+	err := t.deps.Store.View(func(r persistence.Reader) error {
+		infos, err := r.Sessions()
+		for _, info := range infos {
+			direct := strings.Contains(info.Key, ":direct:") || info.Key == "agent:"+agentID+":main"
+			if info.AgentID == agentID && direct && info.Updated.After(best.Updated) {
+				best = info
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.log.Error().Err(err).Msg("timer: list sessions")
+	}
+	return best.Key
+}
+
+// status is the cron tool's status action: jobs and heartbeats.
+func (t *Timer) status(agentID string) map[string]any {
+	jobs := t.list(agentID)
+	beats := map[string]any{}
+	for id, b := range t.beats {
+		if agentID == "" || id == agentID {
+			beats[id] = map[string]any{"everyMs": b.set.Every.Milliseconds(), "sent": b.sent, "skipped": b.skipped,
+				"lastAtMs": b.lastAt.UnixMilli(), "busy": b.busy}
+		}
+	}
+	return map[string]any{"jobs": len(jobs), "running": t.cronInFlight(), "waiting": len(t.waiting), "heartbeats": beats}
+}

@@ -1,0 +1,245 @@
+package actors
+
+import (
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/tools/cron"
+)
+
+// Timer wakes agents: it fires cron jobs and heartbeats. It keeps one min-heap of wake-ups
+// and one clock timer armed for the earliest; a fired timer comes back as a message to self.
+// Jobs live in the store (cron/jobs, cron/next, cron/runs); a run is recorded in the same
+// transaction as the inbox entry it creates, so a restart never runs it twice. Receive reads
+// the store directly (bbolt View) but writes only through Storage, from goroutines it owns.
+type Timer struct {
+	deps     *Deps
+	set      TimerSettings
+	storage  *actor.PID
+	router   *actor.PID
+	root     *actor.RootContext
+	clock    Clock
+	log      zerolog.Logger
+	cancel   chan struct{} // closed on stop: ends the enqueue goroutines
+	jobs     map[string]*cron.Job
+	wakes    wakeHeap
+	gens     map[string]uint64 // key → generation; heap entries of older generations are stale
+	armSeq   uint64
+	armedAt  time.Time
+	disarm   func() bool
+	running  map[string]*cronRun // key ("job:<id>", "hb:<agent>") → run in flight
+	waiting  []pendingFire       // due jobs waiting for a free slot
+	polling  bool
+	beats    map[string]*beatState // by agent id
+	seqFires uint64
+}
+
+// TimerSettings configure the Timer.
+type TimerSettings struct {
+	// Heartbeats by agent id; an agent without an entry gets the defaults (every 30 min, always).
+	Heartbeats        map[string]HeartbeatSettings
+	MaxJobsPerAgent   int           // default 200
+	MaxConcurrentRuns int           // cron runs in flight at once; the rest wait (default 4)
+	CatchUpSpread     time.Duration // missed jobs run once after downtime, spread over this (default 5 s)
+	PollEvery         time.Duration // how often runs in flight are checked for completion (default 500 ms)
+}
+
+func (s TimerSettings) withDefaults() TimerSettings {
+	if s.MaxJobsPerAgent <= 0 {
+		s.MaxJobsPerAgent = 200
+	}
+	if s.MaxConcurrentRuns <= 0 {
+		s.MaxConcurrentRuns = 4
+	}
+	if s.CatchUpSpread <= 0 {
+		s.CatchUpSpread = 5 * time.Second
+	}
+	if s.PollEvery <= 0 {
+		s.PollEvery = 500 * time.Millisecond
+	}
+	return s
+}
+
+// Timer self-messages.
+type (
+	timerWake    struct{ seq uint64 }
+	timerPoll    struct{}
+	pendingFire  struct{ id, reason string }
+	cronEnqueued struct {
+		key, sessionKey string
+		err             error
+	}
+)
+
+// Named buckets of the Timer.
+const (
+	bucketJobs = "cron/jobs"
+	bucketNext = "cron/next"
+	bucketRuns = "cron/runs"
+)
+
+func jobKey(id string) string           { return "job:" + id }
+func nextKey(ms int64, id string) string { return fmt.Sprintf("%020d:%s", ms, id) }
+func runKey(id string, ms int64) string  { return fmt.Sprintf("%s:%020d", id, ms) }
+
+// TimerProps is the recipe for the Timer.
+func TimerProps(deps *Deps, set TimerSettings, storage, router *actor.PID) *actor.Props {
+	log := deps.Log.With().Str("actor", "timer").Logger()
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &Timer{deps: deps, set: set.withDefaults(), storage: storage, router: router, clock: deps.clock(), log: log}
+	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+}
+
+func (t *Timer) Receive(ctx actor.Context) {
+	var err error
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		err = t.onStarted(ctx)
+	case *timerWake:
+		t.onWake(ctx, msg)
+	case *cronEnqueued:
+		t.onEnqueued(ctx, msg)
+	case *timerPoll:
+		t.onPoll(ctx)
+	case *cronRequest:
+		t.onRequest(ctx, msg)
+	case *beatRead:
+		t.onBeatRead(ctx, msg)
+	case *actor.Stopping, *actor.Restarting:
+		t.stop()
+	}
+	if err != nil {
+		t.log.Error().Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("timer")
+	}
+}
+
+// onStarted loads the jobs, schedules each at its next run, and gives every job whose run
+// was missed (the gateway was down) one catch-up run, spread over CatchUpSpread.
+func (t *Timer) onStarted(ctx actor.Context) error {
+	t.jobs, t.gens, t.running, t.beats = map[string]*cron.Job{}, map[string]uint64{}, map[string]*cronRun{}, map[string]*beatState{}
+	t.wakes, t.waiting, t.polling, t.disarm = nil, nil, false, nil
+	t.cancel, t.root = make(chan struct{}), ctx.ActorSystem().Root
+	err := t.deps.Store.View(func(r persistence.Reader) error {
+		return r.Scan(bucketJobs, "", func(_ string, v []byte) error {
+			var j cron.Job
+			if err := json.Unmarshal(v, &j); err != nil {
+				return err
+			}
+			t.jobs[j.ID] = &j
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("timer: load jobs: %w", err)
+	}
+	now := t.clock.Now()
+	var missed []*cron.Job
+	for _, j := range t.jobs {
+		switch {
+		case !j.Enabled || j.State.NextRunAtMs == 0:
+		case j.State.NextRunAtMs <= now.UnixMilli():
+			missed = append(missed, j)
+		default:
+			t.schedule(jobKey(j.ID), time.UnixMilli(j.State.NextRunAtMs), "due")
+		}
+	}
+	sort.Slice(missed, func(a, b int) bool { return missed[a].State.NextRunAtMs < missed[b].State.NextRunAtMs })
+	for i, j := range missed {
+		t.schedule(jobKey(j.ID), now.Add(t.set.CatchUpSpread*time.Duration(i)/time.Duration(len(missed))), "catch-up")
+	}
+	if len(missed) > 0 {
+		t.log.Info().Int("jobs", len(missed)).Msg("cron jobs missed while reef was down: one catch-up run each")
+	}
+	t.startBeats(now)
+	t.arm(ctx)
+	return nil
+}
+
+func (t *Timer) stop() {
+	if t.disarm != nil {
+		t.disarm()
+		t.disarm = nil
+	}
+	if t.cancel != nil {
+		close(t.cancel)
+		t.cancel = nil
+	}
+}
+
+// schedule puts a wake-up for key at at, replacing any earlier one for key.
+func (t *Timer) schedule(key string, at time.Time, reason string) {
+	t.gens[key]++
+	heap.Push(&t.wakes, wake{at: at, key: key, gen: t.gens[key], reason: reason})
+}
+
+// unschedule drops key's pending wake-up.
+func (t *Timer) unschedule(key string) { t.gens[key]++ }
+
+// arm sets the clock timer to the earliest live wake-up.
+func (t *Timer) arm(ctx actor.Context) {
+	for len(t.wakes) > 0 && t.wakes[0].gen != t.gens[t.wakes[0].key] {
+		heap.Pop(&t.wakes)
+	}
+	if len(t.wakes) == 0 {
+		return
+	}
+	at := t.wakes[0].at
+	if t.disarm != nil && at.Equal(t.armedAt) {
+		return
+	}
+	if t.disarm != nil {
+		t.disarm()
+	}
+	t.armSeq++
+	seq, self, root := t.armSeq, ctx.Self(), ctx.ActorSystem().Root
+	t.armedAt = at
+	t.disarm = t.clock.AfterFunc(max(at.Sub(t.clock.Now()), 0), func() { root.Send(self, &timerWake{seq: seq}) })
+}
+
+// onWake handles every wake-up that is due, then re-arms.
+func (t *Timer) onWake(ctx actor.Context, msg *timerWake) {
+	if msg.seq == t.armSeq {
+		t.disarm = nil
+	}
+	now := t.clock.Now()
+	for len(t.wakes) > 0 && !t.wakes[0].at.After(now) {
+		w := heap.Pop(&t.wakes).(wake)
+		if w.gen != t.gens[w.key] {
+			continue
+		}
+		if agentID, ok := beatAgent(w.key); ok {
+			t.onBeat(ctx, agentID, now)
+		} else {
+			t.due(ctx, w.key[len("job:"):], w.reason)
+		}
+	}
+	t.arm(ctx)
+}
+
+// wake is one entry of the Timer's heap.
+type wake struct {
+	at     time.Time
+	key    string // "job:<id>" or "hb:<agentId>"
+	gen    uint64
+	reason string
+}
+
+type wakeHeap []wake
+
+func (h wakeHeap) Len() int           { return len(h) }
+func (h wakeHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h wakeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *wakeHeap) Push(x any)        { *h = append(*h, x.(wake)) }
+func (h *wakeHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return w
+}

@@ -1,0 +1,152 @@
+package cron
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/tools"
+)
+
+// Args are the cron tool's arguments. The Timer decodes the same struct.
+type Args struct {
+	Action string    `json:"action"` // status | list | get | add | update | remove | run | runs
+	ID     string    `json:"id,omitempty"`
+	Job    *JobInput `json:"job,omitempty"`   // add
+	Patch  *JobInput `json:"patch,omitempty"` // update
+	Limit  int       `json:"limit,omitempty"` // runs
+}
+
+// JobInput is what add sets and update changes (absent fields stay as they are).
+type JobInput struct {
+	Name           string    `json:"name,omitempty"`
+	Schedule       *Schedule `json:"schedule,omitempty"`
+	Payload        *Payload  `json:"payload,omitempty"`
+	SessionTarget  string    `json:"sessionTarget,omitempty"`
+	WakeMode       string    `json:"wakeMode,omitempty"`
+	Delivery       *Delivery `json:"delivery,omitempty"`
+	Enabled        *bool     `json:"enabled,omitempty"`
+	DeleteAfterRun *bool     `json:"deleteAfterRun,omitempty"`
+}
+
+// Actions are the actions the tool accepts.
+var Actions = []string{"status", "list", "get", "add", "update", "remove", "run", "runs"}
+
+// NewJob builds a job from add's input; the caller assigns id and stores it.
+func NewJob(in JobInput, id, agentID, sessionKey string, now time.Time) (Job, error) {
+	if in.Schedule == nil {
+		return Job{}, errors.New("job.schedule is required")
+	}
+	if in.Payload == nil {
+		return Job{}, errors.New("job.payload is required")
+	}
+	j := Job{ID: id, AgentID: agentID, SessionKey: sessionKey, Enabled: true,
+		CreatedAtMs: now.UnixMilli(), UpdatedAtMs: now.UnixMilli()}
+	j.DeleteAfterRun = in.Schedule.Kind == "at"
+	if err := j.Apply(in, now); err != nil {
+		return Job{}, err
+	}
+	return j, nil
+}
+
+// Apply changes the job by p and checks the result.
+func (j *Job) Apply(p JobInput, now time.Time) error {
+	if p.Name != "" {
+		j.Name = p.Name
+	}
+	if p.Schedule != nil {
+		j.Schedule = *p.Schedule
+	}
+	if p.Payload != nil {
+		j.Payload = *p.Payload
+	}
+	if p.SessionTarget != "" {
+		j.SessionTarget = p.SessionTarget
+	}
+	if p.WakeMode != "" {
+		j.WakeMode = p.WakeMode
+	}
+	if p.Delivery != nil {
+		j.Delivery = *p.Delivery
+	}
+	if p.Enabled != nil {
+		j.Enabled = *p.Enabled
+	}
+	if p.DeleteAfterRun != nil {
+		j.DeleteAfterRun = *p.DeleteAfterRun
+	}
+	j.UpdatedAtMs = now.UnixMilli()
+	return j.Normalize(now)
+}
+
+// Tool is the `cron` tool: agents schedule reminders and recurring work with it. It is
+// owner-only and needs a runtime (the Timer).
+type Tool struct{}
+
+var _ tools.Tool = Tool{}
+
+// New returns the cron tool.
+func New() Tool { return Tool{} }
+
+func (Tool) Spec() messages.ToolSpec {
+	return messages.ToolSpec{Name: "cron", Description: description, Parameters: json.RawMessage(schema)}
+}
+
+func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
+	var args Args
+	if err := tools.DecodeArgs(call.Args, &args); err != nil {
+		return tools.Result{}, err
+	}
+	known := false
+	for _, a := range Actions {
+		known = known || a == args.Action
+	}
+	if !known {
+		return tools.Result{}, fmt.Errorf("unknown action %q; use one of status, list, get, add, update, remove, run, runs", args.Action)
+	}
+	if !call.Env.Owner {
+		return tools.Result{}, errors.New("cron is owner-only: only the owner's own chats may schedule jobs")
+	}
+	if call.Env.Runtime == nil {
+		return tools.Result{}, errors.New("cron is not available here (no scheduler is running)")
+	}
+	raw := call.Args
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	out, err := call.Env.Runtime.Cron(ctx, call.Env.AgentID, call.Env.SessionKey, args.Action, raw)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Content: string(out)}, nil
+}
+
+const description = `Schedule reminders and recurring work for yourself. Actions: status, list, get {id}, ` +
+	`add {job}, update {id, patch}, remove {id}, run {id} (now), runs {id, limit}. A job: name; schedule ` +
+	`{kind:"cron", expr:"10 18 * * *", tz:"Asia/Shanghai"} | {kind:"every", everyMs:3600000} | ` +
+	`{kind:"at", at:"2026-03-08T09:00", tz:"Europe/Berlin"}; payload {kind:"systemEvent", text} (arrives in this ` +
+	`conversation) or {kind:"agentTurn", message} (runs in a separate session); sessionTarget main|isolated; ` +
+	`wakeMode now|next-heartbeat; delivery {mode:"announce"|"none"|"channel", channel, to}; enabled. ` +
+	`Write the text as an instruction to yourself. Use the user's time zone.`
+
+const schema = `{"type":"object","properties":{
+"action":{"type":"string","enum":["status","list","get","add","update","remove","run","runs"]},
+"id":{"type":"string","description":"job id (get, update, remove, run, runs)"},
+"job":{"$ref":"#/$defs/job"},
+"patch":{"$ref":"#/$defs/job"},
+"limit":{"type":"integer","description":"runs: how many recent runs"}},
+"required":["action"],
+"$defs":{"job":{"type":"object","properties":{
+"name":{"type":"string"},
+"schedule":{"type":"object","properties":{"kind":{"type":"string","enum":["cron","every","at"]},
+"expr":{"type":"string"},"tz":{"type":"string"},"everyMs":{"type":"integer"},"at":{"type":"string"}},"required":["kind"]},
+"payload":{"type":"object","properties":{"kind":{"type":"string","enum":["systemEvent","agentTurn"]},
+"text":{"type":"string"},"message":{"type":"string"}},"required":["kind"]},
+"sessionTarget":{"type":"string","enum":["main","isolated"]},
+"wakeMode":{"type":"string","enum":["now","next-heartbeat"]},
+"delivery":{"type":"object","properties":{"mode":{"type":"string","enum":["announce","channel","none"]},
+"channel":{"type":"string"},"to":{"type":"string"}}},
+"enabled":{"type":"boolean"},"deleteAfterRun":{"type":"boolean"}}}}}`
