@@ -4,6 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,6 +19,7 @@ func runGateway(args []string, stderr io.Writer) int {
 	flags := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	pprofAddr := flags.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); off by default")
 	if flags.Parse(args) != nil {
 		return 2
 	}
@@ -29,6 +33,15 @@ func runGateway(args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	if *pprofAddr != "" {
+		stopPprof, err := servePprof(*pprofAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "reef: -pprof: %v\n", err)
+			return 1
+		}
+		defer stopPprof()
+		log.Info().Str("addr", *pprofAddr).Msg("pprof listening")
+	}
 
 	// Listen before starting, so a signal during startup still ends in a clean shutdown.
 	sigs := make(chan os.Signal, 1)
@@ -63,4 +76,22 @@ func runGateway(args []string, stderr io.Writer) int {
 	rt.stop()
 	log.Info().Msg("stopped")
 	return 0
+}
+
+// servePprof serves net/http/pprof on its own mux at addr (never on a channel's listener),
+// and returns a function that stops it.
+func servePprof(addr string) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return func() { srv.Close() }, nil
 }

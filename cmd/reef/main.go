@@ -5,6 +5,7 @@
 //	reef gateway   run every configured channel until SIGINT/SIGTERM
 //	reef init      create $REEF_HOME with a starter workspace
 //	reef doctor    check the configuration, data directory, workspace and providers
+//	reef bench     measure reef against fake Telegram and LLM servers
 //	reef version   print the version
 package main
 
@@ -29,7 +30,8 @@ const usage = `reef — a self-hosted AI assistant gateway
 
 Usage:
   reef chat    [-config FILE]   talk to your agent in this terminal; pipe lines in to script it
-  reef gateway [-config FILE]   run every configured channel until Ctrl-C / SIGTERM
+  reef gateway [-config FILE] [-pprof ADDR]
+                                run every configured channel until Ctrl-C / SIGTERM
   reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
   reef status  [-config FILE]   channels, sessions and pending pairing requests (live while reef runs)
@@ -37,6 +39,8 @@ Usage:
                                 decide who may talk to your bots
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
+  reef bench [-scenario all|idle|burst|chats|tools] | bench crash | bench soak
+                                measure reef against fake Telegram and LLM servers (see BENCHMARKS.md)
 
 Configuration comes from $REEF_HOME/reef.yaml (see configs/reef.example.yaml) or, without a
 file, from the environment: REEF_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
@@ -67,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPairing(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "reef %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

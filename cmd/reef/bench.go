@@ -1,0 +1,321 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+)
+
+const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
+
+Usage:
+  reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10] [-llm-latency 0s] [-json]
+  reef bench crash [-messages 300 -chats 100 -kills 20]
+  reef bench soak  [-duration 30m -rate 50]
+
+Each scenario runs "reef gateway" (this executable) as a child process on a temporary
+REEF_HOME and measures it from outside: latency from injection to the reply's sendMessage at
+the fake, CPU time and peak RSS from /proc.
+`
+
+// benchResult is what one scenario measured.
+type benchResult struct {
+	Scenario      string  `json:"scenario"`
+	Chats         int     `json:"chats"`
+	Messages      int     `json:"messages"`
+	LLMLatencyMs  float64 `json:"llmLatencyMs"`
+	WallSeconds   float64 `json:"wallSeconds"`
+	RepliesPerSec float64 `json:"repliesPerSec"`
+	P50Ms         float64 `json:"p50Ms"`
+	P95Ms         float64 `json:"p95Ms"`
+	P99Ms         float64 `json:"p99Ms"`
+	MaxMs         float64 `json:"maxMs"`
+	CPUSeconds    float64 `json:"cpuSeconds"`
+	CPUMsPerMsg   float64 `json:"cpuMsPerMessage"`
+	PeakRSSMB     float64 `json:"peakRssMB"`
+	Lost          int     `json:"lost"`
+	Duplicated    int     `json:"duplicated"`
+	OutOfOrder    int     `json:"chatsOutOfOrder"`
+	LLMCalls      int64   `json:"llmCalls"`
+
+	// idle only
+	Channels    string  `json:"channels,omitempty"`
+	ReadyMs     float64 `json:"readyMs,omitempty"`     // child started → "reef gateway ready" read
+	StartupMs   float64 `json:"startupMs,omitempty"`   // process start → ready, as the gateway logs it
+	FirstPollMs float64 `json:"firstPollMs,omitempty"` // child started → first getUpdates at the fake
+	IdleRSSMB   float64 `json:"idleRssMB,omitempty"`   // VmRSS after 5 s of nothing
+}
+
+// benchOpts are the flags of reef bench.
+type benchOpts struct {
+	n, k, m    int
+	latency    time.Duration
+	timeout    time.Duration
+	pprofAddr  string
+	progress   io.Writer
+	tty        bool
+	gatewayArg []string
+}
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "crash":
+			return runBenchCrash(args[1:], stdout, stderr)
+		case "soak":
+			return runBenchSoak(args[1:], stdout, stderr)
+		}
+	}
+	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.Usage = func() { fmt.Fprint(stderr, benchUsage); flags.PrintDefaults() }
+	scenario := flags.String("scenario", "all", "all | idle | burst | chats | tools")
+	var o benchOpts
+	flags.IntVar(&o.n, "n", 200, "burst and tools: chats, one message each")
+	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
+	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply")
+	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
+	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
+	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
+	asJSON := flags.Bool("json", false, "print the results as JSON")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	if o.n <= 0 || o.k <= 0 || o.m <= 0 {
+		fmt.Fprintln(stderr, "reef bench: -n, -k and -m must be positive")
+		return 2
+	}
+	if o.pprofAddr != "" {
+		o.gatewayArg = []string{"-pprof", o.pprofAddr}
+	}
+	var names []string
+	switch *scenario {
+	case "all":
+		names = []string{"idle", "burst", "chats", "tools"}
+	case "idle", "burst", "chats", "tools":
+		names = []string{*scenario}
+	default:
+		fmt.Fprintf(stderr, "reef bench: unknown scenario %q\n", *scenario)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o.progress = stderr
+	if f, ok := stderr.(*os.File); ok {
+		o.tty = isatty.IsTerminal(f.Fd())
+	}
+	var results []benchResult
+	failed := false
+	for _, name := range names {
+		res, err := runScenario(ctx, name, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "reef bench: %s: %v\n", name, err)
+			return 1
+		}
+		if res.Lost+res.Duplicated+res.OutOfOrder > 0 {
+			failed = true
+		}
+		results = append(results, res)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(results)
+	} else {
+		printBench(stdout, results)
+	}
+	if failed {
+		fmt.Fprintln(stderr, "reef bench: messages were lost, duplicated or answered out of order")
+		return 1
+	}
+	return 0
+}
+
+// runScenario runs one scenario on its own rig and gateway process.
+func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, error) {
+	res := benchResult{Scenario: name, LLMLatencyMs: ms(o.latency)}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	rig, err := newBenchRig(o.latency)
+	if err != nil {
+		return res, err
+	}
+	defer rig.Close()
+	if err := rig.writeConfig(max(64, o.n, o.k), name == "idle"); err != nil {
+		return res, err
+	}
+	child, err := rig.startGateway(ctx, o.gatewayArg...)
+	if err != nil {
+		return res, err
+	}
+	defer child.kill()
+	// Measure from the first poll on: the gateway is then fully up.
+	if err := waitFor(ctx, 10*time.Second, func() bool { n, _ := rig.pollsSeen(); return n > 0 }); err != nil {
+		return res, fmt.Errorf("no getUpdates within 10s of start: %w\n%s", err, child.log.tail())
+	}
+	if name == "idle" {
+		_, first := rig.pollsSeen()
+		res.Channels = "telegram, discord, feishu"
+		res.ReadyMs = ms(child.readyAt.Sub(child.started))
+		res.StartupMs = child.startupMs
+		res.FirstPollMs = ms(first.Sub(child.started))
+		select {
+		case <-time.After(5 * time.Second):
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		st, err := readProc(child.pid())
+		if err != nil {
+			return res, err
+		}
+		res.IdleRSSMB = float64(st.rssKB) / 1024
+		res.PeakRSSMB = float64(st.hwmKB) / 1024
+		res.CPUSeconds = st.cpu.Seconds()
+		return res, child.stop()
+	}
+
+	before, err := readProc(child.pid())
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	var all []*benchMsg
+	var mu sync.Mutex
+	stopProgress := benchProgress(o.progress, o.tty, func() string {
+		mu.Lock()
+		n := len(all)
+		mu.Unlock()
+		return fmt.Sprintf("reef bench %s: %d injected, %d answered, %.1fs", name, n, rig.replied.Load(), time.Since(start).Seconds())
+	})
+	var runErr error
+	switch name {
+	case "burst", "tools":
+		res.Chats, res.Messages = o.n, o.n
+		for c := range o.n {
+			m := rig.inject(int64(10000+c), 0, name == "tools")
+			mu.Lock()
+			all = append(all, m)
+			mu.Unlock()
+		}
+		runErr = waitAll(ctx, all)
+	case "chats":
+		res.Chats, res.Messages = o.k, o.k*o.m
+		var wg sync.WaitGroup
+		errs := make(chan error, o.k)
+		for c := range o.k {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range o.m {
+					m := rig.inject(int64(10000+c), i, false)
+					mu.Lock()
+					all = append(all, m)
+					mu.Unlock()
+					if err := waitAll(ctx, []*benchMsg{m}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		runErr = <-errs
+	}
+	after, procErr := readProc(child.pid())
+	stopProgress()
+	var last time.Time
+	rig.mu.Lock()
+	for _, m := range all {
+		if m.replies > 0 && m.replied.After(last) {
+			last = m.replied
+		}
+	}
+	rig.mu.Unlock()
+	if runErr != nil {
+		fmt.Fprintf(o.progress, "reef bench %s: not every message was answered: %v\n", name, runErr)
+	}
+	// A moment for duplicates to show, then a clean shutdown.
+	time.Sleep(300 * time.Millisecond)
+	if procErr == nil {
+		if peak, err := readProc(child.pid()); err == nil {
+			after.hwmKB = peak.hwmKB
+		}
+	}
+	stopErr := child.stop()
+	if procErr != nil {
+		return res, procErr
+	}
+
+	lost, dup, lat := rig.tally()
+	res.Lost, res.Duplicated = lost, dup
+	if name == "chats" {
+		res.OutOfOrder = rig.outOfOrder()
+	}
+	if !last.IsZero() {
+		res.WallSeconds = last.Sub(start).Seconds()
+		res.RepliesPerSec = float64(len(lat)) / res.WallSeconds
+	}
+	res.P50Ms, res.P95Ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.95))
+	res.P99Ms, res.MaxMs = ms(percentile(lat, 0.99)), ms(percentile(lat, 1))
+	cpu := after.cpu - before.cpu
+	res.CPUSeconds = cpu.Seconds()
+	res.CPUMsPerMsg = ms(cpu) / float64(res.Messages)
+	res.PeakRSSMB = float64(after.hwmKB) / 1024
+	res.LLMCalls = rig.llmCalls.Load()
+	return res, stopErr
+}
+
+// waitFor polls cond until it holds, d passes or ctx ends.
+func waitFor(ctx context.Context, d time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return errors.New("timed out")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond): // bounded polling of the fake's record
+		}
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// printBench prints the results as a table.
+func printBench(w io.Writer, results []benchResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tchats\tmsgs\tLLM\twall\treplies/s\tp50\tp95\tp99\tCPU/msg\tpeak RSS\tlost\tdup\tout of order\t")
+	var idle []benchResult
+	for _, r := range results {
+		if r.Scenario == "idle" {
+			idle = append(idle, r)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.2fms\t%.1fMB\t%d\t%d\t%d\t\n",
+			r.Scenario, r.Chats, r.Messages, time.Duration(r.LLMLatencyMs*float64(time.Millisecond)), r.WallSeconds, r.RepliesPerSec,
+			r.P50Ms, r.P95Ms, r.P99Ms, r.CPUMsPerMsg, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
+	}
+	if len(idle) < len(results) {
+		tw.Flush()
+	}
+	for _, r := range idle {
+		fmt.Fprintf(w, "idle (%s): ready %.0fms after exec (gateway logs startup %.0fms), first getUpdates %.0fms after exec, RSS %.1fMB after 5s idle (peak %.1fMB)\n",
+			r.Channels, r.ReadyMs, r.StartupMs, r.FirstPollMs, r.IdleRSSMB, r.PeakRSSMB)
+	}
+}

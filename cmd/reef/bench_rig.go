@@ -1,0 +1,574 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/reefgw/reef/channels/telegram/telegramtest"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/providers/openai/openaitest"
+)
+
+// The rig of reef bench: a fake Telegram Bot API and a fake OpenAI model on loopback, a
+// temporary REEF_HOME whose reef.yaml points at them, and `reef gateway` children started
+// from this same executable. Every injected message carries a marker ("bm-<chat>-<i>"); the
+// fake model answers "reply to <markers>" for the markers of the user messages it answers,
+// and the fake Bot API reports each sendMessage, so the rig knows when each message was
+// answered, and how often.
+
+// benchToken is the bot token of the fake Bot API.
+const benchToken = "123456:AAHbenchTokenForReefBench_012345678"
+
+// benchMarker matches the marker of an injected message.
+var benchMarker = regexp.MustCompile(`bm-[0-9]+-[0-9]+`)
+
+// benchToolWord in a message makes the fake model call the ls tool before it answers.
+const benchToolWord = "use-ls"
+
+// benchMsg is one injected message.
+type benchMsg struct {
+	chat     int64
+	injected time.Time
+	replied  time.Time // first reply
+	replies  int
+	done     chan struct{} // closed at the first reply
+}
+
+// benchRig is the fakes, the home and the record of messages and replies.
+type benchRig struct {
+	dir, home string
+	tg        *telegramtest.Server
+	llm       *http.Server
+	llmStop   chan struct{}
+	llmURL    string
+	latency   time.Duration
+	llmCalls  atomic.Int64
+	toolCalls atomic.Int64
+	replied   atomic.Int64 // messages with at least one reply
+
+	mu        sync.Mutex
+	msgs      map[string]*benchMsg
+	order     map[int64][]string // per chat, the markers in the order their replies arrived
+	polls     int
+	firstPoll time.Time
+	stray     int // replies without a known marker
+}
+
+// newBenchRig starts the fakes and writes a home; Close undoes it.
+func newBenchRig(latency time.Duration) (*benchRig, error) {
+	dir, err := os.MkdirTemp("", "reef-bench-")
+	if err != nil {
+		return nil, err
+	}
+	r := &benchRig{dir: dir, home: filepath.Join(dir, "home"), latency: latency,
+		msgs: map[string]*benchMsg{}, order: map[int64][]string{}, llmStop: make(chan struct{})}
+	if r.tg, err = telegramtest.Start(benchToken); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	r.tg.OnCall(r.onCall)
+	r.tg.OnSend(r.onSend)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	script := fake.NewScript()
+	script.KeepRequests = 1
+	script.Respond = r.respond
+	r.llm = &http.Server{Handler: openaitest.Handler(script, r.llmStop)}
+	r.llmURL = "http://" + ln.Addr().String() + "/v1"
+	go r.llm.Serve(ln)
+	return r, nil
+}
+
+// Close stops the fakes and removes the temporary directory.
+func (r *benchRig) Close() {
+	if r.llm != nil {
+		close(r.llmStop)
+		r.llm.Close()
+	}
+	if r.tg != nil {
+		r.tg.Close()
+	}
+	os.RemoveAll(r.dir)
+}
+
+// writeConfig writes reef.yaml. extraChannels adds Discord and Feishu against ports where
+// nothing listens (for the idle measurement with three platforms configured).
+func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
+	if err := os.MkdirAll(r.home, 0o700); err != nil {
+		return err
+	}
+	y := fmt.Sprintf(`providers:
+  openai:
+    type: openai
+    baseUrl: %s
+    apiKey: sk-reef-bench
+agents:
+  - id: main
+    model: openai/fake
+llm:
+  maxConcurrent: %d
+log:
+  format: json
+channels:
+  telegram:
+    botToken: "%s"
+    apiRoot: %s
+    dmPolicy: open
+    allowFrom: ["*"]
+`, r.llmURL, maxConcurrent, benchToken, r.tg.URL)
+	if extraChannels {
+		y += `  discord:
+    token: "bench.discord.token"
+    apiBase: http://127.0.0.1:9
+  feishu:
+    appId: cli_bench
+    appSecret: bench-secret
+    domain: http://127.0.0.1:9
+`
+	}
+	return os.WriteFile(filepath.Join(r.home, "reef.yaml"), []byte(y), 0o600)
+}
+
+func (r *benchRig) onCall(method string) {
+	if method != "getUpdates" {
+		return
+	}
+	r.mu.Lock()
+	if r.polls == 0 {
+		r.firstPoll = time.Now()
+	}
+	r.polls++
+	r.mu.Unlock()
+}
+
+func (r *benchRig) onSend(m telegramtest.SentMessage) {
+	now := time.Now()
+	marks := benchMarker.FindAllString(m.Text, -1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(marks) == 0 {
+		r.stray++
+		return
+	}
+	for _, mk := range marks {
+		msg := r.msgs[mk]
+		if msg == nil {
+			r.stray++
+			continue
+		}
+		msg.replies++
+		if msg.replies == 1 {
+			msg.replied = now
+			close(msg.done)
+			r.replied.Add(1)
+		}
+		r.order[m.ChatID] = append(r.order[m.ChatID], mk)
+	}
+}
+
+// respond is the fake model: "reply to <markers>" for the user messages of this turn; a
+// message with benchToolWord first gets an ls tool call.
+func (r *benchRig) respond(req fake.Request) fake.Reply {
+	r.llmCalls.Add(1)
+	msgs := req.Messages
+	i := len(msgs) - 1
+	afterTool := false
+	for i >= 0 && (msgs[i].Role == messages.RoleTool || (msgs[i].Role == messages.RoleAssistant && len(msgs[i].ToolCalls) > 0)) {
+		afterTool = true
+		i--
+	}
+	var marks []string
+	wantTool := false
+	for ; i >= 0 && msgs[i].Role == messages.RoleUser; i-- {
+		marks = append(benchMarker.FindAllString(msgs[i].Content, -1), marks...)
+		wantTool = wantTool || strings.Contains(msgs[i].Content, benchToolWord)
+	}
+	if wantTool && !afterTool {
+		n := r.toolCalls.Add(1)
+		return fake.Reply{Delay: r.latency, ToolCalls: []messages.ToolCall{{
+			ID: "call_" + strconv.FormatInt(n, 10), Name: "ls", Arguments: `{"path":"."}`}}}
+	}
+	if len(marks) == 0 {
+		return fake.Reply{Text: "ok", Delay: r.latency}
+	}
+	return fake.Reply{Text: "reply to " + strings.Join(dedupe(marks), " "), Delay: r.latency}
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0:0]
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// inject makes user chat say message i (with the tool word when tool is set) and returns
+// its record.
+func (r *benchRig) inject(chat int64, i int, tool bool) *benchMsg {
+	mk := benchMark(chat, i)
+	m := &benchMsg{chat: chat, done: make(chan struct{})}
+	text := "please answer " + mk
+	if tool {
+		text = benchToolWord + " then answer " + mk
+	}
+	r.mu.Lock()
+	r.msgs[mk] = m
+	m.injected = time.Now()
+	r.mu.Unlock()
+	r.tg.UserSays(chat, chat, text)
+	return m
+}
+
+func benchMark(chat int64, i int) string { return fmt.Sprintf("bm-%d-%d", chat, i) }
+
+// pollsSeen returns the number of getUpdates calls and the time of the first.
+func (r *benchRig) pollsSeen() (int, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.polls, r.firstPoll
+}
+
+// tally counts, over the messages injected, those without a reply and those with more than
+// one, and the latencies (injection to first reply) of the answered ones, sorted.
+func (r *benchRig) tally() (lost, dup int, lat []time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.msgs {
+		switch {
+		case m.replies == 0:
+			lost++
+			continue
+		case m.replies > 1:
+			dup++
+		}
+		lat = append(lat, m.replied.Sub(m.injected))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lost, dup, lat
+}
+
+// outOfOrder counts the chats whose replies did not arrive in the order of their messages.
+func (r *benchRig) outOfOrder() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	bad := 0
+	for _, marks := range r.order {
+		last := -1
+		for _, mk := range marks {
+			i, _ := strconv.Atoi(mk[strings.LastIndexByte(mk, '-')+1:])
+			if i < last {
+				bad++
+				break
+			}
+			last = i
+		}
+	}
+	return bad
+}
+
+// waitAll waits until every message in ms has a reply, or ctx ends.
+func waitAll(ctx context.Context, ms []*benchMsg) error {
+	for _, m := range ms {
+		select {
+		case <-m.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// percentile returns the q-quantile of sorted durations.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*q+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// benchChild is a running `reef gateway` child.
+type benchChild struct {
+	cmd       *exec.Cmd
+	started   time.Time
+	ready     chan struct{}
+	readyAt   time.Time
+	startupMs float64 // "startup" in its ready line: process start to ready, as it measured
+	exited    chan struct{}
+	err       error
+	log       *benchLog
+}
+
+// startGateway starts `reef gateway` on the rig's home with args and waits until it is ready.
+func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChild, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	c := &benchChild{ready: make(chan struct{}), exited: make(chan struct{})}
+	c.log = &benchLog{onReady: func(line string) {
+		c.readyAt = time.Now()
+		var v struct {
+			Startup float64 `json:"startup"`
+		}
+		if json.Unmarshal([]byte(line), &v) == nil {
+			c.startupMs = v.Startup
+		}
+		close(c.ready)
+	}}
+	c.cmd = exec.Command(exe, append([]string{"gateway"}, args...)...)
+	c.cmd.Env = benchChildEnv(r.home)
+	c.cmd.Stderr = c.log
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c.started = time.Now()
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		close(c.exited)
+	}()
+	select {
+	case <-c.ready:
+		return c, nil
+	case <-c.exited:
+		return nil, fmt.Errorf("reef gateway exited before it was ready (%v):\n%s", c.err, c.log.tail())
+	case <-time.After(30 * time.Second):
+		c.kill()
+		return nil, fmt.Errorf("reef gateway not ready after 30s:\n%s", c.log.tail())
+	case <-ctx.Done():
+		c.kill()
+		return nil, ctx.Err()
+	}
+}
+
+// benchChildEnv is this process's environment without reef's and the providers' variables
+// (reef.yaml says everything), with REEF_HOME set. REEF_TEST_MAIN stays, so a test binary's
+// child runs main too.
+func benchChildEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		skip := false
+		for _, p := range []string{"REEF_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "TELEGRAM_", "DISCORD_", "FEISHU_"} {
+			if strings.HasPrefix(name, p) && name != "REEF_TEST_MAIN" {
+				skip = true
+			}
+		}
+		if !skip {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "REEF_HOME="+home)
+}
+
+func (c *benchChild) pid() int { return c.cmd.Process.Pid }
+
+// kill SIGKILLs the child and waits until it is gone.
+func (c *benchChild) kill() error {
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-c.exited:
+		return nil
+	case <-time.After(20 * time.Second):
+		return errors.New("reef gateway still running 20s after SIGKILL")
+	}
+}
+
+// stop ends the child with SIGTERM (SIGKILL after 30s) and reports a non-clean exit.
+func (c *benchChild) stop() error {
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.kill()
+		return fmt.Errorf("reef gateway still running 30s after SIGTERM:\n%s", c.log.tail())
+	}
+	if c.err != nil {
+		return fmt.Errorf("reef gateway: %v after SIGTERM:\n%s", c.err, c.log.tail())
+	}
+	return nil
+}
+
+// benchLog is a child's stderr: it watches for the ready line and keeps the last lines.
+type benchLog struct {
+	mu      sync.Mutex
+	partial []byte
+	lines   []string
+	ready   bool
+	onReady func(line string)
+}
+
+func (l *benchLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(l.partial[:i])
+		l.partial = l.partial[i+1:]
+		if !l.ready && strings.Contains(line, "reef gateway ready") {
+			l.ready = true
+			l.onReady(line)
+		}
+		l.lines = append(l.lines, line)
+		if len(l.lines) > 200 {
+			l.lines = append(l.lines[:0], l.lines[100:]...)
+		}
+	}
+	if len(l.partial) > 1<<20 {
+		l.partial = l.partial[:0]
+	}
+	return len(p), nil
+}
+
+func (l *benchLog) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lines := l.lines[max(0, len(l.lines)-40):]
+	return strings.Join(lines, "\n")
+}
+
+// procStat is what /proc says about a process.
+type procStat struct {
+	cpu            time.Duration // utime + stime
+	rssKB, hwmKB   int
+	threads, fds   int
+	goroutines     int // from the pprof endpoint, when there is one; -1 otherwise
+	sampledAt      time.Time
+}
+
+// clockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat (100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// readProc reads the CPU time, memory, threads and open files of pid.
+func readProc(pid int) (procStat, error) {
+	st := procStat{goroutines: -1, sampledAt: time.Now()}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return st, err
+	}
+	// Fields after the command name (which is in parentheses and may hold spaces).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return st, fmt.Errorf("/proc/%d/stat: short", pid)
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	stt, _ := strconv.ParseInt(f[12], 10, 64)
+	st.cpu = time.Duration(ut+stt) * clockTick
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return st, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(status))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		switch k {
+		case "VmRSS":
+			st.rssKB = n
+		case "VmHWM":
+			st.hwmKB = n
+		case "Threads":
+			st.threads = n
+		}
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err == nil {
+		st.fds = len(fds)
+	}
+	return st, nil
+}
+
+// goroutines reads the goroutine count from a pprof endpoint at addr.
+func goroutines(addr string) (int, error) {
+	client := http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(io.LimitReader(resp.Body, 4096)).ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	// "goroutine profile: total 42"
+	_, n, ok := strings.Cut(strings.TrimSpace(line), "total ")
+	if !ok {
+		return 0, fmt.Errorf("unexpected goroutine profile line %q", line)
+	}
+	return strconv.Atoi(n)
+}
+
+// loopbackAddr returns a loopback address with a port nobody listens on right now.
+func loopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// benchProgress prints a progress line on w every so often until stop is called: overwritten
+// in place on a terminal, a new line every few seconds otherwise.
+func benchProgress(w io.Writer, tty bool, line func() string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		every := 3 * time.Second
+		if tty {
+			every = 200 * time.Millisecond
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				if tty {
+					fmt.Fprintf(w, "\r\033[K")
+				}
+				return
+			case <-t.C:
+				if tty {
+					fmt.Fprintf(w, "\r\033[K%s", line())
+				} else {
+					fmt.Fprintln(w, line())
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
