@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,7 @@ func TestE2ETelegramKill(t *testing.T) {
 	go func() { wg.Wait(); close(done) }()
 
 	// Kill at random moments of the traffic: when a random number of messages were answered.
+	var audits []killAudit
 	at := make([]int, kills)
 	for i := range at {
 		at[i] = total/20 + rand.N(max(1, total*85/100))
@@ -93,7 +95,17 @@ func TestE2ETelegramKill(t *testing.T) {
 			}
 			break
 		}
-		n.restart()
+		// A random moment after the threshold, so kills do not always follow a reply.
+		select {
+		case <-done:
+		case <-time.After(rand.N(30 * time.Millisecond)):
+		}
+		n.kill()
+		audits = append(audits, auditAfterKill(t, home, func(chat string) []string {
+			id, _ := strconv.ParseInt(chat, 10, 64)
+			return tg.Sent(id)
+		}))
+		n.start()
 	}
 	<-done
 	elapsed := time.Since(start)
@@ -105,6 +117,7 @@ func TestE2ETelegramKill(t *testing.T) {
 	}
 	// Every chat holds exactly its replies, in order: nothing doubled, nothing extra.
 	var doubled []string
+	extra := 0
 	for c := range chats {
 		chat := int64(1000 + c)
 		var want []string
@@ -115,9 +128,13 @@ func TestE2ETelegramKill(t *testing.T) {
 		if slices.Equal(got, want) {
 			continue
 		}
+		extra += max(0, len(got)-len(want))
 		for _, w := range want {
 			if k := countOf(got, w); k > 1 {
-				doubled = append(doubled, fmt.Sprintf("%q ×%d", w, k))
+				// A reply sent twice whose message the model answered once was sent again
+				// from the outbox; one the model answered twice was a run repeated.
+				marker := strings.TrimPrefix(w, replyTo(""))
+				doubled = append(doubled, fmt.Sprintf("%q sent %d× (model asked %d×)", w, k, llm.requests(marker)))
 			}
 		}
 		if len(lost) == 0 {
@@ -125,7 +142,15 @@ func TestE2ETelegramKill(t *testing.T) {
 		}
 	}
 	if len(doubled) > 0 {
-		t.Errorf("%d replies were sent more than once: %v", len(doubled), doubled[:min(len(doubled), 20)])
+		resent := 0
+		for _, a := range audits {
+			resent += a.delivered
+		}
+		t.Errorf("%d replies were sent more than once (%d extra messages), e.g. %v\n"+
+			"At the kills the outbox held %d replies that Telegram already showed: the gateway sent them, then was "+
+			"killed before their outbox rows were deleted (actors/connector_send.go Connector.send: ch.Send, then "+
+			"DeleteOutbox in a later commit), so the next gateway sent them again (actors/session.go Session.onStarted).",
+			len(doubled), extra, doubled[:min(len(doubled), 10)], resent)
 	}
 	if n.kills != kills {
 		t.Errorf("%d kills, want %d", n.kills, kills)
@@ -139,6 +164,10 @@ func TestE2ETelegramKill(t *testing.T) {
 				rerun++
 			}
 		}
+	}
+	for i, a := range audits {
+		t.Logf("after kill %d: %d unanswered messages in inboxes; %d replies in outboxes, %d of them already delivered to Telegram (they will be sent again)",
+			i+1, a.inbox, a.outbox, a.delivered)
 	}
 	t.Logf("%d messages from %d chats, %d SIGKILLs (after %v answered), %d model requests (%d messages asked again after a kill), %v",
 		total, chats, n.kills, at, llm.total(), rerun, elapsed.Round(time.Millisecond))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -326,4 +327,52 @@ func countOf(s []string, v string) int {
 		}
 	}
 	return n
+}
+
+// killAudit is what the database of a killed gateway holds.
+type killAudit struct {
+	inbox, outbox int // unanswered messages, unconfirmed replies
+	delivered     int // unconfirmed replies the platform already shows in their chat
+}
+
+// auditAfterKill reads the database of a killed gateway (the lock died with it): how many
+// messages wait for an answer and how many replies wait to be confirmed, and of those how
+// many the platform already has (sent, but killed before the outbox row was deleted: these
+// are sent again by the next gateway). sent returns the texts the platform has in a chat.
+func auditAfterKill(t *testing.T, home string, sent func(chat string) []string) killAudit {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(home, "data", "reef.db"), bolt.Options{})
+	if err != nil {
+		t.Fatalf("open the database of the killed gateway: %v", err)
+	}
+	defer st.Close()
+	var a killAudit
+	err = st.View(func(r persistence.Reader) error {
+		keys, err := r.PendingSessions()
+		if err != nil {
+			return err
+		}
+		for _, key := range keys {
+			in, err := r.Inbox(key)
+			if err != nil {
+				return err
+			}
+			out, err := r.Outbox(key)
+			if err != nil {
+				return err
+			}
+			a.inbox += len(in)
+			a.outbox += len(out)
+			for _, o := range out {
+				if slices.Contains(sent(o.ChatID), o.Text) {
+					a.delivered++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
