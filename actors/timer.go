@@ -85,7 +85,7 @@ const (
 	bucketRuns = "cron/runs"
 )
 
-func jobKey(id string) string           { return "job:" + id }
+func jobKey(id string) string            { return "job:" + id }
 func nextKey(ms int64, id string) string { return fmt.Sprintf("%020d:%s", ms, id) }
 func runKey(id string, ms int64) string  { return fmt.Sprintf("%s:%020d", id, ms) }
 

@@ -64,7 +64,9 @@ func (rt *Runtime) Cron(ctx context.Context, action string, args json.RawMessage
 }
 
 // timerPID is the Timer's PID under the Gateway (known before it is spawned).
-func timerPID(gateway *actor.PID) *actor.PID { return actor.NewPID(gateway.Address, gateway.Id+"/timer") }
+func timerPID(gateway *actor.PID) *actor.PID {
+	return actor.NewPID(gateway.Address, gateway.Id+"/timer")
+}
 
 // onRequest answers one cron action. Reads answer at once; changes answer after Storage
 // made them durable.
@@ -116,7 +118,9 @@ func (t *Timer) list(agentID string) []cron.Job {
 			out = append(out, *j)
 		}
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].CreatedAtMs < out[b].CreatedAtMs || out[a].CreatedAtMs == out[b].CreatedAtMs && out[a].ID < out[b].ID })
+	sort.Slice(out, func(a, b int) bool {
+		return out[a].CreatedAtMs < out[b].CreatedAtMs || out[a].CreatedAtMs == out[b].CreatedAtMs && out[a].ID < out[b].ID
+	})
 	return out
 }
 

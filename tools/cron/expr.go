@@ -13,7 +13,7 @@ import (
 // comma lists. As in Vixie cron, when both day fields are restricted a day matches either.
 type Expr struct {
 	minute, hour, dom, month, dow uint64 // bit i set = value i allowed
-	domStar, dowStar             bool
+	domStar, dowStar              bool
 }
 
 type field struct {
