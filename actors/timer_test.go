@@ -151,3 +151,12 @@ func inboxEmpty(t *testing.T, store persistence.Store, key string) bool {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// timerIdle reports whether the Timer has no run in flight or waiting.
+func timerIdle(t *testing.T, h *harness) bool {
+	var st struct{ Running, Waiting int }
+	if err := cronDo(t, h, "status", map[string]any{}, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Running == 0 && st.Waiting == 0
+}
