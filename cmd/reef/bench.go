@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
-
-	"github.com/mattn/go-isatty"
 )
 
 const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
@@ -115,7 +113,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	o.progress = stderr
 	if f, ok := stderr.(*os.File); ok {
-		o.tty = isatty.IsTerminal(f.Fd())
+		o.tty = isTerminal(f)
 	}
 	var results []benchResult
 	failed := false

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +24,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mattn/go-isatty"
 
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
@@ -43,6 +46,9 @@ const benchToken = "123456:AAHbenchTokenForReefBench_012345678"
 // benchMarker matches the marker of an injected message.
 var benchMarker = regexp.MustCompile(`bm-[0-9]+-[0-9]+`)
 
+// benchAnswer matches the id the fake model gives each of its answers.
+var benchAnswer = regexp.MustCompile(`ans-[0-9]+`)
+
 // benchToolWord in a message makes the fake model call the ls tool before it answers.
 const benchToolWord = "use-ls"
 
@@ -52,7 +58,8 @@ type benchMsg struct {
 	injected time.Time
 	replied  time.Time // first reply
 	replies  int
-	done     chan struct{} // closed at the first reply
+	answers  map[string]int // answer id ("ans-N", one per answer of the model) → times sent
+	done     chan struct{}  // closed at the first reply
 }
 
 // benchRig is the fakes, the home and the record of messages and replies.
@@ -63,6 +70,7 @@ type benchRig struct {
 	llmStop   chan struct{}
 	llmURL    string
 	latency   time.Duration
+	jitter    time.Duration // when > 0, a random extra delay up to this per answer
 	llmCalls  atomic.Int64
 	toolCalls atomic.Int64
 	replied   atomic.Int64 // messages with at least one reply
@@ -72,7 +80,9 @@ type benchRig struct {
 	order     map[int64][]string // per chat, the markers in the order their replies arrived
 	polls     int
 	firstPoll time.Time
-	stray     int // replies without a known marker
+	stray     int            // replies without a known marker
+	asked     map[string]int // marker → answers the model gave about it
+	answers   int            // answers the model gave
 }
 
 // newBenchRig starts the fakes and writes a home; Close undoes it.
@@ -82,7 +92,7 @@ func newBenchRig(latency time.Duration) (*benchRig, error) {
 		return nil, err
 	}
 	r := &benchRig{dir: dir, home: filepath.Join(dir, "home"), latency: latency,
-		msgs: map[string]*benchMsg{}, order: map[int64][]string{}, llmStop: make(chan struct{})}
+		msgs: map[string]*benchMsg{}, asked: map[string]int{}, order: map[int64][]string{}, llmStop: make(chan struct{})}
 	if r.tg, err = telegramtest.Start(benchToken); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -168,6 +178,7 @@ func (r *benchRig) onCall(method string) {
 func (r *benchRig) onSend(m telegramtest.SentMessage) {
 	now := time.Now()
 	marks := benchMarker.FindAllString(m.Text, -1)
+	answer := benchAnswer.FindString(m.Text)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(marks) == 0 {
@@ -181,6 +192,10 @@ func (r *benchRig) onSend(m telegramtest.SentMessage) {
 			continue
 		}
 		msg.replies++
+		if msg.answers == nil {
+			msg.answers = map[string]int{}
+		}
+		msg.answers[answer]++
 		if msg.replies == 1 {
 			msg.replied = now
 			close(msg.done)
@@ -194,6 +209,10 @@ func (r *benchRig) onSend(m telegramtest.SentMessage) {
 // message with benchToolWord first gets an ls tool call.
 func (r *benchRig) respond(req fake.Request) fake.Reply {
 	r.llmCalls.Add(1)
+	delay := r.latency
+	if r.jitter > 0 {
+		delay += rand.N(r.jitter + 1)
+	}
 	msgs := req.Messages
 	i := len(msgs) - 1
 	afterTool := false
@@ -209,13 +228,21 @@ func (r *benchRig) respond(req fake.Request) fake.Reply {
 	}
 	if wantTool && !afterTool {
 		n := r.toolCalls.Add(1)
-		return fake.Reply{Delay: r.latency, ToolCalls: []messages.ToolCall{{
+		return fake.Reply{Delay: delay, ToolCalls: []messages.ToolCall{{
 			ID: "call_" + strconv.FormatInt(n, 10), Name: "ls", Arguments: `{"path":"."}`}}}
 	}
 	if len(marks) == 0 {
-		return fake.Reply{Text: "ok", Delay: r.latency}
+		return fake.Reply{Text: "ok", Delay: delay}
 	}
-	return fake.Reply{Text: "reply to " + strings.Join(dedupe(marks), " "), Delay: r.latency}
+	marks = dedupe(marks)
+	r.mu.Lock()
+	for _, mk := range marks {
+		r.asked[mk]++
+	}
+	r.answers++
+	id := r.answers
+	r.mu.Unlock()
+	return fake.Reply{Text: fmt.Sprintf("reply to %s (ans-%d)", strings.Join(marks, " "), id), Delay: delay}
 }
 
 func dedupe(s []string) []string {
@@ -273,6 +300,35 @@ func (r *benchRig) tally() (lost, dup int, lat []time.Duration) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return lost, dup, lat
+}
+
+// duplicates splits the messages with more than one reply: a resent one got the same
+// answer of the model more than once (a reply re-sent from the outbox: the gateway died
+// after the platform took the reply and before its sent-mark was committed); a rerun one got
+// two different answers (a run repeated although its reply had been sent). It describes up
+// to limit of them.
+func (r *benchRig) duplicates(limit int) (resent, rerun int, examples []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var keys []string
+	for mk, m := range r.msgs {
+		if m.replies > 1 {
+			keys = append(keys, mk)
+		}
+	}
+	sort.Strings(keys)
+	for _, mk := range keys {
+		m := r.msgs[mk]
+		if len(m.answers) > 1 {
+			rerun++
+		} else {
+			resent++
+		}
+		if len(examples) < limit {
+			examples = append(examples, fmt.Sprintf("%s sent %d× (%d distinct answers; the model answered it %d×)", mk, m.replies, len(m.answers), r.asked[mk]))
+		}
+	}
+	return resent, rerun, examples
 }
 
 // outOfOrder counts the chats whose replies did not arrive in the order of their messages.
@@ -462,11 +518,11 @@ func (l *benchLog) tail() string {
 
 // procStat is what /proc says about a process.
 type procStat struct {
-	cpu            time.Duration // utime + stime
-	rssKB, hwmKB   int
-	threads, fds   int
-	goroutines     int // from the pprof endpoint, when there is one; -1 otherwise
-	sampledAt      time.Time
+	cpu          time.Duration // utime + stime
+	rssKB, hwmKB int
+	threads, fds int
+	goroutines   int // from the pprof endpoint, when there is one; -1 otherwise
+	sampledAt    time.Time
 }
 
 // clockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat (100 on Linux).
@@ -572,3 +628,5 @@ func benchProgress(w io.Writer, tty bool, line func() string) (stop func()) {
 	}()
 	return func() { close(done); <-finished }
 }
+
+func isTerminal(f *os.File) bool { return isatty.IsTerminal(f.Fd()) }
