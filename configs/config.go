@@ -16,6 +16,7 @@ type Config struct {
 	LLM      LLMConfig      `yaml:"llm"`
 	Session  SessionConfig  `yaml:"session"`
 	Tools    ToolsConfig    `yaml:"tools"`
+	Cron     CronConfig     `yaml:"cron"`
 	Channels ChannelsConfig `yaml:"channels"`
 	Log      LogConfig      `yaml:"log"`
 
@@ -38,13 +39,14 @@ type ModelConfig struct {
 
 // AgentConfig is one agent.
 type AgentConfig struct {
-	ID        string      `yaml:"id"`        // default "main"
-	Name      string      `yaml:"name"`      // display name
-	Model     string      `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
-	Fallbacks []string    `yaml:"fallbacks"` // tried in order when the model fails
-	Workspace string      `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
-	Tools     ToolPolicy  `yaml:"tools"`
-	Limits    AgentLimits `yaml:"limits"`
+	ID        string          `yaml:"id"`        // default "main"
+	Name      string          `yaml:"name"`      // display name
+	Model     string          `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
+	Fallbacks []string        `yaml:"fallbacks"` // tried in order when the model fails
+	Workspace string          `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
+	Tools     ToolPolicy      `yaml:"tools"`
+	Limits    AgentLimits     `yaml:"limits"`
+	Heartbeat HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
 }
 
 // ToolPolicy lists tool names and groups ("group:fs", "group:runtime") an agent may or may not use.

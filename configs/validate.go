@@ -79,6 +79,7 @@ func (c *Config) Validate() error {
 	v.oneOf("log.level", c.Log.Level, logLevels)
 	v.oneOf("log.format", c.Log.Format, logFormats)
 	c.validateChannels(&v)
+	c.validateCron(&v)
 	return errors.Join(v.problems...)
 }
 
