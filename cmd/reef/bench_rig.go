@@ -630,3 +630,5 @@ func benchProgress(w io.Writer, tty bool, line func() string) (stop func()) {
 }
 
 func isTerminal(f *os.File) bool { return isatty.IsTerminal(f.Fd()) }
+
+func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }

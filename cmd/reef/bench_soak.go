@@ -2,6 +2,254 @@
 
 package main
 
-import "io"
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
 
-func runBenchSoak(args []string, stdout, stderr io.Writer) int { return 1 }
+// soakSample is one measurement of the gateway during a soak.
+type soakSample struct {
+	AtSeconds  float64 `json:"atSeconds"`
+	RSSMB      float64 `json:"rssMB"`
+	Goroutines int     `json:"goroutines"`
+	Threads    int     `json:"threads"`
+	FDs        int     `json:"fds"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	Injected   int     `json:"injected"`
+	Answered   int64   `json:"answered"`
+	P99Ms      float64 `json:"p99Ms"` // of the messages answered since the previous sample
+}
+
+// soakReport is the result of a soak.
+type soakReport struct {
+	DurationSeconds float64      `json:"durationSeconds"`
+	Rate            float64      `json:"rate"`
+	Chats           int          `json:"chats"`
+	Injected        int          `json:"injected"`
+	Answered        int64        `json:"answered"`
+	Lost            int          `json:"lost"`
+	Duplicated      int          `json:"duplicated"`
+	CPUMsPerMsg     float64      `json:"cpuMsPerMessage"`
+	PeakRSSMB       float64      `json:"peakRssMB"`
+	RSSGrowthPct    float64      `json:"rssGrowthPct"` // mean of the last quarter's samples over the first quarter's
+	GoroutineGrowth float64      `json:"goroutineGrowthPct"`
+	FDGrowthPct     float64      `json:"fdGrowthPct"`
+	Samples         []soakSample `json:"samples"`
+}
+
+// runBenchSoak puts a steady load on the gateway for a long time and samples its RSS,
+// goroutines (from its pprof endpoint), threads and open files every interval.
+func runBenchSoak(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("bench soak", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	duration := flags.Duration("duration", 30*time.Minute, "how long to keep the load on")
+	rate := flags.Float64("rate", 50, "messages per second")
+	chats := flags.Int("chats", 0, "chats taking turns (default 4 × rate)")
+	every := flags.Duration("every", 10*time.Second, "sampling interval")
+	latency := flags.Duration("llm-latency", 0, "the fake LLM waits this long before each answer")
+	asJSON := flags.Bool("json", false, "print the report as JSON")
+	if flags.Parse(args) != nil {
+		return 2
+	}
+	if *rate <= 0 || *duration <= 0 || *every <= 0 {
+		fmt.Fprintln(stderr, "reef bench soak: -rate, -duration and -every must be positive")
+		return 2
+	}
+	if *chats <= 0 {
+		*chats = max(1, int(4**rate))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "reef bench soak: %v\n", err)
+		return 1
+	}
+	rig, err := newBenchRig(*latency)
+	if err != nil {
+		return fail(err)
+	}
+	defer rig.Close()
+	if err := rig.writeConfig(max(64, *chats), false); err != nil {
+		return fail(err)
+	}
+	pprofAddr, err := loopbackAddr()
+	if err != nil {
+		return fail(err)
+	}
+	child, err := rig.startGateway(ctx, "-pprof", pprofAddr)
+	if err != nil {
+		return fail(err)
+	}
+	defer child.kill()
+
+	tty := false
+	if f, ok := stderr.(*os.File); ok {
+		tty = isTerminal(f)
+	}
+	rep := soakReport{Rate: *rate, Chats: *chats}
+	start := time.Now()
+	var mu sync.Mutex
+	var injected []*benchMsg
+	sample := func(since int) (soakSample, int, error) {
+		st, err := readProc(child.pid())
+		if err != nil {
+			return soakSample{}, since, err
+		}
+		g, err := goroutines(pprofAddr)
+		if err != nil {
+			return soakSample{}, since, err
+		}
+		mu.Lock()
+		msgs := injected
+		mu.Unlock()
+		var lat []time.Duration
+		rig.mu.Lock()
+		next := since
+		for i := since; i < len(msgs); i++ {
+			if msgs[i].replies == 0 {
+				break
+			}
+			lat = append(lat, msgs[i].replied.Sub(msgs[i].injected))
+			next = i + 1
+		}
+		rig.mu.Unlock()
+		sortDurations(lat)
+		return soakSample{AtSeconds: time.Since(start).Seconds(), RSSMB: float64(st.rssKB) / 1024, Goroutines: g,
+			Threads: st.threads, FDs: st.fds, CPUSeconds: st.cpu.Seconds(), Injected: len(msgs),
+			Answered: rig.replied.Load(), P99Ms: ms(percentile(lat, 0.99))}, next, nil
+	}
+	stopProgress := benchProgress(stderr, tty, func() string {
+		mu.Lock()
+		n := len(injected)
+		mu.Unlock()
+		return fmt.Sprintf("reef bench soak: %.0fs of %.0fs, %d injected, %d answered", time.Since(start).Seconds(), duration.Seconds(), n, rig.replied.Load())
+	})
+	first, since, err := sample(0)
+	if err != nil {
+		stopProgress()
+		return fail(err)
+	}
+	rep.Samples = append(rep.Samples, first)
+
+	// Inject at the rate, the chats taking turns; a chat's next message goes in only after
+	// its previous one was answered (else it waits for its next turn).
+	interval := time.Duration(float64(time.Second) / *rate)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	sampler := time.NewTicker(*every)
+	defer sampler.Stop()
+	end := time.After(*duration)
+	last := make([]*benchMsg, *chats)
+	count := make([]int, *chats)
+	next, skipped := 0, 0
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-end:
+			break loop
+		case <-sampler.C:
+			s, n, err := sample(since)
+			if err != nil {
+				stopProgress()
+				return fail(err)
+			}
+			since = n
+			rep.Samples = append(rep.Samples, s)
+		case <-tick.C:
+			c := next
+			next = (next + 1) % *chats
+			if m := last[c]; m != nil {
+				select {
+				case <-m.done:
+				default:
+					skipped++
+					continue
+				}
+			}
+			m := rig.inject(int64(30000+c), count[c], false)
+			count[c]++
+			last[c] = m
+			mu.Lock()
+			injected = append(injected, m)
+			mu.Unlock()
+		}
+	}
+	rep.DurationSeconds = time.Since(start).Seconds()
+	// Let the last messages be answered.
+	mu.Lock()
+	all := injected
+	mu.Unlock()
+	drain, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	waitAll(drain, all)
+	cancel()
+	stopProgress()
+	final, _, err := sample(since)
+	if err != nil {
+		return fail(err)
+	}
+	st, _ := readProc(child.pid())
+	stopErr := child.stop()
+
+	lost, dup, _ := rig.tally()
+	rep.Injected, rep.Answered, rep.Lost, rep.Duplicated = len(all), rig.replied.Load(), lost, dup
+	rep.PeakRSSMB = float64(st.hwmKB) / 1024
+	if len(all) > 0 {
+		rep.CPUMsPerMsg = (final.CPUSeconds - first.CPUSeconds) * 1000 / float64(len(all))
+	}
+	// Growth: the mean of the last quarter of the samples over that of the first quarter
+	// (the first sample, taken before any load, is left out).
+	loaded := rep.Samples[1:]
+	q := max(1, len(loaded)/4)
+	if len(loaded) >= 2 {
+		growth := func(get func(soakSample) float64) float64 {
+			var a, b float64
+			for _, s := range loaded[:q] {
+				a += get(s)
+			}
+			for _, s := range loaded[len(loaded)-q:] {
+				b += get(s)
+			}
+			if a == 0 {
+				return 0
+			}
+			return (b/a - 1) * 100
+		}
+		rep.RSSGrowthPct = growth(func(s soakSample) float64 { return s.RSSMB })
+		rep.GoroutineGrowth = growth(func(s soakSample) float64 { return float64(s.Goroutines) })
+		rep.FDGrowthPct = growth(func(s soakSample) float64 { return float64(s.FDs) })
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "t\tRSS\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
+		for _, s := range rep.Samples {
+			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.Goroutines, s.Threads, s.FDs, s.CPUSeconds, s.Injected, s.Answered, s.P99Ms)
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "soak: %.0fs at %.0f msg/s over %d chats: %d injected (%d turns skipped while a chat waited), %d answered, lost %d, duplicated %d, %.2fms CPU/msg, peak RSS %.1fMB\n",
+			rep.DurationSeconds, rep.Rate, rep.Chats, rep.Injected, skipped, rep.Answered, rep.Lost, rep.Duplicated, rep.CPUMsPerMsg, rep.PeakRSSMB)
+		fmt.Fprintf(stdout, "growth, last quarter over first quarter: RSS %+.1f%%, goroutines %+.1f%%, fds %+.1f%%\n",
+			rep.RSSGrowthPct, rep.GoroutineGrowth, rep.FDGrowthPct)
+	}
+	if stopErr != nil {
+		return fail(stopErr)
+	}
+	if rep.Lost+rep.Duplicated > 0 {
+		return 1
+	}
+	return 0
+}
