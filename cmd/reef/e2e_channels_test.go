@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/mymmrac/telego"
 
+	"github.com/reefgw/reef/channels/discord/discordtest"
+	"github.com/reefgw/reef/channels/feishu/feishutest"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 )
 
@@ -295,4 +299,111 @@ func TestE2ETelegramAccess(t *testing.T) {
 	}
 	checkSettled(t, home)
 	noSecrets(t, home, n.logs(), tgToken, canary)
+}
+
+// TestE2ESecretsNotLogged runs Telegram, Discord and Feishu in one gateway, makes every
+// platform fail in ways that get logged (dropped long polls, 5xx on sends and on the token
+// endpoint, dropped sockets, a rejected token), and checks that no token, secret or key shows
+// up in the gateway's logs or database.
+func TestE2ESecretsNotLogged(t *testing.T) {
+	const (
+		dcToken   = "discord-canary-token.logs.Q81z"
+		appSecret = "feishu-canary-app-secret-logs-77a1"
+		encrypt   = "feishu-canary-encrypt-logs-0b3e"
+		verify    = "feishu-canary-verify-logs-c4d2"
+		// wrongToken is a token the fake Telegram refuses (401): reef logs the failure.
+		wrongToken = "555555:AAcanaryRejectedToken_e2e_9c2e4d7f1"
+	)
+	tg := telegramtest.NewWithToken(t, tgToken)
+	dc := discordtest.New(t, discordtest.Config{Token: dcToken})
+	fs := feishutest.New(t, feishutest.Config{AppID: fmt.Sprintf("cli_logs_%d", time.Now().UnixNano()),
+		AppSecret: appSecret, VerificationToken: verify})
+	addr := freeAddr(t)
+	fs.UseWebhook(func() string { return "http://" + addr + "/feishu/events" }, encrypt)
+	llm := newEchoLLM(t, 0, nil)
+	yaml := telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`) + fmt.Sprintf(`  discord:
+    token: %s
+    apiBase: %s
+    dmPolicy: open
+    allowFrom: ["*"]
+  feishu:
+    appId: %s
+    appSecret: %s
+    domain: %s
+    mode: webhook
+    encryptKey: %s
+    verificationToken: %s
+    webhookListen: %s
+    dmPolicy: open
+    allowFrom: ["*"]
+`, dcToken, dc.URL, fs.AppID, appSecret, fs.URL, encrypt, verify, addr)
+	home, e := writeConfig(t, llm.srv, yaml)
+
+	// Failures before the first connection, then during the conversation.
+	tg.FailNext("getUpdates", 502, 0)
+	tg.FailNext("getUpdates", 500, 0)
+	fs.FailNext("token", 500)
+	n := newNode(t, e)
+	if !eventually(30*time.Second, dc.Connected) {
+		t.Fatalf("discord did not connect; logs:\n%s", tail(n.logs(), 8000))
+	}
+	tg.Drop()
+	tg.FailNext("sendMessage", 500, 0)
+	dc.FailNext(discordtest.RouteSend, 500, 0)
+	fs.FailNext("reply", 500)
+	fs.FailNext("create", 500)
+	tg.UserSays(42, 42, "hello "+tok("tg", 0))
+	dc.UserSays(t, "8000", "8001", "hello "+tok("dc", 0))
+	fs.UserSays("oc_logs", "ou_logs", "hello "+tok("fs", 0))
+	dc.Drop()
+	if !eventually(60*time.Second, func() bool {
+		return slices.Contains(tg.Sent(42), replyTo(tok("tg", 0))) &&
+			slices.Contains(dc.Sent("8000"), replyTo(tok("dc", 0))) &&
+			slices.Contains(fs.Sent("oc_logs"), replyTo(tok("fs", 0)))
+	}) {
+		t.Fatalf("not every platform answered: telegram %q, discord %q, feishu %q; logs:\n%s",
+			tg.Sent(42), dc.Sent("8000"), fs.Sent("oc_logs"), tail(n.logs(), 8000))
+	}
+	// A long poll cut while it waits: the client error quotes the request URL, whose path
+	// holds the token. Once every update is confirmed, the bot's next getUpdates is waiting.
+	urlErr := func() bool { return strings.Contains(n.logs(), `/getUpdates\"`) }
+	for i := 1; i <= 5 && !urlErr(); i++ {
+		if !eventually(30*time.Second, func() bool { return tg.Pending() == 0 }) {
+			t.Fatal("the bot does not confirm its updates")
+		}
+		tg.Drop()
+		tg.UserSays(42, 42, "again "+tok("tg", i))
+		if !eventually(30*time.Second, func() bool { return slices.Contains(tg.Sent(42), replyTo(tok("tg", i))) }) {
+			t.Fatalf("telegram did not answer after a dropped poll; logs:\n%s", tail(n.logs(), 8000))
+		}
+	}
+	if !urlErr() {
+		t.Errorf("no getUpdates error quoting the request URL was logged; the token check below proves less")
+	}
+	n.stop()
+
+	// A rejected Telegram token stops that channel with a logged error.
+	bad := strings.Replace(yaml, tgToken, wrongToken, 1)
+	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n.start()
+	if !eventually(30*time.Second, func() bool { return strings.Contains(n.logs(), "fix the credentials") }) {
+		t.Errorf("the rejected token was not reported; logs:\n%s", tail(n.logs(), 8000))
+	}
+	n.stop()
+
+	logs := n.logs()
+	// The failures were logged: the check below looks at logs that talk about them.
+	for _, want := range []string{"send failed", `"level":"warn"`, `"level":"error"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the logs do not show %q: the failures were not logged", want)
+		}
+	}
+	secrets := append([]string{tgToken, wrongToken, dcToken, appSecret, encrypt, verify, canary}, fs.Tokens()...)
+	// The part of a token after the bot id is the secret; the id alone is public.
+	secrets = append(secrets, strings.SplitN(tgToken, ":", 2)[1], strings.SplitN(wrongToken, ":", 2)[1])
+	noSecrets(t, home, logs, secrets...)
+	checkSettled(t, home)
+	t.Logf("%d log lines checked for %d secrets", strings.Count(logs, "\n"), len(secrets))
 }
