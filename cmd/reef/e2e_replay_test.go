@@ -80,7 +80,7 @@ func TestE2EFeishuWebhookRedeliveries(t *testing.T) {
 	n := newNode(t, e)
 	sent := func(chat string) []string { return fs.Sent(chat) }
 
-	all := map[string]string{}   // chat → the marker of its one message
+	all := map[string]string{}    // chat → the marker of its one message
 	events := map[string]string{} // chat → its event id
 	msgIDs := map[string]string{} // chat → its message id
 	push := func(prefix string, count int) map[string]string {
