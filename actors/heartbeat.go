@@ -23,8 +23,9 @@ type HeartbeatSettings struct {
 	// ActiveZone (default the agent's Location). Empty: all day. End before start spans midnight.
 	ActiveStart, ActiveEnd string
 	ActiveZone             *time.Location
-	// Target is the session key heartbeats run in; default the agent's most recently used
-	// direct conversation. Replies go to that session's last channel.
+	// Target is the session key heartbeats run in; "" or "last" is the agent's most recently
+	// used direct conversation, whose last channel gets the replies; "none" runs there but
+	// delivers nothing.
 	Target string
 }
 
@@ -87,7 +88,7 @@ func (t *Timer) onBeat(ctx actor.Context, agentID string, now time.Time) {
 	}
 	b.busy = true
 	target := b.set.Target
-	if target == "" {
+	if target == "" || target == "last" || target == "none" {
 		target = t.mainSession(agentID)
 	}
 	self, root, store, ws := ctx.Self(), ctx.ActorSystem().Root, t.deps.Store, a.Workspace
@@ -123,6 +124,9 @@ func (t *Timer) onBeatRead(ctx actor.Context, msg *beatRead) {
 	}
 	b.sent++
 	now := t.clock.Now()
+	if b.set.Target == "none" {
+		msg.info = persistence.SessionInfo{}
+	}
 	in := messages.Inbound{System: true, Source: "heartbeat", SessionKey: msg.sessionKey, Time: now,
 		ChatType: messages.ChatDirect, Channel: msg.info.Channel, Account: msg.info.Account,
 		ChatID: msg.info.ChatID, ThreadID: msg.info.ThreadID,

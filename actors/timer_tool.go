@@ -146,14 +146,8 @@ func (t *Timer) runs(req *cronRequest) ([]cron.Run, error) {
 	}
 	var runs []cron.Run
 	err = t.deps.Store.View(func(r persistence.Reader) error {
-		return r.Scan(bucketRuns, j.ID+":", func(_ string, v []byte) error {
-			var run cron.Run
-			if err := json.Unmarshal(v, &run); err != nil {
-				return err
-			}
-			runs = append(runs, run)
-			return nil
-		})
+		runs, err = ListCronRuns(r, j.ID)
+		return err
 	})
 	if len(runs) > limit {
 		runs = runs[len(runs)-limit:]

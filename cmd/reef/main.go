@@ -37,6 +37,8 @@ Usage:
   reef status  [-config FILE]   channels, sessions and pending pairing requests (live while reef runs)
   reef pairing list | approve <channel> <code> | deny <channel> <code>
                                 decide who may talk to your bots
+  reef cron list | add ... | rm|run|runs|enable|disable <id>
+                                scheduled jobs (next runs shown in each job's time zone)
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
   reef bench [-scenario all|idle|burst|chats|tools] | bench crash | bench soak
@@ -69,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runStatus(args[1:], stdout, stderr)
 	case "pairing":
 		return runPairing(args[1:], stdout, stderr)
+	case "cron":
+		return runCron(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "bench":

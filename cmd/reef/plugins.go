@@ -19,6 +19,7 @@ import (
 	"github.com/reefgw/reef/providers/gemini"
 	"github.com/reefgw/reef/providers/openai"
 	"github.com/reefgw/reef/tools"
+	"github.com/reefgw/reef/tools/cron"
 	"github.com/reefgw/reef/tools/exec"
 	"github.com/reefgw/reef/tools/fs"
 )
@@ -45,7 +46,7 @@ func newTools(cfg *configs.Config) []tools.Tool {
 		MaxTimeout:     time.Duration(ex.MaxTimeoutSeconds) * time.Second,
 		MaxOutput:      ex.MaxOutputBytes,
 		Secrets:        cfg.Secrets(),
-	}))
+	}), cron.New())
 }
 
 // channelSet is the channels `reef gateway` runs and who may use each.
