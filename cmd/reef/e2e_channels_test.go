@@ -121,7 +121,7 @@ func TestE2ETelegramKill(t *testing.T) {
 	}
 	// Every chat holds exactly its replies, in order: nothing doubled, nothing extra.
 	var doubled []string
-	extra := 0
+	extra, wrong := 0, 0
 	for c := range chats {
 		chat := int64(1000 + c)
 		var want []string
@@ -141,9 +141,15 @@ func TestE2ETelegramKill(t *testing.T) {
 				doubled = append(doubled, fmt.Sprintf("%q sent %d× (model asked %d×)", w, k, llm.requests(marker)))
 			}
 		}
-		if len(lost) == 0 {
-			t.Errorf("chat %d got %q, want %q", chat, got, want)
+		// Beyond copies, the replies must be the expected ones in order.
+		if uniq := slices.Compact(slices.Clone(got)); !slices.Equal(uniq, want) && len(lost) == 0 {
+			if wrong++; wrong <= 10 {
+				t.Errorf("chat %d got %q, want %q (messages other than the replies, e.g. a placeholder never edited into a reply, or replies out of order)", chat, got, want)
+			}
 		}
+	}
+	if wrong > 10 {
+		t.Errorf("... %d chats in all hold messages other than their replies", wrong)
 	}
 	if len(doubled) > 0 {
 		resent := 0
