@@ -1,0 +1,91 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/tools/cron"
+)
+
+// jobEvent builds the system event a job raises: the target session and where the reply goes.
+func (t *Timer) jobEvent(j *cron.Job, now time.Time) (messages.Inbound, error) {
+	in := messages.Inbound{System: true, Source: "cron:" + j.ID, Time: now, ChatType: messages.ChatDirect}
+	origin := j.SessionKey
+	if origin == "" {
+		origin = t.mainSession(j.AgentID)
+	}
+	in.SessionKey = origin
+	if j.SessionTarget == "isolated" || j.Payload.Kind == "agentTurn" {
+		in.SessionKey = fmt.Sprintf("agent:%s:cron:%s", j.AgentID, j.ID)
+	}
+	if in.SessionKey == "" {
+		return in, fmt.Errorf("timer: job %s: agent %s has no conversation to run in yet", j.ID, j.AgentID)
+	}
+	switch j.Delivery.Mode {
+	case "channel":
+		in.Channel, in.ChatID = j.Delivery.Channel, j.Delivery.To
+	case "announce":
+		info := t.sessionInfo(origin)
+		in.Channel, in.Account, in.ChatID, in.ThreadID = info.Channel, info.Account, info.ChatID, info.ThreadID
+	}
+	in.Text = eventText(j, now)
+	return in, nil
+}
+
+// eventText is what the model reads when a job fires.
+func eventText(j *cron.Job, now time.Time) string {
+	loc, err := j.Schedule.Location()
+	if err != nil {
+		loc = time.UTC
+	}
+	name := j.Name
+	if name == "" {
+		name = j.ID
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[Scheduled reminder] Your cron job %q (id %s, %s) fired. It says:\n", name, j.ID, j.Schedule.Describe())
+	for line := range strings.Lines(j.Text()) {
+		b.WriteString("> " + strings.TrimRight(line, "\n") + "\n")
+	}
+	b.WriteString("Handle it yourself now, as it says. This is not a message from the user: do not relay or " +
+		"repeat the reminder to them unless it asks you to tell them something.\n")
+	fmt.Fprintf(&b, "Current time: %s (%s), %s UTC.", now.In(loc).Format("Monday 2006-01-02 15:04 MST"),
+		loc.String(), now.UTC().Format("2006-01-02 15:04"))
+	return b.String()
+}
+
+func (t *Timer) sessionInfo(key string) persistence.SessionInfo {
+	var info persistence.SessionInfo
+	if key == "" {
+		return info
+	}
+	if err := t.deps.Store.View(func(r persistence.Reader) error {
+		var err error
+		info, _, err = r.Session(key)
+		return err
+	}); err != nil {
+		t.log.Error().Err(err).Str("session", key).Msg("timer: read session")
+	}
+	return info
+}
+
+func putJob(tx persistence.Tx, j *cron.Job) error {
+	if j.Enabled && j.State.NextRunAtMs != 0 {
+		if err := tx.Put(bucketNext, nextKey(j.State.NextRunAtMs, j.ID), []byte(j.ID)); err != nil {
+			return err
+		}
+	}
+	return putJSON(tx, bucketJobs, j.ID, j)
+}
+
+func putJSON(tx persistence.Tx, bucket, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return tx.Put(bucket, key, b)
+}
