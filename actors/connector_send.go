@@ -53,7 +53,7 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 		case *messages.Outbound:
 			c.send(runCtx, root, job)
 		case *messages.TurnEvent:
-			c.progress(runCtx, job)
+			c.progress(runCtx, root, job)
 		}
 	}()
 }
@@ -70,7 +70,11 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 			case <-time.After(wait):
 			}
 		}
-		if _, err = c.ch.Send(ctx, *out); err == nil || ctx.Err() != nil || errors.Is(err, channels.ErrPermanent) {
+		var edited bool
+		if edited, err = c.deliverByEdit(ctx, out); !edited && err == nil {
+			_, err = c.ch.Send(ctx, *out)
+		}
+		if err == nil || ctx.Err() != nil || errors.Is(err, channels.ErrPermanent) {
 			break
 		}
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Int("attempt", attempt+1).Msg("send failed")
@@ -87,8 +91,13 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	key, seq := out.SessionKey, out.OutboxSeq
 	done := make(chan error, 1)
 	root.Send(c.storage, &storeWrite{
-		Apply: func(tx persistence.Tx) error { return tx.DeleteOutbox(key, seq) },
-		Done:  func(err error) { done <- err },
+		Apply: func(tx persistence.Tx) error {
+			if err := tx.DeleteOutbox(key, seq); err != nil {
+				return err
+			}
+			return tx.Delete(draftBucket, key) // consumed, or to be replaced by the next run's
+		},
+		Done: func(err error) { done <- err },
 	})
 	select { // wait, so that a clean shutdown stops Storage only after this commit
 	case err = <-done:
@@ -100,7 +109,13 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	}
 }
 
-func (c *Connector) progress(ctx context.Context, ev *messages.TurnEvent) {
+func (c *Connector) progress(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
+	switch ev.Kind {
+	case messages.TurnStarted:
+		c.openDraft(ctx, root, ev)
+	case messages.TurnFinal:
+		c.closeDraft(ctx, root, ev.SessionKey)
+	}
 	if ev.Kind == messages.TurnStarted {
 		if t, ok := c.ch.(channels.Typer); ok {
 			if err := t.Typing(ctx, ev.ChatID); err != nil {

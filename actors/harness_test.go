@@ -44,6 +44,7 @@ type harnessOpts struct {
 	now       func() time.Time
 	idle      time.Duration
 	access    *actors.Access
+	editable  *fake.Editable // use this platform (it keeps chats across harnesses) instead of a plain fake
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -75,8 +76,12 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: o.workspace, Model: "fake/test-model",
 		Provider: o.provider, Tools: reg, Policy: policy, ContextWindow: 128000, Limits: o.limits}
 	ch := fake.New()
+	var platform channels.Channel = ch
+	if o.editable != nil {
+		ch, platform = o.editable.Channel, o.editable
+	}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"fake": ch}, Now: o.now,
+		Channels: map[string]channels.Channel{"fake": platform}, Now: o.now,
 		Session: actors.SessionSettings{IdleAfter: o.idle}}
 	if o.access != nil {
 		deps.Access = map[string]*actors.Access{"fake": o.access}

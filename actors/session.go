@@ -220,7 +220,7 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 			return
 		}
 		last := s.answering[len(s.answering)-1]
-		m.Channel, m.ChatID, channel = last.Channel, last.ChatID, last.Channel
+		m.Channel, m.ChatID, m.ThreadID, channel = last.Channel, last.ChatID, last.ThreadID, last.Channel
 	case *messages.Outbound:
 		channel = m.Channel
 	}

@@ -47,3 +47,8 @@ var ErrPermanent = errors.New("platform refused the message permanently")
 type Editor interface {
 	Edit(ctx context.Context, chatID, messageID, text string) error
 }
+
+// Deleter is implemented by channels that can delete a message they sent.
+type Deleter interface {
+	Delete(ctx context.Context, chatID, messageID string) error
+}

@@ -75,6 +75,7 @@ type TurnEvent struct {
 	SessionKey string
 	Channel    string
 	ChatID     string
+	ThreadID   string
 	Kind       TurnEventKind
 	StepID     string // stable id of a step (the tool call id)
 	Label      string // short human text: "read list_files.py", "exec: ls -la"

@@ -128,3 +128,22 @@ func (b *Bot) Edit(ctx context.Context, chatID, messageID, text string) error {
 	}
 	return err
 }
+
+// Delete removes a message the bot sent. A message already gone is not an error.
+func (b *Bot) Delete(ctx context.Context, chatID, messageID string) error {
+	chat, err := parseChatID(chatID)
+	if err != nil {
+		return err
+	}
+	id := messageNumber(messageID)
+	if id == 0 {
+		return fmt.Errorf("telegram: delete: message id %q is not a Telegram message id: %w", messageID, channels.ErrPermanent)
+	}
+	err = b.call(ctx, "deleteMessage", func(ctx context.Context) error {
+		return b.api.DeleteMessage(ctx, &telego.DeleteMessageParams{ChatID: telego.ChatID{ID: chat}, MessageID: id})
+	})
+	if hasDescription(err, http.StatusBadRequest, "message to delete not found") {
+		return nil
+	}
+	return err
+}

@@ -196,7 +196,9 @@ func (s *Server) Sent(chatID int64) []string {
 	defer s.mu.Unlock()
 	var out []string
 	for _, m := range s.sent[chatID] {
-		out = append(out, m.Text)
+		if !m.Deleted { // as the user sees the chat
+			out = append(out, m.Text)
+		}
 	}
 	return out
 }

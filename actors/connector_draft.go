@@ -1,0 +1,114 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// Drafts make replies idempotent on platforms that can edit messages. When a run starts, the
+// Connector sends a short draft and records its id durably; the reply is delivered by editing
+// the draft. If reef is killed after delivering a reply but before its outbox row is cleared,
+// the reply is delivered again after the restart — as an edit to the same text, which
+// changes nothing, instead of a second message. (Telegram has no idempotency key; marking a
+// reply sent only after the platform accepted it always leaves that window.) A run that ends
+// without a reply deletes its draft.
+
+const (
+	draftText    = "…"
+	draftBucket  = "drafts" // session key → chat id + "\n" + platform message id
+	draftMaxRune = 1900     // longer replies are sent as new messages (the smallest platform limit is 2000)
+)
+
+type draft struct{ chat, id string }
+
+func (c *Connector) editor() (channels.Editor, bool) {
+	e, ok := c.ch.(channels.Editor)
+	return e, ok
+}
+
+// loadDraft returns the recorded draft of a session, if any.
+func (c *Connector) loadDraft(key string) (draft, bool) {
+	var d draft
+	var ok bool
+	c.deps.Store.View(func(r persistence.Reader) error {
+		v, found, err := r.Get(draftBucket, key)
+		if err != nil || !found {
+			return err
+		}
+		d.chat, d.id, ok = strings.Cut(string(v), "\n")
+		return nil
+	})
+	return d, ok
+}
+
+// openDraft sends the draft for a run that started, unless the session already has one (a
+// run re-run after a restart reuses it).
+func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
+	if _, ok := c.editor(); !ok || ev.SessionKey == "" {
+		return
+	}
+	if d, ok := c.loadDraft(ev.SessionKey); ok && d.chat == ev.ChatID {
+		return
+	}
+	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.name, ChatID: ev.ChatID, ThreadID: ev.ThreadID, Text: draftText})
+	if err != nil || len(ids) == 0 {
+		c.log.Debug().Err(err).Str("chat", ev.ChatID).Msg("draft not sent")
+		return
+	}
+	key, value := ev.SessionKey, ev.ChatID+"\n"+ids[0]
+	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
+		return tx.Put(draftBucket, key, []byte(value))
+	}); err != nil {
+		c.log.Warn().Err(err).Str("session", key).Msg("draft not recorded")
+	}
+}
+
+// deliverByEdit delivers out by editing the session's draft. It reports false when there is
+// no usable draft (the caller sends a new message instead).
+func (c *Connector) deliverByEdit(ctx context.Context, out *messages.Outbound) (bool, error) {
+	e, ok := c.editor()
+	if !ok || out.SessionKey == "" {
+		return false, nil
+	}
+	d, ok := c.loadDraft(out.SessionKey)
+	if !ok || d.chat != out.ChatID {
+		return false, nil
+	}
+	if utf8.RuneCountInString(out.Text) > draftMaxRune { // too long to fit: replace the draft
+		if del, ok := c.ch.(channels.Deleter); ok {
+			del.Delete(ctx, d.chat, d.id)
+		}
+		return false, nil
+	}
+	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
+	if errors.Is(err, channels.ErrPermanent) { // the draft is gone (deleted by the user): send anew
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// closeDraft removes a draft no reply consumed (a silent or long reply).
+func (c *Connector) closeDraft(ctx context.Context, root *actor.RootContext, key string) {
+	d, ok := c.loadDraft(key)
+	if !ok {
+		return
+	}
+	if del, ok := c.ch.(channels.Deleter); ok {
+		if err := del.Delete(ctx, d.chat, d.id); err != nil {
+			c.log.Debug().Err(err).Msg("draft not deleted")
+		}
+	} else if e, ok := c.editor(); ok {
+		e.Edit(ctx, d.chat, d.id, "✓")
+	}
+	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Delete(draftBucket, key) }); err != nil {
+		c.log.Warn().Err(err).Str("session", key).Msg("draft record not removed")
+	}
+}

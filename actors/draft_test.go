@@ -1,0 +1,76 @@
+package actors_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/reefgw/reef/channels/fake"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	fakellm "github.com/reefgw/reef/providers/fake"
+)
+
+// waitShown waits until the chat shows exactly want.
+func waitShown(t *testing.T, ed *fake.Editable, chat string, want ...string) {
+	t.Helper()
+	waitFor(t, func() bool { return slices.Equal(ed.Shown(chat), want) })
+}
+
+func waitFinal(t *testing.T, h *harness) {
+	t.Helper()
+	for ev := range h.ch.Events {
+		if ev.Kind == messages.TurnFinal {
+			return
+		}
+	}
+}
+
+// TestDraftBecomesTheReply: on a platform that can edit, a run shows a draft that the reply
+// replaces; a silent run leaves nothing behind.
+func TestDraftBecomesTheReply(t *testing.T) {
+	ed := fake.NewEditable()
+	h := newHarness(t, harnessOpts{editable: ed, script: fakellm.NewScript(
+		fakellm.Reply{Text: "the answer"}, fakellm.Reply{Text: "NO_REPLY"})})
+	h.say("1", "question")
+	waitShown(t, ed, "1", "the answer")
+	h.say("1", "say nothing")
+	waitFinal(t, h)
+	waitFinal(t, h)
+	waitShown(t, ed, "1", "the answer")
+}
+
+// TestResendAfterCrashIsAnEdit: a reply delivered just before a crash (its outbox row not yet
+// cleared) is delivered again after the restart as an edit of the same draft, so the user
+// still sees it once.
+func TestResendAfterCrashIsAnEdit(t *testing.T) {
+	ed := fake.NewEditable()
+	h := newHarness(t, harnessOpts{editable: ed, script: fakellm.NewScript(fakellm.Reply{Text: "only once"})})
+	h.say("1", "question")
+	waitShown(t, ed, "1", "only once")
+	key := h.key("1")
+	// put back what a kill between delivery and the outbox commit leaves behind
+	ids := ed.IDs("1")
+	if err := h.store.Update(func(tx persistence.Tx) error {
+		if _, err := tx.AppendOutbox(key, messages.Outbound{Channel: "fake", ChatID: "1", Text: "only once", SessionKey: key}); err != nil {
+			return err
+		}
+		return tx.Put("drafts", key, []byte("1\n"+ids[0]))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	edits := ed.Edits
+	h.stop()
+
+	h2 := newHarness(t, harnessOpts{editable: ed, dbPath: h.dbPath})
+	waitFor(t, func() bool {
+		var n int
+		h2.store.View(func(r persistence.Reader) error { out, _ := r.Outbox(key); n = len(out); return nil })
+		return n == 0
+	})
+	if got := ed.Shown("1"); !slices.Equal(got, []string{"only once"}) {
+		t.Fatalf("after the resend the chat shows %q, want the reply once", got)
+	}
+	if ed.Edits != edits {
+		t.Errorf("the resend changed a message (%d edits, want %d)", ed.Edits, edits)
+	}
+}

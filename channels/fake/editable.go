@@ -1,0 +1,101 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+)
+
+// Editable is a fake platform whose bot can edit and delete what it sent, and which keeps
+// each chat as its user would see it.
+type Editable struct {
+	*Channel
+	mu    sync.Mutex
+	chats map[string][]*shown
+	byID  map[string]*shown
+	Edits int // successful edits that changed a message
+}
+
+type shown struct {
+	id      string
+	text    string
+	deleted bool
+}
+
+var (
+	_ channels.Editor  = (*Editable)(nil)
+	_ channels.Deleter = (*Editable)(nil)
+)
+
+// NewEditable returns an editable fake channel.
+func NewEditable() *Editable {
+	return &Editable{Channel: New(), chats: map[string][]*shown{}, byID: map[string]*shown{}}
+}
+
+// Send records the message in its chat, then publishes it on Sent like Channel.
+func (e *Editable) Send(ctx context.Context, out messages.Outbound) ([]string, error) {
+	ids, err := e.Channel.Send(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	m := &shown{id: ids[0], text: out.Text}
+	e.chats[out.ChatID] = append(e.chats[out.ChatID], m)
+	e.byID[ids[0]] = m
+	e.mu.Unlock()
+	return ids, nil
+}
+
+// Edit changes a message; an unchanged text is not an error (as on Telegram).
+func (e *Editable) Edit(_ context.Context, chatID, messageID, text string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.byID[messageID]
+	if m == nil || m.deleted {
+		return fmt.Errorf("fake: edit %s: no such message: %w", messageID, channels.ErrPermanent)
+	}
+	if m.text != text {
+		m.text = text
+		e.Edits++
+	}
+	return nil
+}
+
+// Delete removes a message.
+func (e *Editable) Delete(_ context.Context, chatID, messageID string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m := e.byID[messageID]; m != nil {
+		m.deleted = true
+	}
+	return nil
+}
+
+// Shown returns the texts a chat's user sees, in order.
+func (e *Editable) Shown(chatID string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, m := range e.chats[chatID] {
+		if !m.deleted {
+			out = append(out, m.text)
+		}
+	}
+	return out
+}
+
+// IDs returns the platform ids of the messages a chat's user sees, in order.
+func (e *Editable) IDs(chatID string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, m := range e.chats[chatID] {
+		if !m.deleted {
+			out = append(out, m.id)
+		}
+	}
+	return out
+}
