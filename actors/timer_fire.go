@@ -195,17 +195,24 @@ func (t *Timer) onPoll(ctx actor.Context) {
 	t.poll(ctx)
 }
 
-// next fires waiting jobs while slots are free.
+// next fires waiting jobs while slots are free; a job whose previous run is still in
+// flight keeps its place.
 func (t *Timer) next(ctx actor.Context) {
-	for len(t.waiting) > 0 && t.cronInFlight() < t.set.MaxConcurrentRuns {
-		p := t.waiting[0]
-		t.waiting = t.waiting[1:]
-		if t.running[jobKey(p.id)] != nil {
-			t.waiting = append(t.waiting, p)
+	queue := t.waiting
+	t.waiting = nil
+	var keep []pendingFire
+	for i, p := range queue {
+		if t.cronInFlight() >= t.set.MaxConcurrentRuns {
+			keep = append(keep, queue[i:]...)
 			break
+		}
+		if t.running[jobKey(p.id)] != nil {
+			keep = append(keep, p)
+			continue
 		}
 		t.due(ctx, p.id, p.reason)
 	}
+	t.waiting = append(keep, t.waiting...)
 }
 
 // finish records a job run's outcome on the job (heartbeats keep theirs in memory).
