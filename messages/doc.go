@@ -7,12 +7,15 @@
 //
 // # Flow
 //
-//	message          from → to                         reply
-//	Inbound          Connector → Storage → Router       (Storage: InboxAppended, then routed)
+//	message          from → to                              reply
+//	Inbound          Connector → Storage (inbox) → Router    none; Deliver returns once it is durable
 //	                 Router → Session
-//	Outbound         Session → Connector               OutboundSent → Session (marks outbox row)
-//	TurnEvent        Turn → Session → Connector         none (progress rendering, best effort)
-//	CancelRun        Connector/CLI → Router → Session   none (the current run stops; TurnFinished follows)
+//	Inbound{System}  Timer → Storage (inbox + run record) →  as above; access checks do not apply
+//	                 Router → Session
+//	Outbound         Session → Connector                     none; the Connector removes the outbox
+//	                                                         row (and the run's draft) once sent
+//	TurnEvent        Turn → Session → Connector              none (typing, draft, progress lines)
+//	CancelRun        CLI → Router → Session                  none (the run stops; TurnFinal follows)
 //
 // Actor-private requests (RunTool, ToolFinished, TurnFinished, storage writes) live in package actors.
 package messages
