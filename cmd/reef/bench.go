@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"sync"
@@ -20,7 +21,8 @@ import (
 const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
 
 Usage:
-  reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10] [-llm-latency 0s] [-json]
+  reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10] [-llm-latency 0s]
+             [-max-concurrent 64] [-json]
   reef bench crash [-messages 300 -chats 100 -kills 20]
   reef bench soak  [-duration 30m -rate 50]
 
@@ -48,6 +50,8 @@ type benchResult struct {
 	Duplicated    int     `json:"duplicated"`
 	OutOfOrder    int     `json:"chatsOutOfOrder"`
 	LLMCalls      int64   `json:"llmCalls"`
+	// APICalls counts the gateway's Bot API calls by method over the whole run.
+	APICalls map[string]int `json:"apiCalls"`
 
 	// idle only
 	Channels    string  `json:"channels,omitempty"`
@@ -60,6 +64,7 @@ type benchResult struct {
 // benchOpts are the flags of reef bench.
 type benchOpts struct {
 	n, k, m    int
+	llmCap     int
 	latency    time.Duration
 	timeout    time.Duration
 	pprofAddr  string
@@ -86,6 +91,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply")
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
+	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway (0: reef's default, 64)")
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
@@ -152,7 +158,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		return res, err
 	}
 	defer rig.Close()
-	if err := rig.writeConfig(max(64, o.n, o.k), name == "idle"); err != nil {
+	if err := rig.writeConfig(o.llmCap, name == "idle"); err != nil {
 		return res, err
 	}
 	child, err := rig.startGateway(ctx, o.gatewayArg...)
@@ -269,11 +275,20 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	res.P50Ms, res.P95Ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.95))
 	res.P99Ms, res.MaxMs = ms(percentile(lat, 0.99)), ms(percentile(lat, 1))
+	if os.Getenv("REEF_BENCH_DECILES") != "" {
+		for q := 0.0; q <= 1; q += 0.1 {
+			fmt.Fprintf(o.progress, "p%.0f=%.0fms ", q*100, ms(percentile(lat, q)))
+		}
+		fmt.Fprintln(o.progress)
+	}
 	cpu := after.cpu - before.cpu
 	res.CPUSeconds = cpu.Seconds()
 	res.CPUMsPerMsg = ms(cpu) / float64(res.Messages)
 	res.PeakRSSMB = float64(after.hwmKB) / 1024
 	res.LLMCalls = rig.llmCalls.Load()
+	rig.mu.Lock()
+	res.APICalls = maps.Clone(rig.calls)
+	rig.mu.Unlock()
 	return res, stopErr
 }
 

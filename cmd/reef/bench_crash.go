@@ -55,7 +55,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	}
 	defer rig.Close()
 	rig.jitter = *latency
-	if err := rig.writeConfig(max(64, *chats), false); err != nil {
+	if err := rig.writeConfig(0, false); err != nil {
 		fmt.Fprintf(stderr, "reef bench crash: %v\n", err)
 		return 1
 	}
@@ -192,9 +192,9 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "  database check passed; nothing pending; every tool call has exactly one result")
 	if resent > 0 {
-		// At-least-once delivery: Telegram took these replies, then the SIGKILL came before
-		// the commit that marks them sent, so the next gateway sent them again. The Bot API
-		// has no idempotency key, so this window can be narrowed, not closed.
+		// Telegram took these replies, then the SIGKILL came before the commit that marks
+		// them sent, and the next gateway sent them again as new messages (not as an edit
+		// of the run's draft, which would have changed nothing).
 		fmt.Fprintf(stdout, "  DUPLICATED: %d replies were sent again after a kill between the platform taking them and the commit of their sent-mark: %v\n", resent, examples)
 		return crashExitResent
 	}

@@ -56,10 +56,11 @@ const benchToolWord = "use-ls"
 type benchMsg struct {
 	chat     int64
 	injected time.Time
-	replied  time.Time // first reply
-	replies  int
-	answers  map[string]int // answer id ("ans-N", one per answer of the model) → times sent
-	done     chan struct{}  // closed at the first reply
+	replied  time.Time           // first reply
+	replies  int                 // messages of the bot that carry the marker
+	seenIn   map[benchWhere]bool // those messages
+	answers  map[string]int      // answer id ("ans-N", one per answer of the model) → messages
+	done     chan struct{}       // closed at the first reply
 }
 
 // benchRig is the fakes, the home and the record of messages and replies.
@@ -83,6 +84,7 @@ type benchRig struct {
 	stray     int            // replies without a known marker
 	asked     map[string]int // marker → answers the model gave about it
 	answers   int            // answers the model gave
+	calls     map[string]int // Bot API method → calls
 }
 
 // newBenchRig starts the fakes and writes a home; Close undoes it.
@@ -92,7 +94,7 @@ func newBenchRig(latency time.Duration) (*benchRig, error) {
 		return nil, err
 	}
 	r := &benchRig{dir: dir, home: filepath.Join(dir, "home"), latency: latency,
-		msgs: map[string]*benchMsg{}, asked: map[string]int{}, order: map[int64][]string{}, llmStop: make(chan struct{})}
+		msgs: map[string]*benchMsg{}, asked: map[string]int{}, calls: map[string]int{}, order: map[int64][]string{}, llmStop: make(chan struct{})}
 	if r.tg, err = telegramtest.Start(benchToken); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -125,11 +127,15 @@ func (r *benchRig) Close() {
 	os.RemoveAll(r.dir)
 }
 
-// writeConfig writes reef.yaml. extraChannels adds Discord and Feishu against ports where
+// writeConfig writes reef.yaml; maxConcurrent > 0 sets llm.maxConcurrent. extraChannels adds Discord and Feishu against ports where
 // nothing listens (for the idle measurement with three platforms configured).
 func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
 	if err := os.MkdirAll(r.home, 0o700); err != nil {
 		return err
+	}
+	llm := "" // reef's default cap on LLM calls in flight
+	if maxConcurrent > 0 {
+		llm = fmt.Sprintf("llm:\n  maxConcurrent: %d\n", maxConcurrent)
 	}
 	y := fmt.Sprintf(`providers:
   openai:
@@ -139,9 +145,7 @@ func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
 agents:
   - id: main
     model: openai/fake
-llm:
-  maxConcurrent: %d
-log:
+%slog:
   format: json
 channels:
   telegram:
@@ -149,7 +153,7 @@ channels:
     apiRoot: %s
     dmPolicy: open
     allowFrom: ["*"]
-`, r.llmURL, maxConcurrent, benchToken, r.tg.URL)
+`, r.llmURL, llm, benchToken, r.tg.URL)
 	if extraChannels {
 		y += `  discord:
     token: "bench.discord.token"
@@ -164,6 +168,9 @@ channels:
 }
 
 func (r *benchRig) onCall(method string) {
+	r.mu.Lock()
+	r.calls[method]++
+	r.mu.Unlock()
 	if method != "getUpdates" {
 		return
 	}
@@ -175,14 +182,21 @@ func (r *benchRig) onCall(method string) {
 	r.mu.Unlock()
 }
 
+// onSend notes the markers a sent or edited message carries. reef delivers a reply by editing
+// the draft it sent when the run started ("…"), so a marker first appears in an edit. A
+// message counts once per marker however often it is edited; a reply is duplicated when a
+// second message carries the marker.
 func (r *benchRig) onSend(m telegramtest.SentMessage) {
 	now := time.Now()
 	marks := benchMarker.FindAllString(m.Text, -1)
 	answer := benchAnswer.FindString(m.Text)
+	where := benchWhere{m.ChatID, m.MessageID}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(marks) == 0 {
-		r.stray++
+		if m.Edits > 0 || m.Text != "…" {
+			r.stray++
+		}
 		return
 	}
 	for _, mk := range marks {
@@ -191,10 +205,14 @@ func (r *benchRig) onSend(m telegramtest.SentMessage) {
 			r.stray++
 			continue
 		}
-		msg.replies++
-		if msg.answers == nil {
-			msg.answers = map[string]int{}
+		if msg.seenIn[where] {
+			continue
 		}
+		if msg.seenIn == nil {
+			msg.seenIn, msg.answers = map[benchWhere]bool{}, map[string]int{}
+		}
+		msg.seenIn[where] = true
+		msg.replies++
 		msg.answers[answer]++
 		if msg.replies == 1 {
 			msg.replied = now
@@ -203,6 +221,12 @@ func (r *benchRig) onSend(m telegramtest.SentMessage) {
 		}
 		r.order[m.ChatID] = append(r.order[m.ChatID], mk)
 	}
+}
+
+// benchWhere is a message the bot sent: chat and message id.
+type benchWhere struct {
+	chat int64
+	id   int
 }
 
 // respond is the fake model: "reply to <markers>" for the user messages of this turn; a

@@ -78,7 +78,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer rig.Close()
-	if err := rig.writeConfig(max(64, *chats), false); err != nil {
+	if err := rig.writeConfig(0, false); err != nil {
 		return fail(err)
 	}
 	pprofAddr, err := loopbackAddr()

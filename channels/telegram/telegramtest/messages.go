@@ -101,7 +101,11 @@ func (s *Server) editMessageText(w http.ResponseWriter, _ *http.Request, body []
 	m.Raw, m.ParseMode, m.Text = p.Text, p.ParseMode, plain
 	m.Edits++
 	msg := s.asMessage(m)
+	onSend, edited := s.onSend, *m
 	s.mu.Unlock()
+	if onSend != nil {
+		onSend(edited)
+	}
 	writeOK(w, msg)
 }
 

@@ -126,9 +126,9 @@ func (s *Server) OnCall(fn func(method string)) {
 	s.onCall = fn
 }
 
-// OnSend sets a function called with a copy of every message the bot sends, once it is
-// recorded and before the response is written (reef bench times replies this way). nil
-// removes it.
+// OnSend sets a function called with a copy of every message the bot sends or edits (Edits
+// > 0 after an edit), once it is recorded and before the response is written (reef bench
+// times replies this way). nil removes it.
 func (s *Server) OnSend(fn func(SentMessage)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
