@@ -69,7 +69,7 @@ func defaultHTTPClient() *http.Client {
 		ResponseHeaderTimeout: 5 * time.Minute,
 		ExpectContinueTimeout: time.Second,
 		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConnsPerHost:   32,
+		MaxIdleConnsPerHost:   64, // llm.maxConcurrent's default: fewer keeps dialing under load
 		ForceAttemptHTTP2:     true,
 	}}
 }

@@ -39,7 +39,9 @@ type Reader struct {
 func NewReader(body io.ReadCloser, idle time.Duration) *Reader {
 	r := &Reader{body: body, idle: idle}
 	r.sc = bufio.NewScanner(body)
-	r.sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	// Start small: the scanner grows the buffer for a longer line (up to maxLine). A 64 KiB
+	// start was a third of the gateway's allocations under load (reef bench, 200+ streams).
+	r.sc.Buffer(make([]byte, 0, 4<<10), maxLine)
 	if idle > 0 {
 		r.timer = time.AfterFunc(idle, func() {
 			r.mu.Lock()
