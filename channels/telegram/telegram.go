@@ -126,6 +126,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 	api, err := telego.NewBot(cfg.Token,
 		telego.WithAPIServer(cfg.APIRoot),
 		telego.WithAPICaller(redactingCaller{client: client, token: cfg.Token}),
+		telego.WithRequestConstructor(stdJSONConstructor{}),
 		telego.WithDiscardLogger())
 	if err != nil {
 		return nil, fmt.Errorf("telegram: %s", redact(err.Error(), cfg.Token))
