@@ -76,3 +76,41 @@ func TestCronKindsAndActions(t *testing.T) {
 		t.Errorf("jobs after remove: %+v", jobs)
 	}
 }
+
+// Through the Timer, a job at 02:30 New York time runs once on the night the clocks skip
+// 02:00-03:00 (at 03:00 EDT) and once on the night 01:00-02:00 repeats.
+func TestCronDSTThroughTimer(t *testing.T) {
+	clock := testutil.NewClock(time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)) // 01:00 EST
+	script := fakellm.NewScript()
+	h := newTimerHarness(t, timerOpts{script: script, clock: clock})
+	var gap, overlap cron.Job
+	for _, add := range []struct {
+		expr string
+		job  *cron.Job
+	}{{"30 2 * * *", &gap}, {"30 1 * * *", &overlap}} {
+		if err := cronDo(t, h, "add", map[string]any{"job": map[string]any{
+			"schedule": map[string]any{"kind": "cron", "expr": add.expr, "tz": "America/New_York"},
+			"payload":  map[string]any{"kind": "agentTurn", "message": "dst " + add.expr}}}, add.job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC); gap.State.NextRunAtMs != want.UnixMilli() {
+		t.Errorf("02:30 on the spring-forward night: next %v, want %v (03:00 EDT)", time.UnixMilli(gap.State.NextRunAtMs).UTC(), want)
+	}
+	clock.Set(time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC))
+	settleClock(t, clock)
+	waitUntil(t, "the gap run", func() bool { return timerIdle(t, h) && storedRuns(t, h.store, gap.ID+":") == 1 })
+	// Fall back: 01:30 happens at 05:30 and 06:30 UTC; only the first runs.
+	clock.Set(time.Date(2026, 11, 1, 4, 0, 0, 0, time.UTC))
+	settleClock(t, clock)
+	waitUntil(t, "catch-ups", func() bool { return timerIdle(t, h) })
+	before := storedRuns(t, h.store, overlap.ID+":")
+	for _, hhmm := range [][2]int{{5, 30}, {6, 30}, {7, 0}} {
+		clock.Set(time.Date(2026, 11, 1, hhmm[0], hhmm[1], 0, 0, time.UTC))
+		settleClock(t, clock)
+		waitUntil(t, "the timer", func() bool { return timerIdle(t, h) })
+	}
+	if n := storedRuns(t, h.store, overlap.ID+":") - before; n != 1 {
+		t.Errorf("01:30 on the fall-back night ran %d times, want 1", n)
+	}
+}
