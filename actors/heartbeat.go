@@ -133,7 +133,7 @@ func (t *Timer) onBeatRead(ctx actor.Context, msg *beatRead) {
 		Text: "[Heartbeat] Read HEARTBEAT.md in your workspace and do what it asks now. Do not bring back old " +
 			"tasks from earlier conversations. If nothing needs the user's attention, reply exactly " + HeartbeatOK +
 			". Current time: " + now.UTC().Format("2006-01-02 15:04") + " UTC."}
-	t.running["hb:"+msg.agentID] = &cronRun{sessionKey: msg.sessionKey, source: "heartbeat"}
+	t.running["hb:"+msg.agentID] = &cronRun{sessionKey: msg.sessionKey, source: "heartbeat", started: time.Now()}
 	t.enqueue(ctx, "hb:"+msg.agentID, in, nil)
 }
 

@@ -18,7 +18,11 @@ type cronRun struct {
 	sessionKey string
 	source     string
 	enqueued   bool
+	started    time.Time // real time: a run that never finishes frees its slot after runTimeout
 }
+
+// runTimeout frees the slot of a run whose session never answered (it crashed for good).
+const runTimeout = 30 * time.Minute
 
 // due handles a job whose time came: it fires now, waits for the next heartbeat
 // (wakeMode next-heartbeat), or waits for a free slot when MaxConcurrentRuns are in flight.
@@ -106,7 +110,7 @@ func (t *Timer) fire(ctx actor.Context, j *cron.Job, reason string) error {
 	if !remove && updated.Enabled && updated.State.NextRunAtMs != 0 {
 		t.schedule(jobKey(j.ID), time.UnixMilli(updated.State.NextRunAtMs), "due")
 	}
-	t.running[jobKey(j.ID)] = &cronRun{sessionKey: in.SessionKey, source: in.Source}
+	t.running[jobKey(j.ID)] = &cronRun{sessionKey: in.SessionKey, source: in.Source, started: time.Now()}
 	t.enqueue(ctx, jobKey(j.ID), in, apply)
 	return nil
 }
@@ -164,10 +168,14 @@ func (t *Timer) poll(ctx actor.Context) {
 // onPoll retires runs whose session answered (their inbox entry is gone) and fires waiting jobs.
 func (t *Timer) onPoll(ctx actor.Context) {
 	t.polling = false
-	var done []string
+	var done, stuck []string
 	err := t.deps.Store.View(func(r persistence.Reader) error {
 		for key, run := range t.running {
 			if !run.enqueued {
+				continue
+			}
+			if time.Since(run.started) > runTimeout {
+				stuck = append(stuck, key)
 				continue
 			}
 			items, err := r.Inbox(run.sessionKey)
@@ -190,6 +198,11 @@ func (t *Timer) onPoll(ctx actor.Context) {
 	for _, key := range done {
 		delete(t.running, key)
 		t.finish(key, "ok", "")
+	}
+	for _, key := range stuck {
+		delete(t.running, key)
+		t.log.Warn().Str("key", key).Msg("a scheduled run got no answer in 30 min; its slot is freed")
+		t.finish(key, "error", "no answer within 30 minutes")
 	}
 	t.next(ctx)
 	t.poll(ctx)
