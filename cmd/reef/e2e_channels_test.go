@@ -123,8 +123,8 @@ func TestE2ETelegramKill(t *testing.T) {
 		t.Errorf("%d of %d messages got no reply within %v (lost), e.g. %v", len(lost), total, chatDeadline, lost[:min(len(lost), 10)])
 	}
 	// Every chat holds exactly its replies, in order: nothing doubled, nothing extra.
-	var doubled []string
-	extra, wrong := 0, 0
+	var doubled, foreign []string
+	extra := 0
 	for c := range chats {
 		chat := int64(1000 + c)
 		var want []string
@@ -135,35 +135,45 @@ func TestE2ETelegramKill(t *testing.T) {
 		if slices.Equal(got, want) {
 			continue
 		}
-		extra += max(0, len(got)-len(want))
+		var replies []string
+		for _, m := range got {
+			if tokenRE.MatchString(m) {
+				replies = append(replies, m)
+			} else {
+				foreign = append(foreign, fmt.Sprintf("chat %d: %q", chat, m))
+			}
+		}
+		extra += max(0, len(replies)-len(want))
 		for _, w := range want {
-			if k := countOf(got, w); k > 1 {
+			if k := countOf(replies, w); k > 1 {
 				// A reply sent twice whose message the model answered once was sent again
 				// from the outbox; one the model answered twice was a run repeated.
 				marker := strings.TrimPrefix(w, replyTo(""))
 				doubled = append(doubled, fmt.Sprintf("%q sent %d× (model asked %d×)", w, k, llm.requests(marker)))
 			}
 		}
-		// Beyond copies, the replies must be the expected ones in order.
-		if uniq := slices.Compact(slices.Clone(got)); !slices.Equal(uniq, want) && len(lost) == 0 {
-			if wrong++; wrong <= 10 {
-				t.Errorf("chat %d got %q, want %q (messages other than the replies, e.g. a placeholder never edited into a reply, or replies out of order)", chat, got, want)
-			}
+		if uniq := slices.Compact(replies); !slices.Equal(uniq, want) && len(lost) == 0 {
+			t.Errorf("chat %d got %q, want %q: replies missing or out of order", chat, got, want)
 		}
-	}
-	if wrong > 10 {
-		t.Errorf("... %d chats in all hold messages other than their replies", wrong)
 	}
 	if len(doubled) > 0 {
 		resent := 0
 		for _, a := range audits {
-			resent += a.delivered
+			resent += a.resent
 		}
 		t.Errorf("%d replies were sent more than once (%d extra messages), e.g. %v\n"+
-			"At the kills the outbox held %d replies that Telegram already showed: the gateway sent them, then was "+
-			"killed before their outbox rows were deleted (actors/connector_send.go Connector.send: ch.Send, then "+
-			"DeleteOutbox in a later commit), so the next gateway sent them again (actors/session.go Session.onStarted).",
+			"At the kills the outbox held %d replies that Telegram already showed and that had no recorded draft to "+
+			"edit: the gateway had sent them as new messages, then was killed before their outbox rows were deleted "+
+			"(actors/connector_send.go Connector.send: ch.Send, then DeleteOutbox in a later commit), so the next "+
+			"gateway sent them again as new messages (actors/session.go Session.onStarted re-queues the outbox).",
 			len(doubled), extra, doubled[:min(len(doubled), 10)], resent)
+	}
+	if len(foreign) > 0 {
+		t.Errorf("%d messages in the chats are no reply, e.g. %q\n"+
+			"A draft sent when a run started stays behind when reef is killed after sending it and before recording "+
+			"its id (actors/connector_draft.go openDraft: ch.Send, then writeAndWait Put): the restarted run sends a "+
+			"new draft (or its reply as a new message) and nothing ever edits or deletes the first one.",
+			len(foreign), foreign[:min(len(foreign), 10)])
 	}
 	if n.kills != kills {
 		t.Errorf("%d kills, want %d", n.kills, kills)
@@ -179,8 +189,9 @@ func TestE2ETelegramKill(t *testing.T) {
 		}
 	}
 	for i, a := range audits {
-		t.Logf("after kill %d: %d unanswered messages in inboxes; %d replies in outboxes, %d of them already delivered to Telegram (they will be sent again)",
-			i+1, a.inbox, a.outbox, a.delivered)
+		t.Logf("after kill %d: %d unanswered messages in inboxes; %d replies in outboxes, %d of them already delivered "+
+			"to Telegram (%d without a recorded draft: they will be sent again as new messages)",
+			i+1, a.inbox, a.outbox, a.delivered, a.resent)
 	}
 	t.Logf("%d messages from %d chats, %d SIGKILLs (after %v answered), %d model requests (%d messages asked again after a kill), %v",
 		total, chats, n.kills, at, llm.total(), rerun, elapsed.Round(time.Millisecond))

@@ -333,7 +333,12 @@ func countOf(s []string, v string) int {
 type killAudit struct {
 	inbox, outbox int // unanswered messages, unconfirmed replies
 	delivered     int // unconfirmed replies the platform already shows in their chat
+	resent        int // of those, replies whose session has no recorded draft to edit
 }
+
+// draftBucket is where reef records the draft message a run's reply will be edited into
+// (actors/connector_draft.go); a reply delivered again is then an edit, not a new message.
+const draftBucket = "drafts"
 
 // auditAfterKill reads the database of a killed gateway (the lock died with it): how many
 // messages wait for an answer and how many replies wait to be confirmed, and of those how
@@ -363,9 +368,16 @@ func auditAfterKill(t *testing.T, home string, sent func(chat string) []string) 
 			}
 			a.inbox += len(in)
 			a.outbox += len(out)
+			_, draft, err := r.Get(draftBucket, key)
+			if err != nil {
+				return err
+			}
 			for _, o := range out {
 				if slices.Contains(sent(o.ChatID), o.Text) {
 					a.delivered++
+					if !draft {
+						a.resent++
+					}
 				}
 			}
 		}
