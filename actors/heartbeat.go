@@ -206,8 +206,12 @@ func (t *Timer) status(agentID string) map[string]any {
 	beats := map[string]any{}
 	for id, b := range t.beats {
 		if agentID == "" || id == agentID {
+			var last int64
+			if !b.lastAt.IsZero() {
+				last = b.lastAt.UnixMilli()
+			}
 			beats[id] = map[string]any{"everyMs": b.set.Every.Milliseconds(), "sent": b.sent, "skipped": b.skipped,
-				"lastAtMs": b.lastAt.UnixMilli(), "busy": b.busy}
+				"lastAtMs": last, "busy": b.busy}
 		}
 	}
 	return map[string]any{"jobs": len(jobs), "running": t.cronInFlight(), "waiting": len(t.waiting), "heartbeats": beats}
