@@ -8,7 +8,8 @@
 //	Gateway                     root; restarts children with backoff; ordered shutdown
 //	├── Storage                 the only Store writer: group commit, answers after the commit
 //	├── Connector(<channel>)    one per channel account: platform goroutine, durable accept, ordered sends
-//	└── Router                  session key → Session; spawns on demand, passivates idle sessions
+//	├── Router                  session key → Session; spawns on demand, passivates idle sessions
+//	└── Timer                   cron jobs and heartbeats: one heap of wake-ups, one clock timer
 //	    └── Session(<key>)      one per conversation: transcript, queue, at most one Turn
 //	        └── Turn            one agent run: the LLM ↔ tools loop
 //	            └── ToolRun     one tool call; a crash or hang fails only this call
@@ -23,6 +24,12 @@
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
 //	Router                         Gateway.Started            Gateway shutdown (stops every Session)
+//	Timer                          Gateway.Started, after     Gateway shutdown, before Storage
+//	                               Storage and the Router
+//	Timer enqueue / HEARTBEAT.md   Timer                      they finish; Timer.Stopping cancels them
+//	reader goroutines
+//	Timer poll timer (real time)   Timer, while cron runs     no run in flight; Timer.Stopping
+//	                               are in flight
 //	sweep ticker goroutine         Router (connectorsReady)   Router.Stopping
 //	Session                        Router (first message or   Router passivation (Poison), Router stop,
 //	                               pending work at start)     or its restart budget running out

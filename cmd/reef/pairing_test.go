@@ -52,9 +52,10 @@ func TestPairingThroughTheControlSocket(t *testing.T) {
 		t.Fatalf("reef pairing approve = %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	tg.UserSays(4242, 4242, "and now?")
-	if got := waitSent(t, tg, 4242, 2)[1]; !strings.Contains(got, "hello, approved friend") {
-		t.Fatalf("after approval the user got %q", got)
-	}
+	waitUntil(t, "the reply after approval", func() bool {
+		sent := tg.Sent(4242)
+		return len(sent) == 2 && sent[1] == "hello, approved friend" // the run's draft became the reply
+	})
 	if code := g.stop(t, syscall.SIGTERM); code != 0 {
 		t.Fatalf("gateway exit %d", code)
 	}
@@ -73,6 +74,18 @@ func waitSent(t *testing.T, tg *telegramtest.Server, chat int64, n int) []string
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("chat %d got %v, want %d messages", chat, tg.Sent(chat), n)
+		}
+		time.Sleep(10 * time.Millisecond) // bounded polling of the fake platform
+	}
+}
+
+// waitUntil polls cond until it holds, failing after 15 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond) // bounded polling of the fake platform
 	}

@@ -124,7 +124,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			IdleAfter: time.Duration(cfg.Session.IdleMinutes) * time.Minute,
 			DMScope:   cfg.Session.DMScope,
 		},
-	})
+	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()
 		return nil, err
