@@ -2,6 +2,8 @@ package actors
 
 import (
 	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -34,6 +36,7 @@ type Deps struct {
 	// toolRuntime is what tools get as tools.Env.Runtime; the Gateway sets it before it
 	// spawns the Router (and so before any Session runs a tool).
 	toolRuntime tools.Runtime
+	timer       *actor.PID // set by the Gateway like toolRuntime
 }
 
 // redactor returns the secret redactor, built on first use.

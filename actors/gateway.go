@@ -90,7 +90,8 @@ func (g *Gateway) onStarted(ctx actor.Context) {
 	storage, _ := ctx.SpawnNamed(StorageProps(g.deps.Store, g.deps.Log), "storage")
 	g.storage = storage
 	// Tools reach the Timer through toolRuntime; its PID is known before it is spawned.
-	g.deps.toolRuntime = &timerRuntime{root: ctx.ActorSystem().Root, timer: timerPID(ctx.Self())}
+	g.deps.timer = timerPID(ctx.Self())
+	g.deps.toolRuntime = &timerRuntime{root: ctx.ActorSystem().Root, timer: g.deps.timer}
 	router, _ := ctx.SpawnNamed(RouterProps(g.deps, storage), "router")
 	if _, err := ctx.SpawnNamed(TimerProps(g.deps, g.timer, storage, router), "timer"); err != nil {
 		g.log.Error().Err(err).Msg("start timer")
@@ -213,4 +214,16 @@ func (rt *Runtime) Health() []ChannelHealth {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// HeartbeatPauses returns, per agent, why its heartbeats are paused (none: an empty map).
+func (rt *Runtime) HeartbeatPauses() map[string]string {
+	reply := make(chan map[string]string, 1)
+	rt.system.Root.Send(timerPID(rt.gateway), &beatPausesRequest{reply: reply})
+	select {
+	case m := <-reply:
+		return m
+	case <-time.After(2 * time.Second):
+		return nil
+	}
 }

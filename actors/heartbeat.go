@@ -37,6 +37,40 @@ type beatState struct {
 	sent    int      // heartbeat events enqueued
 	skipped int      // heartbeats that found nothing to do (no LLM call)
 	lastAt  time.Time
+	paused  string // why heartbeats are paused ("" = running): the provider rejects the key
+}
+
+// beatOutcome is what a Session reports when a heartbeat's run ended.
+type beatOutcome struct {
+	agentID string
+	authErr error // the provider rejected the key (401/403); nil when the run reached the model
+}
+
+// beatPausesRequest asks the Timer which agents' heartbeats are paused, and why.
+type beatPausesRequest struct{ reply chan<- map[string]string }
+
+// onBeatOutcome pauses an agent's heartbeats while its provider rejects the key, so a broken
+// key does not cost a failed call every interval; the next successful run resumes them.
+func (t *Timer) onBeatOutcome(msg *beatOutcome) {
+	b := t.beat(msg.agentID)
+	switch {
+	case msg.authErr != nil && b.paused == "":
+		b.paused = "the model provider rejects the API key (" + msg.authErr.Error() + "); fix it and restart reef, or talk to the agent once it works"
+		t.log.Warn().Str("agent", msg.agentID).Err(msg.authErr).Msg("heartbeats paused: the provider rejects the API key")
+	case msg.authErr == nil && b.paused != "":
+		b.paused = ""
+		t.log.Info().Str("agent", msg.agentID).Msg("heartbeats resumed")
+	}
+}
+
+func (t *Timer) beatPauses() map[string]string {
+	out := map[string]string{}
+	for id, b := range t.beats {
+		if b.paused != "" {
+			out[id] = b.paused
+		}
+	}
+	return out
 }
 
 // beatRead is what the heartbeat goroutine found: HEARTBEAT.md's content and the session.
@@ -83,7 +117,7 @@ func (t *Timer) onBeat(ctx actor.Context, agentID string, now time.Time) {
 		t.due(ctx, id, "heartbeat")
 	}
 	a := t.deps.agent(agentID)
-	if a == nil || b.busy || !active(b.set, a, now) {
+	if a == nil || b.busy || b.paused != "" || !active(b.set, a, now) {
 		return
 	}
 	b.busy = true
@@ -211,7 +245,7 @@ func (t *Timer) status(agentID string) map[string]any {
 				last = b.lastAt.UnixMilli()
 			}
 			beats[id] = map[string]any{"everyMs": b.set.Every.Milliseconds(), "sent": b.sent, "skipped": b.skipped,
-				"lastAtMs": last, "busy": b.busy}
+				"lastAtMs": last, "busy": b.busy, "paused": b.paused}
 		}
 	}
 	return map[string]any{"jobs": len(jobs), "running": t.cronInFlight(), "waiting": len(t.waiting), "heartbeats": beats}

@@ -106,3 +106,36 @@ func TestHeartbeatTaskActiveHours(t *testing.T) {
 		t.Errorf("heartbeat finding delivered as %+v", got)
 	}
 }
+
+// Heartbeats pause while the provider rejects the key: after a 401 the next intervals make no
+// model call (and reef says why); a run that reaches the model resumes them.
+func TestHeartbeatPausesOnRejectedKey(t *testing.T) {
+	ws := t.TempDir()
+	writeHeartbeat(t, ws, "# Heartbeat\n- check the build status\n")
+	clock := testutil.NewClock(time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC))
+	script := fakellm.NewScript(fakellm.Reply{Text: "hi"})
+	script.Respond = func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Status: 401} }
+	h := newTimerHarness(t, timerOpts{script: script, clock: clock, workspace: ws})
+	h.say("42", "hi")
+	h.reply()
+	beatWeek(t, h, clock, 30*time.Minute, 1)
+	waitUntil(t, "the pause", func() bool { return h.rt.HeartbeatPauses()["main"] != "" })
+	calls := len(script.Requests())
+	beatWeek(t, h, clock, 30*time.Minute, 3)
+	if n := len(script.Requests()); n != calls {
+		t.Fatalf("%d model calls while paused, want none", n-calls)
+	}
+	script.Respond = func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "the key works again"} }
+	h.say("42", "are you there?")
+	for out := range h.ch.Sent {
+		if out.Text == "the key works again" {
+			break
+		}
+	}
+	waitUntil(t, "the resume", func() bool { return len(h.rt.HeartbeatPauses()) == 0 })
+	calls = len(script.Requests())
+	beatWeek(t, h, clock, 30*time.Minute, 1)
+	if n := len(script.Requests()); n != calls+1 {
+		t.Errorf("%d model calls for the first heartbeat after resuming, want 1", n-calls)
+	}
+}

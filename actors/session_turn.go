@@ -73,6 +73,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	})
 	s.info = info
 	s.turnUser = entries // kept until recorded, then appended to history
+	s.reportHeartbeat(ctx, msg)
 	if msg.err != nil && !msg.cancelled {
 		s.log.Warn().Err(msg.err).Str("session", s.key).Msg("run failed")
 	}
@@ -180,4 +181,19 @@ func isNetError(err error) bool {
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
 	return errors.As(err, &opErr) || errors.As(err, &dnsErr)
+}
+
+// reportHeartbeat tells the Timer when a run shows whether the agent's provider accepts the
+// key: the Timer pauses an agent's heartbeats while the provider rejects it (401/403) and
+// resumes them after the next run that reached the model.
+func (s *Session) reportHeartbeat(ctx actor.Context, msg *turnFinished) {
+	if s.deps.timer == nil {
+		return
+	}
+	switch {
+	case errors.Is(msg.err, providers.ErrAuth):
+		ctx.Send(s.deps.timer, &beatOutcome{agentID: s.agent.ID, authErr: msg.err})
+	case msg.err == nil:
+		ctx.Send(s.deps.timer, &beatOutcome{agentID: s.agent.ID})
+	}
 }

@@ -112,6 +112,10 @@ func (t *Timer) Receive(ctx actor.Context) {
 		t.onRequest(ctx, msg)
 	case *beatRead:
 		t.onBeatRead(ctx, msg)
+	case *beatOutcome:
+		t.onBeatOutcome(msg)
+	case *beatPausesRequest:
+		msg.reply <- t.beatPauses()
 	case *actor.Stopping, *actor.Restarting:
 		t.stop()
 	}

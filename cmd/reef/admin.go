@@ -77,6 +77,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 	}
+	for agent, why := range st.HeartbeatsPaused {
+		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
+	}
 	printPairings(stdout, st.Pairing)
 	return 0
 }

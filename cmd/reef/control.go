@@ -59,6 +59,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 			return
 		}
 		st.PID, st.Started, st.LiveSessions, st.Channels = os.Getpid(), started, rt.LiveSessions(), rt.Health()
+		st.HeartbeatsPaused = rt.HeartbeatPauses()
 		json.NewEncoder(w).Encode(st)
 	})
 	mux.HandleFunc("POST /pairing/{action}", func(w http.ResponseWriter, r *http.Request) {
