@@ -35,6 +35,8 @@ type Status struct {
 	Sessions     int                    `json:"sessions"`
 	Channels     []actors.ChannelHealth `json:"channels"`
 	Pairing      []actors.Pairing       `json:"pairing"`
+	// HeartbeatsPaused says, per agent, why its heartbeats are paused.
+	HeartbeatsPaused map[string]string `json:"heartbeatsPaused,omitempty"`
 }
 
 // serveControl serves the control socket until the returned stop function is called. It is
