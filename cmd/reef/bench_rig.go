@@ -71,10 +71,12 @@ type benchRig struct {
 	llmStop   chan struct{}
 	llmURL    string
 	latency   time.Duration
-	jitter    time.Duration // when > 0, a random extra delay up to this per answer
-	llmCalls  atomic.Int64
-	toolCalls atomic.Int64
-	replied   atomic.Int64 // messages with at least one reply
+	// sessionIdle, when > 0, is session.idleMinutes of the gateway.
+	sessionIdle int
+	jitter      time.Duration // when > 0, a random extra delay up to this per answer
+	llmCalls    atomic.Int64
+	toolCalls   atomic.Int64
+	replied     atomic.Int64 // messages with at least one reply
 
 	mu        sync.Mutex
 	msgs      map[string]*benchMsg
@@ -154,6 +156,9 @@ channels:
     dmPolicy: open
     allowFrom: ["*"]
 `, r.llmURL, llm, benchToken, r.tg.URL)
+	if r.sessionIdle > 0 {
+		y += fmt.Sprintf("session:\n  idleMinutes: %d\n", r.sessionIdle)
+	}
 	if extraChannels {
 		y += `  discord:
     token: "bench.discord.token"
@@ -542,11 +547,12 @@ func (l *benchLog) tail() string {
 
 // procStat is what /proc says about a process.
 type procStat struct {
-	cpu          time.Duration // utime + stime
-	rssKB, hwmKB int
-	threads, fds int
-	goroutines   int // from the pprof endpoint, when there is one; -1 otherwise
-	sampledAt    time.Time
+	cpu            time.Duration // utime + stime
+	rssKB, hwmKB   int
+	anonKB, fileKB int // RssAnon, RssFile (the binary's pages and the mapped database)
+	threads, fds   int
+	goroutines     int // from the pprof endpoint, when there is one; -1 otherwise
+	sampledAt      time.Time
 }
 
 // clockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat (100 on Linux).
@@ -580,6 +586,10 @@ func readProc(pid int) (procStat, error) {
 			st.rssKB = n
 		case "VmHWM":
 			st.hwmKB = n
+		case "RssAnon":
+			st.anonKB = n
+		case "RssFile":
+			st.fileKB = n
 		case "Threads":
 			st.threads = n
 		}

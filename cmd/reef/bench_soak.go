@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -20,6 +21,9 @@ import (
 type soakSample struct {
 	AtSeconds  float64 `json:"atSeconds"`
 	RSSMB      float64 `json:"rssMB"`
+	AnonMB     float64 `json:"anonMB"` // RssAnon: the heap, stacks and runtime
+	FileMB     float64 `json:"fileMB"` // RssFile: the binary's pages and the mapped database
+	DBMB       float64 `json:"dbMB"`   // size of reef.db
 	Goroutines int     `json:"goroutines"`
 	Threads    int     `json:"threads"`
 	FDs        int     `json:"fds"`
@@ -33,7 +37,8 @@ type soakSample struct {
 type soakReport struct {
 	DurationSeconds float64      `json:"durationSeconds"`
 	Rate            float64      `json:"rate"`
-	Chats           int          `json:"chats"`
+	Chats           int          `json:"chats"`      // talking at any time
+	ChatsInAll      int64        `json:"chatsInAll"` // distinct chats over the run
 	Injected        int          `json:"injected"`
 	Answered        int64        `json:"answered"`
 	Lost            int          `json:"lost"`
@@ -41,6 +46,7 @@ type soakReport struct {
 	CPUMsPerMsg     float64      `json:"cpuMsPerMessage"`
 	PeakRSSMB       float64      `json:"peakRssMB"`
 	RSSGrowthPct    float64      `json:"rssGrowthPct"` // mean of the last quarter's samples over the first quarter's
+	AnonGrowthPct   float64      `json:"anonGrowthPct"`
 	GoroutineGrowth float64      `json:"goroutineGrowthPct"`
 	FDGrowthPct     float64      `json:"fdGrowthPct"`
 	Samples         []soakSample `json:"samples"`
@@ -53,7 +59,9 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	duration := flags.Duration("duration", 30*time.Minute, "how long to keep the load on")
 	rate := flags.Float64("rate", 50, "messages per second")
-	chats := flags.Int("chats", 0, "chats taking turns (default 4 × rate)")
+	chats := flags.Int("chats", 0, "chats talking at any time, taking turns (default 4 × rate)")
+	perChat := flags.Int("per-chat", 5, "messages per chat before it falls silent and a new chat takes its place (0: chats never change)")
+	idleMinutes := flags.Int("idle-minutes", 1, "session.idleMinutes of the gateway: silent chats' sessions are unloaded after this (0: reef's default)")
 	every := flags.Duration("every", 10*time.Second, "sampling interval")
 	latency := flags.Duration("llm-latency", 0, "the fake LLM waits this long before each answer")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
@@ -78,6 +86,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer rig.Close()
+	rig.sessionIdle = *idleMinutes
 	if err := rig.writeConfig(0, false); err != nil {
 		return fail(err)
 	}
@@ -123,7 +132,12 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		}
 		rig.mu.Unlock()
 		sortDurations(lat)
+		var dbMB float64
+		if fi, err := os.Stat(filepath.Join(rig.home, "data", "reef.db")); err == nil {
+			dbMB = float64(fi.Size()) / (1 << 20)
+		}
 		return soakSample{AtSeconds: time.Since(start).Seconds(), RSSMB: float64(st.rssKB) / 1024, Goroutines: g,
+			AnonMB: float64(st.anonKB) / 1024, FileMB: float64(st.fileKB) / 1024, DBMB: dbMB,
 			Threads: st.threads, FDs: st.fds, CPUSeconds: st.cpu.Seconds(), Injected: len(msgs),
 			Answered: rig.replied.Load(), P99Ms: ms(percentile(lat, 0.99))}, next, nil
 	}
@@ -150,6 +164,11 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	end := time.After(*duration)
 	last := make([]*benchMsg, *chats)
 	count := make([]int, *chats)
+	chatOf := make([]int64, *chats)
+	for c := range chatOf {
+		chatOf[c] = int64(30000 + c)
+	}
+	nextChat := int64(30000 + *chats)
 	next, skipped := 0, 0
 loop:
 	for {
@@ -177,7 +196,11 @@ loop:
 					continue
 				}
 			}
-			m := rig.inject(int64(30000+c), count[c], false)
+			if *perChat > 0 && count[c] == *perChat { // this chat falls silent; a new one talks
+				chatOf[c], count[c] = nextChat, 0
+				nextChat++
+			}
+			m := rig.inject(chatOf[c], count[c], false)
 			count[c]++
 			last[c] = m
 			mu.Lock()
@@ -186,6 +209,7 @@ loop:
 		}
 	}
 	rep.DurationSeconds = time.Since(start).Seconds()
+	rep.ChatsInAll = nextChat - 30000
 	// Let the last messages be answered.
 	mu.Lock()
 	all := injected
@@ -226,6 +250,7 @@ loop:
 			return (b/a - 1) * 100
 		}
 		rep.RSSGrowthPct = growth(func(s soakSample) float64 { return s.RSSMB })
+		rep.AnonGrowthPct = growth(func(s soakSample) float64 { return s.AnonMB })
 		rep.GoroutineGrowth = growth(func(s soakSample) float64 { return float64(s.Goroutines) })
 		rep.FDGrowthPct = growth(func(s soakSample) float64 { return float64(s.FDs) })
 	}
@@ -235,15 +260,16 @@ loop:
 		enc.Encode(rep)
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "t\tRSS\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
+		fmt.Fprintln(tw, "t\tRSS\tanon\tfile\tdb\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
 		for _, s := range rep.Samples {
-			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.Goroutines, s.Threads, s.FDs, s.CPUSeconds, s.Injected, s.Answered, s.P99Ms)
+			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.AnonMB, s.FileMB, s.DBMB,
+				s.Goroutines, s.Threads, s.FDs, s.CPUSeconds, s.Injected, s.Answered, s.P99Ms)
 		}
 		tw.Flush()
-		fmt.Fprintf(stdout, "soak: %.0fs at %.0f msg/s over %d chats: %d injected (%d turns skipped while a chat waited), %d answered, lost %d, duplicated %d, %.2fms CPU/msg, peak RSS %.1fMB\n",
-			rep.DurationSeconds, rep.Rate, rep.Chats, rep.Injected, skipped, rep.Answered, rep.Lost, rep.Duplicated, rep.CPUMsPerMsg, rep.PeakRSSMB)
-		fmt.Fprintf(stdout, "growth, last quarter over first quarter: RSS %+.1f%%, goroutines %+.1f%%, fds %+.1f%%\n",
-			rep.RSSGrowthPct, rep.GoroutineGrowth, rep.FDGrowthPct)
+		fmt.Fprintf(stdout, "soak: %.0fs at %.0f msg/s, %d chats at a time (%d in all): %d injected (%d turns skipped while a chat waited), %d answered, lost %d, duplicated %d, %.2fms CPU/msg, peak RSS %.1fMB\n",
+			rep.DurationSeconds, rep.Rate, rep.Chats, rep.ChatsInAll, rep.Injected, skipped, rep.Answered, rep.Lost, rep.Duplicated, rep.CPUMsPerMsg, rep.PeakRSSMB)
+		fmt.Fprintf(stdout, "growth, last quarter over first quarter: RSS %+.1f%% (anonymous %+.1f%%), goroutines %+.1f%%, fds %+.1f%%\n",
+			rep.RSSGrowthPct, rep.AnonGrowthPct, rep.GoroutineGrowth, rep.FDGrowthPct)
 	}
 	if stopErr != nil {
 		return fail(stopErr)
