@@ -85,6 +85,7 @@ func TestE2ETelegramKill(t *testing.T) {
 
 	// Kill at random moments of the traffic: when a random number of messages were answered.
 	var audits []killAudit
+	midTraffic := 0 // kills while messages still waited for their reply
 	at := make([]int, kills)
 	for i := range at {
 		at[i] = total/20 + rand.N(max(1, total*85/100))
@@ -106,6 +107,11 @@ func TestE2ETelegramKill(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(rand.N(30 * time.Millisecond)):
+		}
+		select {
+		case <-done:
+		default:
+			midTraffic++
 		}
 		n.kill()
 		audits = append(audits, auditAfterKill(t, home, func(chat string) []string {
@@ -175,8 +181,8 @@ func TestE2ETelegramKill(t *testing.T) {
 			"new draft (or its reply as a new message) and nothing ever edits or deletes the first one.",
 			len(foreign), foreign[:min(len(foreign), 10)])
 	}
-	if n.kills != kills {
-		t.Errorf("%d kills, want %d", n.kills, kills)
+	if n.kills != kills || midTraffic == 0 {
+		t.Errorf("%d kills (%d of them while messages waited for replies), want %d during the traffic", n.kills, midTraffic, kills)
 	}
 	checkSettled(t, home)
 	noSecrets(t, home, n.logs(), tgToken, canary)
@@ -193,8 +199,8 @@ func TestE2ETelegramKill(t *testing.T) {
 			"to Telegram (%d without a recorded draft: they will be sent again as new messages)",
 			i+1, a.inbox, a.outbox, a.delivered, a.resent)
 	}
-	t.Logf("%d messages from %d chats, %d SIGKILLs (after %v answered), %d model requests (%d messages asked again after a kill), %v",
-		total, chats, n.kills, at, llm.total(), rerun, elapsed.Round(time.Millisecond))
+	t.Logf("%d messages from %d chats, %d SIGKILLs (%d during the traffic, after %v answered), %d model requests (%d messages asked again after a kill), %v",
+		total, chats, n.kills, midTraffic, at, llm.total(), rerun, elapsed.Round(time.Millisecond))
 	if t.Failed() {
 		t.Logf("gateway logs:\n%s", tail(n.logs(), 6000))
 	}
