@@ -155,7 +155,11 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	if stopErr != nil {
 		violations = append(violations, stopErr.Error())
 	}
-	lost, dup, _ := rig.tally()
+	// What the users see in the end decides; a reply that showed for a moment in a second
+	// message (a re-delivery after a kill that edited the next run's draft, later replaced
+	// by that run's own reply) is reported apart.
+	lost, dup, drafts, finalExamples := rig.chatState()
+	_, everDup, _ := rig.tally()
 	rig.mu.Lock()
 	injected := len(rig.msgs)
 	rig.mu.Unlock()
@@ -163,7 +167,11 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 		violations = append(violations, fmt.Sprintf("%d of %d messages were injected before the deadline", injected, *total))
 	}
 	if lost > 0 {
-		violations = append(violations, fmt.Sprintf("%d messages got no reply (lost)", lost))
+		violations = append(violations, fmt.Sprintf("%d messages have no reply in their chat (lost)", lost))
+	}
+	var duplicated []string // reported apart: exit status 3 when nothing else is wrong
+	if dup > 0 {
+		duplicated = append(duplicated, fmt.Sprintf("%d messages have their reply in more than one message of their chat: %v", dup, finalExamples))
 	}
 	resent, rerun, examples := rig.duplicates(10)
 	if rerun > 0 {
@@ -182,29 +190,46 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 
 	fmt.Fprintf(stdout, "reef bench crash: %d messages from %d chats (%d tool calls made), %d SIGKILLs, %d model calls, %.1fs\n",
 		injected, *chats, rig.toolCalls.Load(), killed.Load(), rig.llmCalls.Load(), elapsed.Seconds())
-	fmt.Fprintf(stdout, "  lost %d, duplicated %d (%d the same answer re-sent from the outbox, %d with different answers)\n", lost, dup, resent, rerun)
+	fmt.Fprintf(stdout, "  in the chats at the end: lost %d, duplicated %d, drafts left showing \"…\" %d; replies that ever showed in a second message: %d (%d the same answer re-delivered, %d different answers)\n",
+		lost, dup, drafts, everDup, resent, rerun)
 	if len(violations) > 0 {
 		for _, v := range violations {
 			fmt.Fprintf(stdout, "  VIOLATION: %s\n", v)
 		}
+	} else {
+		fmt.Fprintln(stdout, "  database check passed; nothing pending; every tool call has exactly one result")
+	}
+	if resent > 0 && dup == 0 {
+		// The platform took these replies, then the SIGKILL came before the commit that marks
+		// them sent; the next gateway delivered them again into another message (the next
+		// run's draft, whose own reply later replaced it), so they showed twice for a while.
+		duplicated = append(duplicated, fmt.Sprintf("%d replies showed for a while in a second message (delivered again after a kill): %v", resent, examples))
+	}
+	for _, d := range duplicated {
+		fmt.Fprintf(stdout, "  DUPLICATED: %s\n", d)
+	}
+	if dup > 0 { // show the first chat with a duplicate as its user sees it
+		var chat int64
+		fmt.Sscanf(finalExamples[0], "bm-%d-", &chat)
+		fmt.Fprintf(stdout, "  chat %d, the bot's messages:\n", chat)
+		for _, m := range rig.tg.Messages(chat) {
+			fmt.Fprintf(stdout, "    #%d edits=%d deleted=%v %q\n", m.MessageID, m.Edits, m.Deleted, m.Text)
+		}
+	}
+	switch {
+	case len(violations) > 0:
 		fmt.Fprintf(stderr, "gateway log (last lines):\n%s\n", cur.Load().log.tail())
 		return 1
-	}
-	fmt.Fprintln(stdout, "  database check passed; nothing pending; every tool call has exactly one result")
-	if resent > 0 {
-		// Telegram took these replies, then the SIGKILL came before the commit that marks
-		// them sent, and the next gateway sent them again as new messages (not as an edit
-		// of the run's draft, which would have changed nothing).
-		fmt.Fprintf(stdout, "  DUPLICATED: %d replies were sent again after a kill between the platform taking them and the commit of their sent-mark: %v\n", resent, examples)
-		return crashExitResent
+	case len(duplicated) > 0:
+		return crashExitDuplicated
 	}
 	fmt.Fprintln(stdout, "  every message has exactly one reply")
 	return 0
 }
 
-// crashExitResent is the exit status of reef bench crash when the only violation is replies
-// re-sent from the outbox after a kill (every message answered, nothing answered twice).
-const crashExitResent = 3
+// crashExitDuplicated is the exit status of reef bench crash when nothing was lost and the
+// database is sound, but some replies were duplicated (in the end, or for a while).
+const crashExitDuplicated = 3
 
 // checkCrashDB opens the database after the gateway stopped: bbolt's check must pass, no
 // session may hold an unanswered message or an unsent reply, and in every transcript each

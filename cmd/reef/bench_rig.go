@@ -312,6 +312,48 @@ func (r *benchRig) pollsSeen() (int, time.Time) {
 	return r.polls, r.firstPoll
 }
 
+// chatState reads what the users finally see, from the fake Bot API: per injected message,
+// how many of the bot's messages (not deleted) carry its marker now. lost counts messages
+// whose marker no visible message carries, dup those carried by more than one; drafts counts
+// the bot's "…" drafts still showing (a run's draft that no reply replaced).
+func (r *benchRig) chatState() (lost, dup, drafts int, examples []string) {
+	r.mu.Lock()
+	chats := map[int64]bool{}
+	var marks []string
+	for mk, m := range r.msgs {
+		chats[m.chat] = true
+		marks = append(marks, mk)
+	}
+	r.mu.Unlock()
+	visible := map[string]int{}
+	for chat := range chats {
+		for _, m := range r.tg.Messages(chat) {
+			if m.Deleted {
+				continue
+			}
+			if m.Text == "…" {
+				drafts++
+			}
+			for _, mk := range dedupe(benchMarker.FindAllString(m.Text, -1)) {
+				visible[mk]++
+			}
+		}
+	}
+	sort.Strings(marks)
+	for _, mk := range marks {
+		switch n := visible[mk]; {
+		case n == 0:
+			lost++
+		case n > 1:
+			dup++
+			if len(examples) < 10 {
+				examples = append(examples, fmt.Sprintf("%s in %d messages", mk, n))
+			}
+		}
+	}
+	return lost, dup, drafts, examples
+}
+
 // tally counts, over the messages injected, those without a reply and those with more than
 // one, and the latencies (injection to first reply) of the answered ones, sorted.
 func (r *benchRig) tally() (lost, dup int, lat []time.Duration) {
