@@ -58,35 +58,53 @@ func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *
 	if d, ok := c.loadDraft(ev.SessionKey); ok && d.chat == ev.ChatID {
 		return
 	}
-	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.name, ChatID: ev.ChatID, ThreadID: ev.ThreadID, Text: draftText})
-	if err != nil || len(ids) == 0 {
-		c.log.Debug().Err(err).Str("chat", ev.ChatID).Msg("draft not sent")
-		return
-	}
-	key, value := ev.SessionKey, ev.ChatID+"\n"+ids[0]
-	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
-		return tx.Put(draftBucket, key, []byte(value))
-	}); err != nil {
-		c.log.Warn().Err(err).Str("session", key).Msg("draft not recorded")
+	if _, err := c.newDraft(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID); err != nil {
+		c.log.Debug().Err(err).Str("chat", ev.ChatID).Msg("draft not opened")
 	}
 }
 
-// deliverByEdit delivers out by editing the session's draft. It reports false when there is
-// no usable draft (the caller sends a new message instead).
-func (c *Connector) deliverByEdit(ctx context.Context, out *messages.Outbound) (bool, error) {
+// newDraft sends a draft and records it; only a recorded draft is ever edited.
+func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, key, chat, thread string) (draft, error) {
+	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.name, ChatID: chat, ThreadID: thread, Text: draftText})
+	if err != nil {
+		return draft{}, err
+	}
+	if len(ids) == 0 {
+		return draft{}, errors.New("the platform returned no message id")
+	}
+	d := draft{chat: chat, id: ids[0]}
+	err = writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
+		return tx.Put(draftBucket, key, []byte(d.chat+"\n"+d.id))
+	})
+	return d, err
+}
+
+// deliverByEdit delivers out by editing the session's recorded draft, recording a new draft
+// first when there is none (a reply re-sent after a crash, a draft that failed): the reply
+// itself is then never a new message, so sending it again can only repeat an edit. It
+// reports false when the reply must be sent as new messages (too long for one message, or a
+// draft cannot be made).
+func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (bool, error) {
 	e, ok := c.editor()
 	if !ok || out.SessionKey == "" {
 		return false, nil
 	}
 	d, ok := c.loadDraft(out.SessionKey)
-	if !ok || d.chat != out.ChatID {
-		return false, nil
+	if ok && d.chat != out.ChatID {
+		ok = false
 	}
 	if utf8.RuneCountInString(out.Text) > draftMaxRune { // too long to fit: replace the draft
-		if del, ok := c.ch.(channels.Deleter); ok {
+		if del, isDel := c.ch.(channels.Deleter); isDel && ok {
 			del.Delete(ctx, d.chat, d.id)
 		}
 		return false, nil
+	}
+	if !ok {
+		var err error
+		if d, err = c.newDraft(ctx, root, out.SessionKey, out.ChatID, out.ThreadID); err != nil {
+			c.log.Debug().Err(err).Str("chat", out.ChatID).Msg("no draft; sending the reply as a new message")
+			return false, nil
+		}
 	}
 	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
 	if errors.Is(err, channels.ErrPermanent) { // the draft is gone (deleted by the user): send anew

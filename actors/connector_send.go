@@ -71,7 +71,7 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 			}
 		}
 		var edited bool
-		if edited, err = c.deliverByEdit(ctx, out); !edited && err == nil {
+		if edited, err = c.deliverByEdit(ctx, root, out); !edited && err == nil {
 			_, err = c.ch.Send(ctx, *out)
 		}
 		if err == nil || ctx.Err() != nil || errors.Is(err, channels.ErrPermanent) {
