@@ -59,7 +59,7 @@ func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *
 		return
 	}
 	if _, err := c.newDraft(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID); err != nil {
-		c.log.Debug().Err(err).Str("chat", ev.ChatID).Msg("draft not opened")
+		c.log.Warn().Err(err).Str("chat", ev.ChatID).Bool("draft", true).Msg("send failed")
 	}
 }
 
@@ -102,7 +102,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	if !ok {
 		var err error
 		if d, err = c.newDraft(ctx, root, out.SessionKey, out.ChatID, out.ThreadID); err != nil {
-			c.log.Debug().Err(err).Str("chat", out.ChatID).Msg("no draft; sending the reply as a new message")
+			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 			return false, nil
 		}
 	}
