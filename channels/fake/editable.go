@@ -76,25 +76,21 @@ func (e *Editable) Delete(_ context.Context, chatID, messageID string) error {
 
 // Shown returns the texts a chat's user sees, in order.
 func (e *Editable) Shown(chatID string) []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for _, m := range e.chats[chatID] {
-		if !m.deleted {
-			out = append(out, m.text)
-		}
-	}
-	return out
+	return e.visible(chatID, func(m *shown) string { return m.text })
 }
 
 // IDs returns the platform ids of the messages a chat's user sees, in order.
 func (e *Editable) IDs(chatID string) []string {
+	return e.visible(chatID, func(m *shown) string { return m.id })
+}
+
+func (e *Editable) visible(chatID string, field func(*shown) string) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []string
 	for _, m := range e.chats[chatID] {
 		if !m.deleted {
-			out = append(out, m.id)
+			out = append(out, field(m))
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package telegramtest
 
 import (
 	"fmt"
+	"github.com/reefgw/reef/channels"
 	"html"
 	"strings"
 )
@@ -79,15 +80,5 @@ func entityLen(s string) int {
 	return 1
 }
 
-// UTF16Len counts UTF-16 code units, the way Telegram measures text.
-func UTF16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
+// UTF16Len counts s in UTF-16 code units, as Telegram limits message length.
+func UTF16Len(s string) int { return channels.UTF16(s) }
