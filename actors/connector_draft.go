@@ -52,7 +52,7 @@ func (c *Connector) loadDraft(key string) (draft, bool) {
 // openDraft sends the draft for a run that started, unless the session already has one (a
 // run re-run after a restart reuses it).
 func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
-	if _, ok := c.editor(); !ok || ev.SessionKey == "" {
+	if _, ok := c.editor(); !ok || ev.SessionKey == "" || ev.ThreadID != "" {
 		return
 	}
 	if d, ok := c.loadDraft(ev.SessionKey); ok && d.chat == ev.ChatID {
@@ -86,7 +86,7 @@ func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, key, 
 // draft cannot be made).
 func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (bool, error) {
 	e, ok := c.editor()
-	if !ok || out.SessionKey == "" {
+	if !ok || out.SessionKey == "" || out.ThreadID != "" {
 		return false, nil
 	}
 	d, ok := c.loadDraft(out.SessionKey)
