@@ -19,7 +19,8 @@ import (
 // the reply is delivered again after the restart — as an edit to the same text, which
 // changes nothing, instead of a second message. (Telegram has no idempotency key; marking a
 // reply sent only after the platform accepted it always leaves that window.) A run that ends
-// without a reply deletes its draft.
+// without a reply deletes its draft. Threads and topics get no draft: Editor and Deleter take
+// only a chat id, which cannot name a message inside a thread on every platform.
 
 const (
 	draftText    = "…"
