@@ -39,6 +39,7 @@ type benchResult struct {
 	LLMLatencyMs  float64 `json:"llmLatencyMs"`
 	WallSeconds   float64 `json:"wallSeconds"`
 	RepliesPerSec float64 `json:"repliesPerSec"`
+	MinMs         float64 `json:"minMs"`
 	P50Ms         float64 `json:"p50Ms"`
 	P95Ms         float64 `json:"p95Ms"`
 	P99Ms         float64 `json:"p99Ms"`
@@ -275,12 +276,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	res.P50Ms, res.P95Ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.95))
 	res.P99Ms, res.MaxMs = ms(percentile(lat, 0.99)), ms(percentile(lat, 1))
-	if os.Getenv("REEF_BENCH_DECILES") != "" {
-		for q := 0.0; q <= 1; q += 0.1 {
-			fmt.Fprintf(o.progress, "p%.0f=%.0fms ", q*100, ms(percentile(lat, q)))
-		}
-		fmt.Fprintln(o.progress)
-	}
+	res.MinMs = ms(percentile(lat, 0))
 	cpu := after.cpu - before.cpu
 	res.CPUSeconds = cpu.Seconds()
 	res.CPUMsPerMsg = ms(cpu) / float64(res.Messages)
