@@ -205,14 +205,16 @@ func TestPassivation(t *testing.T) {
 	for range n {
 		h.reply()
 	}
-	mu.Lock()
-	now = now.Add(2 * time.Minute)
-	mu.Unlock()
 	deadline := time.Now().Add(testutil.Timeout)
 	for h.rt.LiveSessions() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d sessions still live after passivation", h.rt.LiveSessions())
 		}
+		// The clock moves on each round: a session's idle report may reach the Router after
+		// a round's time was read, and it must look idle for IdleAfter from then.
+		mu.Lock()
+		now = now.Add(2 * time.Minute)
+		mu.Unlock()
 		h.rt.Sweep()
 		time.Sleep(10 * time.Millisecond) // bounded polling: sweeps are asynchronous
 	}

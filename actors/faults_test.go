@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,10 +152,10 @@ func TestRunLimits(t *testing.T) {
 	})
 	t.Run("count", func(t *testing.T) {
 		script := fakellm.NewScript()
-		n := 0
+		var n atomic.Int32
 		script.Respond = func(fakellm.Request) fakellm.Reply {
-			n++
-			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("", "ls", map[string]any{"path": strings.Repeat("./", n)})}}
+			k := int(n.Add(1))
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("", "ls", map[string]any{"path": strings.Repeat("./", k)})}}
 		}
 		h := newHarness(t, harnessOpts{script: script, limits: actors.Limits{MaxToolCalls: 5}})
 		h.say("1", "loop")

@@ -31,7 +31,7 @@ type Turn struct {
 	step      int                 // LLM calls made; stale results carry an older step
 	pending   []messages.ToolCall // calls of the current step
 	results   map[string]*messages.ChatMessage
-	runs      map[string]string // ToolRun pid id → call id
+	runs      map[string]runRef // ToolRun pid id → its call
 	toolCount int
 	repeats   map[string]int
 	stopErr   error // set when a limit ends the run after this step
@@ -121,7 +121,7 @@ func (t *Turn) onStarted(ctx actor.Context) {
 	t.in = t.hold.in
 	t.limits = t.in.agent.Limits.withDefaults()
 	t.runCtx, t.cancel = context.WithCancel(context.Background())
-	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]string{}, map[string]int{}
+	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]runRef{}, map[string]int{}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	t.timer = time.AfterFunc(t.limits.TurnTimeout, func() { root.Send(self, &turnTimeout{}) })
 	t.event(ctx, messages.TurnStarted, "", "", false)

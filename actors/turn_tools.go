@@ -12,6 +12,12 @@ import (
 	"github.com/reefgw/reef/tools"
 )
 
+// runRef is what a Turn remembers of a ToolRun it spawned.
+type runRef struct {
+	callID string
+	step   int
+}
+
 // toolLost is the Turn's self-message when a ToolRun stopped. It is queued behind any result
 // the ToolRun sent before stopping (Terminated overtakes user messages), so a call is only
 // declared crashed when no result is coming.
@@ -36,7 +42,7 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
 			Owner: t.in.owner, Runtime: t.in.deps.toolRuntime,
 		}, t.limits.ToolTimeout, t.log))
-		t.runs[pid.Id] = c.ID
+		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)
 	}
 	t.maybeNextStep(ctx)
@@ -84,12 +90,12 @@ func (t *Turn) onToolDone(ctx actor.Context, msg *toolDone) {
 }
 
 func (t *Turn) onToolRunTerminated(ctx actor.Context, msg *actor.Terminated) {
-	callID, ok := t.runs[msg.Who.Id]
+	ref, ok := t.runs[msg.Who.Id]
 	if !ok {
 		return
 	}
 	delete(t.runs, msg.Who.Id)
-	ctx.Send(ctx.Self(), &toolLost{step: t.step, callID: callID})
+	ctx.Send(ctx.Self(), &toolLost{step: ref.step, callID: ref.callID}) // the call's step, not the current one
 }
 
 func (t *Turn) onToolLost(ctx actor.Context, msg *toolLost) {
@@ -101,13 +107,17 @@ func (t *Turn) onToolLost(ctx actor.Context, msg *toolLost) {
 			r := toolResult(c, "the tool crashed; this call failed and had no effect that reef knows of", true)
 			t.results[c.ID] = &r
 			t.event(ctx, messages.ToolFinished, c.ID, "", true)
+			t.maybeNextStep(ctx)
 		}
 	}
-	t.maybeNextStep(ctx)
 }
 
-// maybeNextStep continues once every call of the step has its result.
+// maybeNextStep continues once every call of the step has its result (and only then: with no
+// calls pending, the step has already moved on).
 func (t *Turn) maybeNextStep(ctx actor.Context) {
+	if len(t.pending) == 0 {
+		return
+	}
 	for _, c := range t.pending {
 		if t.results[c.ID] == nil {
 			return
