@@ -26,7 +26,8 @@ import (
 // Token is the bot token the server accepts by default. Any other token gets 401.
 const Token = "123456:AAHfakeTokenForReefTestsOnly_abcdef"
 
-var tokenShape = regexp.MustCompile(`^\d+:[\w-]{35}$`)
+// tokenShape is compiled on first use (see secretToken).
+var tokenShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+:[\w-]{35}$`) })
 
 // Limit is the longest message text, in UTF-16 units after entity parsing.
 const Limit = 4096
@@ -97,7 +98,7 @@ func NewWithToken(t testing.TB, token string) *Server {
 // Start starts a fake server accepting token on 127.0.0.1, outside of a test (reef bench
 // runs it this way). The caller closes it with Close.
 func Start(token string) (*Server, error) {
-	if !tokenShape.MatchString(token) {
+	if !tokenShape().MatchString(token) {
 		return nil, fmt.Errorf("telegramtest: token %q does not look like <bot id>:<35 characters>", token)
 	}
 	s := &Server{
