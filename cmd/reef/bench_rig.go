@@ -593,8 +593,6 @@ type procStat struct {
 	rssKB, hwmKB   int
 	anonKB, fileKB int // RssAnon, RssFile (the binary's pages and the mapped database)
 	threads, fds   int
-	goroutines     int // from the pprof endpoint, when there is one; -1 otherwise
-	sampledAt      time.Time
 }
 
 // clockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat (100 on Linux).
@@ -602,7 +600,7 @@ const clockTick = 10 * time.Millisecond
 
 // readProc reads the CPU time, memory, threads and open files of pid.
 func readProc(pid int) (procStat, error) {
-	st := procStat{goroutines: -1, sampledAt: time.Now()}
+	var st procStat
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return st, err
