@@ -82,7 +82,7 @@ func (c *Connector) Receive(ctx actor.Context) {
 	case *healthRequest:
 		msg.reply <- c.health
 	case *actor.Stopping, *actor.Restarting:
-		c.onStopping()
+		c.onStopping(ctx)
 	}
 }
 
@@ -104,20 +104,58 @@ func (c *Connector) onStarted(ctx actor.Context) {
 // rows be cleared) before it cancels them.
 const sendGrace = 5 * time.Second
 
-// onStopping stops the platform connection, then waits a little for replies in flight so a
-// clean shutdown neither loses nor repeats them.
-func (c *Connector) onStopping() {
+// onStopping delivers what it can before the platform connection stops: replies in flight
+// finish, then the replies still queued behind them go out too (in order per chat), all
+// within sendGrace. What does not make it stays in the outbox for the next start.
+func (c *Connector) onStopping(ctx actor.Context) {
 	if c.cancel == nil {
 		return
 	}
-	done := make(chan struct{})
-	go func() { c.sends.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(sendGrace):
+	deadline := time.Now().Add(sendGrace)
+	if !waitUntil(&c.sends, deadline) {
 		c.log.Warn().Msg("replies still sending at shutdown; they stay in the outbox")
+		c.cancel()
+		return
+	}
+	root := ctx.ActorSystem().Root
+	for chat, q := range c.queues {
+		var outs []*messages.Outbound
+		for _, job := range q {
+			if out, ok := job.(*messages.Outbound); ok {
+				outs = append(outs, out)
+			}
+		}
+		delete(c.queues, chat)
+		if len(outs) == 0 {
+			continue
+		}
+		c.sends.Add(1)
+		go func() {
+			defer c.sends.Done()
+			for _, out := range outs {
+				if time.Now().After(deadline) {
+					return
+				}
+				c.send(c.runCtx, root, out)
+			}
+		}()
+	}
+	if !waitUntil(&c.sends, deadline) {
+		c.log.Warn().Msg("replies still queued at shutdown; they stay in the outbox")
 	}
 	c.cancel()
+}
+
+// waitUntil waits for wg until deadline and reports whether it finished.
+func waitUntil(wg *sync.WaitGroup, deadline time.Time) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(time.Until(deadline)):
+		return false
+	}
 }
 
 // runLoop runs the channel until ctx ends or the platform rejects the credentials, restarting
