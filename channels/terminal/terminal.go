@@ -38,6 +38,9 @@ type Config struct {
 	// gateway answers an oversized message with a notice but no finished run, which would
 	// leave the terminal waiting for ever.
 	MaxLine int
+	// Gate, when set, holds back reading input until it is closed: `reef chat` first lets
+	// reef answer what an earlier run left pending, so each new line gets its own reply.
+	Gate <-chan struct{}
 }
 
 // DefaultMaxLine is the default Config.MaxLine.
@@ -83,6 +86,13 @@ func (t *Terminal) Busy() bool { return t.busy.Load() }
 // read by one goroutine for the Terminal's life (a read cannot be cancelled): a line read
 // while no Run is going waits for the next Run.
 func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
+	if t.cfg.Gate != nil {
+		select {
+		case <-t.cfg.Gate:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	t.startRead.Do(func() { go t.read() })
 	if t.cfg.Greeting != "" {
 		t.info("%s", t.cfg.Greeting)

@@ -43,8 +43,9 @@ func runChat(args []string, stderr io.Writer) int {
 	// The terminal prints the greeting itself, so that it comes before the first prompt.
 	greeting := fmt.Sprintf("reef %s — agent %q on %s. Workspace: %s\nCtrl-C stops a run; Ctrl-C twice or Ctrl-D exits.\n",
 		version, ag.ID, ag.Model, ag.Workspace)
+	gate := make(chan struct{})
 	term := terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout, Info: os.Stderr,
-		Interactive: interactive, UserName: os.Getenv("USER"), Greeting: greeting})
+		Interactive: interactive, UserName: os.Getenv("USER"), Greeting: greeting, Gate: gate})
 	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}})
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
@@ -57,11 +58,17 @@ func runChat(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	runLimit := time.Duration(ag.Limits.TurnTimeoutSeconds)*time.Second + 30*time.Second
+	// Lines an earlier run accepted but did not answer are answered first, on their own, so
+	// that each new line gets its own reply; then the terminal starts reading.
+	if !rt.settle(key, runLimit, 2*time.Second, sigs) {
+		return 0
+	}
+	close(gate)
 	var lastInt time.Time
 	for {
 		select {
 		case <-term.Done():
-			runLimit := time.Duration(ag.Limits.TurnTimeoutSeconds)*time.Second + 30*time.Second
 			if !rt.settle(key, runLimit, 2*time.Second, sigs) {
 				log.Warn().Msg("exiting before every message was answered and its reply marked sent; reef finishes them on its next start")
 			}
