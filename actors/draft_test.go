@@ -47,6 +47,7 @@ func TestResendAfterCrashIsAnEdit(t *testing.T) {
 	h := newHarness(t, harnessOpts{editable: ed, script: fakellm.NewScript(fakellm.Reply{Text: "only once"})})
 	h.say("1", "question")
 	waitShown(t, ed, "1", "only once")
+	waitFinal(t, h) // the run is over: nothing of it is still cleaning up
 	key := h.key("1")
 	// put back what a kill between delivery and the outbox commit leaves behind
 	ids := ed.IDs("1")
