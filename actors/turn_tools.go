@@ -12,6 +12,9 @@ import (
 	"github.com/reefgw/reef/tools"
 )
 
+// readOnlyTools change no workspace file, so they leave the cached workspace valid.
+var readOnlyTools = map[string]bool{"read": true, "ls": true}
+
 // runRef is what a Turn remembers of a ToolRun it spawned.
 type runRef struct {
 	callID string
@@ -82,7 +85,7 @@ func (t *Turn) onToolDone(ctx actor.Context, msg *toolDone) {
 	}
 	r := msg.result
 	t.results[msg.callID] = &r
-	if !r.IsError {
+	if !r.IsError && !readOnlyTools[r.ToolName] {
 		t.in.agent.forgetWorkspace() // the tool may have changed files the prompt injects
 	}
 	t.event(ctx, messages.ToolFinished, msg.callID, "", r.IsError)
