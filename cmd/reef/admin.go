@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -30,9 +29,7 @@ func configuredChannels(cfg *configs.Config) []string {
 // runStatus shows the running gateway's channels and sessions, or the database's when no
 // reef is running.
 func runStatus(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("status", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	flags, configPath := commandFlags("status", stderr)
 	if flags.Parse(args) != nil {
 		return 2
 	}
@@ -105,9 +102,7 @@ func orDash(s string) string {
 
 // runPairing lists, approves or denies pairing requests.
 func runPairing(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("pairing", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	flags, configPath := commandFlags("pairing", stderr)
 	if flags.Parse(args) != nil {
 		return 2
 	}

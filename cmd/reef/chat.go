@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,9 +20,7 @@ import (
 // run, a second Ctrl-C (or Ctrl-D) exits. Piped: one message per line, each reply printed to
 // stdout, exit 0 at the end of input.
 func runChat(args []string, stderr io.Writer) int {
-	flags := flag.NewFlagSet("chat", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	flags, configPath := commandFlags("chat", stderr)
 	if flags.Parse(args) != nil {
 		return 2
 	}

@@ -26,9 +26,7 @@ Through the running gateway when one runs, else on the database (run needs a run
 
 // runCron lists and changes scheduled jobs.
 func runCron(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("cron", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	flags, configPath := commandFlags("cron", stderr)
 	if flags.Parse(args) != nil {
 		return 2
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,9 +20,7 @@ import (
 
 // runDoctor checks everything reef needs and prints each problem with its fix.
 func runDoctor(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	flags, configPath := commandFlags("doctor", stderr)
 	if flags.Parse(args) != nil {
 		return 2
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -16,9 +15,7 @@ import (
 // runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
 // runs are stopped, pending writes committed, the database closed.
 func runGateway(args []string, stderr io.Writer) int {
-	flags := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	configPath := flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
+	flags, configPath := commandFlags("gateway", stderr)
 	pprofAddr := flags.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); off by default")
 	if flags.Parse(args) != nil {
 		return 2

@@ -11,6 +11,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -119,4 +120,11 @@ func otherProblems(err error) []error {
 		return nil
 	}
 	return []error{err}
+}
+
+// commandFlags returns a subcommand's flag set with the -config flag every command shares.
+func commandFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	flags := flag.NewFlagSet(name, flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	return flags, flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
 }
