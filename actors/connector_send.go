@@ -71,7 +71,10 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 			}
 		}
 		var edited bool
-		if edited, err = c.deliverByEdit(ctx, root, out); !edited && err == nil {
+		if !out.Direct {
+			edited, err = c.deliverByEdit(ctx, root, out)
+		}
+		if !edited && err == nil {
 			_, err = c.ch.Send(ctx, *out)
 		}
 		if err == nil || ctx.Err() != nil || errors.Is(err, channels.ErrPermanent) {
@@ -88,11 +91,11 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	if out.OutboxSeq == 0 {
 		return
 	}
-	key, seq := out.SessionKey, out.OutboxSeq
+	key, seq, direct := out.SessionKey, out.OutboxSeq, out.Direct
 	done := make(chan error, 1)
 	root.Send(c.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
-			if err := tx.DeleteOutbox(key, seq); err != nil {
+			if err := tx.DeleteOutbox(key, seq); err != nil || direct {
 				return err
 			}
 			return tx.Delete(draftBucket, key) // consumed, or to be replaced by the next run's

@@ -1,10 +1,12 @@
 package actors
 
 import (
+	"fmt"
 	"sync"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/rs/zerolog"
 
@@ -37,6 +39,7 @@ type Deps struct {
 	// spawns the Router (and so before any Session runs a tool).
 	toolRuntime tools.Runtime
 	timer       *actor.PID // set by the Gateway like toolRuntime
+	started     time.Time  // when Start was called, for /status
 }
 
 // redactor returns the secret redactor, built on first use.
@@ -58,8 +61,21 @@ type Agent struct {
 	MaxTokens     int
 	Limits        Limits
 	Location      *time.Location // time zone for the prompt's clock; default Local
+	// Models lists the models /model offers besides Model ("provider/model" labels).
+	Models []string
+	// ModelFor builds the client for a model a session switched to with /model or /new;
+	// nil means the agent runs only Model.
+	ModelFor func(label string) (ModelChoice, error)
 
 	cache agentCache
+}
+
+// ModelChoice is a model a run uses: the agent's own, or one a session switched to.
+type ModelChoice struct {
+	Label         string // "provider/model"
+	Provider      providers.Provider
+	ContextWindow int // tokens
+	MaxTokens     int
 }
 
 // Limits bound one agent run.
@@ -75,6 +91,10 @@ type SessionSettings struct {
 	IdleAfter  time.Duration // passivate a session after this long without traffic (default 10 min)
 	DMScope    string        // main | per-peer | per-channel-peer | per-account-channel-peer
 	MaxInbound int           // bytes of inbound text accepted (default 32 KiB)
+	// Queue says what happens to messages that arrive during a run; QueueByChannel overrides
+	// it per channel name, and a session's /queue overrides both.
+	Queue          persistence.QueueSettings
+	QueueByChannel map[string]persistence.QueueSettings
 }
 
 func (d *Deps) now() time.Time {
@@ -120,4 +140,54 @@ func (s SessionSettings) withDefaults() SessionSettings {
 		s.MaxInbound = 32 << 10
 	}
 	return s
+}
+
+// Queue modes and drop policies (see SessionSettings.Queue).
+const (
+	QueueSteer     = "steer"     // inject into the running run at its next tool or model boundary
+	QueueFollowup  = "followup"  // one run per message, after the current one
+	QueueCollect   = "collect"   // one run for all of them, after a quiet window
+	QueueInterrupt = "interrupt" // stop the current run and answer the newest
+	DropSummarize  = "summarize" // drop the oldest, tell the model what was dropped
+	DropOld        = "old"       // drop the oldest
+	DropNew        = "new"       // drop the message that does not fit
+)
+
+// Defaults of the queue settings.
+const (
+	DefaultQueueCap      = 20
+	DefaultQueueDebounce = 500 * time.Millisecond
+)
+
+// queueFor resolves the queue settings of a message on channel: the session's own override,
+// then the channel's, then the global one, then the defaults.
+func (s SessionSettings) queueFor(channel string, own persistence.QueueSettings) persistence.QueueSettings {
+	q := own
+	for _, layer := range []persistence.QueueSettings{s.QueueByChannel[channel], s.Queue,
+		{Mode: QueueSteer, Debounce: int(DefaultQueueDebounce / time.Millisecond), Cap: DefaultQueueCap, Drop: DropSummarize}} {
+		if q.Mode == "" {
+			q.Mode = layer.Mode
+		}
+		if q.Debounce == 0 {
+			q.Debounce = layer.Debounce
+		}
+		if q.Cap == 0 {
+			q.Cap = layer.Cap
+		}
+		if q.Drop == "" {
+			q.Drop = layer.Drop
+		}
+	}
+	return q
+}
+
+// model returns the model a session runs: label "" (or the agent's own) is the agent's model.
+func (a *Agent) model(label string) (ModelChoice, error) {
+	if label == "" || label == a.Model || a.ModelFor == nil {
+		if label != "" && label != a.Model {
+			return ModelChoice{}, fmt.Errorf("this agent runs only %s", a.Model)
+		}
+		return ModelChoice{Label: a.Model, Provider: a.Provider, ContextWindow: a.ContextWindow, MaxTokens: a.MaxTokens}, nil
+	}
+	return a.ModelFor(label)
 }

@@ -147,6 +147,7 @@ func Start(deps *Deps, opts ...StartOption) (*Runtime, error) {
 	if len(deps.Agents) == 0 {
 		return nil, errors.New("actors: no agent")
 	}
+	deps.started = deps.now()
 	system := actor.NewActorSystemWithConfig(SystemConfig(deps.Log))
 	ready := make(chan *Runtime, 1)
 	stopped := make(chan struct{})

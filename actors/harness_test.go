@@ -45,6 +45,8 @@ type harnessOpts struct {
 	idle      time.Duration
 	access    *actors.Access
 	editable  *fake.Editable // use this platform (it keeps chats across harnesses) instead of a plain fake
+	clock     *testutil.Clock // drives Deps.Now and Deps.Clock
+	agentHook func(*actors.Agent)
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -80,9 +82,15 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.editable != nil {
 		ch, platform = o.editable.Channel, o.editable
 	}
+	if o.agentHook != nil {
+		o.agentHook(ag)
+	}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{"fake": platform}, Now: o.now,
 		Session: actors.SessionSettings{IdleAfter: o.idle}}
+	if o.clock != nil {
+		deps.Now, deps.Clock = o.clock.Now, o.clock
+	}
 	if o.access != nil {
 		deps.Access = map[string]*actors.Access{"fake": o.access}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
@@ -15,7 +16,9 @@ import (
 
 // Session owns one conversation: its transcript, the queue of accepted messages, and at most
 // one running Turn. Storage holds the truth; a restarted or respawned Session reloads it and
-// runs whatever its inbox still holds.
+// runs whatever its inbox still holds. Commands (/stop, /new, ...) from the people allowed
+// to give them are handled here without a model call; other messages start a run, or wait
+// by the session's queue mode while one is active (session_queue.go).
 type Session struct {
 	key        string
 	deps       *Deps
@@ -31,11 +34,22 @@ type Session struct {
 	maxInbox uint64                 // highest inbox seq queued, to ignore re-deliveries
 	received int                    // inbound messages received from the Router
 
+	steering    []messages.Inbound // sent to the running Turn, to be taken in at its next boundary
+	discard     []uint64           // inbox seqs dropped (queue cap, /stop): deleted with the next write
+	dropNotes   []string           // what the queue cap dropped, told to the model in the next run
+	lastArrival time.Time          // when the last message queued during a run arrived (collect)
+	collect     func() bool        // stops the pending collect wake-up
+	interrupted bool               // the running Turn was cancelled for a newer message: no "Stopped."
+	deferred    []deferredCommand  // commands waiting for the running Turn to end (/new, /reset)
+	writes      int                // command answers being recorded
+	tools       map[string]string  // running tool calls of the current run: step id → label
+
 	turn      *actor.PID
 	turnSeq   uint64
 	answering []messages.Inbound // what the running turn answers
 	turnUser  []messages.ChatMessage
-	saving    bool // a finished turn is being committed
+	turnDrop  []uint64 // inbox seqs the running turn deletes without answering
+	saving    bool     // a finished turn is being committed
 }
 
 // Session self-messages.
@@ -79,11 +93,15 @@ func (s *Session) Receive(ctx actor.Context) {
 	case *messages.Inbound:
 		s.onInbound(ctx, msg)
 	case *messages.TurnEvent:
-		s.toConnector(ctx, msg)
+		s.onTurnEvent(ctx, msg)
 	case *turnFinished:
 		err = s.onTurnFinished(ctx, msg)
 	case *turnRecorded:
 		s.onTurnRecorded(ctx, msg)
+	case *commandRecorded:
+		s.onCommandRecorded(ctx, msg)
+	case *collectDue:
+		s.onCollectDue(ctx, msg)
 	case *messages.CancelRun:
 		if s.turn != nil {
 			ctx.Send(s.turn, &cancelTurn{})
@@ -92,6 +110,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:
 		err = s.onTurnLost(ctx, msg)
+	case *actor.Stopping:
+		s.stopCollect()
 	}
 	if err != nil {
 		s.log.Error().Err(err).Str("session", s.key).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
@@ -109,6 +129,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		}
 	}
 	var outbox []persistence.OutboxItem
+	var inbox []persistence.InboxItem
 	err := s.deps.Store.View(func(r persistence.Reader) error {
 		var err error
 		if s.info, _, err = r.Session(s.key); err != nil {
@@ -117,14 +138,8 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if s.history, err = loadHistory(r, s.key); err != nil {
 			return err
 		}
-		inbox, err := r.Inbox(s.key)
-		if err != nil {
+		if inbox, err = r.Inbox(s.key); err != nil {
 			return err
-		}
-		for _, it := range inbox {
-			it.InboxSeq = it.Seq
-			s.queue = append(s.queue, it.Inbound)
-			s.maxInbox = it.Seq
 		}
 		outbox, err = r.Outbox(s.key)
 		return err
@@ -137,6 +152,15 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		out := it.Outbound
 		out.OutboxSeq, out.SessionKey = it.Seq, s.key
 		s.toConnector(ctx, &out)
+	}
+	for _, it := range inbox { // accepted but not answered: answered together in one run
+		it.InboxSeq = it.Seq
+		s.maxInbox = it.Seq
+		if cmd, ok := s.command(&it.Inbound); ok {
+			s.onCommand(ctx, it.Inbound, cmd)
+			continue
+		}
+		s.queue = append(s.queue, it.Inbound)
 	}
 	s.maybeStartTurn(ctx)
 	return nil
@@ -169,35 +193,47 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 		return // already queued from the inbox when this Session started
 	}
 	s.maxInbox = max(s.maxInbox, in.InboxSeq)
-	s.queue = append(s.queue, *in)
-	s.maybeStartTurn(ctx)
+	if cmd, ok := s.command(in); ok {
+		s.onCommand(ctx, *in, cmd)
+		return
+	}
+	s.onMessage(ctx, *in)
 }
 
-// maybeStartTurn starts a Turn for every queued message when none is running; otherwise it
-// reports the session idle to the Router so it can be passivated.
+// maybeStartTurn starts a Turn for the queued messages when none is running (all of them,
+// or only the first in followup mode; in collect mode only after the quiet window). With
+// nothing to do it reports the session idle to the Router so it can be passivated.
 func (s *Session) maybeStartTurn(ctx actor.Context) {
-	if s.turn != nil || s.saving {
+	if s.turn != nil || s.saving || len(s.deferred) > 0 {
 		return
 	}
 	if len(s.queue) == 0 {
-		ctx.Send(s.router, &sessionIdle{key: s.key, seen: s.received})
+		if s.writes == 0 {
+			ctx.Send(s.router, &sessionIdle{key: s.key, seen: s.received})
+		}
 		return
 	}
-	s.answering, s.queue = s.queue, nil
+	if s.waitForQuiet(ctx) {
+		return
+	}
+	s.answering, s.queue = s.takeRun()
 	last := s.answering[len(s.answering)-1]
 	if !last.System { // "the last channel the user used" stays a person's channel
 		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID
 	}
-	user := make([]messages.ChatMessage, len(s.answering))
-	for i, in := range s.answering {
-		if in.System {
-			user[i] = messages.ChatMessage{Role: messages.RoleSystem, Content: in.Text, Time: in.Time}
-		} else {
-			user[i] = messages.ChatMessage{Role: messages.RoleUser, Content: agent.FormatInbound(in), Time: in.Time}
-		}
+	model, err := s.agent.model(s.info.Model)
+	if err != nil { // a model a session switched to is no longer configured: back to the agent's
+		s.log.Warn().Err(err).Str("session", s.key).Str("model", s.info.Model).Msg("session model unavailable; using the agent's")
+		s.info.Model = ""
+		model, _ = s.agent.model("")
 	}
-	s.turnUser = user
+	s.turnUser = s.openingEntries()
+	for _, in := range s.answering {
+		s.turnUser = append(s.turnUser, userEntry(in))
+	}
+	s.turnDrop, s.discard = s.discard, nil
 	s.turnSeq++
+	s.tools = nil
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
 		agent:      s.agent,
@@ -206,10 +242,57 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		channel:    last.Channel,
 		chatType:   string(last.ChatType),
 		history:    s.history[:len(s.history):len(s.history)],
-		user:       user,
+		user:       s.turnUser,
 		owner:      s.isOwner(last),
+		model:      model,
+		reasoning:  s.info.Think,
 	}))
 	ctx.Send(s.router, &sessionBusy{key: s.key})
+}
+
+// openingEntries are the system entries a run starts with before the user's messages: the
+// session start routine after /new, and what the queue cap dropped.
+func (s *Session) openingEntries() []messages.ChatMessage {
+	var out []messages.ChatMessage
+	now := s.deps.now()
+	if s.info.Fresh {
+		loc := s.agent.Location
+		if loc == nil {
+			loc = time.Local
+		}
+		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
+			Content: agent.SessionStartNote(s.agent.Workspace, now.In(loc))})
+		s.info.Fresh = false
+	}
+	if len(s.dropNotes) > 0 {
+		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now, Content: fmt.Sprintf(
+			"%d messages the user sent during the previous run were dropped because the queue was full. What they said:\n%s",
+			len(s.dropNotes), strings.Join(s.dropNotes, "\n"))})
+		s.dropNotes = nil
+	}
+	return out
+}
+
+// userEntry is how an accepted message appears in the transcript.
+func userEntry(in messages.Inbound) messages.ChatMessage {
+	if in.System {
+		return messages.ChatMessage{Role: messages.RoleSystem, Content: in.Text, Time: in.Time}
+	}
+	return messages.ChatMessage{Role: messages.RoleUser, Content: agent.FormatInbound(in), Time: in.Time}
+}
+
+// onTurnEvent forwards a run's progress to the channel and keeps the running tools for /status.
+func (s *Session) onTurnEvent(ctx actor.Context, ev *messages.TurnEvent) {
+	switch ev.Kind {
+	case messages.ToolStarted:
+		if s.tools == nil {
+			s.tools = map[string]string{}
+		}
+		s.tools[ev.StepID] = ev.Label
+	case messages.ToolFinished:
+		delete(s.tools, ev.StepID)
+	}
+	s.toConnector(ctx, ev)
 }
 
 func (s *Session) toConnector(ctx actor.Context, msg any) {

@@ -23,6 +23,11 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	}
 	s.turn = nil
 	s.saving = true
+	s.tools = nil
+	s.answering = append(s.answering, msg.injected...)
+	s.requeueSteered(msg.injected)
+	interrupted := s.interrupted && msg.cancelled
+	s.interrupted = false
 	entries := append(append([]messages.ChatMessage(nil), s.turnUser...), msg.msgs...)
 	now := s.deps.now()
 	info := s.info
@@ -39,11 +44,14 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if last.Source == "heartbeat" && isHeartbeatOK(text) {
 		text = "" // nothing needs the user's attention
 	}
-	if text != "" && last.Channel != "" {
-		outbox = append(outbox, &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
-			ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key})
+	if interrupted || len(s.deferred) > 0 {
+		text = "" // stopped for a newer message or a /new: that one gets the answer
 	}
-	var inboxSeqs []uint64
+	if last.Channel != "" {
+		outbox = s.replies(last, msg, text)
+	}
+	inboxSeqs := append(s.turnDrop, s.discard...) // with messages /stop or the queue cap dropped
+	s.turnDrop, s.discard = nil, nil
 	for _, in := range s.answering {
 		if in.InboxSeq != 0 {
 			inboxSeqs = append(inboxSeqs, in.InboxSeq)
@@ -101,7 +109,45 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	}
 	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal})
 	s.answering = nil
+	s.runDeferred(ctx)
 	s.maybeStartTurn(ctx)
+}
+
+// replies are the outbox rows of a finished run for the chat of last: the model's visible
+// reasoning first when the session shows it (/reasoning on), then the reply text.
+func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string) []*messages.Outbound {
+	var out []*messages.Outbound
+	to := func(text string, direct bool) *messages.Outbound {
+		return &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
+			ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key, Direct: direct}
+	}
+	if s.info.ShowReasoning && text != "" {
+		var reasoning []string
+		for _, m := range msg.msgs {
+			if r := strings.TrimSpace(m.Reasoning); r != "" && m.Role == messages.RoleAssistant {
+				reasoning = append(reasoning, r)
+			}
+		}
+		if len(reasoning) > 0 {
+			r := s.deps.redactor().apply(strings.Join(reasoning, "\n\n"))
+			out = append(out, to("Reasoning:\n"+oneLineKeep(r, maxShownReasoning), true))
+		}
+	}
+	if text != "" {
+		out = append(out, to(text, false))
+	}
+	return out
+}
+
+// maxShownReasoning caps the reasoning shown with /reasoning on, in runes.
+const maxShownReasoning = 3500
+
+// oneLineKeep caps text at n runes, keeping its lines.
+func oneLineKeep(text string, n int) string {
+	if r := []rune(text); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return text
 }
 
 // onTurnTerminated notes that the running Turn stopped. Terminated overtakes the user

@@ -36,6 +36,9 @@ type Turn struct {
 	repeats   map[string]int
 	stopErr   error // set when a limit ends the run after this step
 	done      bool
+
+	steer    []messages.Inbound // messages sent during the run, injected at its next boundary
+	injected []messages.Inbound // steered messages the run took in, in order
 }
 
 // turnInput is everything a Turn needs, copied by the Session.
@@ -49,6 +52,8 @@ type turnInput struct {
 	history    []messages.ChatMessage
 	user       []messages.ChatMessage
 	owner      bool // the run answers the owner (owner-only tools allowed)
+	model      ModelChoice
+	reasoning  string // providers.Request.Reasoning ("" = provider default)
 }
 
 // turnHolder carries a Turn's input from its Props to the actor. A finished Turn empties it:
@@ -65,10 +70,13 @@ type (
 		usage     messages.Usage
 		err       error
 		cancelled bool
+		injected  []messages.Inbound // steered messages answered by this run
 	}
-	cancelTurn  struct{}
-	turnTimeout struct{}
-	llmDone     struct {
+	// steerMessage is a message sent while the run is active, in steer mode.
+	steerMessage struct{ in messages.Inbound }
+	cancelTurn   struct{}
+	turnTimeout  struct{}
+	llmDone      struct {
 		step  int
 		msg   messages.ChatMessage
 		usage messages.Usage
@@ -108,6 +116,8 @@ func (t *Turn) Receive(ctx actor.Context) {
 		t.onToolRunTerminated(ctx, msg)
 	case *toolLost:
 		t.onToolLost(ctx, msg)
+	case *steerMessage:
+		t.steer = append(t.steer, msg.in)
 	case *cancelTurn:
 		t.finish(ctx, "", context.Canceled)
 	case *turnTimeout:
@@ -150,7 +160,7 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 		t.appendResults()
 	}
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
-		err: err, cancelled: errors.Is(err, context.Canceled)})
+		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected})
 	ctx.Stop(ctx.Self())
 	t.release()
 }
@@ -158,7 +168,7 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 // release drops everything a finished Turn holds; late messages only find t.done set.
 func (t *Turn) release() {
 	t.hold.in = nil
-	t.msgs, t.pending, t.results, t.repeats = nil, nil, nil, nil
+	t.msgs, t.pending, t.results, t.repeats, t.steer, t.injected = nil, nil, nil, nil, nil, nil
 	t.timer, t.cancel = nil, nil
 }
 

@@ -40,13 +40,14 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 	ws := a.workspace()
 	specs := a.toolSpecs()
 	prompt, stable := agent.BuildSystemPrompt(agent.PromptInput{
-		AgentID: a.ID, AgentName: a.Name, Model: a.Model, SessionKey: in.sessionKey,
+		AgentID: a.ID, AgentName: a.Name, Model: in.model.Label, SessionKey: in.sessionKey,
 		Channel: in.channel, ChatType: in.chatType, Tools: specs, Workspace: ws,
 		Now: in.deps.now(), Location: a.Location, Host: hostLine,
 	})
-	_, model, _ := strings.Cut(a.Model, "/")
-	stream, err := a.Provider.Stream(ctx, providers.Request{
-		Model: model, System: prompt, SystemStable: stable, Messages: msgs, Tools: specs, MaxTokens: a.MaxTokens,
+	_, model, _ := strings.Cut(in.model.Label, "/")
+	stream, err := in.model.Provider.Stream(ctx, providers.Request{
+		Model: model, System: prompt, SystemStable: stable, Messages: msgs, Tools: specs,
+		MaxTokens: in.model.MaxTokens, Reasoning: in.reasoning,
 	})
 	if err != nil {
 		return &llmDone{step: step, err: err}
@@ -102,6 +103,15 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	t.msgs = append(t.msgs, m)
 	if strings.TrimSpace(m.Content) != "" {
 		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: m.Content})
+	}
+	if len(t.steer) > 0 { // the user spoke while the model wrote these calls: ask it again first
+		for _, c := range m.ToolCalls {
+			t.msgs = append(t.msgs, toolResult(c, "skipped: a new user message arrived", true))
+			t.event(ctx, messages.ToolFinished, c.ID, c.Name+": skipped", true)
+		}
+		t.injectSteered()
+		t.startLLM(ctx)
+		return
 	}
 	t.dispatch(ctx, m.ToolCalls)
 }

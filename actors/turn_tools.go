@@ -131,14 +131,25 @@ func (t *Turn) maybeNextStep(ctx actor.Context) {
 		t.finish(ctx, "", t.stopErr)
 		return
 	}
+	t.injectSteered()
 	t.startLLM(ctx)
+}
+
+// injectSteered appends the messages the user sent during the run as user entries, so the
+// next model call sees them.
+func (t *Turn) injectSteered() {
+	for _, in := range t.steer {
+		t.msgs = append(t.msgs, userEntry(in))
+	}
+	t.injected = append(t.injected, t.steer...)
+	t.steer = nil
 }
 
 // appendResults records the step's results in call order, truncated to the model's window.
 func (t *Turn) appendResults() {
 	for _, c := range t.pending {
 		r := *t.results[c.ID]
-		r.Content = agent.TruncateToolResult(t.in.deps.redactor().apply(r.Content), t.in.agent.ContextWindow)
+		r.Content = agent.TruncateToolResult(t.in.deps.redactor().apply(r.Content), t.in.model.ContextWindow)
 		r.Time = t.in.deps.now()
 		t.msgs = append(t.msgs, r)
 	}

@@ -46,6 +46,9 @@ type Outbound struct {
 	ThreadID  string `json:"threadId,omitempty"`
 	ReplyToID string `json:"replyToId,omitempty"` // platform message id this answers
 	Text      string `json:"text"`
+	// Direct replies are sent as new messages and leave the running reply's draft alone
+	// (a /status answer during a run, the reasoning shown before a reply).
+	Direct bool `json:"direct,omitempty"`
 
 	SessionKey string `json:"sessionKey,omitempty"`
 	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`

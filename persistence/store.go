@@ -87,17 +87,36 @@ var ReservedBuckets = []string{"meta", "sessions", "dedup"}
 
 // SessionInfo is the summary record of one conversation.
 type SessionInfo struct {
-	Key      string         `json:"key"`
-	AgentID  string         `json:"agentId"`
-	Channel  string         `json:"channel,omitempty"`
-	Account  string         `json:"account,omitempty"`
-	ChatID   string         `json:"chatId,omitempty"`
-	ThreadID string         `json:"threadId,omitempty"`
-	Model    string         `json:"model,omitempty"` // override of the agent's model, "" = default
-	Created  time.Time      `json:"created"`
-	Updated  time.Time      `json:"updated"`
-	Turns    int            `json:"turns,omitempty"`
-	Usage    messages.Usage `json:"usage,omitzero"`
+	Key      string `json:"key"`
+	AgentID  string `json:"agentId"`
+	Channel  string `json:"channel,omitempty"`
+	Account  string `json:"account,omitempty"`
+	ChatID   string `json:"chatId,omitempty"`
+	ThreadID string `json:"threadId,omitempty"`
+	Model    string `json:"model,omitempty"` // override of the agent's model, "" = default
+	// Think is the reasoning effort set with /think ("", off, low, medium, high); "" = the provider's default.
+	Think string `json:"think,omitempty"`
+	// ShowReasoning, set with /reasoning on, sends the model's visible reasoning before its reply.
+	ShowReasoning bool `json:"showReasoning,omitempty"`
+	// Queue overrides how messages that arrive during a run are handled (/queue).
+	Queue QueueSettings `json:"queue,omitzero"`
+	// Started is when the current session began: the first message, or the last /new or /reset.
+	Started time.Time `json:"started,omitzero"`
+	// Fresh is set by /new and /reset: the next run opens with the session start routine.
+	Fresh   bool           `json:"fresh,omitempty"`
+	Created time.Time      `json:"created"`
+	Updated time.Time      `json:"updated"`
+	Turns   int            `json:"turns,omitempty"`
+	Usage   messages.Usage `json:"usage,omitzero"`
+}
+
+// QueueSettings say what happens to messages that arrive while a run is active. Zero fields
+// mean "inherit" (from the channel's setting, then the global one).
+type QueueSettings struct {
+	Mode     string `json:"mode,omitempty"`       // steer | followup | collect | interrupt
+	Debounce int    `json:"debounceMs,omitempty"` // collect: quiet window in ms
+	Cap      int    `json:"cap,omitempty"`        // most messages waiting
+	Drop     string `json:"drop,omitempty"`       // summarize | old | new: what goes when the cap is hit
 }
 
 // Entry is one stored transcript entry.
@@ -111,7 +130,13 @@ type Snapshot struct {
 	Seq     uint64    `json:"seq"`
 	Summary string    `json:"summary"`
 	Created time.Time `json:"created"`
+	// Kind is "" for a compaction summary and SnapshotReset when the user started a new
+	// session (/new, /reset): the model sees nothing up to Seq, and Summary is empty.
+	Kind string `json:"kind,omitempty"`
 }
+
+// SnapshotReset is the Kind of a snapshot that marks a session reset.
+const SnapshotReset = "reset"
 
 // InboxItem is an accepted inbound message waiting for its turn.
 type InboxItem struct {

@@ -59,9 +59,10 @@ func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers
 // record converts a request into what the script keeps.
 func record(req providers.Request) Request {
 	rec := Request{
-		Model:    req.Model,
-		System:   req.System,
-		Messages: append([]messages.ChatMessage(nil), req.Messages...),
+		Model:     req.Model,
+		Reasoning: req.Reasoning,
+		System:    req.System,
+		Messages:  append([]messages.ChatMessage(nil), req.Messages...),
 	}
 	if len(req.Tools) > 0 {
 		rec.Tools = make([]string, len(req.Tools))

@@ -31,12 +31,13 @@ type Reply struct {
 
 // Request is what a fake recorded of one request, normalised across wire formats.
 type Request struct {
-	Model    string
-	System   string
-	Messages []messages.ChatMessage
-	Tools    []string // tool names offered
-	Body     []byte   // the raw request body (for wire-level assertions, e.g. no secrets)
-	Header   map[string][]string
+	Model     string
+	Reasoning string // the reasoning effort asked for
+	System    string
+	Messages  []messages.ChatMessage
+	Tools     []string // tool names offered
+	Body      []byte   // the raw request body (for wire-level assertions, e.g. no secrets)
+	Header    map[string][]string
 }
 
 // Script is a queue of replies shared by a fake's requests. Safe for concurrent use.

@@ -1,0 +1,227 @@
+package actors_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	fakellm "github.com/reefgw/reef/providers/fake"
+)
+
+func (h *harness) expectNoInbox(chat string) {
+	h.t.Helper()
+	var n int
+	h.store.View(func(r persistence.Reader) error {
+		in, err := r.Inbox(h.key(chat))
+		n = len(in)
+		return err
+	})
+	if n != 0 {
+		h.t.Errorf("inbox of %s holds %d entries, want 0", chat, n)
+	}
+}
+
+// TestStopDuringHungStream: /stop cancels a run whose model stream hangs within a second,
+// and the next message is answered.
+func TestStopDuringHungStream(t *testing.T) {
+	for _, word := range []string{"/stop", "stop"} {
+		t.Run(word, func(t *testing.T) {
+			script := fakellm.NewScript(fakellm.Reply{Hang: true}, fakellm.Reply{Text: "hello again"})
+			h := newHarness(t, harnessOpts{script: script})
+			h.say("1", "think forever")
+			testutil.Receive(t, runStarted(h))
+			begin := time.Now()
+			h.say("1", word)
+			if out := h.reply(); out.Text != "Stopped." {
+				t.Fatalf("reply = %q, want Stopped.", out.Text)
+			}
+			if d := time.Since(begin); d > time.Second {
+				t.Errorf("stopping took %s, want under 1s", d)
+			}
+			h.say("1", "hello")
+			if out := h.reply(); out.Text != "hello again" {
+				t.Fatalf("reply = %q", out.Text)
+			}
+			for _, e := range h.transcript("1") {
+				if strings.Contains(e.Content, word+"\n") || e.Content == word {
+					t.Errorf("the command %q reached the transcript", word)
+				}
+			}
+			h.expectNoInbox("1")
+		})
+	}
+}
+
+// runStarted returns a channel that receives once a run of the harness's chat started.
+func runStarted(h *harness) <-chan messages.TurnEvent {
+	out := make(chan messages.TurnEvent, 1)
+	go func() {
+		for ev := range h.ch.Events {
+			if ev.Kind == messages.TurnStarted {
+				out <- ev
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// TestNewSession: /new answers without a model call; the next run sees none of the old
+// conversation, opens with the start routine (yesterday's and today's notes) and the old
+// transcript stays stored.
+func TestNewSession(t *testing.T) {
+	ws := t.TempDir()
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.Local)
+	os.MkdirAll(filepath.Join(ws, "memory"), 0o755)
+	os.WriteFile(filepath.Join(ws, "memory", "2026-11-21.md"), []byte("Yesterday: booked the dentist."), 0o644)
+	os.WriteFile(filepath.Join(ws, "memory", "2026-11-22.md"), []byte("Today: call mum."), 0o644)
+	script := fakellm.NewScript(fakellm.Reply{Text: "noted"}, fakellm.Reply{Text: "Hi! Fresh start."}, fakellm.Reply{Text: "again"})
+	h := newHarness(t, harnessOpts{script: script, workspace: ws, now: func() time.Time { return now }})
+
+	h.say("1", "my secret project is ZEPHYR-7")
+	h.reply()
+	h.say("1", "/new")
+	if out := h.reply(); !strings.HasPrefix(out.Text, "New session started.") {
+		t.Fatalf("/new reply = %q", out.Text)
+	}
+	if n := len(script.Requests()); n != 1 {
+		t.Fatalf("%d model calls after /new, want 1 (no call for the command)", n)
+	}
+	h.say("1", "hello")
+	h.reply()
+	req := script.Requests()[1]
+	var start string
+	for _, m := range req.Messages {
+		if strings.Contains(m.Content, "ZEPHYR-7") {
+			t.Errorf("the new session's request holds the old conversation: %q", m.Content)
+		}
+		if m.Role == messages.RoleSystem && strings.Contains(m.Content, "new session") {
+			start = m.Content
+		}
+	}
+	for _, want := range []string{"Greet the user", "booked the dentist", "call mum"} {
+		if !strings.Contains(start, want) {
+			t.Errorf("start routine %q lacks %q", start, want)
+		}
+	}
+	h.say("1", "more")
+	h.reply()
+	for _, m := range script.Requests()[2].Messages {
+		if strings.Contains(m.Content, "booked the dentist") && m.Role == messages.RoleSystem &&
+			strings.Count(fmt.Sprint(script.Requests()[2].Messages), "booked the dentist") > 1 {
+			t.Error("the notes were prepended more than once")
+		}
+	}
+	if !hasText(entryTexts(h.transcript("1")), "ZEPHYR-7") {
+		t.Error("the old conversation is no longer stored")
+	}
+	h.expectNoInbox("1")
+}
+
+func entryTexts(entries []persistence.Entry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Content
+	}
+	return out
+}
+
+// TestSessionSettingsCommands: /model, /think, /reasoning and /status change and show the
+// session's settings, which the next run uses and which survive a restart.
+func TestSessionSettingsCommands(t *testing.T) {
+	script := fakellm.NewScript()
+	script.Respond = func(r fakellm.Request) fakellm.Reply {
+		return fakellm.Reply{Text: "answer from " + r.Model, Reasoning: "I thought about it."}
+	}
+	other := fakellm.New(script)
+	dbPath := filepath.Join(t.TempDir(), "reef.db")
+	opts := harnessOpts{script: script, dbPath: dbPath, agentHook: func(a *actors.Agent) {
+		a.Models = []string{"fake/big-model", "fake/tiny-model"}
+		a.ModelFor = func(label string) (actors.ModelChoice, error) {
+			switch label {
+			case "fake/big-model":
+				return actors.ModelChoice{Label: label, Provider: other, ContextWindow: 200000}, nil
+			case "fake/tiny-model":
+				return actors.ModelChoice{Label: label, Provider: other, ContextWindow: 8000}, nil
+			}
+			return actors.ModelChoice{}, fmt.Errorf("no provider for %s", label)
+		}
+	}}
+	h := newHarness(t, opts)
+
+	steps := []struct{ say, want string }{
+		{"/help", "/queue steer|followup|collect|interrupt"},
+		{"/model", "Available: fake/test-model, fake/big-model, fake/tiny-model"},
+		{"/model tiny-model", "context window is 8k tokens"},
+		{"/model nope", "Unknown model"},
+		{"/model big-model", "Model set to fake/big-model"},
+		{"/think high", "Thinking set to high"},
+		{"/think sideways", "Use /think"},
+		{"/reasoning on", "Reasoning will be shown"},
+		{"/queue collect cap:5", "collect, 0 waiting (cap 5, drop summarize, debounce 500ms)"},
+		{"/status", "Model: fake/big-model (think: high, reasoning: shown)"},
+	}
+	for _, s := range steps {
+		h.say("1", s.say)
+		if out := h.reply(); !strings.Contains(out.Text, s.want) {
+			t.Errorf("%s → %q, want it to contain %q", s.say, out.Text, s.want)
+		}
+	}
+	if n := len(script.Requests()); n != 0 {
+		t.Fatalf("commands made %d model calls", n)
+	}
+	h.say("1", "hi")
+	if out := h.reply(); out.Text != "Reasoning:\nI thought about it." || !out.Direct {
+		t.Errorf("first message = %+v, want the reasoning, sent apart from the draft", out)
+	}
+	if out := h.reply(); out.Text != "answer from big-model" {
+		t.Errorf("reply = %q", out.Text)
+	}
+	if r := script.Requests()[0]; r.Model != "big-model" || r.Reasoning != "high" {
+		t.Errorf("request model %q reasoning %q, want big-model high", r.Model, r.Reasoning)
+	}
+
+	h.stop() // settings survive a restart
+	opts.editable = nil
+	h = newHarness(t, opts)
+	if st := h.settled("1"); !strings.Contains(st, "fake/big-model (think: high") || !strings.Contains(st, "Tokens used") {
+		t.Errorf("status after restart = %q", st)
+	}
+}
+
+// TestCommandsOnlyFromAllowedSenders: in a group, "/new" from someone the allowlist does
+// not name is an ordinary message; from an allowlisted sender it is a command.
+func TestCommandsOnlyFromAllowedSenders(t *testing.T) {
+	script := fakellm.NewScript()
+	h := newHarness(t, harnessOpts{script: script, access: &actors.Access{DMPolicy: "open",
+		AllowFrom: []string{"*", "boss"}, Groups: []string{"g1"}, RequireMention: false}})
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Timeout)
+	defer cancel()
+	say := func(sender, text string) {
+		t.Helper()
+		err := h.ch.Inject(ctx, messages.Inbound{ChatID: "g1", ChatType: messages.ChatGroup, SenderID: sender,
+			Text: text, Mentioned: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	say("stranger", "/new")
+	if out := h.reply(); out.Text != "ok" {
+		t.Fatalf("stranger's /new → %q, want an ordinary answer", out.Text)
+	}
+	say("boss", "/new@reef_bot")
+	if out := h.reply(); !strings.HasPrefix(out.Text, "New session started.") {
+		t.Fatalf("boss's /new → %q", out.Text)
+	}
+	if n := len(script.Requests()); n != 1 {
+		t.Errorf("%d model calls, want 1", n)
+	}
+}

@@ -1,0 +1,214 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// Slash commands are answered by the Session itself, without a model call. Only the text a
+// person typed is parsed (parseCommand), and only people allowed to steer the agent may use
+// them: anyone in a direct chat that passed the channel's access rules, the terminal, and in
+// groups only senders the channel's allowFrom names. From anyone else "/new" is just text.
+
+type (
+	// deferredCommand waits for the running Turn to stop (/new, /reset during a run).
+	deferredCommand struct {
+		in  messages.Inbound
+		cmd command
+	}
+	// commandRecorded reports that a command's answer (and its effects) are durable.
+	commandRecorded struct {
+		out *messages.Outbound
+		err error
+	}
+)
+
+// command parses in as a command if its sender may give one.
+func (s *Session) command(in *messages.Inbound) (command, bool) {
+	cmd, ok := parseCommand(in)
+	if !ok || !s.mayCommand(in) {
+		return command{}, false
+	}
+	return cmd, true
+}
+
+// mayCommand reports whether the sender of in may use commands.
+func (s *Session) mayCommand(in *messages.Inbound) bool {
+	if in.System {
+		return false
+	}
+	if in.Channel == "terminal" || in.ChatType == messages.ChatDirect || in.ChatType == "" {
+		return true
+	}
+	acc := s.deps.Access[in.Channel]
+	return acc != nil && slices.Contains(acc.AllowFrom, in.SenderID)
+}
+
+// onCommand runs a command; each one answers exactly once.
+func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command) {
+	s.log.Info().Str("session", s.key).Str("command", cmd.name).Msg("command")
+	switch cmd.name {
+	case "stop":
+		s.stopRun(ctx, in)
+	case "new", "reset":
+		s.reset(ctx, in, cmd)
+	case "status":
+		s.answer(ctx, in, s.statusText(), nil)
+	case "model":
+		s.answer(ctx, in, s.setModel(cmd.args), nil)
+	case "think":
+		s.answer(ctx, in, s.setThink(cmd.args), nil)
+	case "reasoning":
+		s.answer(ctx, in, s.setReasoning(cmd.args), nil)
+	case "queue":
+		s.answer(ctx, in, s.setQueue(cmd.args, in.Channel), nil)
+	case "compact":
+		s.compactNow(ctx, in, cmd.rest)
+	default:
+		s.answer(ctx, in, helpText(), nil)
+	}
+}
+
+// stopRun cancels the running run (its "Stopped." is the answer) and drops waiting messages.
+func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
+	waiting := len(s.queue) + len(s.steering)
+	s.dropWaiting()
+	if s.turn != nil {
+		if in.InboxSeq != 0 {
+			s.turnDrop = append(s.turnDrop, in.InboxSeq)
+		}
+		s.interrupted = false
+		ctx.Send(s.turn, &cancelTurn{})
+		return
+	}
+	text := "Nothing is running."
+	if waiting > 0 {
+		text = fmt.Sprintf("Stopped: dropped %d waiting messages.", waiting)
+	}
+	s.answer(ctx, in, text, nil)
+}
+
+// reset starts a fresh session (/new [model], /reset): a reset snapshot makes the model see
+// nothing before it, the transcript stays stored (reef sessions export shows it), and the
+// next run opens with the session start routine. A running run is stopped first.
+func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
+	if s.turn != nil {
+		s.dropWaiting()
+		s.deferred = append(s.deferred, deferredCommand{in: in, cmd: cmd})
+		ctx.Send(s.turn, &cancelTurn{})
+		return
+	}
+	note := ""
+	if cmd.name == "new" && len(cmd.args) > 0 {
+		label, err := s.resolveModel(cmd.args[0])
+		if err != nil {
+			s.answer(ctx, in, err.Error(), nil)
+			return
+		}
+		s.info.Model = label
+	}
+	if m, err := s.agent.model(s.info.Model); err == nil {
+		note = " Model: " + m.Label + "."
+	}
+	var entries []messages.ChatMessage
+	for _, q := range s.queue { // sent before the reset: kept in the old part of the transcript
+		entries = append(entries, userEntry(q))
+	}
+	s.dropWaiting()
+	now := s.deps.now()
+	entries = append(entries, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
+		Content: fmt.Sprintf("The user started a new session (/%s).", cmd.name)})
+	s.history = nil
+	s.info.Fresh, s.info.Started = true, now
+	key := s.key
+	s.answer(ctx, in, "New session started."+note, func(tx persistence.Tx) error {
+		seqs, err := tx.AppendMessages(key, entries...)
+		if err != nil {
+			return err
+		}
+		return tx.PutSnapshot(key, persistence.Snapshot{Seq: seqs[len(seqs)-1], Created: now, Kind: persistence.SnapshotReset})
+	})
+}
+
+// runDeferred runs the commands that waited for the run to end.
+func (s *Session) runDeferred(ctx actor.Context) {
+	deferred := s.deferred
+	s.deferred = nil
+	for _, d := range deferred {
+		s.onCommand(ctx, d.in, d.cmd)
+	}
+}
+
+// answer records a command's answer — with apply's effects, the session info, the removal
+// of the command's inbox entry and of dropped messages — in one transaction, then sends it.
+// During a run the answer is a new message, so the run's draft stays for its reply.
+func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, apply func(persistence.Tx) error) {
+	seqs := s.discard
+	s.discard = nil
+	if in.InboxSeq != 0 {
+		seqs = append(seqs, in.InboxSeq)
+	}
+	now := s.deps.now()
+	if s.info.Created.IsZero() {
+		s.info.Created = now
+	}
+	s.info.Updated = now
+	info := s.info
+	out := &messages.Outbound{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, ThreadID: in.ThreadID,
+		ReplyToID: in.MessageID, Text: text, SessionKey: s.key, Direct: s.turn != nil || s.saving}
+	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
+	s.writes++
+	ctx.Send(s.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			if apply != nil {
+				if err := apply(tx); err != nil {
+					return err
+				}
+			}
+			for _, seq := range seqs {
+				if err := tx.DeleteInbox(key, seq); err != nil {
+					return err
+				}
+			}
+			if out.Channel != "" {
+				seq, err := tx.AppendOutbox(key, *out)
+				if err != nil {
+					return err
+				}
+				out.OutboxSeq = seq
+			}
+			return tx.PutSession(info)
+		},
+		Done: func(err error) { root.Send(self, &commandRecorded{out: out, err: err}) },
+	})
+}
+
+func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
+	s.writes--
+	if msg.err != nil {
+		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record a command; it stays in the inbox")
+		msg.out.Text = "Sorry, I could not save that (storage error). Please try again later."
+		msg.out.OutboxSeq = 0
+	}
+	if msg.out.Channel != "" {
+		s.toConnector(ctx, msg.out)
+	}
+	s.maybeStartTurn(ctx)
+}
+
+// joinLines joins non-empty lines.
+func joinLines(lines ...string) string {
+	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "\n")
+}
+
+// compactNow is /compact [instructions].
+// TEMP until the compaction branch lands: it answers that compaction is not available.
+func (s *Session) compactNow(ctx actor.Context, in messages.Inbound, _ string) {
+	s.answer(ctx, in, "Compaction is not available yet.", nil)
+}
