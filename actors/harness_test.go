@@ -44,7 +44,7 @@ type harnessOpts struct {
 	now       func() time.Time
 	idle      time.Duration
 	access    *actors.Access
-	editable  *fake.Editable // use this platform (it keeps chats across harnesses) instead of a plain fake
+	editable  *fake.Editable  // use this platform (it keeps chats across harnesses) instead of a plain fake
 	clock     *testutil.Clock // drives Deps.Now and Deps.Clock
 	agentHook func(*actors.Agent)
 }
