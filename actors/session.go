@@ -299,11 +299,11 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 	var channel string
 	switch m := msg.(type) {
 	case *messages.TurnEvent:
-		if len(s.answering) == 0 {
-			return
+		if len(s.answering) > 0 && m.Channel == "" {
+			last := s.answering[len(s.answering)-1]
+			m.Channel, m.ChatID, m.ThreadID = last.Channel, last.ChatID, last.ThreadID
 		}
-		last := s.answering[len(s.answering)-1]
-		m.Channel, m.ChatID, m.ThreadID, channel = last.Channel, last.ChatID, last.ThreadID, last.Channel
+		channel = m.Channel
 	case *messages.Outbound:
 		channel = m.Channel
 	}

@@ -198,6 +198,10 @@ func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
 	}
 	if msg.out.Channel != "" {
 		s.toConnector(ctx, msg.out)
+		if !msg.out.Direct { // answered outside a run: that ends the exchange (reef chat reads on)
+			s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal,
+				Channel: msg.out.Channel, ChatID: msg.out.ChatID, ThreadID: msg.out.ThreadID})
+		}
 	}
 	s.maybeStartTurn(ctx)
 }

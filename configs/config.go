@@ -43,6 +43,7 @@ type AgentConfig struct {
 	Name      string          `yaml:"name"`      // display name
 	Model     string          `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
 	Fallbacks []string        `yaml:"fallbacks"` // tried in order when the model fails
+	Models    []string        `yaml:"models"`    // more models a session may switch to with /model
 	Workspace string          `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
 	Tools     ToolPolicy      `yaml:"tools"`
 	Limits    AgentLimits     `yaml:"limits"`
@@ -75,6 +76,19 @@ type LLMConfig struct {
 type SessionConfig struct {
 	IdleMinutes int    `yaml:"idleMinutes"` // passivate after this long without traffic, default 10
 	DMScope     string `yaml:"dmScope"`     // main | per-peer | per-channel-peer (default) | per-account-channel-peer
+	// Queue says what happens to messages sent while a run is active; QueueByChannel
+	// overrides it per channel name (telegram, discord, feishu, terminal). /queue overrides
+	// both for one session.
+	Queue          QueueConfig            `yaml:"queue"`
+	QueueByChannel map[string]QueueConfig `yaml:"queueByChannel"`
+}
+
+// QueueConfig is a queue mode with its settings. Zero fields inherit.
+type QueueConfig struct {
+	Mode       string `yaml:"mode"`       // steer (default) | followup | collect | interrupt
+	DebounceMs int    `yaml:"debounceMs"` // collect: quiet window before the run, default 500
+	Cap        int    `yaml:"cap"`        // most messages waiting, default 20
+	Drop       string `yaml:"drop"`       // past the cap: summarize (default) | old | new
 }
 
 // ToolsConfig configures built-in tools.

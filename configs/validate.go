@@ -3,6 +3,7 @@ package configs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -68,6 +69,14 @@ func (c *Config) Validate() error {
 	v.nonNegative("llm.maxRetryAfterSeconds", c.LLM.MaxRetryAfterSeconds)
 	v.nonNegative("session.idleMinutes", c.Session.IdleMinutes)
 	v.oneOf("session.dmScope", c.Session.DMScope, dmScopes)
+	v.queue("session.queue", c.Session.Queue)
+	for _, name := range slices.Sorted(maps.Keys(c.Session.QueueByChannel)) {
+		path := joinMapKey("session.queueByChannel", name)
+		if !slices.Contains(channelNames, name) {
+			v.addf("%s: %q is not a channel: use %s", path, name, strings.Join(channelNames, ", "))
+		}
+		v.queue(path, c.Session.QueueByChannel[name])
+	}
 	e := c.Tools.Exec
 	v.nonNegative("tools.exec.timeoutSeconds", e.TimeoutSeconds)
 	v.nonNegative("tools.exec.maxTimeoutSeconds", e.MaxTimeoutSeconds)
@@ -204,4 +213,17 @@ func (v *validator) oneOf(path, val string, allowed []string) {
 		}
 	}
 	v.addf("%s: %q is not valid: use one of %s", path, val, strings.Join(shown, ", "))
+}
+
+var (
+	queueModes   = []string{"", "steer", "followup", "collect", "interrupt"}
+	dropPolicies = []string{"", "summarize", "old", "new"}
+	channelNames = []string{"terminal", "telegram", "discord", "feishu"}
+)
+
+func (v *validator) queue(path string, q QueueConfig) {
+	v.oneOf(path+".mode", q.Mode, queueModes)
+	v.oneOf(path+".drop", q.Drop, dropPolicies)
+	v.nonNegative(path+".debounceMs", q.DebounceMs)
+	v.nonNegative(path+".cap", q.Cap)
 }

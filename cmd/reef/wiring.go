@@ -54,27 +54,40 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	// target is the client chain for one model: the global cap, prompt-mode tools, retries.
+	target := func(ref string) (providers.Target, error) {
+		prov, model, err := configs.SplitModel(ref)
+		if err != nil {
+			return providers.Target{}, err
+		}
+		client, ok := clients[prov]
+		if !ok {
+			return providers.Target{}, fmt.Errorf("model %s: no provider %q configured", ref, prov)
+		}
+		p := providers.Limit(client, sem)
+		if cfg.Model(ref).ToolMode == "prompt" {
+			p = providers.PromptTools(p)
+		}
+		p = providers.Retry(p, providers.RetryConfig{
+			MaxRetries:    cfg.LLM.MaxRetries,
+			MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second,
+		})
+		return providers.Target{Label: ref, Provider: p, Model: model}, nil
+	}
 	var out []*actors.Agent
 	for _, ac := range cfg.Agents {
 		var targets []providers.Target
 		for _, ref := range append([]string{ac.Model}, ac.Fallbacks...) {
-			prov, model, err := configs.SplitModel(ref)
+			t, err := target(ref)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("agent %s: %w", ac.ID, err)
 			}
-			client, ok := clients[prov]
-			if !ok {
-				return nil, fmt.Errorf("agent %s: model %s: no provider %q configured", ac.ID, ref, prov)
+			targets = append(targets, t)
+		}
+		for _, ref := range ac.Models {
+			if _, err := target(ref); err != nil {
+				return nil, fmt.Errorf("agent %s: models: %w", ac.ID, err)
 			}
-			p := providers.Limit(client, sem)
-			if cfg.Model(ref).ToolMode == "prompt" {
-				p = providers.PromptTools(p)
-			}
-			p = providers.Retry(p, providers.RetryConfig{
-				MaxRetries:    cfg.LLM.MaxRetries,
-				MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second,
-			})
-			targets = append(targets, providers.Target{Label: ref, Provider: p, Model: model})
 		}
 		policy, err := tools.NewPolicy(ac.Tools.Allow, ac.Tools.Deny, registry.Names())
 		if err != nil {
@@ -84,6 +97,7 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 			return nil, fmt.Errorf("agent %s: workspace: %w", ac.ID, err)
 		}
 		mc := cfg.Model(ac.Model)
+		fallbacks := targets[1:]
 		out = append(out, &actors.Agent{
 			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, Model: ac.Model,
 			Provider: providers.Failover(targets...), Tools: registry, Policy: policy,
@@ -92,6 +106,17 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 				MaxToolCalls: ac.Limits.MaxToolCalls,
 				TurnTimeout:  time.Duration(ac.Limits.TurnTimeoutSeconds) * time.Second,
 				MaxRepeat:    ac.Limits.MaxRepeatCalls,
+			},
+			Models: append(append([]string(nil), ac.Fallbacks...), ac.Models...),
+			// A session that switched model keeps the agent's fallbacks behind it.
+			ModelFor: func(label string) (actors.ModelChoice, error) {
+				t, err := target(label)
+				if err != nil {
+					return actors.ModelChoice{}, err
+				}
+				m := cfg.Model(label)
+				return actors.ModelChoice{Label: label, Provider: providers.Failover(append([]providers.Target{t}, fallbacks...)...),
+					ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}, nil
 			},
 		})
 	}
@@ -118,11 +143,17 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		store.Close()
 		return nil, err
 	}
+	byChannel := map[string]persistence.QueueSettings{}
+	for name, q := range cfg.Session.QueueByChannel {
+		byChannel[name] = queueSettings(q)
+	}
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: actors.SessionSettings{
-			IdleAfter: time.Duration(cfg.Session.IdleMinutes) * time.Minute,
-			DMScope:   cfg.Session.DMScope,
+			IdleAfter:      time.Duration(cfg.Session.IdleMinutes) * time.Minute,
+			DMScope:        cfg.Session.DMScope,
+			Queue:          queueSettings(cfg.Session.Queue),
+			QueueByChannel: byChannel,
 		},
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
@@ -181,4 +212,8 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 		case <-tick.C:
 		}
 	}
+}
+
+func queueSettings(q configs.QueueConfig) persistence.QueueSettings {
+	return persistence.QueueSettings{Mode: q.Mode, Debounce: q.DebounceMs, Cap: q.Cap, Drop: q.Drop}
 }
