@@ -70,6 +70,12 @@ func (r *Router) Receive(ctx actor.Context) {
 		if rt := r.sessions[msg.SessionKey]; rt != nil {
 			ctx.Send(rt.pid, msg)
 		}
+	case *toolMessage:
+		if rt := r.sessions[msg.key]; rt != nil {
+			ctx.Send(rt.pid, msg)
+		} else {
+			msg.reply <- fmt.Errorf("session %s is not running", msg.key)
+		}
 	case *sessionIdle:
 		if rt := r.sessions[msg.key]; rt != nil {
 			rt.seen, rt.idleSince = msg.seen, r.deps.now()

@@ -43,6 +43,7 @@ type Session struct {
 	deferred    []deferredCommand  // commands waiting for the running Turn to end (/new, /reset)
 	writes      int                // command answers being recorded
 	tools       map[string]string  // running tool calls of the current run: step id → label
+	toolSent    []string           // what the message tool sent during the current run (normalized)
 
 	turn      *actor.PID
 	turnSeq   uint64
@@ -102,6 +103,10 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onCommandRecorded(ctx, msg)
 	case *collectDue:
 		s.onCollectDue(ctx, msg)
+	case *toolMessage:
+		s.onToolMessage(ctx, msg)
+	case *toolMessageRecorded:
+		s.onToolMessageRecorded(ctx, msg)
 	case *messages.CancelRun:
 		if s.turn != nil {
 			ctx.Send(s.turn, &cancelTurn{})
@@ -233,7 +238,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.turnDrop, s.discard = s.discard, nil
 	s.turnSeq++
-	s.tools = nil
+	s.tools, s.toolSent = nil, nil
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
 		agent:      s.agent,

@@ -44,7 +44,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if last.Source == "heartbeat" && isHeartbeatOK(text) {
 		text = "" // nothing needs the user's attention
 	}
-	if interrupted || len(s.deferred) > 0 {
+	if interrupted || len(s.deferred) > 0 || s.repeatsToolMessage(text) {
 		text = "" // stopped for a newer message or a /new: that one gets the answer
 	}
 	if last.Channel != "" {

@@ -30,15 +30,17 @@ type cronReply struct {
 	err error
 }
 
-// timerRuntime is tools.Runtime for the tools of every agent: it messages the Timer.
-type timerRuntime struct {
-	root  *actor.RootContext
-	timer *actor.PID
+// toolsRuntime is tools.Runtime for the tools of every agent: it messages the Timer (cron)
+// and the sessions, through the Router (message).
+type toolsRuntime struct {
+	root   *actor.RootContext
+	timer  *actor.PID
+	router *actor.PID
 }
 
-var _ tools.Runtime = (*timerRuntime)(nil)
+var _ tools.Runtime = (*toolsRuntime)(nil)
 
-func (r *timerRuntime) Cron(ctx context.Context, agentID, sessionKey, action string, args json.RawMessage) (json.RawMessage, error) {
+func (r *toolsRuntime) Cron(ctx context.Context, agentID, sessionKey, action string, args json.RawMessage) (json.RawMessage, error) {
 	var a cron.Args
 	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
@@ -59,7 +61,7 @@ func (r *timerRuntime) Cron(ctx context.Context, agentID, sessionKey, action str
 // Cron performs a cron action for the operator (the CLI through the control socket): it sees
 // and changes the jobs of every agent. args is the cron tool's JSON.
 func (rt *Runtime) Cron(ctx context.Context, action string, args json.RawMessage) (json.RawMessage, error) {
-	r := &timerRuntime{root: rt.system.Root, timer: timerPID(rt.gateway)}
+	r := &toolsRuntime{root: rt.system.Root, timer: timerPID(rt.gateway)}
 	return r.Cron(ctx, "", "", action, args)
 }
 

@@ -43,6 +43,9 @@ type Runtime interface {
 	// Cron performs one action of the cron tool (status, list, get, add, update, remove, run,
 	// runs) for the calling agent and session. args and the result are the tool's JSON.
 	Cron(ctx context.Context, agentID, sessionKey, action string, args json.RawMessage) (json.RawMessage, error)
+	// Message sends text to the conversation of sessionKey now, while the run goes on, and
+	// returns once the message is recorded for delivery.
+	Message(ctx context.Context, sessionKey, text string) error
 }
 
 // Result is what the model sees.

@@ -22,6 +22,7 @@ import (
 	"github.com/reefgw/reef/tools/cron"
 	"github.com/reefgw/reef/tools/exec"
 	"github.com/reefgw/reef/tools/fs"
+	"github.com/reefgw/reef/tools/message"
 )
 
 // newProvider builds the client for one configured provider. This switch is the one place
@@ -46,7 +47,7 @@ func newTools(cfg *configs.Config) []tools.Tool {
 		MaxTimeout:     time.Duration(ex.MaxTimeoutSeconds) * time.Second,
 		MaxOutput:      ex.MaxOutputBytes,
 		Secrets:        cfg.Secrets(),
-	}), cron.New())
+	}), cron.New(), message.New())
 }
 
 // channelSet is the channels `reef gateway` runs and who may use each.

@@ -63,6 +63,8 @@ func TestJobNextKinds(t *testing.T) {
 
 type fakeRuntime struct{ action, agent, session string }
 
+func (f *fakeRuntime) Message(context.Context, string, string) error { return nil }
+
 func (f *fakeRuntime) Cron(_ context.Context, agentID, sessionKey, action string, _ json.RawMessage) (json.RawMessage, error) {
 	f.action, f.agent, f.session = action, agentID, sessionKey
 	return json.RawMessage(`{"ok":true}`), nil

@@ -1,0 +1,91 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// The message tool sends a message to the conversation while its run goes on. The message
+// is recorded in the outbox before it is delivered, like a reply, and a final reply that
+// only repeats it is not delivered again.
+
+type (
+	// toolMessage asks a session to send text now; reply gets the outcome once.
+	toolMessage struct {
+		key   string
+		text  string
+		reply chan error // buffered
+	}
+	// toolMessageRecorded reports that a tool message is durable in the outbox.
+	toolMessageRecorded struct {
+		out   *messages.Outbound
+		err   error
+		reply chan error
+	}
+)
+
+// Message implements tools.Runtime.
+func (r *toolsRuntime) Message(ctx context.Context, sessionKey, text string) error {
+	reply := make(chan error, 1)
+	r.root.Send(r.router, &toolMessage{key: sessionKey, text: text, reply: reply})
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("message: %w", ctx.Err())
+	}
+}
+
+// onToolMessage records the message in the outbox for the chat the run answers.
+func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
+	if s.turn == nil || len(s.answering) == 0 || s.answering[len(s.answering)-1].Channel == "" {
+		msg.reply <- errors.New("there is no conversation to send to (this run's reply is not delivered)")
+		return
+	}
+	last := s.answering[len(s.answering)-1]
+	text := s.deps.redactor().apply(msg.text)
+	out := &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID, ThreadID: last.ThreadID,
+		Text: text, SessionKey: s.key, Direct: true}
+	s.toolSent = append(s.toolSent, normalizeReply(text))
+	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
+	ctx.Send(s.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			seq, err := tx.AppendOutbox(key, *out)
+			out.OutboxSeq = seq
+			return err
+		},
+		Done: func(err error) { root.Send(self, &toolMessageRecorded{out: out, err: err, reply: msg.reply}) },
+	})
+}
+
+func (s *Session) onToolMessageRecorded(ctx actor.Context, msg *toolMessageRecorded) {
+	if msg.err != nil {
+		msg.reply <- fmt.Errorf("message not sent: %w", msg.err)
+		return
+	}
+	s.toConnector(ctx, msg.out)
+	msg.reply <- nil
+}
+
+// repeatsToolMessage reports whether a final reply only repeats a message the run already
+// sent with the message tool.
+func (s *Session) repeatsToolMessage(text string) bool {
+	n := normalizeReply(text)
+	for _, sent := range s.toolSent {
+		if n == sent {
+			return true
+		}
+	}
+	return false
+}
+
+func normalizeReply(text string) string {
+	return strings.ToLower(strings.Join(strings.Fields(text), " "))
+}
