@@ -36,6 +36,7 @@
 //	Turn                           Session.maybeStartTurn     itself when finished; Session stop
 //	LLM stream goroutine           Turn.startLLM              the stream ends; Turn cancels its ctx
 //	turn timer                     Turn.Started               Turn.finish / Stopping
+//	collect wake-up (Deps.Clock)   Session.waitForQuiet       it fires; a newer wait or Session.Stopping
 //	ToolRun                        Turn.dispatch              itself after reporting; Turn stop
 //	tool goroutine                 ToolRun.Started            the tool returns; ctx cancelled at
 //	                                                          the deadline; abandoned after a grace
@@ -51,6 +52,16 @@
 // Supervision: Turn → ToolRun and Session → Turn stop the failed child (the parent turns the
 // loss into an error result or a failed run); Router → Session restarts up to 3 times a
 // minute, then stops it; Gateway restarts Connectors and the Router with exponential backoff.
+//
+// # A Session's messages
+//
+// A Session answers commands (/stop, /new, /status, ...) itself, in one Storage write with
+// the removal of the command's inbox entry, and never sends them to the model. A message
+// that arrives while a Turn runs is queued by the queue mode (session_queue.go): steer sends
+// it to the Turn, which takes it in at its next boundary and reports what it took in with
+// its result; followup, collect and interrupt keep it in the Session's queue. /new during a
+// run waits (deferred) until the cancelled Turn is recorded, so the reset snapshot always
+// follows the run's entries.
 //
 // Two protoactor details shape the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as
