@@ -225,3 +225,32 @@ func TestCommandsOnlyFromAllowedSenders(t *testing.T) {
 		t.Errorf("%d model calls, want 1", n)
 	}
 }
+
+// TestNewDuringRun: /new stops the running run without a "Stopped.", and a message sent
+// after it belongs to the new session.
+func TestNewDuringRun(t *testing.T) {
+	g, script := newGate(t)
+	h := newHarness(t, harnessOpts{script: script})
+	h.say("1", "long task about PROJECT-OLD")
+	g.next()
+	g.answer(fakellm.Reply{Hang: true})
+	h.say("1", "/new")
+	h.say("1", "hello after")
+	if out := h.reply(); !strings.HasPrefix(out.Text, "New session started.") {
+		t.Fatalf("reply = %q, want the /new answer first and no Stopped.", out.Text)
+	}
+	req := g.next()
+	if fmt.Sprint(req.Messages) != "" && strings.Contains(fmt.Sprint(req.Messages), "PROJECT-OLD") {
+		t.Errorf("the new session's request holds the old run: %v", req.Messages)
+	}
+	if users := userTexts(req); len(users) != 1 || !strings.Contains(users[0], "hello after") {
+		t.Errorf("users = %q", users)
+	}
+	g.answer(fakellm.Reply{Text: "hi"})
+	if out := h.reply(); out.Text != "hi" {
+		t.Fatalf("reply = %q", out.Text)
+	}
+	if !hasText(entryTexts(h.transcript("1")), "PROJECT-OLD") {
+		t.Error("the stopped run's message is not stored")
+	}
+}

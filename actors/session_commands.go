@@ -96,7 +96,9 @@ func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 
 // reset starts a fresh session (/new [model], /reset): a reset snapshot makes the model see
 // nothing before it, the transcript stays stored (reef sessions export shows it), and the
-// next run opens with the session start routine. A running run is stopped first.
+// next run opens with the session start routine. A running run is stopped first, and the
+// reset waits until that run is recorded; messages sent after the command then belong to
+// the new session.
 func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 	if s.turn != nil {
 		s.dropWaiting()
@@ -104,7 +106,16 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 		ctx.Send(s.turn, &cancelTurn{})
 		return
 	}
-	note := ""
+	var before []messages.ChatMessage
+	for _, q := range s.queue { // sent before the command: kept in the old part of the transcript
+		before = append(before, userEntry(q))
+	}
+	s.dropWaiting()
+	s.resetNow(ctx, in, cmd, before)
+}
+
+// resetNow records the reset.
+func (s *Session) resetNow(ctx actor.Context, in messages.Inbound, cmd command, entries []messages.ChatMessage) {
 	if cmd.name == "new" && len(cmd.args) > 0 {
 		label, err := s.resolveModel(cmd.args[0])
 		if err != nil {
@@ -113,14 +124,10 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 		}
 		s.info.Model = label
 	}
+	note := ""
 	if m, err := s.agent.model(s.info.Model); err == nil {
 		note = " Model: " + m.Label + "."
 	}
-	var entries []messages.ChatMessage
-	for _, q := range s.queue { // sent before the reset: kept in the old part of the transcript
-		entries = append(entries, userEntry(q))
-	}
-	s.dropWaiting()
 	now := s.deps.now()
 	entries = append(entries, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
 		Content: fmt.Sprintf("The user started a new session (/%s).", cmd.name)})
@@ -136,12 +143,12 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 	})
 }
 
-// runDeferred runs the commands that waited for the run to end.
+// runDeferred runs the resets that waited for the run to end.
 func (s *Session) runDeferred(ctx actor.Context) {
 	deferred := s.deferred
 	s.deferred = nil
 	for _, d := range deferred {
-		s.onCommand(ctx, d.in, d.cmd)
+		s.resetNow(ctx, d.in, d.cmd, nil)
 	}
 }
 
