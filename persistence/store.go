@@ -35,6 +35,9 @@ type Reader interface {
 	// LatestSnapshot returns the newest compaction snapshot and whether one exists.
 	// Loading a session = LatestSnapshot + Messages(key, snap.Seq).
 	LatestSnapshot(key string) (Snapshot, bool, error)
+	// Snapshots returns every snapshot of a session, ordered by Seq (exports use them to mark
+	// where each summary or reset falls in the full transcript).
+	Snapshots(key string) ([]Snapshot, error)
 	// Inbox returns accepted inbound messages not yet answered, in order.
 	Inbox(key string) ([]InboxItem, error)
 	// Outbox returns replies not yet confirmed sent, in order.

@@ -188,6 +188,31 @@ func (t *tx) LatestSnapshot(key string) (persistence.Snapshot, bool, error) {
 	return snap, true, nil
 }
 
+// Snapshots returns every snapshot of a session, ordered by seq.
+func (t *tx) Snapshots(key string) ([]persistence.Snapshot, error) {
+	if err := t.check("snapshots"); err != nil {
+		return nil, err
+	}
+	b := t.sub(key, bucketSnaps)
+	if b == nil {
+		return nil, nil
+	}
+	var out []persistence.Snapshot
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() { // from seq 0: a reset may cover no entry
+		if v == nil || len(k) != 8 {
+			continue
+		}
+		var snap persistence.Snapshot
+		if err := json.Unmarshal(v, &snap); err != nil {
+			return nil, fmt.Errorf("bolt: snapshots %q: seq %d: %w", key, btoi(k), err)
+		}
+		snap.Seq = btoi(k)
+		out = append(out, snap)
+	}
+	return out, nil
+}
+
 // Inbox returns the session's inbox, in order.
 func (t *tx) Inbox(key string) ([]persistence.InboxItem, error) {
 	if err := t.check("inbox"); err != nil {

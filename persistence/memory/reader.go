@@ -140,6 +140,27 @@ func (r *reader) LatestSnapshot(key string) (persistence.Snapshot, bool, error) 
 	return ss.snaps[best], true, nil
 }
 
+// Snapshots returns every snapshot of a session, ordered by seq.
+func (r *reader) Snapshots(key string) ([]persistence.Snapshot, error) {
+	if err := r.check("snapshots"); err != nil {
+		return nil, err
+	}
+	ss := r.s.sessions[key]
+	if ss == nil {
+		return nil, nil
+	}
+	seqs := make([]uint64, 0, len(ss.snaps))
+	for seq := range ss.snaps {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	out := make([]persistence.Snapshot, 0, len(seqs))
+	for _, seq := range seqs {
+		out = append(out, ss.snaps[seq])
+	}
+	return out, nil
+}
+
 // Inbox returns the session's inbox, in order.
 func (r *reader) Inbox(key string) ([]persistence.InboxItem, error) {
 	if err := r.check("inbox"); err != nil {

@@ -96,6 +96,9 @@ func testTxAfterEnd(t *testing.T, s persistence.Store) {
 	if _, _, err := leakedR.Session("k"); err == nil {
 		t.Errorf("Session on an ended Reader: got nil error")
 	}
+	if _, err := leakedR.Snapshots("k"); err == nil {
+		t.Errorf("Snapshots on an ended Reader: got nil error")
+	}
 	st := dump(t, s, []string{"k", "late"}, nil)
 	if len(st.Sessions) != 1 || len(st.Keys["k"].Messages) != 0 {
 		t.Errorf("writes through an ended Tx were kept: %+v", st)

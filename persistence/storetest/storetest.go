@@ -11,7 +11,8 @@
 //   - Seqs are per session and per kind (entries, inbox, outbox): they start at 1, grow by 1
 //     per append, are not reused after a delete, and a failed Update gives its seqs out again.
 //   - AppendInbox and AppendOutbox store the item with SessionKey and InboxSeq/OutboxSeq set.
-//   - PutSnapshot refuses a Seq past the session's last entry.
+//   - PutSnapshot refuses a Seq past the session's last entry; Seq 0 (covering no entry) is
+//     allowed. Snapshots lists every snapshot by Seq, Kind included; one per Seq.
 //   - MarkSeen keeps the first time; PruneSeen removes ids strictly before the cutoff.
 //   - Deleting a missing entry or session is not an error; an empty session key or dedup id is.
 //   - A failed or panicking Update keeps nothing, and fn sees its own writes before that.
@@ -42,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) persistence.Store) {
 		{"Sessions", testSessions},
 		{"Messages", testMessages},
 		{"Snapshots", testSnapshots},
+		{"SnapshotList", testSnapshotList},
 		{"Inbox", testInbox},
 		{"Outbox", testOutbox},
 		{"PendingSessions", testPendingSessions},
@@ -130,13 +132,14 @@ type state struct {
 }
 
 type sessionState struct {
-	Info     persistence.SessionInfo
-	Exists   bool
-	Messages []persistence.Entry
-	Snapshot persistence.Snapshot
-	HasSnap  bool
-	Inbox    []persistence.InboxItem
-	Outbox   []persistence.OutboxItem
+	Info      persistence.SessionInfo
+	Exists    bool
+	Messages  []persistence.Entry
+	Snapshot  persistence.Snapshot
+	HasSnap   bool
+	Snapshots []persistence.Snapshot
+	Inbox     []persistence.InboxItem
+	Outbox    []persistence.OutboxItem
 }
 
 // dump reads the whole state of keys and ids in one View. It returns a deep copy made
@@ -176,6 +179,9 @@ func readState(r persistence.Reader, keys, ids []string, st *state) error {
 			return err
 		}
 		if ss.Snapshot, ss.HasSnap, err = r.LatestSnapshot(k); err != nil {
+			return err
+		}
+		if ss.Snapshots, err = r.Snapshots(k); err != nil {
 			return err
 		}
 		if ss.Inbox, err = r.Inbox(k); err != nil {
