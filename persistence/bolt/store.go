@@ -52,6 +52,11 @@ type Options struct {
 	// NoSync skips fsync on commit. Only for benchmarks and throwaway data: a crash of the
 	// machine (not only of the process) can then lose or corrupt committed data.
 	NoSync bool
+	// ReadOnly opens an existing file for reading only, under a shared lock: several readers
+	// (`reef sessions` and the like) may hold it at once, a writer may not. Open creates
+	// nothing and fails with an error wrapping fs.ErrNotExist when the file is missing;
+	// Update fails.
+	ReadOnly bool
 }
 
 // Store is a persistence.Store on one bbolt file.
@@ -72,12 +77,18 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if opts.ReadOnly {
+		// bbolt would create an empty file and then fail to initialise it.
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout: opts.LockTimeout,
-		NoSync:  opts.NoSync,
+		Timeout:  opts.LockTimeout,
+		NoSync:   opts.NoSync,
+		ReadOnly: opts.ReadOnly,
 		// The freelist is rebuilt from the pages at open instead of being written by every
 		// commit: fewer pages per fsync on the hot path, a slightly slower open.
 		NoFreelistSync: true,
@@ -89,29 +100,35 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
-	if err := db.Update(initSchema); err != nil {
+	prepare := db.Update
+	if opts.ReadOnly {
+		prepare = db.View
+	}
+	if err := prepare(initSchema); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	return &Store{db: db, path: path}, nil
 }
 
-// initSchema creates the top buckets and checks or writes the schema version.
+// initSchema creates the top buckets and checks or writes the schema version. In a read-only
+// transaction it only checks that they are there.
 func initSchema(btx *bbolt.Tx) error {
+	if !btx.Writable() {
+		for _, name := range [][]byte{bucketMeta, bucketSessions, bucketDedup} {
+			if btx.Bucket(name) == nil {
+				return fmt.Errorf("not a reef database (no %s bucket)", name)
+			}
+		}
+		return checkSchema(btx.Bucket(bucketMeta).Get(keySchema))
+	}
 	meta, err := btx.CreateBucketIfNotExists(bucketMeta)
 	if err != nil {
 		return err
 	}
 	if v := meta.Get(keySchema); v != nil {
-		n, err := strconv.Atoi(string(v))
-		if err != nil {
-			return fmt.Errorf("unreadable schema version %q", v)
-		}
-		if n > SchemaVersion {
-			return fmt.Errorf("schema version %d is newer than this reef supports (%d): upgrade reef", n, SchemaVersion)
-		}
-		if n < SchemaVersion {
-			return fmt.Errorf("schema version %d is older than %d and there is no migration", n, SchemaVersion)
+		if err := checkSchema(v); err != nil {
+			return err
 		}
 	} else if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
 		return err
@@ -120,6 +137,21 @@ func initSchema(btx *bbolt.Tx) error {
 		if _, err := btx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkSchema refuses a schema version other than SchemaVersion.
+func checkSchema(v []byte) error {
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return fmt.Errorf("unreadable schema version %q", v)
+	}
+	if n > SchemaVersion {
+		return fmt.Errorf("schema version %d is newer than this reef supports (%d): upgrade reef", n, SchemaVersion)
+	}
+	if n < SchemaVersion {
+		return fmt.Errorf("schema version %d is older than %d and there is no migration", n, SchemaVersion)
 	}
 	return nil
 }
