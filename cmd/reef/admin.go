@@ -58,7 +58,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, "reef is not running")
 	}
-	fmt.Fprintf(stdout, "sessions: %d stored, %d live\n", st.Sessions, st.LiveSessions)
+	fmt.Fprint(stdout, sessionsLine(st))
 	for _, ch := range st.Channels {
 		state := "connected"
 		if !ch.Connected {
@@ -79,6 +79,19 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	printPairings(stdout, st.Pairing)
 	return 0
+}
+
+// sessionsLine counts the stored sessions and, while reef runs, the live ones.
+func sessionsLine(st Status) string {
+	live := ""
+	if st.PID != 0 {
+		live = fmt.Sprintf(", %d live", st.LiveSessions)
+	}
+	hint := ""
+	if st.Sessions > 0 {
+		hint = " (`reef sessions list` shows them)"
+	}
+	return fmt.Sprintf("sessions: %d stored%s%s\n", st.Sessions, live, hint)
 }
 
 func printPairings(w io.Writer, ps []actors.Pairing) {

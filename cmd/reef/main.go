@@ -5,6 +5,7 @@
 //	reef gateway   run every configured channel until SIGINT/SIGTERM
 //	reef init      create $REEF_HOME with a starter workspace
 //	reef doctor    check the configuration, data directory, workspace and providers
+//	reef sessions  list conversations, show one, export a transcript (JSONL or Markdown)
 //	reef bench     measure reef against fake Telegram and LLM servers
 //	reef version   print the version
 package main
@@ -36,6 +37,8 @@ Usage:
   reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
   reef status  [-config FILE]   channels, sessions and pending pairing requests (live while reef runs)
+  reef sessions list | show <key> | export <key> [-format jsonl|md] [-o FILE]
+                                conversations: who, tokens, last update; one transcript; a full export
   reef pairing list | approve <channel> <code> | deny <channel> <code>
                                 decide who may talk to your bots
   reef cron list | add ... | rm|run|runs|enable|disable <id>
@@ -70,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDoctor(args[1:], stdout, stderr)
 	case "status":
 		return runStatus(args[1:], stdout, stderr)
+	case "sessions":
+		return runSessions(args[1:], stdout, stderr)
 	case "pairing":
 		return runPairing(args[1:], stdout, stderr)
 	case "cron":
