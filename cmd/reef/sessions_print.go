@@ -37,7 +37,9 @@ func printSessionList(w io.Writer, list sessionList) {
 // printSessionDetail prints a session's record, then its last entries.
 func printSessionDetail(w io.Writer, d sessionDetail) {
 	now, in := time.Now(), d.Info
-	line := func(label, format string, args ...any) { fmt.Fprintf(w, "%-10s %s\n", label, fmt.Sprintf(format, args...)) }
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(w, "%-10s %s\n", label, fmt.Sprintf(format, args...))
+	}
 	line("session", "%s", in.Key)
 	line("agent", "%s", orDash(in.AgentID))
 	line("channel", "%s", where(in))

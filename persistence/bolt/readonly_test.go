@@ -30,7 +30,9 @@ func openReadOnly(t *testing.T, path string) *bolt.Store {
 func TestReadOnlySharesTheFileWithReadersOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reef.db")
 	w := open(t, path)
-	if err := w.Update(func(tx persistence.Tx) error { return tx.PutSession(persistence.SessionInfo{Key: "k", AgentID: "main"}) }); err != nil {
+	if err := w.Update(func(tx persistence.Tx) error {
+		return tx.PutSession(persistence.SessionInfo{Key: "k", AgentID: "main"})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
