@@ -130,7 +130,7 @@ func writeMarkdown(w io.Writer, tr transcript) error {
 	return eachInOrder(tr, func(e persistence.Entry) error {
 		return markdownEntry(w, e)
 	}, func(s persistence.Snapshot) error {
-		if s.Kind == snapshotReset {
+		if s.Kind == persistence.SnapshotReset {
 			_, err := fmt.Fprintf(w, "\n---\n\n**%s**\n\n---\n", markNewSession)
 			return err
 		}

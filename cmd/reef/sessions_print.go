@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -46,7 +47,16 @@ func printSessionDetail(w io.Writer, d sessionDetail) {
 	if in.Model != "" {
 		line("model", "%s (set for this session)", in.Model)
 	}
+	if in.Think != "" || in.ShowReasoning {
+		line("thinking", "%s, reasoning shown: %v", cmp.Or(in.Think, "default"), in.ShowReasoning)
+	}
+	if q := in.Queue; q != (persistence.QueueSettings{}) {
+		line("queue", "%s (debounce %d ms, cap %d, drop %s)", cmp.Or(q.Mode, "default"), q.Debounce, q.Cap, cmp.Or(q.Drop, "default"))
+	}
 	line("created", "%s", when(in.Created, now))
+	if d.Resets > 0 && !in.Started.IsZero() {
+		line("restarted", "%s, by the last /new or /reset", when(in.Started, now))
+	}
 	line("updated", "%s", when(in.Updated, now))
 	line("turns", "%d", in.Turns)
 	u := in.Usage
@@ -93,7 +103,7 @@ func printSessionDetail(w io.Writer, d sessionDetail) {
 }
 
 func markLine(s persistence.Snapshot) string {
-	if s.Kind == snapshotReset {
+	if s.Kind == persistence.SnapshotReset {
 		return "── new session ──"
 	}
 	return "── earlier conversation summarized ── " + shorten(s.Summary, 80)
@@ -118,7 +128,7 @@ func count(n int, one, many string) string {
 }
 
 func snapshotKind(s persistence.Snapshot) string {
-	if s.Kind == snapshotReset {
+	if s.Kind == persistence.SnapshotReset {
 		return "reset"
 	}
 	return "summary"

@@ -55,9 +55,6 @@ type transcript struct {
 	Snapshots []persistence.Snapshot  `json:"snapshots"`
 }
 
-// snapshotReset is the Kind of a snapshot that marks /new or /reset.
-const snapshotReset = "reset"
-
 // liveFunc reports the keys of the sessions in memory, and false if it cannot tell.
 type liveFunc func() (map[string]bool, bool)
 
@@ -140,7 +137,7 @@ func (s storeSessions) show(key string, n int) (sessionDetail, error) {
 		return d, err
 	}
 	for i, snap := range snaps {
-		if snap.Kind == snapshotReset {
+		if snap.Kind == persistence.SnapshotReset {
 			d.Resets++
 		} else {
 			d.Summaries++

@@ -77,8 +77,8 @@ func TestFencedHoldsBackticks(t *testing.T) {
 func TestExportOrder(t *testing.T) {
 	tr := transcript{
 		Entries: []persistence.Entry{{Seq: 1}, {Seq: 2}, {Seq: 3}},
-		Snapshots: []persistence.Snapshot{{Seq: 0, Kind: snapshotReset}, {Seq: 2, Summary: "s"},
-			{Seq: 3, Kind: snapshotReset}},
+		Snapshots: []persistence.Snapshot{{Seq: 0, Kind: persistence.SnapshotReset}, {Seq: 2, Summary: "s"},
+			{Seq: 3, Kind: persistence.SnapshotReset}},
 	}
 	var got []string
 	err := eachInOrder(tr, func(e persistence.Entry) error {
