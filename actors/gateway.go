@@ -181,6 +181,18 @@ func (rt *Runtime) LiveSessions() int {
 	}
 }
 
+// LiveSessionKeys returns the keys of the sessions in memory (nil if the Router does not answer).
+func (rt *Runtime) LiveSessionKeys() []string {
+	reply := make(chan []string, 1)
+	rt.system.Root.Send(rt.router, &liveSessionKeys{reply: reply})
+	select {
+	case keys := <-reply:
+		return keys
+	case <-time.After(5 * time.Second):
+		return nil
+	}
+}
+
 // Sweep asks the Router to passivate idle sessions now (tests and benchmarks).
 func (rt *Runtime) Sweep() { rt.system.Root.Send(rt.router, &sweep{}) }
 

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -42,9 +44,10 @@ type (
 		key  string
 		seen int
 	}
-	sessionBusy  struct{ key string }
-	sweep        struct{}
-	liveSessions struct{ reply chan<- int }
+	sessionBusy     struct{ key string }
+	sweep           struct{}
+	liveSessions    struct{ reply chan<- int }
+	liveSessionKeys struct{ reply chan<- []string }
 )
 
 // RouterProps is the recipe for the Router.
@@ -88,6 +91,8 @@ func (r *Router) Receive(ctx actor.Context) {
 		r.onSweep(ctx)
 	case *liveSessions:
 		msg.reply <- len(r.sessions)
+	case *liveSessionKeys:
+		msg.reply <- slices.Sorted(maps.Keys(r.sessions))
 	case *actor.Terminated:
 		r.onTerminated(msg)
 	case *actor.Stopping, *actor.Restarting:
