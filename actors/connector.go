@@ -215,6 +215,7 @@ func (c *Connector) onRunExited(msg *runExited) {
 // after the message is durably in the session's inbox (or known as a duplicate).
 func (c *Connector) deliverFunc(root *actor.RootContext, self *actor.PID) channels.Deliver {
 	settings := c.deps.Session.withDefaults()
+	limiter := newRateLimiter(c.name, settings.RateLimit)
 	return func(ctx context.Context, in messages.Inbound) error {
 		root.Send(self, &inboundHit{at: c.deps.now()})
 		in.Channel = c.name
@@ -235,8 +236,7 @@ func (c *Connector) deliverFunc(root *actor.RootContext, self *actor.PID) channe
 		if in.Time.IsZero() {
 			in.Time = c.deps.now()
 		}
-		dup, err := c.accept(ctx, root, &in)
-		if err != nil || dup {
+		if ok, err := c.acceptLimited(ctx, root, self, limiter, &in); !ok || err != nil {
 			return err
 		}
 		root.Send(c.router, &routeInbound{in: in})
@@ -297,9 +297,10 @@ func writeAndWait(ctx context.Context, root *actor.RootContext, storage *actor.P
 	}
 }
 
-// accept writes the inbound to the session's inbox, recording its dedup id in the same
-// transaction. It reports dup when the platform delivered the message before.
-func (c *Connector) accept(ctx context.Context, root *actor.RootContext, in *messages.Inbound) (dup bool, err error) {
+// accept writes the inbound to the session's inbox (unless store is false: then it is only
+// marked seen), recording its dedup id in the same transaction. It reports dup when the
+// platform delivered the message before.
+func (c *Connector) accept(ctx context.Context, root *actor.RootContext, in *messages.Inbound, store bool) (dup bool, err error) {
 	dedupID := ""
 	if in.MessageID != "" {
 		dedupID = strings.Join([]string{in.Channel, in.Account, in.ChatID, in.MessageID}, ":")
@@ -318,6 +319,9 @@ func (c *Connector) accept(ctx context.Context, root *actor.RootContext, in *mes
 					dup = true
 					return nil
 				}
+			}
+			if !store {
+				return nil
 			}
 			seq, err := tx.AppendInbox(in.SessionKey, *in)
 			in.InboxSeq = seq

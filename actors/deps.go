@@ -82,8 +82,14 @@ type ModelChoice struct {
 type Limits struct {
 	MaxToolCalls int           // per run, default 50
 	TurnTimeout  time.Duration // wall time of one run, default 10 min
-	MaxRepeat    int           // identical calls (tool + arguments) per run, default 5
-	ToolTimeout  time.Duration // hard stop for one tool call that ignores cancellation, default 31 min
+	// The same tool called with the same arguments and getting the same result this often in
+	// one run: at LoopWarnAt the result tells the model to change its approach (default 10),
+	// at LoopStopAt the run stops and the user is told why (default 20).
+	LoopWarnAt  int
+	LoopStopAt  int
+	ToolTimeout time.Duration // hard stop for one tool call that ignores cancellation, default 31 min
+	// DailyTokenBudget, when > 0, replaces SessionSettings.DailyTokenBudget for this agent's sessions.
+	DailyTokenBudget int
 }
 
 // SessionSettings shapes conversations.
@@ -95,6 +101,18 @@ type SessionSettings struct {
 	// it per channel name, and a session's /queue overrides both.
 	Queue          persistence.QueueSettings
 	QueueByChannel map[string]persistence.QueueSettings
+	RateLimit      RateLimit // per sender and channel; the zero value accepts everything
+	// DailyTokenBudget is the input+output tokens one session may use per day (in its agent's
+	// time zone), silent, heartbeat and cron runs included; 0 means no budget.
+	DailyTokenBudget int
+}
+
+// RateLimit is a token bucket per sender: Messages accepted in a row, earned back evenly over
+// Per. A message over the limit is acknowledged and dropped; the sender is told at most once
+// a minute. The terminal is exempt.
+type RateLimit struct {
+	Messages int           // 0 disables the limit
+	Per      time.Duration // default 1 min
 }
 
 func (d *Deps) now() time.Time {
@@ -120,8 +138,11 @@ func (l Limits) withDefaults() Limits {
 	if l.TurnTimeout <= 0 {
 		l.TurnTimeout = 10 * time.Minute
 	}
-	if l.MaxRepeat <= 0 {
-		l.MaxRepeat = 5
+	if l.LoopWarnAt <= 0 {
+		l.LoopWarnAt = 10
+	}
+	if l.LoopStopAt <= 0 {
+		l.LoopStopAt = 20
 	}
 	if l.ToolTimeout <= 0 {
 		l.ToolTimeout = 31 * time.Minute

@@ -132,7 +132,7 @@ func TestBadToolCalls(t *testing.T) {
 	}
 }
 
-// TestRunLimits: a model that keeps calling tools is stopped by the repeat and count limits,
+// TestRunLimits: a model that keeps calling tools is stopped by the loop and count limits,
 // and the user is told why.
 func TestRunLimits(t *testing.T) {
 	t.Run("repeat", func(t *testing.T) {
@@ -140,13 +140,13 @@ func TestRunLimits(t *testing.T) {
 		script.Respond = func(fakellm.Request) fakellm.Reply {
 			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("", "ls", map[string]any{"path": "."})}}
 		}
-		h := newHarness(t, harnessOpts{script: script, limits: actors.Limits{MaxRepeat: 3}})
+		h := newHarness(t, harnessOpts{script: script, limits: actors.Limits{LoopStopAt: 3}})
 		h.say("1", "loop")
-		if got := h.reply().Text; !strings.Contains(got, "repeated") {
-			t.Errorf("reply = %q, want it to say the call was repeated", got)
+		if got := h.reply().Text; !strings.Contains(got, "same result over and over (3 times)") {
+			t.Errorf("reply = %q, want it to say the call kept repeating", got)
 		}
-		if n := len(script.Requests()); n != 4 {
-			t.Errorf("provider called %d times, want 4 (3 allowed calls, then the stop)", n)
+		if n := len(script.Requests()); n != 3 {
+			t.Errorf("provider called %d times, want 3 (the third identical result stops the run)", n)
 		}
 		checkPairs(t, h.transcript("1"))
 	})

@@ -226,6 +226,9 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	if !last.System { // "the last channel the user used" stays a person's channel
 		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID
 	}
+	if s.skipOverBudget(ctx) {
+		return
+	}
 	model, err := s.agent.model(s.info.Model)
 	if err != nil { // a model a session switched to is no longer configured: back to the agent's
 		s.log.Warn().Err(err).Str("session", s.key).Str("model", s.info.Model).Msg("session model unavailable; using the agent's")

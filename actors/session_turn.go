@@ -37,6 +37,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	info.Updated = now
 	info.Turns++
 	info.Usage = info.Usage.Add(msg.usage)
+	s.chargeBudget(&info, msg.usage, now)
 
 	var outbox []*messages.Outbound
 	last := s.answering[len(s.answering)-1]

@@ -51,7 +51,7 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 	t.maybeNextStep(ctx)
 }
 
-// precheck refuses calls over the limits, to unknown or denied tools, or with arguments that
+// precheck refuses calls over the tool-call limit, to unknown or denied tools, or with arguments that
 // are not JSON.
 func (t *Turn) precheck(c messages.ToolCall) (messages.ChatMessage, bool) {
 	a := t.in.agent
@@ -59,12 +59,6 @@ func (t *Turn) precheck(c messages.ToolCall) (messages.ChatMessage, bool) {
 	if t.toolCount > t.limits.MaxToolCalls {
 		t.stopErr = fmt.Errorf("%w: %d tool calls in one run", errToolLimit, t.limits.MaxToolCalls)
 		return toolResult(c, fmt.Sprintf("not run: this run reached its limit of %d tool calls", t.limits.MaxToolCalls), true), false
-	}
-	sig := c.Name + "\x00" + compactJSON(c.Arguments)
-	t.repeats[sig]++
-	if n := t.repeats[sig]; n > t.limits.MaxRepeat {
-		t.stopErr = fmt.Errorf("%w: the same %s call was repeated %d times", errToolLimit, c.Name, n)
-		return toolResult(c, fmt.Sprintf("not run: this exact call was already made %d times in this run", n-1), true), false
 	}
 	if _, ok := a.Tools.Get(c.Name); !ok || !a.Policy.Allows(c.Name) {
 		names := make([]string, 0, len(a.toolSpecs()))
@@ -150,6 +144,7 @@ func (t *Turn) appendResults() {
 	for _, c := range t.pending {
 		r := *t.results[c.ID]
 		r.Content = agent.TruncateToolResult(t.in.deps.redactor().apply(r.Content), t.in.model.ContextWindow)
+		r.Content += t.watchLoop(c, r)
 		r.Time = t.in.deps.now()
 		t.msgs = append(t.msgs, r)
 	}

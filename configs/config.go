@@ -61,7 +61,16 @@ type ToolPolicy struct {
 type AgentLimits struct {
 	MaxToolCalls       int `yaml:"maxToolCalls"`       // per turn, default 50
 	TurnTimeoutSeconds int `yaml:"turnTimeoutSeconds"` // wall time of one run, default 600
-	MaxRepeatCalls     int `yaml:"maxRepeatCalls"`     // identical calls (same tool and arguments) per turn, default 5
+	// The same tool with the same arguments and the same result, this often in one run: the
+	// model is warned to change its approach (default 10, or half of loopStopAt when that is
+	// below 20), then the run stops and the user is told why (default 20).
+	LoopWarnAt int `yaml:"loopWarnAt"`
+	LoopStopAt int `yaml:"loopStopAt"`
+	// DailyTokenBudget overrides session.dailyTokenBudget for this agent's sessions; 0 = use that.
+	DailyTokenBudget int `yaml:"dailyTokenBudget"`
+	// MaxRepeatCalls is deprecated and ignored (loopWarnAt and loopStopAt replaced it); it is
+	// still accepted so that files written from older examples load. Notes mentions it.
+	MaxRepeatCalls int `yaml:"maxRepeatCalls"`
 }
 
 // LLMConfig holds settings shared by every provider.
@@ -81,6 +90,10 @@ type SessionConfig struct {
 	// both for one session.
 	Queue          QueueConfig            `yaml:"queue"`
 	QueueByChannel map[string]QueueConfig `yaml:"queueByChannel"`
+	RateLimit      RateLimitConfig        `yaml:"rateLimit"`
+	// DailyTokenBudget is the input+output tokens one conversation may use per day (heartbeat,
+	// cron and silent runs count); 0 (default) means no budget.
+	DailyTokenBudget int `yaml:"dailyTokenBudget"`
 }
 
 // QueueConfig is a queue mode with its settings. Zero fields inherit.
@@ -89,6 +102,13 @@ type QueueConfig struct {
 	DebounceMs int    `yaml:"debounceMs"` // collect: quiet window before the run, default 500
 	Cap        int    `yaml:"cap"`        // most messages waiting, default 20
 	Drop       string `yaml:"drop"`       // past the cap: summarize (default) | old | new
+}
+
+// RateLimitConfig is the message rate limit per sender and channel (a token bucket): Messages
+// in a row, earned back evenly over PerSeconds. The terminal is exempt.
+type RateLimitConfig struct {
+	Messages   *int `yaml:"messages"`   // default 20; 0 disables the limit
+	PerSeconds int  `yaml:"perSeconds"` // default 60
 }
 
 // ToolsConfig configures built-in tools.

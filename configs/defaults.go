@@ -10,7 +10,10 @@ import (
 const (
 	DefaultMaxToolCalls         = 50
 	DefaultTurnTimeoutSeconds   = 600
-	DefaultMaxRepeatCalls       = 5
+	DefaultLoopWarnAt           = 10
+	DefaultLoopStopAt           = 20
+	DefaultRateLimitMessages    = 20
+	DefaultRateLimitPerSeconds  = 60
 	DefaultMaxConcurrent        = 64
 	DefaultMaxRetries           = 3
 	DefaultIdleTimeoutSeconds   = 90
@@ -90,7 +93,8 @@ func ApplyDefaults(c *Config, env func(string) string) {
 		a.Workspace = tilde(a.Workspace, env)
 		positive(&a.Limits.MaxToolCalls, DefaultMaxToolCalls)
 		positive(&a.Limits.TurnTimeoutSeconds, DefaultTurnTimeoutSeconds)
-		positive(&a.Limits.MaxRepeatCalls, DefaultMaxRepeatCalls)
+		positive(&a.Limits.LoopStopAt, DefaultLoopStopAt)
+		positive(&a.Limits.LoopWarnAt, min(DefaultLoopWarnAt, max(1, a.Limits.LoopStopAt/2)))
 	}
 
 	channelsFromEnv(&c.Channels, env)
@@ -101,6 +105,11 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	positive(&c.LLM.MaxRetryAfterSeconds, DefaultMaxRetryAfterSeconds)
 	positive(&c.Session.IdleMinutes, DefaultIdleMinutes)
 	c.Session.DMScope = orDefault(c.Session.DMScope, DefaultDMScope)
+	if c.Session.RateLimit.Messages == nil {
+		n := DefaultRateLimitMessages
+		c.Session.RateLimit.Messages = &n
+	}
+	positive(&c.Session.RateLimit.PerSeconds, DefaultRateLimitPerSeconds)
 	positive(&c.Tools.Exec.TimeoutSeconds, DefaultExecTimeoutSeconds)
 	positive(&c.Tools.Exec.MaxTimeoutSeconds, DefaultExecMaxTimeout)
 	positive(&c.Tools.Exec.MaxOutputBytes, DefaultExecMaxOutputBytes)

@@ -85,12 +85,13 @@ func TestApplyDefaultsFromEnvironmentOnly(t *testing.T) {
 func TestApplyDefaultsValues(t *testing.T) {
 	c := Config{
 		Providers: map[string]ProviderConfig{"openai": {BaseURL: "http://file/v1"}, "local": {BaseURL: "http://x/v1"}},
-		Agents:    []AgentConfig{{}, {ID: "helper", Model: "local/m", Limits: AgentLimits{MaxToolCalls: 7}}},
+		Agents:    []AgentConfig{{}, {ID: "helper", Model: "local/m", Limits: AgentLimits{MaxToolCalls: 7, LoopStopAt: 6}}},
 		LLM:       LLMConfig{MaxRetries: 1},
 		Log:       LogConfig{File: "~/logs/reef.log"},
 	}
 	ApplyDefaults(&c, envOf(map[string]string{"HOME": "/home/u", "OPENAI_API_KEY": "from-env"}))
 
+	twenty := 20
 	want := Config{
 		Home:    "/home/u/.reef",
 		DataDir: "/home/u/.reef/data",
@@ -101,12 +102,13 @@ func TestApplyDefaultsValues(t *testing.T) {
 		},
 		Agents: []AgentConfig{
 			{ID: "main", Model: "openai/gpt-4.1-mini", Workspace: "/home/u/.reef/workspace",
-				Limits: AgentLimits{MaxToolCalls: 50, TurnTimeoutSeconds: 600, MaxRepeatCalls: 5}},
+				Limits: AgentLimits{MaxToolCalls: 50, TurnTimeoutSeconds: 600, LoopWarnAt: 10, LoopStopAt: 20}},
 			{ID: "helper", Model: "local/m", Workspace: "/home/u/.reef/workspace-helper",
-				Limits: AgentLimits{MaxToolCalls: 7, TurnTimeoutSeconds: 600, MaxRepeatCalls: 5}},
+				Limits: AgentLimits{MaxToolCalls: 7, TurnTimeoutSeconds: 600, LoopWarnAt: 3, LoopStopAt: 6}},
 		},
 		LLM:     LLMConfig{MaxConcurrent: 64, MaxRetries: 1, IdleTimeoutSeconds: 90, MaxRetryAfterSeconds: 30},
-		Session: SessionConfig{IdleMinutes: 10, DMScope: "per-channel-peer"},
+		Session: SessionConfig{IdleMinutes: 10, DMScope: "per-channel-peer",
+			RateLimit: RateLimitConfig{Messages: &twenty, PerSeconds: 60}},
 		Tools:   ToolsConfig{Exec: ExecConfig{TimeoutSeconds: 120, MaxTimeoutSeconds: 1800, MaxOutputBytes: 65536}},
 		Log:     LogConfig{Level: "info", File: "/home/u/logs/reef.log"},
 	}

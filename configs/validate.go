@@ -68,6 +68,11 @@ func (c *Config) Validate() error {
 	v.nonNegative("llm.idleTimeoutSeconds", c.LLM.IdleTimeoutSeconds)
 	v.nonNegative("llm.maxRetryAfterSeconds", c.LLM.MaxRetryAfterSeconds)
 	v.nonNegative("session.idleMinutes", c.Session.IdleMinutes)
+	if m := c.Session.RateLimit.Messages; m != nil && *m < 0 {
+		v.addf("session.rateLimit.messages: %d is negative: use 0 to turn the limit off, or a positive number", *m)
+	}
+	v.nonNegative("session.rateLimit.perSeconds", c.Session.RateLimit.PerSeconds)
+	v.nonNegative("session.dailyTokenBudget", c.Session.DailyTokenBudget)
 	v.oneOf("session.dmScope", c.Session.DMScope, dmScopes)
 	v.queue("session.queue", c.Session.Queue)
 	for _, name := range slices.Sorted(maps.Keys(c.Session.QueueByChannel)) {
@@ -147,7 +152,12 @@ func (c *Config) validateAgents(v *validator) {
 		}
 		v.nonNegative(path+".limits.maxToolCalls", a.Limits.MaxToolCalls)
 		v.nonNegative(path+".limits.turnTimeoutSeconds", a.Limits.TurnTimeoutSeconds)
-		v.nonNegative(path+".limits.maxRepeatCalls", a.Limits.MaxRepeatCalls)
+		v.nonNegative(path+".limits.loopWarnAt", a.Limits.LoopWarnAt)
+		v.nonNegative(path+".limits.loopStopAt", a.Limits.LoopStopAt)
+		if w, s := a.Limits.LoopWarnAt, a.Limits.LoopStopAt; w > 0 && s > 0 && w >= s {
+			v.addf("%s.limits.loopWarnAt: %d is not below loopStopAt (%d): the model would never be warned before the run stops", path, w, s)
+		}
+		v.nonNegative(path+".limits.dailyTokenBudget", a.Limits.DailyTokenBudget)
 	}
 }
 
@@ -226,4 +236,17 @@ func (v *validator) queue(path string, q QueueConfig) {
 	v.oneOf(path+".drop", q.Drop, dropPolicies)
 	v.nonNegative(path+".debounceMs", q.DebounceMs)
 	v.nonNegative(path+".cap", q.Cap)
+}
+
+// Notes returns remarks about c that are not errors: keys that are still accepted but no
+// longer do anything. reef logs them at start and `reef doctor` prints them.
+func (c *Config) Notes() []string {
+	var notes []string
+	for i, a := range c.Agents {
+		if a.Limits.MaxRepeatCalls != 0 {
+			notes = append(notes, fmt.Sprintf("agents[%d].limits.maxRepeatCalls is no longer used and can be removed: "+
+				"loop detection now counts calls with the same arguments and the same result (loopWarnAt, default 10; loopStopAt, default 20)", i))
+		}
+	}
+	return notes
 }

@@ -111,6 +111,11 @@ type SessionInfo struct {
 	Updated time.Time      `json:"updated"`
 	Turns   int            `json:"turns,omitempty"`
 	Usage   messages.Usage `json:"usage,omitzero"`
+	// The daily token budget: input+output tokens used on BudgetDay (YYYY-MM-DD in the agent's
+	// time zone), and whether the user was told on that day that the budget is used up.
+	BudgetDay      string `json:"budgetDay,omitempty"`
+	BudgetTokens   int    `json:"budgetTokens,omitempty"`
+	BudgetNotified bool   `json:"budgetNotified,omitempty"`
 }
 
 // QueueSettings say what happens to messages that arrive while a run is active. Zero fields

@@ -127,6 +127,10 @@ func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
 		return err
 	}
 	llm := "" // reef's default cap on LLM calls in flight
+	idle := ""
+	if r.sessionIdle > 0 {
+		idle = fmt.Sprintf("  idleMinutes: %d\n", r.sessionIdle)
+	}
 	if maxConcurrent > 0 {
 		llm = fmt.Sprintf("llm:\n  maxConcurrent: %d\n", maxConcurrent)
 	}
@@ -138,6 +142,8 @@ func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
 agents:
   - id: main
     model: openai/fake
+%ssession:
+  rateLimit: {messages: 0} # the bench is a load generator: its chats send faster than a person
 %slog:
   format: json
 channels:
@@ -146,10 +152,7 @@ channels:
     apiRoot: %s
     dmPolicy: open
     allowFrom: ["*"]
-`, r.llmURL, llm, benchToken, r.tg.URL)
-	if r.sessionIdle > 0 {
-		y += fmt.Sprintf("session:\n  idleMinutes: %d\n", r.sessionIdle)
-	}
+`, r.llmURL, llm, idle, benchToken, r.tg.URL)
 	if extraChannels {
 		y += `  discord:
     token: "bench.discord.token"

@@ -45,6 +45,9 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	d.ok("configuration", path)
+	for _, note := range cfg.Notes() {
+		fmt.Fprintf(d.out, "  ! %s\n", note)
+	}
 	d.checkDataDir(cfg)
 	for _, a := range cfg.Agents {
 		d.checkWorkspace(a)

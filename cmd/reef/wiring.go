@@ -103,9 +103,11 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 			Provider: providers.Failover(targets...), Tools: registry, Policy: policy,
 			ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens, Location: time.Local,
 			Limits: actors.Limits{
-				MaxToolCalls: ac.Limits.MaxToolCalls,
-				TurnTimeout:  time.Duration(ac.Limits.TurnTimeoutSeconds) * time.Second,
-				MaxRepeat:    ac.Limits.MaxRepeatCalls,
+				MaxToolCalls:     ac.Limits.MaxToolCalls,
+				TurnTimeout:      time.Duration(ac.Limits.TurnTimeoutSeconds) * time.Second,
+				LoopWarnAt:       ac.Limits.LoopWarnAt,
+				LoopStopAt:       ac.Limits.LoopStopAt,
+				DailyTokenBudget: ac.Limits.DailyTokenBudget,
 			},
 			Models: append(append([]string(nil), ac.Fallbacks...), ac.Models...),
 			// A session that switched model keeps the agent's fallbacks behind it.
@@ -121,6 +123,27 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 		})
 	}
 	return out, nil
+}
+
+// sessionSettings maps the session block of the configuration.
+func sessionSettings(cfg *configs.Config) actors.SessionSettings {
+	s := cfg.Session
+	byChannel := map[string]persistence.QueueSettings{}
+	for name, q := range s.QueueByChannel {
+		byChannel[name] = queueSettings(q)
+	}
+	set := actors.SessionSettings{
+		IdleAfter:        time.Duration(s.IdleMinutes) * time.Minute,
+		DMScope:          s.DMScope,
+		Queue:            queueSettings(s.Queue),
+		QueueByChannel:   byChannel,
+		DailyTokenBudget: s.DailyTokenBudget,
+		RateLimit:        actors.RateLimit{Per: time.Duration(s.RateLimit.PerSeconds) * time.Second},
+	}
+	if s.RateLimit.Messages != nil {
+		set.RateLimit.Messages = *s.RateLimit.Messages
+	}
+	return set
 }
 
 // running is a running actor tree and the database under it.
@@ -143,18 +166,12 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		store.Close()
 		return nil, err
 	}
-	byChannel := map[string]persistence.QueueSettings{}
-	for name, q := range cfg.Session.QueueByChannel {
-		byChannel[name] = queueSettings(q)
+	for _, note := range cfg.Notes() {
+		log.Warn().Msg(note)
 	}
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
-		Session: actors.SessionSettings{
-			IdleAfter:      time.Duration(cfg.Session.IdleMinutes) * time.Minute,
-			DMScope:        cfg.Session.DMScope,
-			Queue:          queueSettings(cfg.Session.Queue),
-			QueueByChannel: byChannel,
-		},
+		Session: sessionSettings(cfg),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()

@@ -1,0 +1,151 @@
+package actors
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/messages"
+)
+
+// rateNotice is what a sender over the rate limit is told, at most once per rateNoticeEvery.
+const rateNotice = "You're sending messages faster than I can take them; I skipped some. Please wait a moment."
+
+const rateNoticeEvery = time.Minute
+
+// rateLimiter is a token bucket per sender of one channel: a sender may send burst messages
+// in a row and earns them back evenly over per. The channel calls deliver from its own
+// goroutines (a webhook server may call it from several at once), hence the mutex. Buckets
+// that refilled are dropped, so memory follows the senders active in the last minutes.
+type rateLimiter struct {
+	mu      sync.Mutex
+	burst   float64
+	per     time.Duration
+	buckets map[string]*bucket
+	swept   time.Time
+}
+
+type bucket struct {
+	tokens  float64
+	at      time.Time // when tokens was last brought up to date
+	noticed time.Time // when the sender was last told (zero: never)
+}
+
+// newRateLimiter returns the limiter for channel, or nil (no limit) when the limit is off or
+// the channel is the terminal (its user is the operator at the keyboard).
+func newRateLimiter(channel string, l RateLimit) *rateLimiter {
+	if l.Messages <= 0 || channel == "terminal" {
+		return nil
+	}
+	if l.Per <= 0 {
+		l.Per = time.Minute
+	}
+	return &rateLimiter{burst: float64(l.Messages), per: l.Per, buckets: map[string]*bucket{}}
+}
+
+// take spends one of the sender's tokens and reports whether there was one.
+func (l *rateLimiter) take(sender string, now time.Time) bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweep(now)
+	b := l.buckets[sender]
+	if b == nil {
+		b = &bucket{tokens: l.burst, at: now}
+		l.buckets[sender] = b
+	}
+	if d := now.Sub(b.at); d > 0 {
+		b.tokens = min(l.burst, b.tokens+l.burst*d.Seconds()/l.per.Seconds())
+		b.at = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// refund gives back the token take spent on a message that was not accepted after all (a
+// redelivery, or a failed write the platform will deliver again).
+func (l *rateLimiter) refund(sender string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.buckets[sender]; b != nil {
+		b.tokens = min(l.burst, b.tokens+1)
+	}
+}
+
+// notify reports whether a limited sender should be told now (at most once per rateNoticeEvery).
+func (l *rateLimiter) notify(sender string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[sender]
+	if b == nil || !b.noticed.IsZero() && now.Sub(b.noticed) < rateNoticeEvery {
+		return false
+	}
+	b.noticed = now
+	return true
+}
+
+// sweep drops the buckets that are full again and whose notice is over a minute old: they
+// are the same as a new bucket. It looks at the map at most once per l.per.
+func (l *rateLimiter) sweep(now time.Time) {
+	if now.Sub(l.swept) < l.per {
+		return
+	}
+	l.swept = now
+	for k, b := range l.buckets {
+		if now.Sub(b.at) >= l.per && now.Sub(b.noticed) >= rateNoticeEvery {
+			delete(l.buckets, k)
+		}
+	}
+}
+
+// size returns how many buckets the limiter holds.
+func (l *rateLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}
+
+// rateKey names the sender a bucket belongs to (per channel: each Connector has its own limiter).
+func rateKey(in *messages.Inbound) string {
+	sender := in.SenderID
+	if sender == "" {
+		sender = "chat:" + in.ChatID
+	}
+	return in.Account + "\x00" + sender
+}
+
+// acceptLimited applies the rate limit to an admitted message and accepts it durably. A
+// message over the limit is only marked seen (so the platform does not deliver it again),
+// not stored or answered; its sender gets a short notice at most once a minute. It reports
+// whether the message is new and stored, ready to route.
+func (c *Connector) acceptLimited(ctx context.Context, root *actor.RootContext, self *actor.PID, rl *rateLimiter, in *messages.Inbound) (bool, error) {
+	key, now := rateKey(in), c.deps.now()
+	ok := rl.take(key, now)
+	dup, err := c.accept(ctx, root, in, ok)
+	if err != nil || dup {
+		if ok {
+			rl.refund(key)
+		}
+		return false, err
+	}
+	if ok {
+		return true, nil
+	}
+	if rl.notify(key, now) {
+		c.log.Warn().Str("sender", in.SenderID).Str("chat", in.ChatID).
+			Msg("sender is over the message rate limit; dropping messages (logged once a minute)")
+		root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
+			ThreadID: in.ThreadID, ReplyToID: in.MessageID, Text: rateNotice})
+	}
+	return false, nil
+}
