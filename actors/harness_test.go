@@ -47,6 +47,8 @@ type harnessOpts struct {
 	editable  *fake.Editable  // use this platform (it keeps chats across harnesses) instead of a plain fake
 	clock     *testutil.Clock // drives Deps.Now and Deps.Clock
 	agentHook func(*actors.Agent)
+	session   actors.SessionSettings // idle, when set, replaces its IdleAfter
+	channel   string                 // the fake channel's name, default "fake"
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -85,9 +87,14 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.agentHook != nil {
 		o.agentHook(ag)
 	}
+	if o.idle != 0 {
+		o.session.IdleAfter = o.idle
+	}
+	if o.channel == "" {
+		o.channel = "fake"
+	}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"fake": platform}, Now: o.now,
-		Session: actors.SessionSettings{IdleAfter: o.idle}}
+		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session}
 	if o.clock != nil {
 		deps.Now, deps.Clock = o.clock.Now, o.clock
 	}

@@ -29,6 +29,8 @@ type timerOpts struct {
 	timer     actors.TimerSettings
 	workspace string
 	dbPath    string
+	session   actors.SessionSettings
+	now       bool // sessions read the fake clock too (Deps.Now)
 }
 
 func newTimerHarness(t *testing.T, o timerOpts) *harness {
@@ -58,8 +60,11 @@ func newTimerHarness(t *testing.T, o timerOpts) *harness {
 		Provider: fakellm.New(o.script), Tools: reg, Policy: policy, ContextWindow: 128000, Location: time.UTC}
 	ch := fake.New()
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"fake": ch}, Clock: o.clock,
+		Channels: map[string]channels.Channel{"fake": ch}, Clock: o.clock, Session: o.session,
 		Access: map[string]*actors.Access{"fake": {DMPolicy: "allowlist", AllowFrom: []string{"42"}}}}
+	if o.now {
+		deps.Now = o.clock.Now
+	}
 	rt, err := actors.Start(deps, actors.WithTimer(o.timer))
 	if err != nil {
 		t.Fatal(err)
