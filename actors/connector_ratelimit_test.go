@@ -78,3 +78,18 @@ func TestRateLimiterConcurrent(t *testing.T) {
 		t.Errorf("%d messages through from 8 concurrent floods, want the bucket of 50", taken)
 	}
 }
+
+// BenchmarkRateLimiterTake: one take per inbound message, over 100,000 distinct senders.
+func BenchmarkRateLimiterTake(b *testing.B) {
+	l := newRateLimiter("telegram", RateLimit{Messages: 20, Per: time.Minute})
+	keys := make([]string, 100000)
+	for i := range keys {
+		keys[i] = fmt.Sprint("sender", i)
+	}
+	now := time.Now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l.take(keys[i%len(keys)], now.Add(time.Duration(i)*time.Microsecond))
+	}
+}

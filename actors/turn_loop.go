@@ -1,8 +1,9 @@
 package actors
 
 import (
-	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 
 	"github.com/reefgw/reef/messages"
@@ -46,12 +47,21 @@ func (t *Turn) watchLoop(c messages.ToolCall, r messages.ChatMessage) string {
 	return ""
 }
 
-// loopSignature is a digest of a call's tool, arguments (JSON compacted) and result, so the
-// Turn keeps 32 bytes per distinct call instead of the result itself.
+// loopSeed keys the loop signatures; they never leave the process.
+var loopSeed = maphash.MakeSeed()
+
+// loopSignature is a 64-bit digest of a call's tool, arguments (JSON compacted) and result,
+// so the Turn keeps 8 bytes per distinct call instead of the result itself. Collisions get
+// likely only near 2^32 distinct calls; a run makes at most Limits.MaxToolCalls.
 func loopSignature(c messages.ToolCall, r messages.ChatMessage) string {
-	h := sha256.New()
+	var h maphash.Hash
+	h.SetSeed(loopSeed)
+	var n [8]byte
 	for _, part := range []string{c.Name, compactJSON(c.Arguments), strconv.FormatBool(r.IsError), r.Content} {
-		fmt.Fprintf(h, "%d:%s", len(part), part)
+		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.WriteString(part)
 	}
-	return string(h.Sum(nil))
+	binary.LittleEndian.PutUint64(n[:], h.Sum64())
+	return string(n[:])
 }
