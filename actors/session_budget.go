@@ -8,7 +8,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
@@ -54,7 +53,8 @@ func (s *Session) chargeBudget(info *persistence.SessionInfo, u messages.Usage, 
 
 // skipOverBudget answers s.answering without a run when today's budget is used up (hook in
 // maybeStartTurn) and reports whether it did. It records what it did in one transaction and
-// goes on like a recorded run (turnRecorded).
+// goes on like a recorded run (turnRecorded). The session start routine after /new and the
+// notes about messages the queue cap dropped wait for the next run.
 func (s *Session) skipOverBudget(ctx actor.Context) bool {
 	budget := s.dailyBudget()
 	now := s.deps.now()
@@ -68,7 +68,8 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 	}
 	info.Updated = now
 	var entries []messages.ChatMessage
-	var inboxSeqs []uint64
+	inboxSeqs := s.discard // with messages /stop or the queue cap dropped
+	s.discard = nil
 	var notify *messages.Inbound
 	for i, in := range s.answering {
 		if in.InboxSeq != 0 {
@@ -79,7 +80,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 				Msg("skipped: the session's daily token budget is used up")
 			continue
 		}
-		entries = append(entries, messages.ChatMessage{Role: messages.RoleUser, Content: agent.FormatInbound(in), Time: in.Time})
+		entries = append(entries, userEntry(in))
 		notify = &s.answering[i]
 	}
 	var outbox []*messages.Outbound
