@@ -56,6 +56,7 @@ func (s *Session) statusText() string {
 		"Session: "+s.key,
 		fmt.Sprintf("Model: %s (think: %s, reasoning: %s)", model.Label, think, reasoning),
 		fmt.Sprintf("Tokens used: %s in, %s out over %d runs", thousands(u.InputTokens), thousands(u.OutputTokens), s.info.Turns),
+		s.budgetLine(now),
 		fmt.Sprintf("Context: ~%s of %s tokens (%d%%)", thousands(ctxTokens), thousands(model.ContextWindow), fill),
 		"Queue: "+describeQueue(s.queueSettings(channel), len(s.queue)+len(s.steering)),
 		"Now: "+running,
@@ -238,4 +239,17 @@ func roughDuration(d time.Duration) string {
 		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// budgetLine is the /status line on the daily token budget ("" without one).
+func (s *Session) budgetLine(now time.Time) string {
+	budget := s.dailyBudget()
+	if budget <= 0 {
+		return ""
+	}
+	used := 0
+	if s.info.BudgetDay == s.budgetDay(now) {
+		used = s.info.BudgetTokens
+	}
+	return fmt.Sprintf("Today: %s of %s tokens of the daily budget", thousands(used), thousands(budget))
 }

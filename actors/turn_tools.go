@@ -136,6 +136,9 @@ func (t *Turn) injectSteered() {
 		t.msgs = append(t.msgs, userEntry(in))
 	}
 	t.injected = append(t.injected, t.steer...)
+	if len(t.steer) > 0 {
+		clear(t.repeats) // the user said something new: the same call may now mean something else
+	}
 	t.steer = nil
 }
 
