@@ -48,6 +48,8 @@ type AgentConfig struct {
 	Tools     ToolPolicy      `yaml:"tools"`
 	Limits    AgentLimits     `yaml:"limits"`
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
+
+	Compaction CompactionConfig `yaml:"compaction"` // summarizing old messages when the context fills up
 }
 
 // ToolPolicy lists tool names and groups ("group:fs", "group:runtime") an agent may or may not use.
@@ -72,6 +74,18 @@ type AgentLimits struct {
 	// still accepted so that files written from older examples load. Notes mentions it.
 	MaxRepeatCalls int `yaml:"maxRepeatCalls"`
 }
+
+// CompactionConfig controls how an agent's conversations are kept inside the model's context
+// window: when a request would exceed window − reserveTokens, the older messages are summarized
+// by the model and the most recent keepRecentTokens are kept word for word.
+type CompactionConfig struct {
+	ReserveTokens    int   `yaml:"reserveTokens"`    // tokens kept free; 0 = max(16384, window/5), at most window/4
+	KeepRecentTokens int   `yaml:"keepRecentTokens"` // recent tokens kept verbatim; 0 = 20000 (less in small windows)
+	MemoryFlush      *bool `yaml:"memoryFlush"`      // let the agent write notes to memory/ first, default true
+}
+
+// Flush reports whether the memory flush runs before an automatic compaction (default true).
+func (c CompactionConfig) Flush() bool { return c.MemoryFlush == nil || *c.MemoryFlush }
 
 // LLMConfig holds settings shared by every provider.
 type LLMConfig struct {

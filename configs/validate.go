@@ -158,6 +158,7 @@ func (c *Config) validateAgents(v *validator) {
 			v.addf("%s.limits.loopWarnAt: %d is not below loopStopAt (%d): the model would never be warned before the run stops", path, w, s)
 		}
 		v.nonNegative(path+".limits.dailyTokenBudget", a.Limits.DailyTokenBudget)
+		c.validateContext(v, path, a)
 	}
 }
 
