@@ -60,6 +60,7 @@ type Agent struct {
 	ContextWindow int // tokens
 	MaxTokens     int
 	Limits        Limits
+	Compaction    Compaction     // when and how conversations are summarized (turn_compact.go)
 	Location      *time.Location // time zone for the prompt's clock; default Local
 	// Models lists the models /model offers besides Model ("provider/model" labels).
 	Models []string

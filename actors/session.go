@@ -51,6 +51,8 @@ type Session struct {
 	turnUser  []messages.ChatMessage
 	turnDrop  []uint64 // inbox seqs the running turn deletes without answering
 	saving    bool     // a finished turn is being committed
+
+	cmp sessionCompact // history seqs, pending /compact, the compaction being recorded (session_compact.go)
 }
 
 // Session self-messages.
@@ -58,6 +60,7 @@ type (
 	turnRecorded struct {
 		outbox []*messages.Outbound
 		err    error
+		seqs   []uint64 // the seqs the run's entries were stored under
 	}
 	turnLost struct{ seq uint64 }
 )
@@ -140,7 +143,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if s.info, _, err = r.Session(s.key); err != nil {
 			return err
 		}
-		if s.history, err = loadHistory(r, s.key); err != nil {
+		if s.history, s.cmp.seqs, s.cmp.hasSummary, err = loadHistory(r, s.key); err != nil {
 			return err
 		}
 		if inbox, err = r.Inbox(s.key); err != nil {
@@ -171,27 +174,6 @@ func (s *Session) onStarted(ctx actor.Context) error {
 	return nil
 }
 
-// loadHistory returns the latest compaction summary (as a system entry) and every entry after it.
-func loadHistory(r persistence.Reader, key string) ([]messages.ChatMessage, error) {
-	var history []messages.ChatMessage
-	snap, ok, err := r.LatestSnapshot(key)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		history = append(history, messages.ChatMessage{Role: messages.RoleSystem,
-			Content: "Summary of the earlier conversation:\n" + snap.Summary, Time: snap.Created})
-	}
-	entries, err := r.Messages(key, snap.Seq)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		history = append(history, e.ChatMessage)
-	}
-	return history, nil
-}
-
 func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 	s.received++
 	if in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox {
@@ -210,6 +192,9 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 // nothing to do it reports the session idle to the Router so it can be passivated.
 func (s *Session) maybeStartTurn(ctx actor.Context) {
 	if s.turn != nil || s.saving || len(s.deferred) > 0 {
+		return
+	}
+	if s.startCompactTurn(ctx) { // a /compact waits (session_compact.go)
 		return
 	}
 	if len(s.queue) == 0 {
@@ -254,6 +239,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		owner:      s.isOwner(last),
 		model:      model,
 		reasoning:  s.info.Think,
+		compact:    compactInput{hasSummary: s.cmp.hasSummary},
 	}))
 	ctx.Send(s.router, &sessionBusy{key: s.key})
 }

@@ -132,6 +132,7 @@ func (s *Session) resetNow(ctx actor.Context, in messages.Inbound, cmd command, 
 	entries = append(entries, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
 		Content: fmt.Sprintf("The user started a new session (/%s).", cmd.name)})
 	s.history = nil
+	s.cmp.seqs, s.cmp.hasSummary = nil, false // the reset snapshot hides everything (session_compact.go)
 	s.info.Fresh, s.info.Started = true, now
 	key := s.key
 	s.answer(ctx, in, "New session started."+note, func(tx persistence.Tx) error {
@@ -216,10 +217,4 @@ func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
 // joinLines joins non-empty lines.
 func joinLines(lines ...string) string {
 	return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "\n")
-}
-
-// compactNow is /compact [instructions].
-// TEMP until the compaction branch lands: it answers that compaction is not available.
-func (s *Session) compactNow(ctx actor.Context, in messages.Inbound, _ string) {
-	s.answer(ctx, in, "Compaction is not available yet.", nil)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // minContextWindow is the smallest context window reef runs a model with, in tokens.
-const minContextWindow = 16000
+const minContextWindow = agent.MinContextWindow
 
 // statusText is the /status answer.
 func (s *Session) statusText() string {
@@ -27,7 +27,7 @@ func (s *Session) statusText() string {
 		reasoning = "shown"
 	}
 	u := s.info.Usage
-	ctxTokens := agent.EstimateMessages(s.history)
+	ctxTokens := s.contextTokens() // system prompt, tools and history (session_compact.go)
 	fill := 0
 	if model.ContextWindow > 0 {
 		fill = 100 * ctxTokens / model.ContextWindow

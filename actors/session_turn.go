@@ -59,9 +59,15 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		}
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
+	snap := s.snapshotFor(msg) // the run's compaction, stored in the same transaction
+	var seqs []uint64
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
-			if _, err := tx.AppendMessages(key, entries...); err != nil {
+			var err error
+			if seqs, err = tx.AppendMessages(key, entries...); err != nil {
+				return err
+			}
+			if err := snap.put(tx, key, seqs); err != nil {
 				return err
 			}
 			for _, seq := range inboxSeqs {
@@ -78,7 +84,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			}
 			return tx.PutSession(info)
 		},
-		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err}) },
+		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err, seqs: seqs}) },
 	})
 	s.info = info
 	s.turnUser = entries // kept until recorded, then appended to history
@@ -103,7 +109,7 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 				Text: "Sorry, I could not save this conversation (storage error), so my answer was not sent. Please try again later."})
 		}
 	} else {
-		s.history = append(s.history, entries...)
+		s.appendHistory(entries, msg.seqs)
 		for _, out := range msg.outbox {
 			s.toConnector(ctx, out)
 		}

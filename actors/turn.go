@@ -39,6 +39,7 @@ type Turn struct {
 
 	steer    []messages.Inbound // messages sent during the run, injected at its next boundary
 	injected []messages.Inbound // steered messages the run took in, in order
+	cmp      turnCompact        // context compaction and memory flush (turn_compact.go)
 }
 
 // turnInput is everything a Turn needs, copied by the Session.
@@ -54,6 +55,7 @@ type turnInput struct {
 	owner      bool // the run answers the owner (owner-only tools allowed)
 	model      ModelChoice
 	reasoning  string // providers.Request.Reasoning ("" = provider default)
+	compact    compactInput
 }
 
 // turnHolder carries a Turn's input from its Props to the actor. A finished Turn empties it:
@@ -71,6 +73,8 @@ type (
 		err       error
 		cancelled bool
 		injected  []messages.Inbound // steered messages answered by this run
+
+		compaction compactionReport // what the run did to the context (turn_compact.go)
 	}
 	// steerMessage is a message sent while the run is active, in steer mode.
 	steerMessage struct{ in messages.Inbound }
@@ -81,6 +85,9 @@ type (
 		msg   messages.ChatMessage
 		usage messages.Usage
 		err   error
+
+		overBudget bool // not sent: the request was over the compaction limit (turn_compact.go)
+		fixed      int  // estimated tokens of the system prompt and tool specs
 	}
 	toolDone struct {
 		step   int
@@ -118,6 +125,8 @@ func (t *Turn) Receive(ctx actor.Context) {
 		t.onToolLost(ctx, msg)
 	case *steerMessage:
 		t.steer = append(t.steer, msg.in)
+	case *compactDone:
+		t.onCompactDone(ctx, msg)
 	case *cancelTurn:
 		t.finish(ctx, "", context.Canceled)
 	case *turnTimeout:
@@ -135,7 +144,7 @@ func (t *Turn) onStarted(ctx actor.Context) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	t.timer = time.AfterFunc(t.limits.TurnTimeout, func() { root.Send(self, &turnTimeout{}) })
 	t.event(ctx, messages.TurnStarted, "", "", false)
-	t.startLLM(ctx)
+	t.begin(ctx)
 }
 
 // finish reports the run to the Session exactly once and stops the Turn. Calls still
@@ -159,8 +168,9 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 		}
 		t.appendResults()
 	}
+	t.dropFlush()
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
-		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected})
+		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected, compaction: t.compactionReport()})
 	ctx.Stop(ctx.Self())
 	t.release()
 }
@@ -182,5 +192,8 @@ func (t *Turn) stop() {
 }
 
 func (t *Turn) event(ctx actor.Context, kind messages.TurnEventKind, step, label string, isErr bool) {
+	if t.cmp.flushing {
+		return // the memory flush is silent
+	}
 	ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: kind, StepID: step, Label: label, IsError: isErr})
 }

@@ -19,8 +19,7 @@ import (
 func (t *Turn) startLLM(ctx actor.Context) {
 	t.step++
 	step, in, runCtx, log := t.step, t.in, t.runCtx, t.log
-	msgs := make([]messages.ChatMessage, 0, len(in.history)+len(in.user)+len(t.msgs))
-	msgs = append(append(append(msgs, in.history...), in.user...), t.msgs...)
+	msgs, limit := t.requestMessages(), t.requestLimit()
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	go func() {
 		defer func() {
@@ -29,21 +28,31 @@ func (t *Turn) startLLM(ctx actor.Context) {
 				root.Send(self, &llmDone{step: step, err: fmt.Errorf("llm call panicked: %v", r)})
 			}
 		}()
-		root.Send(self, callLLM(runCtx, in, msgs, step))
+		root.Send(self, callLLM(runCtx, in, msgs, step, limit))
 	}()
 }
 
-// callLLM builds the request (system prompt from the workspace, transcript, allowed tools),
-// streams the answer and collects it into one assistant message.
-func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, step int) *llmDone {
+// requestPrompt is the system prompt (from the workspace) and the tool specs of a run's requests.
+func requestPrompt(in *turnInput) (prompt string, stable int, specs []messages.ToolSpec) {
 	a := in.agent
-	ws := a.workspace()
-	specs := a.toolSpecs()
-	prompt, stable := agent.BuildSystemPrompt(agent.PromptInput{
+	specs = a.toolSpecs()
+	prompt, stable = agent.BuildSystemPrompt(agent.PromptInput{
 		AgentID: a.ID, AgentName: a.Name, Model: in.model.Label, SessionKey: in.sessionKey,
-		Channel: in.channel, ChatType: in.chatType, Tools: specs, Workspace: ws,
+		Channel: in.channel, ChatType: in.chatType, Tools: specs, Workspace: a.workspace(),
 		Now: in.deps.now(), Location: a.Location, Host: hostLine,
 	})
+	return prompt, stable, specs
+}
+
+// callLLM builds the request (system prompt from the workspace, transcript, allowed tools),
+// streams the answer and collects it into one assistant message. With limit > 0, a request
+// estimated over limit tokens is not sent: the Turn compacts first.
+func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, step, limit int) *llmDone {
+	prompt, stable, specs := requestPrompt(in)
+	fixed := agent.EstimateTokens(prompt) + agent.EstimateToolSpecs(specs)
+	if limit > 0 && fixed+agent.EstimateMessages(msgs) > limit {
+		return &llmDone{step: step, overBudget: true, fixed: fixed}
+	}
 	_, model, _ := strings.Cut(in.model.Label, "/")
 	stream, err := in.model.Provider.Stream(ctx, providers.Request{
 		Model: model, System: prompt, SystemStable: stable, Messages: msgs, Tools: specs,
@@ -54,7 +63,7 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 	}
 	defer stream.Close()
 	var text, reasoning strings.Builder
-	done := &llmDone{step: step}
+	done := &llmDone{step: step, fixed: fixed}
 	for {
 		ev, err := stream.Next()
 		if err == io.EOF {
@@ -87,6 +96,9 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 		return
 	}
 	t.usage = t.usage.Add(msg.usage)
+	if t.onContextSignal(ctx, msg) {
+		return
+	}
 	if msg.err != nil {
 		t.finish(ctx, "", msg.err)
 		return
@@ -94,6 +106,9 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	m := msg.msg
 	red := t.in.deps.redactor()
 	m.Content, m.Reasoning = red.apply(m.Content), red.apply(m.Reasoning)
+	if t.flushStep(ctx, m) {
+		return
+	}
 	if len(m.ToolCalls) == 0 {
 		t.msgs = append(t.msgs, m)
 		t.finish(ctx, m.Content, nil)
@@ -101,10 +116,10 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	}
 	m.ToolCalls = t.uniqueIDs(m.ToolCalls)
 	t.msgs = append(t.msgs, m)
-	if strings.TrimSpace(m.Content) != "" {
+	if strings.TrimSpace(m.Content) != "" && !t.cmp.flushing {
 		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: m.Content})
 	}
-	if len(t.steer) > 0 { // the user spoke while the model wrote these calls: ask it again first
+	if len(t.steer) > 0 && !t.cmp.flushing { // the user spoke while the model wrote these calls: ask it again first
 		for _, c := range m.ToolCalls {
 			t.msgs = append(t.msgs, toolResult(c, "skipped: a new user message arrived", true))
 			t.event(ctx, messages.ToolFinished, c.ID, c.Name+": skipped", true)

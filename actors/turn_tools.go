@@ -132,6 +132,9 @@ func (t *Turn) maybeNextStep(ctx actor.Context) {
 // injectSteered appends the messages the user sent during the run as user entries, so the
 // next model call sees them.
 func (t *Turn) injectSteered() {
+	if t.cmp.flushing {
+		return // not into the memory flush: its entries are dropped; after the compaction
+	}
 	for _, in := range t.steer {
 		t.msgs = append(t.msgs, userEntry(in))
 	}

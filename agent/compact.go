@@ -81,28 +81,38 @@ func EstimateRequest(system string, msgs []messages.ChatMessage, specs []message
 
 // PlanCut chooses where a compaction cuts msgs: msgs[:cut] is summarized, msgs[cut:] is kept
 // as it is. The kept part is the longest suffix of at most keep tokens that starts at a safe
-// cut (see CutPoints); when even the shortest safe suffix is longer, everything up to the last
-// safe cut is summarized. 0 means nothing can be summarized.
+// cut (see CutPoints), preferring one that starts with a user or system entry (a turn
+// boundary) over one that starts with an assistant entry. When even the shortest safe suffix
+// is longer, everything up to the last safe cut is summarized. 0 means nothing is to be
+// summarized: everything fits in keep, or there is no safe cut.
 func PlanCut(msgs []messages.ChatMessage, keep int) int {
 	ok := CutPoints(msgs)
-	cut := 0
+	last := 0
 	for i := len(msgs); i > 0; i-- { // the last safe cut: summarize as little as possible
 		if ok[i] {
-			cut = i
+			last = i
 			break
 		}
 	}
+	safe, turn := last, -1
 	kept := 0
-	for i := len(msgs) - 1; i > 0; i-- {
+	for i := len(msgs) - 1; i >= 0; i-- {
 		kept += EstimateMessages(msgs[i : i+1])
 		if kept > keep {
 			break
 		}
-		if ok[i] && i < cut {
-			cut = i
+		if !ok[i] || i >= last {
+			continue
+		}
+		safe = i
+		if r := msgs[i].Role; r == messages.RoleUser || r == messages.RoleSystem {
+			turn = i
 		}
 	}
-	return cut
+	if turn >= 0 {
+		return turn
+	}
+	return safe
 }
 
 // CutPoints reports, for each i in 0..len(msgs), whether a compaction may cut right before

@@ -90,12 +90,12 @@ func TestPlanCutKeepsRecent(t *testing.T) {
 		{keep: 2*per + per/2, want: 18}, // two messages fit, the third does not
 		{keep: 4 * per, want: 16},
 		{keep: 0, want: 20},             // nothing kept: everything summarized
-		{keep: 1_000_000, want: 1},      // everything fits: the cut only skips the first safe point
+		{keep: 1_000_000, want: 0},      // everything fits: nothing to summarize
 		{keep: per / 2, want: 20},       // not even the last message fits
-		{keep: 3 * per, want: 17},       // a cut before an assistant answer is allowed
-		{keep: 19*per + per/2, want: 1}, // all but the first
-		{keep: 20 * per, want: 1},       // cut 0 would summarize nothing; 1 is the earliest
-		{keep: 6*per - 1, want: 15},     // just under six messages
+		{keep: 3 * per, want: 18},       // three fit, but the turn boundary before the user is preferred
+		{keep: 19*per + per/2, want: 2}, // the first turn
+		{keep: 20*per + 100, want: 0},   // everything fits
+		{keep: 6*per - 1, want: 16},     // just under six messages: two turns
 		{keep: 6 * per, want: 14},       // exactly six messages
 	}
 	for _, tt := range tests {
@@ -103,7 +103,7 @@ func TestPlanCutKeepsRecent(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("PlanCut(keep %d) = %d, want %d", tt.keep, got, tt.want)
 		}
-		if kept := EstimateMessages(msgs[got:]); got > 1 && got < len(msgs) && kept > tt.keep {
+		if kept := EstimateMessages(msgs[got:]); got < len(msgs) && kept > tt.keep {
 			t.Errorf("PlanCut(keep %d) keeps %d tokens", tt.keep, kept)
 		}
 	}
@@ -123,6 +123,20 @@ func TestPlanCutNeverSplitsPairs(t *testing.T) {
 		if cut < len(msgs) && msgs[cut].Role == messages.RoleTool {
 			t.Fatalf("keep %d: the kept part starts with a tool result", keep)
 		}
+	}
+}
+
+func TestPlanCutInsideOneRun(t *testing.T) {
+	// One user message, then tool steps: no turn boundary near the end, so the cut falls before
+	// an assistant message.
+	msgs := []messages.ChatMessage{user("start")}
+	for i := range 6 {
+		id := fmt.Sprintf("c%d", i)
+		msgs = append(msgs, assistant("step", id), result(id, strings.Repeat("r", 4000)))
+	}
+	step := EstimateMessages(msgs[1:3])
+	if got := PlanCut(msgs, 2*step+10); got != 9 || msgs[got].Role != messages.RoleAssistant {
+		t.Errorf("PlanCut inside a run = %d, want 9 (before the second-to-last step)", got)
 	}
 }
 

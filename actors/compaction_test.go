@@ -1,0 +1,437 @@
+package actors_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/tools"
+)
+
+// memoryFile finds the memory file a flush prompt names.
+var memoryFile = regexp.MustCompile(`memory/\d{4}-\d{2}-\d{2}\.md`)
+
+// projectID is the identifier of the first turn that must survive every compaction.
+const projectID = "PRJ-7731"
+
+// compactModel plays a model for compaction tests: it answers summary calls with a summary that
+// keeps projectID when the conversation it is shown holds it (or the previous summary does),
+// answers "look it up" with a call to the lookup tool, and everything else with a short answer.
+type compactModel struct {
+	mu    sync.Mutex
+	turns int
+	flush func(r fakellm.Request) fakellm.Reply // answers memory-flush calls; nil: NO_REPLY
+}
+
+func isSummaryCall(r fakellm.Request) bool {
+	return strings.Contains(r.System, "You write the memory of a conversation")
+}
+
+func isFlushCall(r fakellm.Request) bool {
+	for _, m := range r.Messages {
+		if m.Role == messages.RoleSystem && strings.HasPrefix(m.Content, "Memory flush") {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *compactModel) respond(r fakellm.Request) fakellm.Reply {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last := r.Messages[len(r.Messages)-1]
+	switch {
+	case isSummaryCall(r):
+		s := "Goal: chat. Identifiers: none."
+		if strings.Contains(last.Content, projectID) {
+			s = "Goal: help with the user's project. Identifiers: project id " + projectID + "."
+		}
+		return fakellm.Reply{Text: s}
+	case isFlushCall(r):
+		if m.flush != nil {
+			return m.flush(r)
+		}
+		return fakellm.Reply{Text: agent.SilentToken}
+	case last.Role == messages.RoleUser && strings.Contains(last.Content, "look it up"):
+		m.turns++
+		return fakellm.Reply{ToolCalls: []messages.ToolCall{call(fmt.Sprintf("look_%d", m.turns), "lookup", map[string]any{"q": m.turns})}}
+	case last.Role == messages.RoleTool:
+		return fakellm.Reply{Text: "Found it: " + strings.Repeat("detail ", 200)}
+	}
+	m.turns++
+	return fakellm.Reply{Text: fmt.Sprintf("Answer %d: %s", m.turns, strings.Repeat("noted ", 150))}
+}
+
+// lookupTool returns a long result, so tool pairs take room in the transcript.
+var lookupTool = &testTool{name: "lookup", run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
+	return tools.Result{Content: "lookup result " + strings.Repeat("data ", 600)}, nil
+}}
+
+// filler is a user message of about n tokens, tagged so a test can find it in a request.
+func filler(tag string, n int) string {
+	return tag + " " + strings.Repeat("lorem ", n*4/6)
+}
+
+func smallWindow(flush bool) func(a *actors.Agent) {
+	return func(a *actors.Agent) {
+		a.ContextWindow = 16000
+		a.Compaction = actors.Compaction{MemoryFlush: flush}
+	}
+}
+
+// checkRequestPairs fails unless every tool result in the request answers a call of an earlier
+// assistant message of the same request, and every call has its result.
+func checkRequestPairs(t *testing.T, i int, r fakellm.Request) {
+	t.Helper()
+	calls, results := map[string]bool{}, map[string]bool{}
+	for _, m := range r.Messages {
+		for _, c := range m.ToolCalls {
+			calls[c.ID] = true
+		}
+		if m.Role == messages.RoleTool {
+			if !calls[m.ToolCallID] {
+				t.Errorf("request %d: result for call %s without the call before it", i, m.ToolCallID)
+			}
+			results[m.ToolCallID] = true
+		}
+	}
+	for id := range calls {
+		if !results[id] {
+			t.Errorf("request %d: call %s without its result", i, id)
+		}
+	}
+}
+
+func summaryIn(r fakellm.Request) (string, bool) {
+	for _, m := range r.Messages {
+		if s, ok := agent.SummaryOf(m); ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+func latestSnapshot(t *testing.T, h *harness, chat string) (persistence.Snapshot, bool) {
+	t.Helper()
+	var snap persistence.Snapshot
+	var ok bool
+	err := h.store.View(func(r persistence.Reader) error {
+		var err error
+		snap, ok, err = r.LatestSnapshot(h.key(chat))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, ok
+}
+
+// TestCompactionLongConversation talks to a 16k-token model until the transcript no longer
+// fits: the older part is summarized by the model, later requests carry the summary instead of
+// the old messages, tool pairs stay whole, the first turn's identifier survives, and a restart
+// continues from the stored snapshot.
+func TestCompactionLongConversation(t *testing.T) {
+	model := &compactModel{}
+	script := fakellm.NewScript()
+	script.Respond = model.respond
+	dbPath := filepath.Join(t.TempDir(), "reef.db")
+	h := newHarness(t, harnessOpts{script: script, dbPath: dbPath, extra: []tools.Tool{lookupTool},
+		agentHook: smallWindow(false)})
+
+	h.say("1", filler("TURN-1 my project id is "+projectID+".", 1500))
+	h.reply()
+	for turn := 2; turn <= 16; turn++ {
+		text := filler(fmt.Sprintf("TURN-%d", turn), 1500)
+		if turn%2 == 0 {
+			text = "please look it up. " + text
+		}
+		h.say("1", text)
+		if out := h.reply(); strings.TrimSpace(out.Text) == "" {
+			t.Fatalf("turn %d: empty reply", turn)
+		}
+	}
+	h.say("1", "what was my project id?")
+	h.reply()
+	summaryAt, resummaries := -1, 0
+	for i, r := range script.Requests() {
+		if !isSummaryCall(r) {
+			continue
+		}
+		if summaryAt < 0 {
+			summaryAt = i
+		}
+		if strings.Contains(r.Messages[0].Content, "<previous-summary>") {
+			resummaries++
+		}
+	}
+	if summaryAt < 0 || resummaries == 0 {
+		t.Fatalf("16 turns of ~1500 tokens in a 16k window: first compaction at request %d, %d later ones; want at least two",
+			summaryAt, resummaries)
+	}
+	t.Logf("first compaction at request %d of %d, %d later summary calls", summaryAt, len(script.Requests()), resummaries)
+
+	reqs := script.Requests()
+	sum := reqs[summaryAt]
+	if !strings.Contains(sum.Messages[0].Content, "TURN-1") || !strings.Contains(sum.Messages[0].Content, projectID) {
+		t.Errorf("the summary call does not carry the first turn")
+	}
+	if len(sum.Tools) != 0 {
+		t.Errorf("the summary call offers tools %v", sum.Tools)
+	}
+	for i, r := range reqs {
+		if isSummaryCall(r) {
+			continue
+		}
+		checkRequestPairs(t, i, r)
+		if i < summaryAt {
+			continue
+		}
+		s, ok := summaryIn(r)
+		if !ok {
+			t.Errorf("request %d after the compaction has no summary", i)
+		}
+		if !requestHas(r, projectID) || !strings.Contains(s, projectID) {
+			t.Errorf("request %d lost the project id of the first turn", i)
+		}
+		if requestHas(r, "TURN-1 ") {
+			t.Errorf("request %d still holds the first turn's raw message", i)
+		}
+		if n := agent.EstimateTokens(r.System) + agent.EstimateMessages(r.Messages); n > 16000 {
+			t.Errorf("request %d holds ~%d tokens, over the 16k window", i, n)
+		}
+	}
+
+	snap, ok := latestSnapshot(t, h, "1")
+	if !ok || !strings.Contains(snap.Summary, projectID) || snap.Kind != "" {
+		t.Fatalf("stored snapshot = %+v, %v; want the summary", snap, ok)
+	}
+	entries := h.transcript("1")
+	checkPairs(t, entries)
+	if !strings.Contains(entries[0].Content, "TURN-1") {
+		t.Errorf("the transcript lost its first entry; compaction must not delete entries")
+	}
+
+	// A restart loads the snapshot: summary + the entries after it.
+	h.stop()
+	h2 := newHarness(t, harnessOpts{script: script, dbPath: dbPath, extra: []tools.Tool{lookupTool},
+		agentHook: smallWindow(false)})
+	n := len(script.Requests())
+	h2.say("1", "and after the restart?")
+	h2.reply()
+	r := script.Requests()[n]
+	if s, ok := summaryIn(r); !ok || s != snap.Summary {
+		t.Fatalf("after a restart the request's summary = %q, %v; want the stored one", s, ok)
+	}
+	var after []persistence.Entry
+	if err := h2.store.View(func(rd persistence.Reader) error {
+		var err error
+		after, err = rd.Messages(h2.key("1"), snap.Seq)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// after holds the entries after the snapshot, this run's user message and its reply: the
+	// request is the summary, those entries and the user message.
+	if got, want := len(r.Messages), len(after); got != want {
+		t.Errorf("after a restart the request has %d messages, want %d: the summary and the entries after the snapshot", got, want)
+	}
+	checkRequestPairs(t, n, r)
+}
+
+// TestCompactionOverflowRetry: the provider reports a context overflow; the run compacts and
+// repeats the call once, and the user gets the answer.
+func TestCompactionOverflowRetry(t *testing.T) {
+	script := fakellm.NewScript()
+	h := newHarness(t, harnessOpts{script: script})
+	for i, text := range []string{"my project id is " + projectID, "second", "third"} {
+		h.say("1", text)
+		h.reply()
+		_ = i
+	}
+	script.Add(fakellm.Reply{Overflow: true}, fakellm.Reply{Text: "Identifiers: project id " + projectID + "."},
+		fakellm.Reply{Text: "after the retry"})
+	n := len(script.Requests())
+	h.say("1", "fourth")
+	if out := h.reply(); out.Text != "after the retry" {
+		t.Fatalf("reply = %q, want the answer of the repeated call", out.Text)
+	}
+	reqs := script.Requests()[n:]
+	if len(reqs) != 3 || !isSummaryCall(reqs[1]) {
+		t.Fatalf("got %d requests after the overflow, want the overflowing one, a summary call, the retry", len(reqs))
+	}
+	if !strings.Contains(reqs[1].Messages[0].Content, projectID) {
+		t.Error("the summary call does not carry the first message")
+	}
+	if s, ok := summaryIn(reqs[2]); !ok || !strings.Contains(s, projectID) {
+		t.Errorf("the retried request has no summary with the project id")
+	}
+	if len(reqs[2].Messages) >= len(reqs[0].Messages) {
+		t.Errorf("the retried request has %d messages, the overflowing one %d: nothing was compacted", len(reqs[2].Messages), len(reqs[0].Messages))
+	}
+	if requestHas(reqs[2], "my project id is") {
+		t.Error("the retried request still holds the first message")
+	}
+	if snap, ok := latestSnapshot(t, h, "1"); !ok || !strings.Contains(snap.Summary, projectID) {
+		t.Errorf("no snapshot stored for the compaction: %+v", snap)
+	}
+}
+
+// TestCompactionSecondOverflowFails: an overflow right after the compaction ends the run with
+// the friendly message; the session goes on.
+func TestCompactionSecondOverflowFails(t *testing.T) {
+	script := fakellm.NewScript()
+	h := newHarness(t, harnessOpts{script: script})
+	for _, text := range []string{"one", "two", "three"} {
+		h.say("1", text)
+		h.reply()
+	}
+	script.Add(fakellm.Reply{Overflow: true}, fakellm.Reply{Text: "summary"}, fakellm.Reply{Overflow: true})
+	n := len(script.Requests())
+	h.say("1", "four")
+	out := h.reply()
+	if !strings.Contains(out.Text, "no longer fits in the model's context window") {
+		t.Fatalf("reply = %q, want the context-overflow message", out.Text)
+	}
+	if got := len(script.Requests()) - n; got != 3 {
+		t.Errorf("%d requests for the run, want 3 (overflow, summary, overflow): the retry happens once", got)
+	}
+	h.say("1", "five")
+	if out := h.reply(); out.Text != "ok" {
+		t.Errorf("next reply = %q, want the session to go on", out.Text)
+	}
+}
+
+// TestMemoryFlushBeforeCompaction: before an automatic compaction the agent gets a silent step
+// to write notes; its write lands in the workspace, nothing of it is delivered or kept in the
+// transcript the model sees afterwards.
+func TestMemoryFlushBeforeCompaction(t *testing.T) {
+	now := time.Date(2026, 11, 22, 23, 30, 0, 0, time.UTC)
+	model := &compactModel{}
+	var flushes int
+	model.flush = func(r fakellm.Request) fakellm.Reply {
+		if last := r.Messages[len(r.Messages)-1]; last.Role == messages.RoleTool {
+			return fakellm.Reply{Text: agent.SilentToken}
+		}
+		flushes++
+		file := memoryFile.FindString(r.Messages[len(r.Messages)-1].Content)
+		return fakellm.Reply{Text: "saving notes", ToolCalls: []messages.ToolCall{call(fmt.Sprintf("flush_%d", flushes), "write",
+			map[string]any{"path": file, "content": "- project id " + projectID + "\n"})}}
+	}
+	script := fakellm.NewScript()
+	script.Respond = model.respond
+	ws := t.TempDir()
+	tokyo := time.FixedZone("JST", 9*3600)
+	h := newHarness(t, harnessOpts{script: script, workspace: ws, now: func() time.Time { return now },
+		agentHook: func(a *actors.Agent) { smallWindow(true)(a); a.Location = tokyo }})
+
+	h.say("1", filler("TURN-1 my project id is "+projectID+".", 1500))
+	h.reply()
+	for turn := 2; turn <= 20; turn++ {
+		h.say("1", filler(fmt.Sprintf("TURN-%d", turn), 1500))
+		out := h.reply()
+		if strings.Contains(out.Text, "saving notes") || strings.Contains(out.Text, agent.SilentToken) {
+			t.Fatalf("the memory flush was delivered: %q", out.Text)
+		}
+		if _, ok := latestSnapshot(t, h, "1"); ok {
+			break
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(ws, "memory", "2026-11-23.md"))
+	if err != nil || !strings.Contains(string(got), projectID) {
+		t.Fatalf("memory file = %q, %v; want the flush's note (dated in the agent's time zone)", got, err)
+	}
+	if flushes != 1 {
+		t.Errorf("%d flushes for one compaction, want 1", flushes)
+	}
+	reqs := script.Requests()
+	flushAt, summaryAt := -1, -1
+	for i, r := range reqs {
+		if isFlushCall(r) && flushAt < 0 {
+			flushAt = i
+		}
+		if isSummaryCall(r) && summaryAt < 0 {
+			summaryAt = i
+		}
+	}
+	if flushAt < 0 || summaryAt < flushAt {
+		t.Fatalf("flush call at %d, summary call at %d: want the flush first", flushAt, summaryAt)
+	}
+	for i, r := range reqs[summaryAt:] {
+		if isFlushCall(r) || requestHas(r, "saving notes") {
+			t.Errorf("request %d after the flush still carries the flush", summaryAt+i)
+		}
+	}
+	for _, e := range h.transcript("1") {
+		if strings.HasPrefix(e.Content, "Memory flush") || e.Content == "saving notes" || e.ToolName == "write" {
+			t.Errorf("the transcript keeps a flush entry: %+v", e.ChatMessage)
+		}
+	}
+}
+
+// TestManualCompact: /compact summarizes all but the recent messages with the user's
+// instructions, answers with one line and no model reply, and the next run uses the summary.
+func TestManualCompact(t *testing.T) {
+	model := &compactModel{}
+	script := fakellm.NewScript()
+	script.Respond = model.respond
+	h := newHarness(t, harnessOpts{script: script})
+
+	h.say("1", "/compact")
+	if out := h.reply(); !strings.HasPrefix(out.Text, "Nothing to compact yet") {
+		t.Errorf("/compact of an empty conversation = %q", out.Text)
+	}
+	// 4 turns of ~7000 tokens (inbound text is capped at 32 KiB): the last two are kept.
+	h.say("1", filler("TURN-1 my project id is "+projectID+".", 7000))
+	h.reply()
+	for turn := 2; turn <= 4; turn++ {
+		h.say("1", filler(fmt.Sprintf("TURN-%d", turn), 7000))
+		h.reply()
+	}
+	n := len(script.Requests())
+	h.say("1", "/compact keep the project id")
+	out := h.reply()
+	t.Logf("/compact: %s", out.Text)
+	if !strings.HasPrefix(out.Text, "Compacted: ") || !strings.Contains(out.Text, "messages summarized, context ~") ||
+		!strings.HasSuffix(out.Text, "of 128k tokens.") {
+		t.Fatalf("/compact reply = %q", out.Text)
+	}
+	reqs := script.Requests()[n:]
+	if len(reqs) != 1 || !isSummaryCall(reqs[0]) {
+		t.Fatalf("/compact made %d requests, want one summary call", len(reqs))
+	}
+	if !strings.Contains(reqs[0].System, "keep the project id") {
+		t.Error("the summary call lacks the /compact instructions")
+	}
+	if !requestHas(reqs[0], "TURN-2") || requestHas(reqs[0], "TURN-3") || requestHas(reqs[0], "TURN-4") {
+		t.Error("the summary call does not carry exactly the turns before the recent ~20k tokens")
+	}
+	for _, e := range h.transcript("1") {
+		if strings.Contains(e.Content, "/compact") {
+			t.Errorf("the command reached the transcript: %q", e.Content)
+		}
+	}
+	var inbox []persistence.InboxItem
+	if err := h.store.View(func(r persistence.Reader) (err error) { inbox, err = r.Inbox(h.key("1")); return err }); err != nil || len(inbox) != 0 {
+		t.Errorf("inbox = %v, %v; want the command removed", inbox, err)
+	}
+	h.say("1", "and now?")
+	h.reply()
+	last := script.Requests()[len(script.Requests())-1]
+	if s, ok := summaryIn(last); !ok || !strings.Contains(s, projectID) {
+		t.Errorf("the run after /compact has no summary with the project id: %q, %v", s, ok)
+	}
+	if requestHas(last, "TURN-1 ") || !requestHas(last, "TURN-4") {
+		t.Errorf("the run after /compact does not hold the kept turns only")
+	}
+}
