@@ -64,6 +64,11 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 		if !ok {
 			return providers.Target{}, fmt.Errorf("model %s: no provider %q configured", ref, prov)
 		}
+		if w := cfg.Model(ref).ContextWindow; w < agent.MinContextWindow {
+			return providers.Target{}, fmt.Errorf("model %s has a context window of %d tokens; reef needs at least %d: "+
+				"choose a model with a larger window, or set models.%s.contextWindow if its real window is larger",
+				ref, w, agent.MinContextWindow, ref)
+		}
 		p := providers.Limit(client, sem)
 		if cfg.Model(ref).ToolMode == "prompt" {
 			p = providers.PromptTools(p)
@@ -119,6 +124,11 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 				m := cfg.Model(label)
 				return actors.ModelChoice{Label: label, Provider: providers.Failover(append([]providers.Target{t}, fallbacks...)...),
 					ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}, nil
+			},
+			Compaction: actors.Compaction{
+				ReserveTokens:    ac.Compaction.ReserveTokens,
+				KeepRecentTokens: ac.Compaction.KeepRecentTokens,
+				MemoryFlush:      ac.Compaction.Flush(),
 			},
 		})
 	}
