@@ -379,59 +379,70 @@ func TestMemoryFlushBeforeCompaction(t *testing.T) {
 	}
 }
 
-// TestManualCompact: /compact summarizes all but the recent messages with the user's
-// instructions, answers with one line and no model reply, and the next run uses the summary.
-func TestManualCompact(t *testing.T) {
-	model := &compactModel{}
+// TestCompactionInsideOneRun: one request that makes many tool calls outgrows the window in
+// the middle of its run; the cut falls between the run's own steps, the snapshot covers
+// entries of that run (stored in the same transaction), and a restart continues from it.
+func TestCompactionInsideOneRun(t *testing.T) {
+	var mu sync.Mutex
+	steps := 0
 	script := fakellm.NewScript()
-	script.Respond = model.respond
-	h := newHarness(t, harnessOpts{script: script})
-
-	h.say("1", "/compact")
-	if out := h.reply(); !strings.HasPrefix(out.Text, "Nothing to compact yet") {
-		t.Errorf("/compact of an empty conversation = %q", out.Text)
+	script.Respond = func(r fakellm.Request) fakellm.Reply {
+		if isSummaryCall(r) {
+			return fakellm.Reply{Text: "Goal: the big job for " + projectID + ". Done: several lookups."}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if steps++; steps <= 14 {
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call(fmt.Sprintf("big_%d", steps), "lookup", map[string]any{"n": steps})}}
+		}
+		return fakellm.Reply{Text: "the big job is done"}
 	}
-	// 4 turns of ~7000 tokens (inbound text is capped at 32 KiB): the last two are kept.
-	h.say("1", filler("TURN-1 my project id is "+projectID+".", 7000))
-	h.reply()
-	for turn := 2; turn <= 4; turn++ {
-		h.say("1", filler(fmt.Sprintf("TURN-%d", turn), 7000))
-		h.reply()
+	dbPath := filepath.Join(t.TempDir(), "reef.db")
+	h := newHarness(t, harnessOpts{script: script, dbPath: dbPath, extra: []tools.Tool{lookupTool}, agentHook: smallWindow(false)})
+	h.say("1", "do the big job for "+projectID)
+	if out := h.reply(); out.Text != "the big job is done" {
+		t.Fatalf("reply = %q", out.Text)
 	}
-	n := len(script.Requests())
-	h.say("1", "/compact keep the project id")
-	out := h.reply()
-	t.Logf("/compact: %s", out.Text)
-	if !strings.HasPrefix(out.Text, "Compacted: ") || !strings.Contains(out.Text, "messages summarized, context ~") ||
-		!strings.HasSuffix(out.Text, "of 128k tokens.") {
-		t.Fatalf("/compact reply = %q", out.Text)
-	}
-	reqs := script.Requests()[n:]
-	if len(reqs) != 1 || !isSummaryCall(reqs[0]) {
-		t.Fatalf("/compact made %d requests, want one summary call", len(reqs))
-	}
-	if !strings.Contains(reqs[0].System, "keep the project id") {
-		t.Error("the summary call lacks the /compact instructions")
-	}
-	if !requestHas(reqs[0], "TURN-2") || requestHas(reqs[0], "TURN-3") || requestHas(reqs[0], "TURN-4") {
-		t.Error("the summary call does not carry exactly the turns before the recent ~20k tokens")
-	}
-	for _, e := range h.transcript("1") {
-		if strings.Contains(e.Content, "/compact") {
-			t.Errorf("the command reached the transcript: %q", e.Content)
+	reqs := script.Requests()
+	compacted := false
+	for i, r := range reqs {
+		if isSummaryCall(r) {
+			compacted = true
+			continue
+		}
+		checkRequestPairs(t, i, r)
+		if compacted {
+			if _, ok := summaryIn(r); !ok {
+				t.Errorf("request %d after the compaction has no summary", i)
+			}
 		}
 	}
-	var inbox []persistence.InboxItem
-	if err := h.store.View(func(r persistence.Reader) (err error) { inbox, err = r.Inbox(h.key("1")); return err }); err != nil || len(inbox) != 0 {
-		t.Errorf("inbox = %v, %v; want the command removed", inbox, err)
+	if !compacted {
+		t.Fatal("14 tool results of ~750 tokens in a 16k window did not compact")
 	}
-	h.say("1", "and now?")
-	h.reply()
-	last := script.Requests()[len(script.Requests())-1]
-	if s, ok := summaryIn(last); !ok || !strings.Contains(s, projectID) {
-		t.Errorf("the run after /compact has no summary with the project id: %q, %v", s, ok)
+	entries := h.transcript("1")
+	checkPairs(t, entries)
+	snap, ok := latestSnapshot(t, h, "1")
+	if !ok || snap.Seq <= entries[0].Seq {
+		t.Fatalf("snapshot = %+v, %v; want one covering entries of the run beyond its user message", snap, ok)
 	}
-	if requestHas(last, "TURN-1 ") || !requestHas(last, "TURN-4") {
-		t.Errorf("the run after /compact does not hold the kept turns only")
+	for _, e := range entries {
+		if e.Seq == snap.Seq && e.Role == messages.RoleAssistant && len(e.ToolCalls) > 0 {
+			t.Errorf("the snapshot ends on a tool call (seq %d) whose result comes after it", e.Seq)
+		}
 	}
+
+	h.stop()
+	h2 := newHarness(t, harnessOpts{script: script, dbPath: dbPath, extra: []tools.Tool{lookupTool}, agentHook: smallWindow(false)})
+	n := len(script.Requests())
+	h2.say("1", "thanks")
+	h2.reply()
+	r := script.Requests()[n]
+	if s, ok := summaryIn(r); !ok || s != snap.Summary {
+		t.Errorf("after a restart the summary = %q, %v; want the stored one", s, ok)
+	}
+	if r.Messages[1].Role == messages.RoleTool {
+		t.Error("after a restart the request starts with a tool result")
+	}
+	checkRequestPairs(t, n, r)
 }

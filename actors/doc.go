@@ -35,6 +35,7 @@
 //	                               pending work at start)     or its restart budget running out
 //	Turn                           Session.maybeStartTurn     itself when finished; Session stop
 //	LLM stream goroutine           Turn.startLLM              the stream ends; Turn cancels its ctx
+//	compaction goroutine           Turn.startSummary          the summary calls end; Turn cancels its ctx
 //	turn timer                     Turn.Started               Turn.finish / Stopping
 //	collect wake-up (Deps.Clock)   Session.waitForQuiet       it fires; a newer wait or Session.Stopping
 //	ToolRun                        Turn.dispatch              itself after reporting; Turn stop

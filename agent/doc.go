@@ -1,6 +1,7 @@
 // Package agent holds reef's pure agent logic: the workspace an agent lives in, its skills, the
 // system prompt, how inbound messages and untrusted data are shown to the model, and the context
-// budget (token estimates, model context windows, tool-result truncation).
+// budget (token estimates, model context windows, tool-result truncation, compaction planning
+// and the summary and memory-flush prompts).
 //
 // Nothing here starts a goroutine, talks to the network or keeps state between calls. The only
 // I/O is creating and reading the workspace directory, always through an [os.Root] so that a
