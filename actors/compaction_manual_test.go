@@ -1,13 +1,17 @@
 package actors_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/tools"
 )
 
 // TestManualCompact: /compact summarizes all but the recent messages with the user's
@@ -103,5 +107,55 @@ func TestResetSnapshotStartsAfresh(t *testing.T) {
 	}
 	if _, ok := summaryIn(r); ok || requestHas(r, projectID) {
 		t.Error("after a reset the request still shows the earlier conversation")
+	}
+}
+
+// TestManualCompactWaitsForTheRun: /compact during a run is queued like a run: the run ends
+// and answers first, then the compaction runs and answers.
+func TestManualCompactWaitsForTheRun(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	slow := &testTool{name: "lookup", run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return tools.Result{Content: "found"}, nil
+	}}
+	model := &compactModel{}
+	script := fakellm.NewScript()
+	script.Respond = func(r fakellm.Request) fakellm.Reply {
+		if last := r.Messages[len(r.Messages)-1]; last.Role == messages.RoleTool {
+			return fakellm.Reply{Text: "the run's answer"}
+		}
+		return model.respond(r)
+	}
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{slow}})
+	for turn := 1; turn <= 4; turn++ {
+		h.say("1", filler(fmt.Sprintf("TURN-%d", turn), 7000))
+		h.reply()
+	}
+	h.say("1", "please look it up")
+	testutil.Receive(t, started)
+	h.say("1", "/compact")
+	h.say("1", "/status") // answered at once; by then the Session has taken /compact in
+	if out := h.reply(); !strings.HasPrefix(out.Text, "Session: ") {
+		t.Fatalf("reply during the run = %q, want the /status answer", out.Text)
+	}
+	for _, r := range script.Requests() {
+		if isSummaryCall(r) {
+			t.Fatal("/compact started while a run was active")
+		}
+	}
+	close(release)
+	if out := h.reply(); out.Text != "the run's answer" {
+		t.Fatalf("first reply after the tool = %q, want the run's answer", out.Text)
+	}
+	if out := h.reply(); !strings.HasPrefix(out.Text, "Compacted: ") {
+		t.Fatalf("second reply = %q, want the compaction's line", out.Text)
+	}
+	reqs := script.Requests()
+	if !isSummaryCall(reqs[len(reqs)-1]) {
+		t.Error("the last request is not the compaction's summary call")
 	}
 }

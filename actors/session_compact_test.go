@@ -23,25 +23,3 @@ func TestContextTokens(t *testing.T) {
 		t.Errorf("contextTokens after a run = %d, want %d", got, want)
 	}
 }
-
-func TestCompactCommand(t *testing.T) {
-	tests := []struct {
-		text, instructions string
-		ok                 bool
-	}{
-		{"/compact", "", true},
-		{"  /compact keep the ids ", "keep the ids", true},
-		{"/compact\nfocus on dates", "focus on dates", true},
-		{"/compaction", "", false},
-		{"please /compact", "", false},
-	}
-	for _, tt := range tests {
-		got, ok := compactCommand(&messages.Inbound{Text: tt.text})
-		if ok != tt.ok || got != tt.instructions {
-			t.Errorf("compactCommand(%q) = %q, %v; want %q, %v", tt.text, got, ok, tt.instructions, tt.ok)
-		}
-	}
-	if _, ok := compactCommand(&messages.Inbound{Text: "/compact", System: true}); ok {
-		t.Error("a system event ran /compact")
-	}
-}
