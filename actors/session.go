@@ -60,7 +60,8 @@ type (
 	turnRecorded struct {
 		outbox []*messages.Outbound
 		err    error
-		seqs   []uint64 // the seqs the run's entries were stored under
+		seqs   []uint64       // the seqs the run's entries were stored under
+		snap   *snapshotWrite // the run's compaction, stored with them (session_compact.go)
 	}
 	turnLost struct{ seq uint64 }
 )

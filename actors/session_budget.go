@@ -92,10 +92,12 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 				withCommas(budget), zoneName(s.budgetZone(), now))})
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
+	var seqs []uint64 // the history keeps every entry's seq (session_compact.go)
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			if len(entries) > 0 {
-				if _, err := tx.AppendMessages(key, entries...); err != nil {
+				var err error
+				if seqs, err = tx.AppendMessages(key, entries...); err != nil {
 					return err
 				}
 			}
@@ -113,7 +115,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 			}
 			return tx.PutSession(info)
 		},
-		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err}) },
+		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err, seqs: seqs}) },
 	})
 	s.info = info
 	s.saving = true

@@ -17,7 +17,6 @@ type sessionCompact struct {
 	hasSummary bool     // history[0] is a compaction summary
 	fixed      int      // estimated tokens of the system prompt and tool specs, from the last run
 	pending    []manualCompact
-	recording  *snapshotWrite // the compaction of the run being recorded, nil without one
 }
 
 // manualCompact is a /compact waiting for the running turn to end.
@@ -67,13 +66,11 @@ func (s *Session) snapshotFor(msg *turnFinished) *snapshotWrite {
 	if rep.fixed > 0 {
 		s.cmp.fixed = rep.fixed
 	}
-	s.cmp.recording = nil
 	if !rep.compacted {
 		return nil
 	}
-	s.cmp.recording = &snapshotWrite{summary: rep.summary, created: rep.summaryAt, covered: rep.covered,
+	return &snapshotWrite{summary: rep.summary, created: rep.summaryAt, covered: rep.covered,
 		hist: append([]uint64(nil), s.cmp.seqs...)}
-	return s.cmp.recording
 }
 
 // put stores the snapshot inside the transaction that appends the run's entries (their seqs
@@ -93,15 +90,16 @@ func (w *snapshotWrite) put(tx persistence.Tx, key string, runSeqs []uint64) err
 	default:
 		return fmt.Errorf("session: compaction covers %d entries of %d", w.covered, len(w.hist)+len(runSeqs))
 	}
+	if w.seq == 0 { // an entry whose seq the Session does not know: store the run without the summary
+		return nil
+	}
 	w.stored = true
 	return tx.PutSnapshot(key, persistence.Snapshot{Seq: w.seq, Summary: w.summary, Created: w.created})
 }
 
 // appendHistory adds a recorded run's entries (stored under seqs) to the history; after a
-// compaction the history becomes the new summary and the entries it does not stand for.
-func (s *Session) appendHistory(entries []messages.ChatMessage, seqs []uint64) {
-	rec := s.cmp.recording
-	s.cmp.recording = nil
+// compaction (rec) the history becomes the new summary and the entries it does not stand for.
+func (s *Session) appendHistory(entries []messages.ChatMessage, seqs []uint64, rec *snapshotWrite) {
 	if len(seqs) != len(entries) {
 		s.log.Error().Str("session", s.key).Int("entries", len(entries)).Int("seqs", len(seqs)).Msg("the store did not report the seqs of a run")
 		seqs = make([]uint64, len(entries))

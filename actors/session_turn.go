@@ -84,7 +84,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			}
 			return tx.PutSession(info)
 		},
-		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err, seqs: seqs}) },
+		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err, seqs: seqs, snap: snap}) },
 	})
 	s.info = info
 	s.turnUser = entries // kept until recorded, then appended to history
@@ -109,7 +109,7 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 				Text: "Sorry, I could not save this conversation (storage error), so my answer was not sent. Please try again later."})
 		}
 	} else {
-		s.appendHistory(entries, msg.seqs)
+		s.appendHistory(entries, msg.seqs, msg.snap)
 		for _, out := range msg.outbox {
 			s.toConnector(ctx, out)
 		}
