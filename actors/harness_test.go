@@ -79,9 +79,6 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: o.workspace, Model: "fake/test-model",
 		Provider: o.provider, Tools: reg, Policy: policy, ContextWindow: 128000, Limits: o.limits}
-	if o.agentHook != nil {
-		o.agentHook(ag)
-	}
 	ch := fake.New()
 	var platform channels.Channel = ch
 	if o.editable != nil {

@@ -52,7 +52,7 @@ type Session struct {
 	turnDrop  []uint64 // inbox seqs the running turn deletes without answering
 	saving    bool     // a finished turn is being committed
 
-	cmp sessionCompact // history seqs, pending /compact, the compaction being recorded (session_compact.go)
+	cmp sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
 }
 
 // Session self-messages.
