@@ -446,3 +446,67 @@ func TestCompactionInsideOneRun(t *testing.T) {
 	}
 	checkRequestPairs(t, n, r)
 }
+
+// TestSteerDuringMemoryFlush: a message sent while the memory flush runs is not taken into the
+// flush (whose entries are dropped) but into the run after the compaction.
+func TestSteerDuringMemoryFlush(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	slow := &testTool{name: "lookup", run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return tools.Result{Content: "noted"}, nil
+	}}
+	model := &compactModel{}
+	flushCalls := 0
+	model.flush = func(r fakellm.Request) fakellm.Reply {
+		if flushCalls++; flushCalls == 1 {
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("flush_1", "lookup", map[string]any{"q": "notes"})}}
+		}
+		if requestHas(r, "STEERED") {
+			return fakellm.Reply{Text: "the flush saw the steered message"}
+		}
+		return fakellm.Reply{Text: agent.SilentToken}
+	}
+	script := fakellm.NewScript()
+	script.Respond = model.respond
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{slow}, agentHook: smallWindow(true)})
+
+	h.say("1", filler("TURN-1 my project id is "+projectID+".", 1500))
+	h.reply()
+	for turn := 2; turn <= 20; turn++ {
+		h.say("1", filler(fmt.Sprintf("TURN-%d", turn), 1500))
+		select {
+		case <-started: // the flush is running its tool call
+			h.say("1", "STEERED: also tell me the time")
+			h.say("1", "/status") // answered at once; by then the steered message is on its way to the Turn
+			if out := h.reply(); !strings.HasPrefix(out.Text, "Session: ") {
+				t.Fatalf("reply during the flush = %q, want the /status answer", out.Text)
+			}
+			close(release)
+			out := h.reply()
+			if strings.Contains(out.Text, "flush") {
+				t.Fatalf("reply = %q", out.Text)
+			}
+			reqs := script.Requests()
+			last := reqs[len(reqs)-1]
+			if isFlushCall(last) || !requestHas(last, "STEERED") {
+				t.Fatal("the run after the compaction does not carry the steered message")
+			}
+			var steered int
+			for _, e := range h.transcript("1") {
+				if strings.Contains(e.Content, "STEERED") {
+					steered++
+				}
+			}
+			if steered != 1 {
+				t.Errorf("the steered message is %d times in the transcript, want once", steered)
+			}
+			return
+		case <-h.ch.Sent: // a turn without a compaction
+		}
+	}
+	t.Fatal("no memory flush in 20 turns")
+}
