@@ -49,11 +49,12 @@ func TestDailyTokenBudget(t *testing.T) {
 		session:   actors.SessionSettings{DailyTokenBudget: 100},
 		agentHook: func(a *actors.Agent) { a.Location = shanghai }})
 
-	h.say("1", "first")
-	h.say("1", "second") // may join the first run; then a third run follows
-	for got := 0; got < 100; {
+	for _, text := range []string{"first", "second"} { // 60 tokens each
+		h.say("1", text)
 		h.reply()
-		got = sessionInfo(t, h, h.key("1")).BudgetTokens
+	}
+	if got := sessionInfo(t, h, h.key("1")).BudgetTokens; got != 120 {
+		t.Fatalf("budget used = %d, want 120", got)
 	}
 	calls := len(script.Requests())
 	h.say("1", "third")
