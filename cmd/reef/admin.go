@@ -33,7 +33,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if flags.Parse(args) != nil {
 		return 2
 	}
-	cfg := configOrExplain(*configPath, stderr)
+	cfg := adminConfig(*configPath, stderr)
 	if cfg == nil {
 		return 2
 	}
@@ -125,7 +125,7 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
-	cfg := configOrExplain(*configPath, stderr)
+	cfg := adminConfig(*configPath, stderr)
 	if cfg == nil {
 		return 2
 	}

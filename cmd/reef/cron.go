@@ -40,7 +40,7 @@ func runCron(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef cron: %v\n%s\n", err, cronUsage)
 		return 2
 	}
-	cfg := configOrExplain(*configPath, stderr)
+	cfg := adminConfig(*configPath, stderr)
 	if cfg == nil {
 		return 2
 	}

@@ -112,6 +112,16 @@ func configOrExplain(path string, stderr io.Writer) *configs.Config {
 	return nil
 }
 
+// adminConfig loads the configuration for commands that only read or change reef's records
+// (status, sessions, pairing, cron): they need no LLM provider, so a missing one is fine.
+func adminConfig(path string, stderr io.Writer) *configs.Config {
+	cfg, err := loadConfig(path)
+	if cfg != nil && err != nil && errors.Is(err, configs.ErrNoProvider) && len(otherProblems(err)) == 0 {
+		return cfg
+	}
+	return configOrExplain(path, stderr)
+}
+
 // otherProblems returns the configuration problems in err other than the missing provider.
 func otherProblems(err error) []error {
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {

@@ -92,7 +92,7 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	cfg := configOrExplain(*configPath, stderr)
+	cfg := adminConfig(*configPath, stderr)
 	if cfg == nil {
 		return 2
 	}
