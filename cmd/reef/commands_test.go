@@ -331,3 +331,17 @@ func TestInitSetsUpTheWorkspacesOfTheConfigFile(t *testing.T) {
 		t.Errorf("init with a broken reef.yaml: exit %d, stderr %q; want an error naming the file", res.code, res.stderr)
 	}
 }
+
+// TestAdminCommandsNeedNoProvider: reading reef's records works without an LLM provider;
+// commands that talk to a model still explain what to set.
+func TestAdminCommandsNeedNoProvider(t *testing.T) {
+	e := env{"REEF_HOME": newHome(t), "HOME": t.TempDir()}
+	for _, args := range [][]string{{"status"}, {"sessions", "list"}, {"pairing", "list"}, {"cron", "list"}} {
+		if res := reef(t, e, "", args...); res.code != 0 || strings.Contains(res.stderr, "needs an LLM provider") {
+			t.Errorf("reef %v without a provider = %d\n%s%s", args, res.code, res.stdout, res.stderr)
+		}
+	}
+	if res := reef(t, e, "hi\n", "chat"); res.code == 0 || !strings.Contains(res.stderr, "needs an LLM provider") {
+		t.Errorf("reef chat without a provider = %d %q, want the provider help", res.code, res.stderr)
+	}
+}
