@@ -15,15 +15,18 @@ import (
 
 // Router maps session keys to live Session actors. It spawns a Session on the first message
 // for its key (or at start, for sessions a crash left with pending work) and passivates
-// Sessions that stayed idle for SessionSettings.IdleAfter: its map holds live sessions only.
+// Sessions that stayed idle for SessionSettings.IdleAfter (router_passivate.go): its map
+// holds live sessions only.
 type Router struct {
 	deps       *Deps
 	storage    *actor.PID
 	connectors map[string]*actor.PID
 	props      *actor.Props // shared by every Session
 	sessions   map[string]*route
-	byPID      map[string]string // pid id → session key
+	byPID      map[string]string // pid id → session key, until the Session has terminated
+	high       int               // most entries byPID had since the maps were last rebuilt
 	spawned    uint64
+	checks     uint64 // idle checks sent; each one's number is its token
 	stopTicker func()
 	log        zerolog.Logger
 }
@@ -32,22 +35,22 @@ type Router struct {
 type route struct {
 	pid       *actor.PID
 	forwarded int       // inbound messages sent to it
-	seen      int       // inbound messages it had received when it last reported idle
-	idleSince time.Time // zero while busy
+	idleSince time.Time // when it last reported idle; zero while busy
+	check     uint64    // token of the last idle check sent to it
+	checkedAt int       // forwarded when that check was sent
 }
 
 // Router messages.
 type (
 	routeInbound    struct{ in messages.Inbound }
 	connectorsReady struct{ pids map[string]*actor.PID }
-	sessionIdle     struct {
-		key  string
-		seen int
-	}
-	sessionBusy     struct{ key string }
+	sessionIdle     struct{ key string } // Session → Router: no run, nothing queued
+	sessionBusy     struct{ key string } // Session → Router: a run started
 	sweep           struct{}
 	liveSessions    struct{ reply chan<- int }
 	liveSessionKeys struct{ reply chan<- []string }
+	// sessionCounts asks for the live sessions and the Session actors not yet terminated.
+	sessionCounts struct{ reply chan<- [2]int }
 )
 
 // RouterProps is the recipe for the Router.
@@ -81,7 +84,7 @@ func (r *Router) Receive(ctx actor.Context) {
 		}
 	case *sessionIdle:
 		if rt := r.sessions[msg.key]; rt != nil {
-			rt.seen, rt.idleSince = msg.seen, r.deps.now()
+			rt.idleSince = r.deps.now()
 		}
 	case *sessionBusy:
 		if rt := r.sessions[msg.key]; rt != nil {
@@ -89,12 +92,16 @@ func (r *Router) Receive(ctx actor.Context) {
 		}
 	case *sweep:
 		r.onSweep(ctx)
+	case *idleConfirmed:
+		r.onIdleConfirmed(ctx, msg)
 	case *liveSessions:
 		msg.reply <- len(r.sessions)
 	case *liveSessionKeys:
 		msg.reply <- slices.Sorted(maps.Keys(r.sessions))
+	case *sessionCounts:
+		msg.reply <- [2]int{len(r.sessions), len(r.byPID)}
 	case *actor.Terminated:
-		r.onTerminated(msg)
+		r.onTerminated(ctx, msg)
 	case *actor.Stopping, *actor.Restarting:
 		if r.stopTicker != nil {
 			r.stopTicker()
@@ -109,7 +116,9 @@ func (r *Router) Receive(ctx actor.Context) {
 // crash or shutdown left with unanswered inbox entries or unsent replies, and starts sweeping.
 func (r *Router) onConnectorsReady(ctx actor.Context, msg *connectorsReady) error {
 	r.connectors = msg.pids
-	r.props = SessionProps(r.deps, r.storage, ctx.Self(), r.connectors)
+	if r.props == nil { // tests put a stand-in here
+		r.props = SessionProps(r.deps, r.storage, ctx.Self(), r.connectors)
+	}
 	var pending []string
 	err := r.deps.Store.View(func(rd persistence.Reader) error {
 		var err error
@@ -151,24 +160,12 @@ func (r *Router) session(ctx actor.Context, key string) *route {
 	rt := &route{pid: pid}
 	r.sessions[key] = rt
 	r.byPID[pid.Id] = key
+	r.high = max(r.high, len(r.byPID))
 	return rt
 }
 
-// onSweep passivates sessions idle for longer than IdleAfter. A session is stopped only if it
-// had received every message forwarded to it when it reported idle, so nothing is in flight.
-func (r *Router) onSweep(ctx actor.Context) {
-	idleAfter := r.deps.Session.withDefaults().IdleAfter
-	now := r.deps.now()
-	for key, rt := range r.sessions {
-		if rt.idleSince.IsZero() || rt.seen != rt.forwarded || now.Sub(rt.idleSince) < idleAfter {
-			continue
-		}
-		ctx.Poison(rt.pid)
-		delete(r.sessions, key)
-	}
-}
-
-func (r *Router) onTerminated(msg *actor.Terminated) {
+func (r *Router) onTerminated(ctx actor.Context, msg *actor.Terminated) {
+	releaseVacatedChild(ctx)
 	key, ok := r.byPID[msg.Who.Id]
 	if !ok {
 		return
@@ -177,23 +174,5 @@ func (r *Router) onTerminated(msg *actor.Terminated) {
 	if rt := r.sessions[key]; rt != nil && rt.pid.Id == msg.Who.Id {
 		delete(r.sessions, key)
 	}
-}
-
-// startTicker sends sweep to the Router every quarter of IdleAfter (at most every 30 s).
-func (r *Router) startTicker(ctx actor.Context) {
-	every := min(r.deps.Session.withDefaults().IdleAfter/4, 30*time.Second)
-	self, root := ctx.Self(), ctx.ActorSystem().Root
-	t := time.NewTicker(every)
-	done := make(chan struct{})
-	r.stopTicker = func() { t.Stop(); close(done) }
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				root.Send(self, &sweep{})
-			}
-		}
-	}()
+	r.compact()
 }

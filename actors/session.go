@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -32,7 +33,6 @@ type Session struct {
 	history  []messages.ChatMessage // what the model sees: latest summary + entries after it
 	queue    []messages.Inbound     // accepted messages waiting for a run
 	maxInbox uint64                 // highest inbox seq queued, to ignore re-deliveries
-	received int                    // inbound messages received from the Router
 
 	steering    []messages.Inbound // sent to the running Turn, to be taken in at its next boundary
 	discard     []uint64           // inbox seqs dropped (queue cap, /stop): deleted with the next write
@@ -65,6 +65,10 @@ type (
 	}
 	turnLost struct{ seq uint64 }
 )
+
+// turnSeqs numbers Turns across every Session incarnation: a Session restarted after a panic
+// must not take its predecessor's late turnFinished or turnLost for its own run's.
+var turnSeqs atomic.Uint64
 
 // SessionProps is the recipe for every Session. One Props serves all of them, so an idle
 // Session costs only its own state: a Session learns its key from its actor name, which the
@@ -121,6 +125,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		err = s.onTurnLost(ctx, msg)
 	case *actor.Stopping:
 		s.stopCollect()
+	case *idleCheck:
+		s.onIdleCheck(ctx, msg) // the Router may passivate it (session_passivate.go)
 	}
 	if err != nil {
 		s.log.Error().Err(err).Str("session", s.key).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
@@ -176,7 +182,6 @@ func (s *Session) onStarted(ctx actor.Context) error {
 }
 
 func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
-	s.received++
 	if in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox {
 		return // already queued from the inbox when this Session started
 	}
@@ -200,7 +205,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	if len(s.queue) == 0 {
 		if s.writes == 0 {
-			ctx.Send(s.router, &sessionIdle{key: s.key, seen: s.received})
+			ctx.Send(s.router, &sessionIdle{key: s.key})
 		}
 		return
 	}
@@ -226,7 +231,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		s.turnUser = append(s.turnUser, userEntry(in))
 	}
 	s.turnDrop, s.discard = s.discard, nil
-	s.turnSeq++
+	s.turnSeq = turnSeqs.Add(1)
 	s.tools, s.toolSent = nil, nil
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,

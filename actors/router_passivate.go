@@ -1,0 +1,115 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Passivation: a Session with no traffic for IdleAfter is stopped, and the next message for
+// its key spawns a fresh one that reloads the conversation from Storage.
+//
+// The Router must never stop a Session that has a message it has not handled: the message
+// would wait in Storage's inbox until the next gateway start. The handshake:
+//
+//  1. A Session reports sessionIdle when it has no run and nothing queued (sessionBusy when a
+//     run starts). The Router notes the time.
+//  2. A sweep finds sessions that reported idle at least IdleAfter ago and sends each an
+//     idleCheck with a fresh token, noting how many messages it had forwarded to it.
+//  3. Mailboxes are FIFO, so the Session handles the check after every message forwarded
+//     before it. If it is still idle then, it answers idleConfirmed with the token.
+//  4. The Router stops the Session only if the token is the latest it sent and nothing was
+//     forwarded since the check; it removes the key at once, so a later message spawns a
+//     new Session instead of reaching the stopping one.
+//
+// Nothing here counts what a Session received, so a Session restarted by its supervisor (a
+// fresh instance that knows nothing of what the previous one received) passivates like any
+// other. A check lost in a crash is sent again by the next sweep.
+
+// Passivation messages between the Router and a Session.
+type (
+	idleCheck     struct{ token uint64 }
+	idleConfirmed struct {
+		key   string
+		token uint64
+	}
+)
+
+// compactMin is the size below which the Router never rebuilds its maps.
+const compactMin = 1024
+
+// onSweep sends an idle check to every session idle for longer than IdleAfter.
+func (r *Router) onSweep(ctx actor.Context) {
+	idleAfter := r.deps.Session.withDefaults().IdleAfter
+	now := r.deps.now()
+	for _, rt := range r.sessions {
+		if rt.idleSince.IsZero() || now.Sub(rt.idleSince) < idleAfter {
+			continue
+		}
+		r.checks++
+		rt.check, rt.checkedAt = r.checks, rt.forwarded
+		ctx.Send(rt.pid, &idleCheck{token: r.checks})
+	}
+}
+
+// onIdleConfirmed stops a Session that confirmed the latest check and was sent nothing since.
+func (r *Router) onIdleConfirmed(ctx actor.Context, msg *idleConfirmed) {
+	rt := r.sessions[msg.key]
+	if rt == nil || rt.check != msg.token || rt.forwarded != rt.checkedAt || rt.idleSince.IsZero() {
+		return
+	}
+	ctx.Poison(rt.pid)
+	delete(r.sessions, msg.key)
+}
+
+// compact rebuilds the Router's maps once they hold a quarter of what they held at their
+// largest: Go maps keep their buckets after deletes, so 100,000 conversations that spoke
+// once and passivated would otherwise pin megabytes for the life of the process. Each
+// rebuild follows at least three times as many deletions as it copies entries.
+func (r *Router) compact() {
+	n := len(r.byPID)
+	if r.high < compactMin || n > r.high/4 {
+		return
+	}
+	sessions := make(map[string]*route, len(r.sessions))
+	for k, rt := range r.sessions {
+		sessions[k] = rt
+	}
+	byPID := make(map[string]string, n)
+	for id, k := range r.byPID {
+		byPID[id] = k
+	}
+	r.sessions, r.byPID, r.high = sessions, byPID, n
+}
+
+// releaseVacatedChild clears the slot of protoactor's child set that the child whose
+// Terminated is being handled just left. PIDSet.Remove moves the last PID into the gap and
+// shrinks the slice without clearing the old last slot, and a PID caches its process: left
+// alone, the backing array (as long as the most Sessions ever live at once) keeps passivated
+// Sessions, their mailboxes and their state reachable. protoactor never reads past the end
+// (Add appends over it), and the set is only touched on this actor's goroutine.
+func releaseVacatedChild(ctx actor.Context) {
+	kids := ctx.Children()
+	if len(kids) < cap(kids) {
+		kids[:len(kids)+1][len(kids)] = nil
+	}
+}
+
+// startTicker sends sweep to the Router every quarter of IdleAfter (at most every 30 s).
+func (r *Router) startTicker(ctx actor.Context) {
+	every := min(r.deps.Session.withDefaults().IdleAfter/4, 30*time.Second)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	t := time.NewTicker(every)
+	done := make(chan struct{})
+	r.stopTicker = func() { t.Stop(); close(done) }
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				root.Send(self, &sweep{})
+			}
+		}
+	}()
+}

@@ -1,0 +1,20 @@
+package actors
+
+import "github.com/asynkron/protoactor-go/actor"
+
+// onIdleCheck answers the Router's idle check (see router_passivate.go) when the Session is
+// idle: it may then be stopped and reloaded from Storage later without anyone noticing. A
+// busy Session does not answer; it reports idle again when its work is done.
+func (s *Session) onIdleCheck(ctx actor.Context, msg *idleCheck) {
+	if s.idle() {
+		ctx.Send(s.router, &idleConfirmed{key: s.key, token: msg.token})
+	}
+}
+
+// idle reports whether the Session has nothing in flight that lives only in memory: no run
+// (nor one being recorded), no command waiting for a run to end or whose answer is being
+// recorded, and no queued message (a collect window pending has one). It must hold exactly
+// when maybeStartTurn reports sessionIdle.
+func (s *Session) idle() bool {
+	return s.turn == nil && !s.saving && len(s.deferred) == 0 && len(s.queue) == 0 && s.writes == 0
+}
