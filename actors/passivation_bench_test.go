@@ -38,6 +38,7 @@ func BenchmarkPassivation100k(b *testing.B) {
 
 		r.touch(1, chats, 256)
 		active := measure()
+		writeHeapProfile(os.Getenv("REEF_HEAP_PROFILE"), "active")
 		if live := r.rt.LiveSessions(); live != chats+1 {
 			b.Fatalf("%d live sessions, want %d", live, chats+1)
 		}
@@ -45,12 +46,7 @@ func BenchmarkPassivation100k(b *testing.B) {
 
 		r.passivateAll()
 		passive := measure()
-		if path := os.Getenv("REEF_HEAP_PROFILE"); path != "" { // what is still held
-			if f, err := os.Create(path); err == nil {
-				pprof.Lookup("heap").WriteTo(f, 0)
-				f.Close()
-			}
-		}
+		writeHeapProfile(os.Getenv("REEF_HEAP_PROFILE"), "passive")
 		if p := r.rt.Processes(); p != procs {
 			b.Fatalf("%d processes after passivation, want %d", p, procs)
 		}
@@ -64,11 +60,35 @@ func BenchmarkPassivation100k(b *testing.B) {
 		b.ReportMetric(mb(base.heap), "MB-heap-base")
 		b.ReportMetric(float64(active.heap-base.heap)/float64(chats), "B/session-active")
 		b.ReportMetric(float64(int64(passive.heap)-int64(base.heap))/float64(chats), "B/session-passive")
+		var dbSize int64
+		if fi, err := os.Stat(store.Path()); err == nil {
+			dbSize = fi.Size()
+		}
+		b.ReportMetric(mb(uint64(dbSize)), "MB-db-file")
+		for _, m := range []memSample{active, passive} {
+			b.Logf("heapInuse %.1f heapIdle %.1f released %.1f stack %.1f mspan %.1f gcSys %.1f other %.1f sys %.1f",
+				mb(m.ms.HeapInuse), mb(m.ms.HeapIdle), mb(m.ms.HeapReleased), mb(m.ms.StackInuse), mb(m.ms.MSpanInuse), mb(m.ms.GCSys), mb(m.ms.OtherSys), mb(m.ms.Sys))
+		}
 		r.stop()
 	}
 }
 
-type memSample struct{ heap, rss, anon uint64 }
+// writeHeapProfile writes a heap profile to <prefix>.<stage>.pb.gz when prefix is set: what
+// the sessions hold while live, and what is left after passivation.
+func writeHeapProfile(prefix, stage string) {
+	if prefix == "" {
+		return
+	}
+	if f, err := os.Create(prefix + "." + stage + ".pb.gz"); err == nil {
+		pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
+}
+
+type memSample struct {
+	heap, rss, anon uint64
+	ms              runtime.MemStats
+}
 
 // measure collects garbage, returns freed memory to the OS and reads the live heap and the
 // process's resident set (all of it, and its anonymous part: the file-backed rest is mostly
@@ -79,7 +99,7 @@ func measure() memSample {
 	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s := memSample{heap: ms.HeapAlloc}
+	s := memSample{heap: ms.HeapAlloc, ms: ms}
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return s
