@@ -31,8 +31,9 @@
 //	Timer poll timer (real time)   Timer, while cron runs     no run in flight; Timer.Stopping
 //	                               are in flight
 //	sweep ticker goroutine         Router (connectorsReady)   Router.Stopping
-//	Session                        Router (first message or   Router passivation (Poison), Router stop,
-//	                               pending work at start)     or its restart budget running out
+//	Session                        Router (first message or   Router passivation (Poison, after the
+//	                               pending work at start)     idle check handshake), Router stop, or
+//	                                                          its restart budget running out
 //	Turn                           Session.maybeStartTurn     itself when finished; Session stop
 //	LLM stream goroutine           Turn.startLLM              the stream ends; Turn cancels its ctx
 //	compaction goroutine           Turn.startSummary          the summary calls end; Turn cancels its ctx
@@ -66,6 +67,7 @@
 //
 // Two protoactor details shape the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as
-// a user message; and a stopped child's PID may stay reachable from the parent's child set,
-// so finished Turns release their state.
+// a user message; and a stopped child's PID may stay reachable from the parent's child set
+// (with its process cached in it), so finished Turns release their state and the Router
+// clears the slot each stopped Session leaves.
 package actors
