@@ -66,7 +66,7 @@ func BenchmarkPassivationLoadHistory(b *testing.B) {
 	defer func() { rig.report(b, processCPU()-cpu) }()
 	for range b.N {
 		err := rig.deps.Store.View(func(r persistence.Reader) error {
-			h, err := loadHistory(r, respawnKey)
+			h, _, _, err := loadHistory(r, respawnKey)
 			if len(h) != 100 {
 				return fmt.Errorf("%d entries, want 100", len(h))
 			}

@@ -139,7 +139,7 @@ func (s *Session) startCompactTurn(ctx actor.Context) bool {
 	}
 	s.answering = []messages.Inbound{req.in}
 	s.turnUser = nil
-	s.turnSeq++
+	s.turnSeq = turnSeqs.Add(1)
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
 		agent:      s.agent,

@@ -13,8 +13,9 @@ func (s *Session) onIdleCheck(ctx actor.Context, msg *idleCheck) {
 
 // idle reports whether the Session has nothing in flight that lives only in memory: no run
 // (nor one being recorded), no command waiting for a run to end or whose answer is being
-// recorded, and no queued message (a collect window pending has one). It must hold exactly
-// when maybeStartTurn reports sessionIdle.
+// recorded, no /compact waiting, and no queued message (a collect window pending has one).
+// It must hold exactly when maybeStartTurn reports sessionIdle.
 func (s *Session) idle() bool {
-	return s.turn == nil && !s.saving && len(s.deferred) == 0 && len(s.queue) == 0 && s.writes == 0
+	return s.turn == nil && !s.saving && len(s.deferred) == 0 && len(s.cmp.pending) == 0 &&
+		len(s.queue) == 0 && s.writes == 0
 }
