@@ -86,11 +86,13 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply refused by the platform; dropped")
 	} else if err != nil {
 		c.log.Error().Err(err).Str("chat", out.ChatID).Msg("reply not sent; it stays in the outbox")
+		c.confirm(root, out, err)
 		return
 	}
 	if out.OutboxSeq == 0 {
 		return
 	}
+	defer func() { c.confirm(root, out, err) }()
 	key, seq, direct := out.SessionKey, out.OutboxSeq, out.Direct
 	done := make(chan error, 1)
 	root.Send(c.storage, &storeWrite{
@@ -128,5 +130,14 @@ func (c *Connector) progress(ctx context.Context, root *actor.RootContext, ev *m
 	}
 	if r, ok := c.ch.(channels.ProgressRenderer); ok {
 		r.Progress(ctx, *ev)
+	}
+}
+
+// confirm tells the reply's Session that the Connector is done with it (sent, dropped, or
+// left in the outbox for the next start): until then the Session is not passivated, since
+// a respawned Session sends every reply its outbox still holds.
+func (c *Connector) confirm(root *actor.RootContext, out *messages.Outbound, err error) {
+	if out.OutboxSeq != 0 {
+		root.Send(c.router, &messages.OutboundSent{SessionKey: out.SessionKey, OutboxSeq: out.OutboxSeq, Err: err})
 	}
 }

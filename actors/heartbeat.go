@@ -38,12 +38,15 @@ type beatState struct {
 	skipped int      // heartbeats that found nothing to do (no LLM call)
 	lastAt  time.Time
 	paused  string // why heartbeats are paused ("" = running): the provider rejects the key
+	main    string // the agent's main session: the direct chat that ran last ("" = not known yet)
 }
 
-// beatOutcome is what a Session reports when a heartbeat's run ended.
+// beatOutcome is what a Session reports when a run ended.
 type beatOutcome struct {
 	agentID string
-	authErr error // the provider rejected the key (401/403); nil when the run reached the model
+	authErr error  // the provider rejected the key (401/403)
+	reached bool   // the run reached the model
+	direct  string // the session's key when a person's direct message ran: the agent's main session now
 }
 
 // beatPausesRequest asks the Timer which agents' heartbeats are paused, and why.
@@ -53,11 +56,14 @@ type beatPausesRequest struct{ reply chan<- map[string]string }
 // key does not cost a failed call every interval; the next successful run resumes them.
 func (t *Timer) onBeatOutcome(msg *beatOutcome) {
 	b := t.beat(msg.agentID)
+	if msg.direct != "" {
+		b.main = msg.direct
+	}
 	switch {
 	case msg.authErr != nil && b.paused == "":
 		b.paused = "the model provider rejects the API key (" + msg.authErr.Error() + "); fix it and restart reef, or talk to the agent once it works"
 		t.log.Warn().Str("agent", msg.agentID).Err(msg.authErr).Msg("heartbeats paused: the provider rejects the API key")
-	case msg.authErr == nil && b.paused != "":
+	case msg.reached && b.paused != "":
 		b.paused = ""
 		t.log.Info().Str("agent", msg.agentID).Msg("heartbeats resumed")
 	}
@@ -217,12 +223,17 @@ func minutesOf(s string, def int) int {
 
 // mainSession is the agent's main session: its most recently updated direct conversation.
 func (t *Timer) mainSession(agentID string) string {
+	b := t.beat(agentID)
+	if b.main != "" {
+		return b.main
+	}
+	// Not known since reef started: the most recently updated direct session, read once;
+	// from then on every run in a direct chat keeps it current (beatOutcome).
 	var best persistence.SessionInfo
 	err := t.deps.Store.View(func(r persistence.Reader) error {
 		infos, err := r.Sessions()
 		for _, info := range infos {
-			direct := strings.Contains(info.Key, ":direct:") || info.Key == "agent:"+agentID+":main"
-			if info.AgentID == agentID && direct && info.Updated.After(best.Updated) {
+			if info.AgentID == agentID && isDirectKey(agentID, info.Key) && info.Updated.After(best.Updated) {
 				best = info
 			}
 		}
@@ -231,7 +242,13 @@ func (t *Timer) mainSession(agentID string) string {
 	if err != nil {
 		t.log.Error().Err(err).Msg("timer: list sessions")
 	}
+	b.main = best.Key
 	return best.Key
+}
+
+// isDirectKey reports whether a session key is a direct chat of agentID (or its shared main session).
+func isDirectKey(agentID, key string) bool {
+	return strings.Contains(key, ":direct:") || key == "agent:"+agentID+":main"
 }
 
 // status is the cron tool's status action: jobs and heartbeats.

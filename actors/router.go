@@ -76,6 +76,10 @@ func (r *Router) Receive(ctx actor.Context) {
 		if rt := r.sessions[msg.SessionKey]; rt != nil {
 			ctx.Send(rt.pid, msg)
 		}
+	case *messages.OutboundSent:
+		if rt := r.sessions[msg.SessionKey]; rt != nil {
+			ctx.Send(rt.pid, msg)
+		}
 	case *toolMessage:
 		if rt := r.sessions[msg.key]; rt != nil {
 			ctx.Send(rt.pid, msg)

@@ -44,6 +44,7 @@ type Session struct {
 	writes      int                // command answers being recorded
 	tools       map[string]string  // running tool calls of the current run: step id → label
 	toolSent    []string           // what the message tool sent during the current run (normalized)
+	unsent      map[uint64]bool    // outbox seqs handed to a Connector and not yet confirmed
 
 	turn      *actor.PID
 	turnSeq   uint64
@@ -111,6 +112,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onCommandRecorded(ctx, msg)
 	case *collectDue:
 		s.onCollectDue(ctx, msg)
+	case *messages.OutboundSent:
+		s.onOutboundSent(ctx, msg)
 	case *toolMessage:
 		s.onToolMessage(ctx, msg)
 	case *toolMessageRecorded:
@@ -204,7 +207,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		return
 	}
 	if len(s.queue) == 0 {
-		if s.writes == 0 {
+		if s.writes == 0 && len(s.unsent) == 0 {
 			ctx.Send(s.router, &sessionIdle{key: s.key})
 		}
 		return
@@ -306,6 +309,12 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 		channel = m.Channel
 	case *messages.Outbound:
 		channel = m.Channel
+		if m.OutboxSeq != 0 && s.connectors[channel] != nil {
+			if s.unsent == nil {
+				s.unsent = map[uint64]bool{}
+			}
+			s.unsent[m.OutboxSeq] = true
+		}
 	}
 	if pid := s.connectors[channel]; pid != nil {
 		ctx.Send(pid, msg)

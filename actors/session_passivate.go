@@ -1,6 +1,10 @@
 package actors
 
-import "github.com/asynkron/protoactor-go/actor"
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/messages"
+)
 
 // onIdleCheck answers the Router's idle check (see router_passivate.go) when the Session is
 // idle: it may then be stopped and reloaded from Storage later without anyone noticing. A
@@ -17,5 +21,16 @@ func (s *Session) onIdleCheck(ctx actor.Context, msg *idleCheck) {
 // It must hold exactly when maybeStartTurn reports sessionIdle.
 func (s *Session) idle() bool {
 	return s.turn == nil && !s.saving && len(s.deferred) == 0 && len(s.cmp.pending) == 0 &&
-		len(s.queue) == 0 && s.writes == 0
+		len(s.queue) == 0 && s.writes == 0 && len(s.unsent) == 0
+}
+
+// onOutboundSent notes that a Connector is done with one of the session's replies; a
+// respawned Session would send a reply still in the outbox again, so an idle Session waits
+// for these before it may be passivated.
+func (s *Session) onOutboundSent(ctx actor.Context, msg *messages.OutboundSent) {
+	delete(s.unsent, msg.OutboxSeq)
+	if len(s.unsent) == 0 {
+		s.unsent = nil
+		s.maybeStartTurn(ctx) // reports idle when nothing else is going on
+	}
 }

@@ -243,10 +243,14 @@ func (s *Session) reportHeartbeat(ctx actor.Context, msg *turnFinished) {
 	if s.deps.timer == nil {
 		return
 	}
-	switch {
-	case errors.Is(msg.err, providers.ErrAuth):
-		ctx.Send(s.deps.timer, &beatOutcome{agentID: s.agent.ID, authErr: msg.err})
-	case msg.err == nil:
-		ctx.Send(s.deps.timer, &beatOutcome{agentID: s.agent.ID})
+	out := &beatOutcome{agentID: s.agent.ID, reached: msg.err == nil}
+	if errors.Is(msg.err, providers.ErrAuth) {
+		out.authErr = msg.err
+	}
+	if n := len(s.answering); n > 0 && isDirectKey(s.agent.ID, s.key) && !s.answering[n-1].System {
+		out.direct = s.key
+	}
+	if out.reached || out.authErr != nil || out.direct != "" {
+		ctx.Send(s.deps.timer, out)
 	}
 }
