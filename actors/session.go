@@ -59,6 +59,7 @@ type Session struct {
 // Session self-messages.
 type (
 	turnRecorded struct {
+		by     *Session // the instance that sent the write; a restarted Session ignores its predecessor's
 		outbox []*messages.Outbound
 		err    error
 		seqs   []uint64       // the seqs the run's entries were stored under

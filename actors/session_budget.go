@@ -115,7 +115,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 			}
 			return tx.PutSession(info)
 		},
-		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err, seqs: seqs}) },
+		Done: func(err error) { root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs}) },
 	})
 	s.info = info
 	s.saving = true

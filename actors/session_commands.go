@@ -24,6 +24,7 @@ type (
 	}
 	// commandRecorded reports that a command's answer (and its effects) are durable.
 	commandRecorded struct {
+		by  *Session // see turnRecorded
 		out *messages.Outbound
 		err error
 	}
@@ -193,11 +194,14 @@ func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, ap
 			}
 			return tx.PutSession(info)
 		},
-		Done: func(err error) { root.Send(self, &commandRecorded{out: out, err: err}) },
+		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err}) },
 	})
 }
 
 func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
+	if msg.by != s {
+		return
+	}
 	s.writes--
 	if msg.err != nil {
 		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record a command; it stays in the inbox")

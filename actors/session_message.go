@@ -25,6 +25,7 @@ type (
 	}
 	// toolMessageRecorded reports that a tool message is durable in the outbox.
 	toolMessageRecorded struct {
+		by    *Session // see turnRecorded
 		out   *messages.Outbound
 		err   error
 		reply chan error
@@ -61,11 +62,15 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 			out.OutboxSeq = seq
 			return err
 		},
-		Done: func(err error) { root.Send(self, &toolMessageRecorded{out: out, err: err, reply: msg.reply}) },
+		Done: func(err error) { root.Send(self, &toolMessageRecorded{by: s, out: out, err: err, reply: msg.reply}) },
 	})
 }
 
 func (s *Session) onToolMessageRecorded(ctx actor.Context, msg *toolMessageRecorded) {
+	if msg.by != s { // the restarted Session sends what its outbox holds itself
+		msg.reply <- errors.New("the conversation restarted; the message is sent with its pending replies")
+		return
+	}
 	if msg.err != nil {
 		msg.reply <- fmt.Errorf("message not sent: %w", msg.err)
 		return

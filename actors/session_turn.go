@@ -84,7 +84,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			}
 			return tx.PutSession(info)
 		},
-		Done: func(err error) { root.Send(self, &turnRecorded{outbox: outbox, err: err, seqs: seqs, snap: snap}) },
+		Done: func(err error) { root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap}) },
 	})
 	s.info = info
 	s.turnUser = entries // kept until recorded, then appended to history
@@ -97,6 +97,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 
 // onTurnRecorded sends the recorded reply, then starts the next run if messages are queued.
 func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
+	if msg.by != s { // written by the instance before a restart: this one reloaded the result
+		return
+	}
 	s.saving = false
 	entries := s.turnUser
 	s.turnUser = nil
