@@ -101,19 +101,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 					return err
 				}
 			}
-			for _, seq := range inboxSeqs {
-				if err := tx.DeleteInbox(key, seq); err != nil {
-					return err
-				}
-			}
-			for _, out := range outbox {
-				seq, err := tx.AppendOutbox(key, *out)
-				if err != nil {
-					return err
-				}
-				out.OutboxSeq = seq
-			}
-			return tx.PutSession(info)
+			return settle(tx, key, inboxSeqs, outbox, info)
 		},
 		Done: func(err error) { root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs}) },
 	})

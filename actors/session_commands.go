@@ -180,19 +180,11 @@ func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, ap
 					return err
 				}
 			}
-			for _, seq := range seqs {
-				if err := tx.DeleteInbox(key, seq); err != nil {
-					return err
-				}
-			}
+			var outbox []*messages.Outbound
 			if out.Channel != "" {
-				seq, err := tx.AppendOutbox(key, *out)
-				if err != nil {
-					return err
-				}
-				out.OutboxSeq = seq
+				outbox = append(outbox, out)
 			}
-			return tx.PutSession(info)
+			return settle(tx, key, seqs, outbox, info)
 		},
 		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err}) },
 	})

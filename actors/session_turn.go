@@ -70,21 +70,11 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			if err := snap.put(tx, key, seqs); err != nil {
 				return err
 			}
-			for _, seq := range inboxSeqs {
-				if err := tx.DeleteInbox(key, seq); err != nil {
-					return err
-				}
-			}
-			for _, out := range outbox {
-				seq, err := tx.AppendOutbox(key, *out)
-				if err != nil {
-					return err
-				}
-				out.OutboxSeq = seq
-			}
-			return tx.PutSession(info)
+			return settle(tx, key, inboxSeqs, outbox, info)
 		},
-		Done: func(err error) { root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap}) },
+		Done: func(err error) {
+			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap})
+		},
 	})
 	s.info = info
 	s.turnUser = entries // kept until recorded, then appended to history
@@ -256,4 +246,22 @@ func (s *Session) reportHeartbeat(ctx actor.Context, msg *turnFinished) {
 	if out.reached || out.authErr != nil || out.direct != "" {
 		ctx.Send(s.deps.timer, out)
 	}
+}
+
+// settle is the end of every transaction that answers messages: it removes their inbox
+// entries, stores the replies in the outbox (setting their OutboxSeq) and the session info.
+func settle(tx persistence.Tx, key string, inboxSeqs []uint64, outbox []*messages.Outbound, info persistence.SessionInfo) error {
+	for _, seq := range inboxSeqs {
+		if err := tx.DeleteInbox(key, seq); err != nil {
+			return err
+		}
+	}
+	for _, out := range outbox {
+		seq, err := tx.AppendOutbox(key, *out)
+		if err != nil {
+			return err
+		}
+		out.OutboxSeq = seq
+	}
+	return tx.PutSession(info)
 }
