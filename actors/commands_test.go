@@ -168,6 +168,7 @@ func TestSessionSettingsCommands(t *testing.T) {
 		{"/reasoning on", "Reasoning will be shown"},
 		{"/queue collect cap:5", "collect, 0 waiting (cap 5, drop summarize, debounce 500ms)"},
 		{"/status", "Model: fake/big-model (think: high, reasoning: shown)"},
+		{"/reset", "New session started. Model: fake/big-model."},
 	}
 	for _, s := range steps {
 		h.say("1", s.say)
