@@ -180,11 +180,8 @@ func TestSessionSettingsCommands(t *testing.T) {
 		t.Fatalf("commands made %d model calls", n)
 	}
 	h.say("1", "hi")
-	if out := h.reply(); out.Text != "Reasoning:\nI thought about it." || !out.Direct {
-		t.Errorf("first message = %+v, want the reasoning, sent apart from the draft", out)
-	}
-	if out := h.reply(); out.Text != "answer from big-model" {
-		t.Errorf("reply = %q", out.Text)
+	if out := h.reply(); out.Text != "Reasoning:\nI thought about it.\n\n---\n\nanswer from big-model" {
+		t.Errorf("reply = %q, want the reasoning, then the answer", out.Text)
 	}
 	if r := script.Requests()[0]; r.Model != "big-model" || r.Reasoning != "high" {
 		t.Errorf("request model %q reasoning %q, want big-model high", r.Model, r.Reasoning)

@@ -113,15 +113,14 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	s.maybeStartTurn(ctx)
 }
 
-// replies are the outbox rows of a finished run for the chat of last: the model's visible
-// reasoning first when the session shows it (/reasoning on), then the reply text.
+// replies are the outbox rows of a finished run for the chat of last: the reply, opened by
+// the model's visible reasoning when the session shows it (/reasoning on). One message keeps
+// them in order on platforms where the reply replaces the run's draft.
 func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string) []*messages.Outbound {
-	var out []*messages.Outbound
-	to := func(text string, direct bool) *messages.Outbound {
-		return &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
-			ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key, Direct: direct}
+	if text == "" {
+		return nil
 	}
-	if s.info.ShowReasoning && text != "" {
+	if s.info.ShowReasoning {
 		var reasoning []string
 		for _, m := range msg.msgs {
 			if r := strings.TrimSpace(m.Reasoning); r != "" && m.Role == messages.RoleAssistant {
@@ -130,20 +129,18 @@ func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string)
 		}
 		if len(reasoning) > 0 {
 			r := s.deps.redactor().apply(strings.Join(reasoning, "\n\n"))
-			out = append(out, to("Reasoning:\n"+oneLineKeep(r, maxShownReasoning), true))
+			text = "Reasoning:\n" + capRunes(r, maxShownReasoning) + "\n\n---\n\n" + text
 		}
 	}
-	if text != "" {
-		out = append(out, to(text, false))
-	}
-	return out
+	return []*messages.Outbound{{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
+		ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key}}
 }
 
 // maxShownReasoning caps the reasoning shown with /reasoning on, in runes.
 const maxShownReasoning = 3500
 
-// oneLineKeep caps text at n runes, keeping its lines.
-func oneLineKeep(text string, n int) string {
+// capRunes caps text at n runes.
+func capRunes(text string, n int) string {
 	if r := []rune(text); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
