@@ -53,7 +53,7 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 	last := s.answering[len(s.answering)-1]
 	text := s.deps.redactor().apply(msg.text)
 	out := &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID, ThreadID: last.ThreadID,
-		Text: text, SessionKey: s.key, Direct: true}
+		Text: text, SessionKey: s.key} // takes the run's draft: the final reply then comes below it
 	s.toolSent = append(s.toolSent, normalizeReply(text))
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	ctx.Send(s.storage, &storeWrite{

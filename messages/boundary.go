@@ -47,7 +47,7 @@ type Outbound struct {
 	ReplyToID string `json:"replyToId,omitempty"` // platform message id this answers
 	Text      string `json:"text"`
 	// Direct replies are sent as new messages and leave the running reply's draft alone
-	// (a /status answer during a run, a message the message tool sends).
+	// (a /status answer during a run).
 	Direct bool `json:"direct,omitempty"`
 
 	SessionKey string `json:"sessionKey,omitempty"`
