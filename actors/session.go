@@ -34,17 +34,17 @@ type Session struct {
 	queue    []messages.Inbound     // accepted messages waiting for a run
 	maxInbox uint64                 // highest inbox seq queued, to ignore re-deliveries
 
-	steering    []messages.Inbound // sent to the running Turn, to be taken in at its next boundary
-	discard     []uint64           // inbox seqs dropped (queue cap, /stop): deleted with the next write
-	dropNotes   []string           // what the queue cap dropped, told to the model in the next run
-	lastArrival time.Time          // when the last message queued during a run arrived (collect)
-	collect     func() bool        // stops the pending collect wake-up
-	interrupted bool               // the running Turn was cancelled for a newer message: no "Stopped."
-	deferred    []deferredCommand  // commands waiting for the running Turn to end (/new, /reset)
-	writes      int                // command answers being recorded
-	tools       map[string]string  // running tool calls of the current run: step id → label
-	toolSent    []string           // what the message tool sent during the current run (normalized)
-	unsent      map[uint64]bool    // outbox seqs handed to a Connector and not yet confirmed
+	steering    []messages.Inbound   // sent to the running Turn, to be taken in at its next boundary
+	discard     []uint64             // inbox seqs dropped (queue cap, /stop): deleted with the next write
+	dropNotes   []string             // what the queue cap dropped, told to the model in the next run
+	lastArrival time.Time            // when the last message queued during a run arrived (collect)
+	collect     func() bool          // stops the pending collect wake-up
+	interrupted bool                 // the running Turn was cancelled for a newer message: no "Stopped."
+	deferred    []deferredCommand    // commands waiting for the running Turn to end (/new, /reset)
+	writes      int                  // command answers being recorded
+	tools       map[string]string    // running tool calls of the current run: step id → label
+	toolSent    []string             // what the message tool sent during the current run (normalized)
+	unsent      map[uint64]time.Time // outbox seqs handed to a Connector and not yet confirmed: when
 
 	turn      *actor.PID
 	turnSeq   uint64
@@ -208,7 +208,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		return
 	}
 	if len(s.queue) == 0 {
-		if s.writes == 0 && len(s.unsent) == 0 {
+		if s.writes == 0 {
 			ctx.Send(s.router, &sessionIdle{key: s.key})
 		}
 		return
@@ -312,9 +312,9 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 		channel = m.Channel
 		if m.OutboxSeq != 0 && s.connectors[channel] != nil {
 			if s.unsent == nil {
-				s.unsent = map[uint64]bool{}
+				s.unsent = map[uint64]time.Time{}
 			}
-			s.unsent[m.OutboxSeq] = true
+			s.unsent[m.OutboxSeq] = s.deps.now()
 		}
 	}
 	if pid := s.connectors[channel]; pid != nil {
