@@ -56,6 +56,9 @@ func TestManualCompact(t *testing.T) {
 			t.Errorf("the command reached the transcript: %q", e.Content)
 		}
 	}
+	if info := sessionInfo(t, h, h.key("1")); info.Turns != 4 {
+		t.Errorf("turns = %d after 4 runs and two /compact, want 4", info.Turns)
+	}
 	var inbox []persistence.InboxItem
 	if err := h.store.View(func(r persistence.Reader) (err error) { inbox, err = r.Inbox(h.key("1")); return err }); err != nil || len(inbox) != 0 {
 		t.Errorf("inbox = %v, %v; want the command removed", inbox, err)

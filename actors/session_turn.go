@@ -35,7 +35,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		info.Created = now
 	}
 	info.Updated = now
-	info.Turns++
+	if len(s.turnUser) > 0 { // not a /compact, which only compacts
+		info.Turns++
+	}
 	info.Usage = info.Usage.Add(msg.usage)
 	s.chargeBudget(&info, msg.usage, now)
 
