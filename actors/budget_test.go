@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,10 @@ func TestDailyTokenBudget(t *testing.T) {
 	want := "This conversation has used its daily budget of 100 tokens. It resets at midnight (Asia/Shanghai)."
 	if got := h.reply().Text; got != want {
 		t.Errorf("reply = %q, want %q", got, want)
+	}
+	h.say("1", "/compact")
+	if got := h.reply().Text; !strings.HasPrefix(got, "Not now: this conversation has used its daily token budget") {
+		t.Errorf("/compact over budget = %q", got)
 	}
 	h.say("1", "fourth: are you there?")
 	waitUntil(t, "the fourth message to be recorded", func() bool { return inboxLen(t, h, h.key("1")) == 0 })

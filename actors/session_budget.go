@@ -56,12 +56,11 @@ func (s *Session) chargeBudget(info *persistence.SessionInfo, u messages.Usage, 
 // goes on like a recorded run (turnRecorded). The session start routine after /new and the
 // notes about messages the queue cap dropped wait for the next run.
 func (s *Session) skipOverBudget(ctx actor.Context) bool {
-	budget := s.dailyBudget()
 	now := s.deps.now()
-	day := s.budgetDay(now)
-	if budget <= 0 || s.info.BudgetDay != day || s.info.BudgetTokens < budget {
+	if !s.overBudget(now) {
 		return false
 	}
+	budget := s.dailyBudget()
 	info := s.info
 	if info.Created.IsZero() {
 		info.Created = now
@@ -131,4 +130,10 @@ func withCommas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// overBudget reports whether today's budget is used up.
+func (s *Session) overBudget(now time.Time) bool {
+	budget := s.dailyBudget()
+	return budget > 0 && s.info.BudgetDay == s.budgetDay(now) && s.info.BudgetTokens >= budget
 }

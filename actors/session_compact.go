@@ -121,6 +121,10 @@ func (s *Session) appendHistory(entries []messages.ChatMessage, seqs []uint64, r
 // the most recent ~keepRecentTokens (with the instructions), and in's chat is told the result
 // in one line. The snapshot and the removal of in's inbox entry share one transaction.
 func (s *Session) compactNow(ctx actor.Context, in messages.Inbound, instructions string) {
+	if s.overBudget(s.deps.now()) { // a summary is a model call like any other
+		s.answer(ctx, in, "Not now: this conversation has used its daily token budget, and compacting needs the model. It resets at midnight.", nil)
+		return
+	}
 	s.cmp.pending = append(s.cmp.pending, manualCompact{in: in, instructions: instructions})
 	s.maybeStartTurn(ctx)
 }
