@@ -252,3 +252,20 @@ func TestNewDuringRun(t *testing.T) {
 		t.Error("the stopped run's message is not stored")
 	}
 }
+
+// TestNewWithUnknownModelKeepsTheRun: "/new <model>" with a model that cannot be used is
+// refused without stopping the running run.
+func TestNewWithUnknownModelKeepsTheRun(t *testing.T) {
+	g, script := newGate(t)
+	h := newHarness(t, harnessOpts{script: script})
+	h.say("1", "work on it")
+	g.next()
+	h.say("1", "/new no-such-model")
+	if out := h.reply(); !strings.Contains(out.Text, "Unknown model") && !strings.Contains(out.Text, "Cannot use") {
+		t.Fatalf("reply = %q, want the model refused", out.Text)
+	}
+	g.answer(fakellm.Reply{Text: "finished"})
+	if out := h.reply(); out.Text != "finished" {
+		t.Fatalf("reply = %q, want the run's answer", out.Text)
+	}
+}

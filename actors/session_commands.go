@@ -101,6 +101,14 @@ func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 // reset waits until that run is recorded; messages sent after the command then belong to
 // the new session.
 func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
+	if cmd.name == "new" && len(cmd.args) > 0 { // a model that cannot be used changes nothing
+		label, err := s.resolveModel(cmd.args[0])
+		if err != nil {
+			s.answer(ctx, in, err.Error(), nil)
+			return
+		}
+		cmd.args = []string{label}
+	}
 	if s.turn != nil {
 		s.dropWaiting()
 		s.deferred = append(s.deferred, deferredCommand{in: in, cmd: cmd})
@@ -118,12 +126,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 // resetNow records the reset.
 func (s *Session) resetNow(ctx actor.Context, in messages.Inbound, cmd command, entries []messages.ChatMessage) {
 	if cmd.name == "new" && len(cmd.args) > 0 {
-		label, err := s.resolveModel(cmd.args[0])
-		if err != nil {
-			s.answer(ctx, in, err.Error(), nil)
-			return
-		}
-		s.info.Model = label
+		s.info.Model = cmd.args[0] // resolved by reset ("" is the agent's own model)
 	}
 	note := ""
 	if m, err := s.agent.model(s.info.Model); err == nil {
