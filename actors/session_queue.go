@@ -54,7 +54,7 @@ func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) {
 				return
 			}
 		case QueueInterrupt:
-			if !s.interrupted {
+			if !s.interrupted && len(s.turnUser) > 0 { // a /compact is not interrupted
 				s.interrupted = true
 				ctx.Send(s.turn, &cancelTurn{})
 			}
