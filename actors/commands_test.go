@@ -34,10 +34,11 @@ func (h *harness) expectNoInbox(chat string) {
 func TestStopDuringHungStream(t *testing.T) {
 	for _, word := range []string{"/stop", "stop"} {
 		t.Run(word, func(t *testing.T) {
-			script := fakellm.NewScript(fakellm.Reply{Hang: true}, fakellm.Reply{Text: "hello again"})
+			g, script := newGate(t)
 			h := newHarness(t, harnessOpts{script: script})
 			h.say("1", "think forever")
-			testutil.Receive(t, runStarted(h))
+			g.next() // the model has the request (a cancel before it would leave the hang unplayed)
+			g.answer(fakellm.Reply{Hang: true})
 			begin := time.Now()
 			h.say("1", word)
 			if out := h.reply(); out.Text != "Stopped." {
@@ -47,6 +48,8 @@ func TestStopDuringHungStream(t *testing.T) {
 				t.Errorf("stopping took %s, want under 1s", d)
 			}
 			h.say("1", "hello")
+			g.next()
+			g.answer(fakellm.Reply{Text: "hello again"})
 			if out := h.reply(); out.Text != "hello again" {
 				t.Fatalf("reply = %q", out.Text)
 			}
@@ -58,20 +61,6 @@ func TestStopDuringHungStream(t *testing.T) {
 			h.expectNoInbox("1")
 		})
 	}
-}
-
-// runStarted returns a channel that receives once a run of the harness's chat started.
-func runStarted(h *harness) <-chan messages.TurnEvent {
-	out := make(chan messages.TurnEvent, 1)
-	go func() {
-		for ev := range h.ch.Events {
-			if ev.Kind == messages.TurnStarted {
-				out <- ev
-				return
-			}
-		}
-	}()
-	return out
 }
 
 // TestNewSession: /new answers without a model call; the next run sees none of the old
