@@ -45,6 +45,8 @@ type Session struct {
 	tools       map[string]string    // running tool calls of the current run: step id → label
 	toolSent    []string             // what the message tool sent during the current run (normalized)
 	unsent      map[uint64]time.Time // outbox seqs handed to a Connector and not yet confirmed: when
+	handling    []uint64             // inbox seqs this Receive handles (charged if it panics)
+	attempts    map[uint64]int       // inbox seq → times it crashed this session (session_poison.go)
 
 	turn      *actor.PID
 	turnSeq   uint64
@@ -97,6 +99,8 @@ func keyOf(self, parent *actor.PID) string {
 func stopDecider(any) actor.Directive { return actor.StopDirective }
 
 func (s *Session) Receive(ctx actor.Context) {
+	finished := false
+	defer s.chargeOnPanic(ctx, &finished)
 	var err error
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
@@ -135,6 +139,8 @@ func (s *Session) Receive(ctx actor.Context) {
 	if err != nil {
 		s.log.Error().Err(err).Str("session", s.key).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
 	}
+	s.handling = s.handling[:0]
+	finished = true
 }
 
 // onStarted loads the session from Storage: info, latest summary, transcript after it, the
@@ -160,6 +166,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if inbox, err = r.Inbox(s.key); err != nil {
 			return err
 		}
+		if s.attempts, err = loadAttempts(r, s.key); err != nil {
+			return err
+		}
 		outbox, err = r.Outbox(s.key)
 		return err
 	})
@@ -172,14 +181,24 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		out.OutboxSeq, out.SessionKey = it.Seq, s.key
 		s.toConnector(ctx, &out)
 	}
+	var dead []persistence.InboxItem
 	for _, it := range inbox { // accepted but not answered: answered together in one run
 		it.InboxSeq = it.Seq
 		s.maxInbox = it.Seq
+		if s.attempts[it.Seq] >= maxAttempts {
+			dead = append(dead, it)
+			continue
+		}
+		s.handling = append(s.handling[:0], it.Seq)
 		if cmd, ok := s.command(&it.Inbound); ok {
 			s.onCommand(ctx, it.Inbound, cmd)
 			continue
 		}
 		s.queue = append(s.queue, it.Inbound)
+	}
+	s.handling = s.handling[:0]
+	if len(dead) > 0 {
+		s.deadLetter(ctx, dead)
 	}
 	s.maybeStartTurn(ctx)
 	return nil
@@ -190,6 +209,7 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 		return // already queued from the inbox when this Session started
 	}
 	s.maxInbox = max(s.maxInbox, in.InboxSeq)
+	s.handling = append(s.handling[:0], in.InboxSeq)
 	if cmd, ok := s.command(in); ok {
 		s.onCommand(ctx, *in, cmd)
 		return

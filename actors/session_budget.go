@@ -92,6 +92,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	var seqs []uint64 // the history keeps every entry's seq (session_compact.go)
+	attempts := s.attempts // never changed after the Session loaded it
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			if len(entries) > 0 {
@@ -100,7 +101,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 					return err
 				}
 			}
-			return settle(tx, key, inboxSeqs, outbox, info)
+			return settle(tx, key, inboxSeqs, outbox, info, attempts)
 		},
 		Done: func(err error) { root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs}) },
 	})

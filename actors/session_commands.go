@@ -176,6 +176,7 @@ func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, ap
 		ReplyToID: in.MessageID, Text: text, SessionKey: s.key, Direct: s.turn != nil || s.saving}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	s.writes++
+	attempts := s.attempts // never changed after the Session loaded it
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			if apply != nil {
@@ -187,7 +188,7 @@ func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, ap
 			if out.Channel != "" {
 				outbox = append(outbox, out)
 			}
-			return settle(tx, key, seqs, outbox, info)
+			return settle(tx, key, seqs, outbox, info, attempts)
 		},
 		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err}) },
 	})

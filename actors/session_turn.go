@@ -63,6 +63,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	snap := s.snapshotFor(msg) // the run's compaction, stored in the same transaction
 	var seqs []uint64
+	attempts := s.attempts // never changed after the Session loaded it
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			var err error
@@ -72,7 +73,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			if err := snap.put(tx, key, seqs); err != nil {
 				return err
 			}
-			return settle(tx, key, inboxSeqs, outbox, info)
+			return settle(tx, key, inboxSeqs, outbox, info, attempts)
 		},
 		Done: func(err error) {
 			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap})
@@ -248,8 +249,12 @@ func (s *Session) reportHeartbeat(ctx actor.Context, msg *turnFinished) {
 }
 
 // settle is the end of every transaction that answers messages: it removes their inbox
-// entries, stores the replies in the outbox (setting their OutboxSeq) and the session info.
-func settle(tx persistence.Tx, key string, inboxSeqs []uint64, outbox []*messages.Outbound, info persistence.SessionInfo) error {
+// entries (and the crash counts of those that have one), stores the replies in the outbox (setting their OutboxSeq) and the session info.
+func settle(tx persistence.Tx, key string, inboxSeqs []uint64, outbox []*messages.Outbound, info persistence.SessionInfo,
+	attempts map[uint64]int) error {
+	if err := clearAttempts(tx, key, attempts, inboxSeqs); err != nil {
+		return err
+	}
 	for _, seq := range inboxSeqs {
 		if err := tx.DeleteInbox(key, seq); err != nil {
 			return err
