@@ -91,7 +91,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 				withCommas(budget), zoneName(s.budgetZone(), now))})
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
-	var seqs []uint64 // the history keeps every entry's seq (session_compact.go)
+	var seqs []uint64      // the history keeps every entry's seq (session_compact.go)
 	attempts := s.attempts // never changed after the Session loaded it
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
