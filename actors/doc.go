@@ -53,7 +53,8 @@
 //
 // Supervision: Turn → ToolRun and Session → Turn stop the failed child (the parent turns the
 // loss into an error result or a failed run); Router → Session restarts up to 3 times a
-// minute, then stops it; Gateway restarts Connectors and the Router with exponential backoff.
+// minute, then stops it (a panic in Session.Receive first charges the messages in hand with
+// an attempt, and one charged twice becomes a dead letter, session_poison.go); Gateway restarts Connectors and the Router with exponential backoff.
 //
 // # A Session's messages
 //
