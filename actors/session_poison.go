@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
 
@@ -124,4 +126,30 @@ func clearAttempts(tx persistence.Tx, key string, attempts map[uint64]int, seqs 
 		}
 	}
 	return nil
+}
+
+// DeadLetter is a message set aside because it crashed its session every time.
+type DeadLetter struct {
+	SessionKey string           `json:"sessionKey"`
+	InboxSeq   uint64           `json:"inboxSeq"`
+	Inbound    messages.Inbound `json:"inbound"`
+}
+
+// ListDeadLetters returns the dead letters in the store, by session key and seq.
+func ListDeadLetters(r persistence.Reader) ([]DeadLetter, error) {
+	var out []DeadLetter
+	err := r.Scan(deadLetterBucket, "", func(k string, v []byte) error {
+		i := strings.LastIndexByte(k, '#')
+		if i < 0 {
+			return nil
+		}
+		d := DeadLetter{SessionKey: k[:i]}
+		fmt.Sscanf(k[i+1:], "%d", &d.InboxSeq)
+		if err := json.Unmarshal(v, &d.Inbound); err != nil {
+			return fmt.Errorf("dead letter %s: %w", k, err)
+		}
+		out = append(out, d)
+		return nil
+	})
+	return out, err
 }

@@ -74,6 +74,11 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 	}
+	if n := len(st.DeadLetters); n > 0 {
+		d := st.DeadLetters[n-1]
+		fmt.Fprintf(stdout, "dead letters: %d (messages that made reef fail twice and were set aside; latest in %s, inbox seq %d: %q)\n",
+			n, d.SessionKey, d.InboxSeq, shorten(d.Inbound.Text, 60))
+	}
 	for agent, why := range st.HeartbeatsPaused {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}

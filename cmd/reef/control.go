@@ -35,6 +35,8 @@ type Status struct {
 	Sessions     int                    `json:"sessions"`
 	Channels     []actors.ChannelHealth `json:"channels"`
 	Pairing      []actors.Pairing       `json:"pairing"`
+	// DeadLetters are messages set aside because they crashed their session every time.
+	DeadLetters []actors.DeadLetter `json:"deadLetters,omitempty"`
 	// HeartbeatsPaused says, per agent, why its heartbeats are paused.
 	HeartbeatsPaused map[string]string `json:"heartbeatsPaused,omitempty"`
 }
@@ -109,6 +111,9 @@ func readStatus(store persistence.Store, channelNames []string) (Status, error) 
 			return err
 		}
 		st.Sessions = len(infos)
+		if st.DeadLetters, err = actors.ListDeadLetters(r); err != nil {
+			return err
+		}
 		for _, ch := range channelNames {
 			ps, err := actors.ListPairings(r, ch, time.Now())
 			if err != nil {
