@@ -67,7 +67,16 @@ func TestNormalise(t *testing.T) {
 	if in = r.next(t); !in.Mentioned || in.ReplyTo != "It is noon." || in.Text != "thanks" {
 		t.Errorf("reply to the bot: %+v, want mentioned with ReplyTo the bot's text", in)
 	}
-	// A reply to someone else quotes it but is no mention.
+	// Files are named for the agent (reef does not download them yet), with or without text.
+	srv.Say(t, discordtest.Message{ChannelID: "dm1", AuthorID: "7", Attachments: []string{"cat.png|image/png"}})
+	if in = r.next(t); in.Text != "[image: cat.png]" {
+		t.Errorf("an image alone = %q, want it named", in.Text)
+	}
+	srv.Say(t, discordtest.Message{ChannelID: "dm1", AuthorID: "7", Content: "see the report", Attachments: []string{"q3.pdf|application/pdf"}})
+	if in = r.next(t); in.Text != "see the report\n[file: q3.pdf]" {
+		t.Errorf("text with a file = %q", in.Text)
+	}
+		// A reply to someone else quotes it but is no mention.
 	other := srv.GuildMessage(t, "g1", "c1", "9", "original")
 	r.next(t)
 	srv.Say(t, discordtest.Message{GuildID: "g1", ChannelID: "c1", AuthorID: "8", Content: "+1", ReplyTo: other})

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -18,8 +19,8 @@ const ChannelName = "telegram"
 var allowedUpdates = []string{telego.MessageUpdates, telego.EditedMessageUpdates}
 
 // inbound normalises an update into an Inbound. ok is false for updates reef ignores:
-// other kinds, messages from bots, service messages (joins, pins, topic changes...) and
-// messages without text or caption; those are acknowledged without being delivered.
+// other kinds, messages from bots and service messages (joins, pins, topic changes...);
+// those are acknowledged without being delivered. Media comes with a note (mediaNote).
 func (b *Bot) inbound(u *telego.Update) (in messages.Inbound, ok bool) {
 	m, edited := u.Message, false
 	if m == nil {
@@ -31,6 +32,12 @@ func (b *Bot) inbound(u *telego.Update) (in messages.Inbound, ok bool) {
 	text, entities := m.Text, m.Entities
 	if text == "" {
 		text, entities = m.Caption, m.CaptionEntities
+	}
+	if media := mediaNote(m); media != "" { // not downloaded yet: the agent is told what came
+		if text != "" {
+			media = text + "\n" + media // appended, so the caption's entity offsets still hold
+		}
+		text = media
 	}
 	if text == "" {
 		return in, false
@@ -119,4 +126,38 @@ func senderName(u *telego.User) string {
 		name = "@" + u.Username
 	}
 	return name
+}
+
+// mediaNote describes what a message carries besides text, in brackets ("[photo]",
+// "[file: report.pdf]"), or "" for a plain text message. reef does not download media yet;
+// the note lets the agent answer a photo or a voice message instead of ignoring it.
+func mediaNote(m *telego.Message) string {
+	switch {
+	case len(m.Photo) > 0:
+		return "[photo]"
+	case m.Document != nil:
+		return "[file: " + orUnnamed(m.Document.FileName) + "]"
+	case m.Voice != nil:
+		return "[voice message]"
+	case m.Audio != nil:
+		return "[audio: " + orUnnamed(m.Audio.Title+m.Audio.FileName) + "]"
+	case m.Video != nil, m.VideoNote != nil, m.Animation != nil:
+		return "[video]"
+	case m.Sticker != nil:
+		return "[sticker " + m.Sticker.Emoji + "]"
+	case m.Location != nil:
+		return fmt.Sprintf("[location: %.5f, %.5f]", m.Location.Latitude, m.Location.Longitude)
+	case m.Contact != nil:
+		return "[contact: " + strings.TrimSpace(m.Contact.FirstName+" "+m.Contact.LastName) + "]"
+	case m.Poll != nil:
+		return "[poll: " + m.Poll.Question + "]"
+	}
+	return ""
+}
+
+func orUnnamed(s string) string {
+	if s == "" {
+		return "unnamed"
+	}
+	return s
 }

@@ -75,6 +75,15 @@ func TestInbound(t *testing.T) {
 	command.Entities = []telego.MessageEntity{{Type: telego.EntityTypeBotCommand, Offset: 0, Length: 21}}
 	caption := msg(telego.ChatTypePrivate, 42, "")
 	caption.Caption = "look at this"
+	photo := msg(telego.ChatTypePrivate, 42, "")
+	photo.Caption, photo.Photo = "look at this", []telego.PhotoSize{{FileID: "p1", Width: 90, Height: 90}}
+	voice := msg(telego.ChatTypePrivate, 42, "")
+	voice.Voice = &telego.Voice{FileID: "v1", Duration: 3}
+	document := msg(telego.ChatTypePrivate, 42, "")
+	document.Document = &telego.Document{FileID: "d1", FileName: "report.pdf"}
+	groupPhoto := msg(telego.ChatTypeGroup, -5, "")
+	groupPhoto.Caption, groupPhoto.Photo = "@reef_test_bot what is this?", []telego.PhotoSize{{FileID: "p2"}}
+	groupPhoto.CaptionEntities = []telego.MessageEntity{{Type: telego.EntityTypeMention, Offset: 0, Length: 14}}
 	fromBot := msg(telego.ChatTypeGroup, -5, "I am a bot")
 	fromBot.From.IsBot = true
 	service := msg(telego.ChatTypeGroup, -5, "")
@@ -105,6 +114,13 @@ func TestInbound(t *testing.T) {
 		{"text mention", telego.Update{Message: textMention}, want(func(in *messages.Inbound) { group(in); in.Text, in.Mentioned = "Reef, hi", true })},
 		{"command to the bot", telego.Update{Message: command}, want(func(in *messages.Inbound) { group(in); in.Text, in.Mentioned = command.Text, true })},
 		{"caption", telego.Update{Message: caption}, want(func(in *messages.Inbound) { in.Text = "look at this" })},
+		{"photo with a caption", telego.Update{Message: photo}, want(func(in *messages.Inbound) { in.Text = "look at this\n[photo]" })},
+		{"voice message", telego.Update{Message: voice}, want(func(in *messages.Inbound) { in.Text = "[voice message]" })},
+		{"file", telego.Update{Message: document}, want(func(in *messages.Inbound) { in.Text = "[file: report.pdf]" })},
+		{"photo mentioning the bot in a group", telego.Update{Message: groupPhoto}, want(func(in *messages.Inbound) {
+			group(in)
+			in.Text, in.Mentioned = "@reef_test_bot what is this?\n[photo]", true
+		})},
 		{"edited", telego.Update{EditedMessage: edited}, want(func(in *messages.Inbound) {
 			in.Text, in.MessageID, in.Time = "fixed typo", "42:9:edit:"+strconv.FormatInt(edited.EditDate, 10), date.Add(time.Minute)
 		})},

@@ -18,6 +18,8 @@ type Message struct {
 	Mentions   []string // user ids mentioned (put the <@id> tokens in Content yourself)
 	ReplyTo    string   // id of the message this one replies to
 	Time       time.Time
+	// Attachments are files sent with the message: "name" or "name|content/type".
+	Attachments []string
 }
 
 // waitTimeout bounds how long Say waits for the bot's gateway session.

@@ -2,7 +2,9 @@ package discordtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -220,6 +222,15 @@ func (s *Server) wireMessage(m *Message) map[string]any {
 	}
 	if m.GuildID != "" {
 		w["guild_id"] = m.GuildID
+	}
+	var files []map[string]any
+	for i, a := range m.Attachments {
+		name, ctype, _ := strings.Cut(a, "|")
+		files = append(files, map[string]any{"id": fmt.Sprintf("%s%d", m.ID, i), "filename": name, "content_type": ctype,
+			"size": 1024, "url": "https://cdn.discordapp.com/attachments/" + m.ChannelID + "/" + name})
+	}
+	if files != nil {
+		w["attachments"] = files
 	}
 	return w
 }
