@@ -76,7 +76,7 @@ func TestNormalise(t *testing.T) {
 	if in = r.next(t); in.Text != "see the report\n[file: q3.pdf]" {
 		t.Errorf("text with a file = %q", in.Text)
 	}
-		// A reply to someone else quotes it but is no mention.
+	// A reply to someone else quotes it but is no mention.
 	other := srv.GuildMessage(t, "g1", "c1", "9", "original")
 	r.next(t)
 	srv.Say(t, discordtest.Message{GuildID: "g1", ChannelID: "c1", AuthorID: "8", Content: "+1", ReplyTo: other})
