@@ -203,6 +203,14 @@ func (s SessionSettings) queueFor(channel string, own persistence.QueueSettings)
 	return q
 }
 
+// location is the agent's time zone (Location, or the server's).
+func (a *Agent) location() *time.Location {
+	if a.Location != nil {
+		return a.Location
+	}
+	return time.Local
+}
+
 // model returns the model a session runs: label "" (or the agent's own) is the agent's model.
 func (a *Agent) model(label string) (ModelChoice, error) {
 	if label == "" || label == a.Model || a.ModelFor == nil {

@@ -280,12 +280,8 @@ func (s *Session) openingEntries() []messages.ChatMessage {
 	var out []messages.ChatMessage
 	now := s.deps.now()
 	if s.info.Fresh {
-		loc := s.agent.Location
-		if loc == nil {
-			loc = time.Local
-		}
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
-			Content: agent.SessionStartNote(s.agent.Workspace, now.In(loc))})
+			Content: agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()))})
 		s.info.Fresh = false
 	}
 	if len(s.dropNotes) > 0 {

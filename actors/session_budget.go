@@ -31,16 +31,9 @@ func (s *Session) dailyBudget() int {
 	return s.deps.Session.DailyTokenBudget
 }
 
-func (s *Session) budgetZone() *time.Location {
-	if s.agent.Location != nil {
-		return s.agent.Location
-	}
-	return time.Local
-}
-
 // budgetDay is the date of now in the agent's time zone.
 func (s *Session) budgetDay(now time.Time) string {
-	return now.In(s.budgetZone()).Format(time.DateOnly)
+	return now.In(s.agent.location()).Format(time.DateOnly)
 }
 
 // chargeBudget adds a finished run's tokens to today's count in info (hook in onTurnFinished).
@@ -88,7 +81,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 		outbox = append(outbox, &messages.Outbound{Channel: notify.Channel, Account: notify.Account, ChatID: notify.ChatID,
 			ThreadID: notify.ThreadID, ReplyToID: notify.MessageID, SessionKey: s.key,
 			Text: fmt.Sprintf("This conversation has used its daily budget of %s tokens. It resets at midnight (%s).",
-				withCommas(budget), zoneName(s.budgetZone(), now))})
+				withCommas(budget), zoneName(s.agent.location(), now))})
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	var seqs []uint64      // the history keeps every entry's seq (session_compact.go)

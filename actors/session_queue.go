@@ -156,11 +156,7 @@ func (s *Session) requeueSteered(injected []messages.Inbound) {
 
 // oneLine shortens text to one line of at most n runes.
 func oneLine(text string, n int) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if r := []rune(text); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return text
+	return capRunes(strings.Join(strings.Fields(text), " "), n)
 }
 
 // describeQueue is the /status and /queue line for q.

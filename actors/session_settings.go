@@ -12,9 +12,6 @@ import (
 	"github.com/reefgw/reef/persistence"
 )
 
-// minContextWindow is the smallest context window reef runs a model with, in tokens.
-const minContextWindow = agent.MinContextWindow
-
 // statusText is the /status answer.
 func (s *Session) statusText() string {
 	model, _ := s.agent.model(s.info.Model)
@@ -96,9 +93,9 @@ func (s *Session) resolveModel(name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("Cannot use %s: %v.", label, err)
 	}
-	if m.ContextWindow > 0 && m.ContextWindow < minContextWindow {
+	if m.ContextWindow > 0 && m.ContextWindow < agent.MinContextWindow {
 		return "", fmt.Errorf("Cannot use %s: its context window is %s tokens and reef needs at least %s.",
-			label, thousands(m.ContextWindow), thousands(minContextWindow))
+			label, thousands(m.ContextWindow), thousands(agent.MinContextWindow))
 	}
 	if label == s.agent.Model {
 		return "", nil

@@ -178,10 +178,7 @@ func (t *Turn) autoCompact(ctx actor.Context, overflow error) {
 	c.overflow = overflow
 	if overflow == nil && !c.flushed && t.mayFlush() && t.canCompact() {
 		c.flushed, c.flushing, c.flushBase, c.flushSteps = true, true, len(t.msgs), 0
-		now := t.in.deps.now()
-		if loc := t.in.agent.Location; loc != nil {
-			now = now.In(loc)
-		}
+		now := t.in.deps.now().In(t.in.agent.location())
 		t.msgs = append(t.msgs, messages.ChatMessage{Role: messages.RoleSystem, Content: agent.MemoryFlushPrompt(now), Time: now})
 		t.startLLM(ctx)
 		return

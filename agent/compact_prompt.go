@@ -60,7 +60,7 @@ func SummaryInput(previous string, msgs []messages.ChatMessage, budget int) stri
 // the model may write durable notes to memory/<date>.md (now in the agent's time zone) and
 // answers SilentToken.
 func MemoryFlushPrompt(now time.Time) string {
-	file := "memory/" + now.Format("2006-01-02") + ".md"
+	file := DailyNote(now)
 	return fmt.Sprintf("Memory flush (silent step; the user does not see it). This conversation is about to be compacted: "+
 		"its older messages will be replaced by a short summary, and details that are not written down may be lost. "+
 		"Now write what must survive to %s in your workspace: decisions, facts about the user, commitments, open tasks "+
