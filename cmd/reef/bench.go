@@ -44,13 +44,18 @@ type benchResult struct {
 	P95Ms         float64 `json:"p95Ms"`
 	P99Ms         float64 `json:"p99Ms"`
 	MaxMs         float64 `json:"maxMs"`
-	CPUSeconds    float64 `json:"cpuSeconds"`
-	CPUMsPerMsg   float64 `json:"cpuMsPerMessage"`
-	PeakRSSMB     float64 `json:"peakRssMB"`
-	Lost          int     `json:"lost"`
-	Duplicated    int     `json:"duplicated"`
-	OutOfOrder    int     `json:"chatsOutOfOrder"`
-	LLMCalls      int64   `json:"llmCalls"`
+	// ToModelP50Ms .. ToModelMaxMs: injection to the model request that carried the message
+	// (the gateway's intake, before the model's own latency).
+	ToModelP50Ms float64 `json:"toModelP50Ms"`
+	ToModelP99Ms float64 `json:"toModelP99Ms"`
+	ToModelMaxMs float64 `json:"toModelMaxMs"`
+	CPUSeconds   float64 `json:"cpuSeconds"`
+	CPUMsPerMsg  float64 `json:"cpuMsPerMessage"`
+	PeakRSSMB    float64 `json:"peakRssMB"`
+	Lost         int     `json:"lost"`
+	Duplicated   int     `json:"duplicated"`
+	OutOfOrder   int     `json:"chatsOutOfOrder"`
+	LLMCalls     int64   `json:"llmCalls"`
 	// APICalls counts the gateway's Bot API calls by method over the whole run.
 	APICalls map[string]int `json:"apiCalls"`
 
@@ -60,6 +65,8 @@ type benchResult struct {
 	StartupMs   float64 `json:"startupMs,omitempty"`   // process start → ready, as the gateway logs it
 	FirstPollMs float64 `json:"firstPollMs,omitempty"` // child started → first getUpdates at the fake
 	IdleRSSMB   float64 `json:"idleRssMB,omitempty"`   // VmRSS after 5 s of nothing
+	IdleAnonMB  float64 `json:"idleAnonMB,omitempty"`  // of which RssAnon: heap, stacks, runtime
+	IdleFileMB  float64 `json:"idleFileMB,omitempty"`  // and RssFile: the binary's pages, the mapped database
 }
 
 // benchOpts are the flags of reef bench.
@@ -187,6 +194,12 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 			return res, err
 		}
 		res.IdleRSSMB = float64(st.rssKB) / 1024
+		res.IdleAnonMB, res.IdleFileMB = float64(st.anonKB)/1024, float64(st.fileKB)/1024
+		if dump := os.Getenv("REEF_BENCH_SMAPS"); dump != "" {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", child.pid())); err == nil {
+				os.WriteFile(dump, b, 0o644)
+			}
+		}
 		res.PeakRSSMB = float64(st.hwmKB) / 1024
 		res.CPUSeconds = st.cpu.Seconds()
 		return res, child.stop()
@@ -277,6 +290,9 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.P50Ms, res.P95Ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.95))
 	res.P99Ms, res.MaxMs = ms(percentile(lat, 0.99)), ms(percentile(lat, 1))
 	res.MinMs = ms(percentile(lat, 0))
+	toModel := rig.toModel()
+	res.ToModelP50Ms, res.ToModelP99Ms = ms(percentile(toModel, 0.50)), ms(percentile(toModel, 0.99))
+	res.ToModelMaxMs = ms(percentile(toModel, 1))
 	cpu := after.cpu - before.cpu
 	res.CPUSeconds = cpu.Seconds()
 	res.CPUMsPerMsg = ms(cpu) / float64(res.Messages)
@@ -309,22 +325,22 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // printBench prints the results as a table.
 func printBench(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tchats\tmsgs\tLLM\twall\treplies/s\tp50\tp95\tp99\tCPU/msg\tpeak RSS\tlost\tdup\tout of order\t")
+	fmt.Fprintln(tw, "scenario\tchats\tmsgs\tLLM\twall\treplies/s\tp50\tp95\tp99\tto model p50/max\tCPU/msg\tpeak RSS\tlost\tdup\tout of order\t")
 	var idle []benchResult
 	for _, r := range results {
 		if r.Scenario == "idle" {
 			idle = append(idle, r)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.2fms\t%.1fMB\t%d\t%d\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.0f/%.0fms\t%.2fms\t%.1fMB\t%d\t%d\t%d\t\n",
 			r.Scenario, r.Chats, r.Messages, time.Duration(r.LLMLatencyMs*float64(time.Millisecond)), r.WallSeconds, r.RepliesPerSec,
-			r.P50Ms, r.P95Ms, r.P99Ms, r.CPUMsPerMsg, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
+			r.P50Ms, r.P95Ms, r.P99Ms, r.ToModelP50Ms, r.ToModelMaxMs, r.CPUMsPerMsg, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
 	}
 	if len(idle) < len(results) {
 		tw.Flush()
 	}
 	for _, r := range idle {
-		fmt.Fprintf(w, "idle (%s): ready %.0fms after exec (gateway logs startup %.0fms), first getUpdates %.0fms after exec, RSS %.1fMB after 5s idle (peak %.1fMB)\n",
-			r.Channels, r.ReadyMs, r.StartupMs, r.FirstPollMs, r.IdleRSSMB, r.PeakRSSMB)
+		fmt.Fprintf(w, "idle (%s): ready %.0fms after exec (gateway logs startup %.0fms), first getUpdates %.0fms after exec, RSS %.1fMB after 5s idle (%.1fMB anonymous, %.1fMB file-backed; peak %.1fMB)\n",
+			r.Channels, r.ReadyMs, r.StartupMs, r.FirstPollMs, r.IdleRSSMB, r.IdleAnonMB, r.IdleFileMB, r.PeakRSSMB)
 	}
 }

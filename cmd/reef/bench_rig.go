@@ -47,6 +47,7 @@ const benchToolWord = "use-ls"
 type benchMsg struct {
 	chat     int64
 	injected time.Time
+	asked    time.Time           // first model request that carried it
 	replied  time.Time           // first reply
 	replies  int                 // messages of the bot that carry the marker
 	seenIn   map[benchWhere]bool // those messages
@@ -177,6 +178,7 @@ func (r *benchRig) onCall(method string) {
 	if r.polls == 0 {
 		r.firstPoll = time.Now()
 	}
+
 	r.polls++
 	r.mu.Unlock()
 }
@@ -258,9 +260,13 @@ func (r *benchRig) respond(req fake.Request) fake.Reply {
 		return fake.Reply{Text: "ok", Delay: delay}
 	}
 	marks = dedupe(marks)
+	now := time.Now()
 	r.mu.Lock()
 	for _, mk := range marks {
 		r.asked[mk]++
+		if m := r.msgs[mk]; m != nil && m.asked.IsZero() {
+			m.asked = now
+		}
 	}
 	r.answers++
 	id := r.answers
@@ -346,6 +352,21 @@ func (r *benchRig) chatState() (lost, dup, drafts int, examples []string) {
 		}
 	}
 	return lost, dup, drafts, examples
+}
+
+// toModel returns, sorted, how long each message took from injection to the first model
+// request that carried it: the gateway's intake (poll, store, session, turn, prompt).
+func (r *benchRig) toModel() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var d []time.Duration
+	for _, m := range r.msgs {
+		if !m.asked.IsZero() {
+			d = append(d, m.asked.Sub(m.injected))
+		}
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d
 }
 
 // tally counts, over the messages injected, those without a reply and those with more than
