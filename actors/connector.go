@@ -31,9 +31,10 @@ type Connector struct {
 
 	runCtx context.Context
 	cancel context.CancelFunc
-	sends  sync.WaitGroup   // send and progress goroutines
-	queues map[string][]any // chat id → pending *messages.Outbound / *messages.TurnEvent
-	busy   map[string]bool  // chat id → a job is running
+	sends  sync.WaitGroup      // send and progress goroutines
+	queues map[string][]any    // chat id → pending *messages.Outbound / *messages.TurnEvent / *showRun
+	busy   map[string]bool     // chat id → a job is running
+	unseen map[string]*showRun // session and chat → a started run not shown yet (see showDelay)
 	health ChannelHealth
 }
 
@@ -69,9 +70,11 @@ func (c *Connector) Receive(ctx actor.Context) {
 	case *actor.Started:
 		c.onStarted(ctx)
 	case *messages.Outbound:
-		c.enqueue(ctx, msg.ChatID, msg)
+		c.onOutbound(ctx, msg)
 	case *messages.TurnEvent:
-		c.enqueue(ctx, msg.ChatID, msg)
+		c.onTurnEvent(ctx, msg)
+	case *showRun:
+		c.onShowDue(ctx, msg)
 	case *jobDone:
 		c.busy[msg.chat] = false
 		c.next(ctx, msg.chat)
@@ -89,6 +92,7 @@ func (c *Connector) Receive(ctx actor.Context) {
 func (c *Connector) onStarted(ctx actor.Context) {
 	c.queues = map[string][]any{}
 	c.busy = map[string]bool{}
+	c.unseen = map[string]*showRun{}
 	c.health = ChannelHealth{Name: c.name, Connected: true}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
@@ -110,6 +114,10 @@ const sendGrace = 5 * time.Second
 func (c *Connector) onStopping(ctx actor.Context) {
 	if c.cancel == nil {
 		return
+	}
+	for key, sr := range c.unseen {
+		sr.stop()
+		delete(c.unseen, key)
 	}
 	deadline := time.Now().Add(sendGrace)
 	if !waitUntil(&c.sends, deadline) {

@@ -54,6 +54,8 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 			c.send(runCtx, root, job)
 		case *messages.TurnEvent:
 			c.progress(runCtx, root, job)
+		case *showRun:
+			c.show(runCtx, root, job.ev)
 		}
 	}()
 }
@@ -115,18 +117,8 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 }
 
 func (c *Connector) progress(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
-	switch ev.Kind {
-	case messages.TurnStarted:
-		c.openDraft(ctx, root, ev)
-	case messages.TurnFinal:
+	if ev.Kind == messages.TurnFinal {
 		c.closeDraft(ctx, root, ev.SessionKey)
-	}
-	if ev.Kind == messages.TurnStarted {
-		if t, ok := c.ch.(channels.Typer); ok {
-			if err := t.Typing(ctx, ev.ChatID); err != nil {
-				c.log.Debug().Err(err).Msg("typing")
-			}
-		}
 	}
 	if r, ok := c.ch.(channels.ProgressRenderer); ok {
 		r.Progress(ctx, *ev)

@@ -1,8 +1,12 @@
 package actors_test
 
 import (
+	"time"
+
 	"slices"
 	"testing"
+
+	"github.com/reefgw/reef/internal/testutil"
 
 	"github.com/reefgw/reef/channels/fake"
 	"github.com/reefgw/reef/messages"
@@ -74,4 +78,21 @@ func TestResendAfterCrashIsAnEdit(t *testing.T) {
 	if ed.Edits != edits {
 		t.Errorf("the resend changed a message (%d edits, want %d)", ed.Edits, edits)
 	}
+}
+
+// TestRunShownAfterDelay: a run's draft appears only once the run has gone on for the show
+// delay (quick answers make their own draft), and the reply then replaces it.
+func TestRunShownAfterDelay(t *testing.T) {
+	clock := testutil.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	g, script := newGate(t)
+	ed := fake.NewEditable()
+	h := newHarness(t, harnessOpts{editable: ed, script: script, clock: clock})
+	h.say("1", "question")
+	g.next()
+	status := h.settled("1")      // answered after the run started, so shown after any draft
+	waitShown(t, ed, "1", status) // not ("…", status): no draft before the delay
+	clock.Advance(500 * time.Millisecond)
+	waitShown(t, ed, "1", status, "…")
+	g.answer(fakellm.Reply{Text: "the answer"})
+	waitShown(t, ed, "1", status, "the answer")
 }
