@@ -164,9 +164,8 @@ func (s *Session) startCompactTurn(ctx actor.Context) bool {
 // history (for /status).
 func (s *Session) contextTokens() int {
 	if s.cmp.fixed == 0 { // no run yet in this Session's life
-		prompt, _, specs := requestPrompt(&turnInput{agent: s.agent, deps: s.deps, sessionKey: s.key,
-			channel: s.info.Channel})
-		s.cmp.fixed = agent.EstimateTokens(prompt) + agent.EstimateToolSpecs(specs)
+		s.cmp.fixed = requestPrompt(&turnInput{agent: s.agent, deps: s.deps, sessionKey: s.key,
+			channel: s.info.Channel}).fixed
 	}
 	return s.cmp.fixed + agent.EstimateMessages(s.history)
 }

@@ -16,8 +16,7 @@ import (
 // The part to summarize goes to the run's model in chunks that fit its window, each call
 // updating a running summary that starts from the previous one.
 func runCompaction(ctx context.Context, in *turnInput, j *compactJob) *compactDone {
-	prompt, _, specs := requestPrompt(in)
-	fixed := agent.EstimateTokens(prompt) + agent.EstimateToolSpecs(specs)
+	fixed := requestPrompt(in).fixed
 	b := in.budget(fixed)
 	done := &compactDone{step: j.step, fixed: fixed}
 	if j.previous != "" {

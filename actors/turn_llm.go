@@ -32,30 +32,42 @@ func (t *Turn) startLLM(ctx actor.Context) {
 	}()
 }
 
-// requestPrompt is the system prompt (from the workspace) and the tool specs of a run's requests.
-func requestPrompt(in *turnInput) (prompt string, stable int, specs []messages.ToolSpec) {
+// sysPrompt is the system prompt and tool specs of a run's requests, with their estimated
+// tokens (fixed: what every request of the run carries besides the transcript).
+type sysPrompt struct {
+	text   string
+	stable int // text[:stable] is the prefix providers may cache
+	specs  []messages.ToolSpec
+	fixed  int
+}
+
+// requestPrompt builds the system prompt (from the workspace) and the tool specs of a run's
+// requests. The stable prefix comes from the agent's cache.
+func requestPrompt(in *turnInput) sysPrompt {
 	a := in.agent
-	specs = a.toolSpecs()
-	prompt, stable = agent.BuildSystemPrompt(agent.PromptInput{
-		AgentID: a.ID, AgentName: a.Name, Model: in.model.Label, SessionKey: in.sessionKey,
-		Channel: in.channel, ChatType: in.chatType, Tools: specs, Workspace: a.workspace(),
+	specs, specTokens := a.toolSpecs(), a.toolSpecTokens()
+	prefix, prefixTokens := a.stablePrompt(in.chatType)
+	tail := agent.VolatilePrompt(agent.PromptInput{
+		AgentID: a.ID, Model: in.model.Label, SessionKey: in.sessionKey,
+		Channel: in.channel, ChatType: in.chatType,
 		Now: in.deps.now(), Location: a.Location, Host: hostLine,
 	})
-	return prompt, stable, specs
+	return sysPrompt{text: prefix + tail, stable: len(prefix), specs: specs,
+		fixed: prefixTokens + agent.EstimateTokens(tail) + specTokens}
 }
 
 // callLLM builds the request (system prompt from the workspace, transcript, allowed tools),
 // streams the answer and collects it into one assistant message. With limit > 0, a request
 // estimated over limit tokens is not sent: the Turn compacts first.
 func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, step, limit int) *llmDone {
-	prompt, stable, specs := requestPrompt(in)
-	fixed := agent.EstimateTokens(prompt) + agent.EstimateToolSpecs(specs)
+	sp := requestPrompt(in)
+	fixed := sp.fixed
 	if limit > 0 && fixed+agent.EstimateMessages(msgs) > limit {
 		return &llmDone{step: step, overBudget: true, fixed: fixed}
 	}
 	_, model, _ := strings.Cut(in.model.Label, "/")
 	stream, err := in.model.Provider.Stream(ctx, providers.Request{
-		Model: model, System: prompt, SystemStable: stable, Messages: msgs, Tools: specs,
+		Model: model, System: sp.text, SystemStable: sp.stable, Messages: msgs, Tools: sp.specs,
 		MaxTokens: in.model.MaxTokens, Reasoning: in.reasoning,
 	})
 	if err != nil {

@@ -37,6 +37,14 @@ type PromptInput struct {
 //
 // In group chats MEMORY.md is left out: it holds the user's private notes.
 func BuildSystemPrompt(in PromptInput) (prompt string, stable int) {
+	prefix := StablePrompt(in)
+	return prefix + VolatilePrompt(in), len(prefix)
+}
+
+// StablePrompt is the stable prefix of the system prompt (see BuildSystemPrompt). It depends
+// only on AgentName, Tools, Workspace and whether ChatType is a group, so callers may keep it
+// while those stay the same.
+func StablePrompt(in PromptInput) string {
 	var b strings.Builder
 	b.Grow(4096 + totalContent(in.Workspace.Files))
 
@@ -58,8 +66,14 @@ func BuildSystemPrompt(in PromptInput) (prompt string, stable int) {
 	writeWorkspace(&b, in.Workspace.Dir)
 	writeProjectContext(&b, in.Workspace.Files, isGroup(in.ChatType))
 	b.WriteString(outputSection)
-	stable = b.Len()
+	return b.String()
+}
 
+// VolatilePrompt is the part of the system prompt after the stable prefix: the time, the
+// runtime line, the conversation context and ExtraSystem.
+func VolatilePrompt(in PromptInput) string {
+	var b strings.Builder
+	b.Grow(512 + len(in.ExtraSystem))
 	writeTime(&b, in.Now, in.Location)
 	host := in.Host
 	if host == "" {
@@ -75,7 +89,7 @@ func BuildSystemPrompt(in PromptInput) (prompt string, stable int) {
 		b.WriteString(extra)
 		b.WriteString("\n")
 	}
-	return b.String(), stable
+	return b.String()
 }
 
 func writeTooling(b *strings.Builder, tools []messages.ToolSpec) {
