@@ -241,6 +241,34 @@ func goroutines(addr string) (int, error) {
 	return strconv.Atoi(n)
 }
 
+// heapStats reads the runtime's memory statistics ("# HeapInuse = 123" lines) from the heap
+// profile of the pprof endpoint at addr.
+func heapStats(addr string) (map[string]int64, error) {
+	client := http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + addr + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	stats := map[string]int64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "# "), " = ")
+		if !ok {
+			continue
+		}
+		if f := strings.Fields(v); len(f) > 0 {
+			if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				stats[k] = n
+			}
+		}
+	}
+	return stats, sc.Err()
+}
+
+func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+
 // loopbackAddr returns a loopback address with a port nobody listens on right now.
 func loopbackAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

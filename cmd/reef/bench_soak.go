@@ -24,6 +24,8 @@ type soakSample struct {
 	AnonMB     float64 `json:"anonMB"` // RssAnon: the heap, stacks and runtime
 	FileMB     float64 `json:"fileMB"` // RssFile: the binary's pages and the mapped database
 	DBMB       float64 `json:"dbMB"`   // size of reef.db
+	HeapMB     float64 `json:"heapMB"` // Go heap in use (HeapInuse)
+	KeptMB     float64 `json:"keptMB"` // free heap the runtime keeps (HeapIdle − HeapReleased)
 	Goroutines int     `json:"goroutines"`
 	Threads    int     `json:"threads"`
 	FDs        int     `json:"fds"`
@@ -117,6 +119,10 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return soakSample{}, since, err
 		}
+		mem, err := heapStats(pprofAddr)
+		if err != nil {
+			return soakSample{}, since, err
+		}
 		mu.Lock()
 		msgs := injected
 		mu.Unlock()
@@ -138,6 +144,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		}
 		return soakSample{AtSeconds: time.Since(start).Seconds(), RSSMB: float64(st.rssKB) / 1024, Goroutines: g,
 			AnonMB: float64(st.anonKB) / 1024, FileMB: float64(st.fileKB) / 1024, DBMB: dbMB,
+			HeapMB: mb(mem["HeapInuse"]), KeptMB: mb(mem["HeapIdle"] - mem["HeapReleased"]),
 			Threads: st.threads, FDs: st.fds, CPUSeconds: st.cpu.Seconds(), Injected: len(msgs),
 			Answered: rig.replied.Load(), P99Ms: ms(percentile(lat, 0.99))}, next, nil
 	}
@@ -260,9 +267,9 @@ loop:
 		enc.Encode(rep)
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "t\tRSS\tanon\tfile\tdb\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
+		fmt.Fprintln(tw, "t\tRSS\tanon\tfile\theap\tkept\tdb\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
 		for _, s := range rep.Samples {
-			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.AnonMB, s.FileMB, s.DBMB,
+			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.AnonMB, s.FileMB, s.HeapMB, s.KeptMB, s.DBMB,
 				s.Goroutines, s.Threads, s.FDs, s.CPUSeconds, s.Injected, s.Answered, s.P99Ms)
 		}
 		tw.Flush()
