@@ -35,6 +35,7 @@ type Client struct {
 	base     string
 	official bool
 	http     *http.Client
+	tools    toolsCache
 }
 
 var (
@@ -76,7 +77,7 @@ func defaultHTTPClient() *http.Client {
 
 // Stream starts one streamed chat completion.
 func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
-	body, err := json.Marshal(c.buildRequest(req))
+	body, err := c.encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode request: %w", c.cfg.Name, err)
 	}

@@ -250,3 +250,39 @@ func TestMaxTokensFieldByHost(t *testing.T) {
 		t.Errorf("other server body %s, want max_tokens", b)
 	}
 }
+
+// TestToolsEncodedOncePerSpecs: the tools of an agent's requests (the same specs every time)
+// are sent the same from the cache, and other specs replace them.
+func TestToolsEncodedOncePerSpecs(t *testing.T) {
+	c, script := newClient(t)
+	spec := func(name string) messages.ToolSpec {
+		return messages.ToolSpec{Name: name, Description: "Does " + name + ".", Parameters: json.RawMessage(`{"type": "object"}`)}
+	}
+	agentTools := []messages.ToolSpec{spec("read"), spec("write")}
+	for _, tools := range [][]messages.ToolSpec{agentTools, agentTools, {spec("exec")}, nil, agentTools} {
+		if _, err := call(context.Background(), c, providers.Request{Model: "m", Tools: tools}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got [][]string
+	for _, r := range script.Requests() {
+		var body struct {
+			Tools []struct {
+				Function struct{ Name, Description string }
+			}
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatalf("body %s: %v", r.Body, err)
+		}
+		var names []string
+		for _, tl := range body.Tools {
+			names = append(names, tl.Function.Name+": "+tl.Function.Description)
+		}
+		got = append(got, names)
+	}
+	rw := []string{"read: Does read.", "write: Does write."}
+	want := [][]string{rw, rw, {"exec: Does exec."}, nil, rw}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools per request (-want +got):\n%s", diff)
+	}
+}

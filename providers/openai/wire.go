@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
@@ -72,11 +73,7 @@ func (c *Client) buildRequest(req providers.Request) chatRequest {
 	for _, m := range req.Messages {
 		body.Messages = append(body.Messages, toWire(m))
 	}
-	for _, t := range req.Tools {
-		body.Tools = append(body.Tools, wireTool{Type: "function", Function: wireToolSpec{
-			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
-		}})
-	}
+	body.Tools = wireTools(req.Tools)
 	if req.MaxTokens > 0 {
 		if c.official {
 			body.MaxCompletionTokens = req.MaxTokens
@@ -89,6 +86,61 @@ func (c *Client) buildRequest(req providers.Request) chatRequest {
 		body.ReasoningEffort = req.Reasoning
 	}
 	return body
+}
+
+func wireTools(specs []messages.ToolSpec) []wireTool {
+	var tools []wireTool
+	for _, t := range specs {
+		tools = append(tools, wireTool{Type: "function", Function: wireToolSpec{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+		}})
+	}
+	return tools
+}
+
+// toolsCache keeps the encoded tools of the last request. Every request of an agent carries
+// the same tool specs (the same slice), and encoding them (descriptions, JSON schemas
+// compacted again) was the largest part of encoding a request. The cache is keyed by the
+// slice, so it relies on what every caller does: a specs slice is never changed once used.
+type toolsCache struct {
+	mu   sync.Mutex
+	key  *messages.ToolSpec // &specs[0]
+	n    int
+	json []byte
+}
+
+func (tc *toolsCache) encoded(specs []messages.ToolSpec) ([]byte, error) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.key == &specs[0] && tc.n == len(specs) {
+		return tc.json, nil
+	}
+	b, err := json.Marshal(wireTools(specs))
+	if err != nil {
+		return nil, err
+	}
+	tc.key, tc.n, tc.json = &specs[0], len(specs), b
+	return b, nil
+}
+
+// encode encodes the request body, with the tools from the cache.
+func (c *Client) encode(req providers.Request) ([]byte, error) {
+	specs := req.Tools
+	req.Tools = nil
+	body, err := json.Marshal(c.buildRequest(req))
+	if err != nil || len(specs) == 0 {
+		return body, err
+	}
+	tools, err := c.tools.encoded(specs)
+	if err != nil {
+		return nil, err
+	}
+	// body ends with the object's '}': add the tools as its last member.
+	out := make([]byte, 0, len(body)+len(tools)+10)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"tools":`...)
+	out = append(out, tools...)
+	return append(out, '}'), nil
 }
 
 func toWire(m messages.ChatMessage) wireMessage {
