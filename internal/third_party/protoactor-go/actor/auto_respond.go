@@ -1,0 +1,5 @@
+package actor
+
+type AutoRespond interface {
+	GetAutoResponse(context Context) interface{}
+}
