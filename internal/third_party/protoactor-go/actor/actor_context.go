@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,10 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/ctxext"
-	"github.com/asynkron/protoactor-go/metrics"
 	"github.com/emirpasic/gods/stacks/linkedliststack"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 const (
@@ -425,16 +421,6 @@ func (ctx *actorContext) SpawnNamed(props *Props, name string) (*PID, error) {
 
 // Stop will stop actor immediately regardless of existing user messages in mailbox.
 func (ctx *actorContext) Stop(pid *PID) {
-	if ctx.actorSystem.Config.MetricsProvider != nil {
-		metricsSystem, ok := ctx.actorSystem.Extensions.Get(extensionId).(*Metrics)
-		if ok && metricsSystem.enabled {
-			_ctx := context.Background()
-			if instruments := metricsSystem.metrics.Get(metrics.InternalActorMetrics); instruments != nil {
-				instruments.ActorStoppedCount.Add(_ctx, 1, metric.WithAttributes(metricsSystem.CommonLabels(ctx)...))
-			}
-		}
-	}
-
 	pid.ref(ctx.actorSystem).Stop(pid)
 }
 
@@ -483,27 +469,7 @@ func (ctx *actorContext) InvokeUserMessage(md interface{}) {
 		}
 	}
 
-	systemMetrics, ok := ctx.actorSystem.Extensions.Get(extensionId).(*Metrics)
-	if ok && systemMetrics.enabled {
-		t := time.Now()
-
-		ctx.processMessage(md)
-
-		delta := time.Since(t)
-		_ctx := context.Background()
-
-		if instruments := systemMetrics.metrics.Get(metrics.InternalActorMetrics); instruments != nil {
-			histogram := instruments.ActorMessageReceiveHistogram
-
-			labels := append(
-				systemMetrics.CommonLabels(ctx),
-				attribute.String("messagetype", fmt.Sprintf("%T", md)),
-			)
-			histogram.Record(_ctx, delta.Seconds(), metric.WithAttributes(labels...))
-		}
-	} else {
-		ctx.processMessage(md)
-	}
+	ctx.processMessage(md)
 
 	if ctx.receiveTimeout > 0 && influenceTimeout {
 		ctx.extras.resetReceiveTimeoutTimer(ctx.receiveTimeout)
@@ -531,14 +497,6 @@ func (ctx *actorContext) processMessage(m interface{}) {
 func (ctx *actorContext) incarnateActor() {
 	atomic.StoreInt32(&ctx.state, stateAlive)
 	ctx.actor = ctx.props.producer(ctx.actorSystem)
-
-	metricsSystem, ok := ctx.actorSystem.Extensions.Get(extensionId).(*Metrics)
-	if ok && metricsSystem.enabled {
-		_ctx := context.Background()
-		if instruments := metricsSystem.metrics.Get(metrics.InternalActorMetrics); instruments != nil {
-			instruments.ActorSpawnCount.Add(_ctx, 1, metric.WithAttributes(metricsSystem.CommonLabels(ctx)...))
-		}
-	}
 }
 
 func (ctx *actorContext) InvokeSystemMessage(message interface{}) {
@@ -595,14 +553,6 @@ func (ctx *actorContext) handleRestart() {
 	ctx.InvokeUserMessage(restartingMessage)
 	ctx.stopAllChildren()
 	ctx.tryRestartOrTerminate()
-
-	metricsSystem, ok := ctx.actorSystem.Extensions.Get(extensionId).(*Metrics)
-	if ok && metricsSystem.enabled {
-		_ctx := context.Background()
-		if instruments := metricsSystem.metrics.Get(metrics.InternalActorMetrics); instruments != nil {
-			instruments.ActorRestartedCount.Add(_ctx, 1, metric.WithAttributes(metricsSystem.CommonLabels(ctx)...))
-		}
-	}
 }
 
 // I am stopping.
@@ -709,14 +659,6 @@ func (ctx *actorContext) EscalateFailure(reason interface{}, message interface{}
 		fmt.Printf("debug.Stack(): %s\n", debug.Stack())
 		fmt.Println("[Supervision] Actor:", ctx.self, " failed with message:", message, " exception:", reason)
 		ctx.Logger().Error("[Supervision]", slog.Any("actor", ctx.self), slog.Any("message", message), slog.Any("exception", reason))
-	}
-
-	metricsSystem, ok := ctx.actorSystem.Extensions.Get(extensionId).(*Metrics)
-	if ok && metricsSystem.enabled {
-		_ctx := context.Background()
-		if instruments := metricsSystem.metrics.Get(metrics.InternalActorMetrics); instruments != nil {
-			instruments.ActorFailureCount.Add(_ctx, 1, metric.WithAttributes(metricsSystem.CommonLabels(ctx)...))
-		}
 	}
 
 	failure := &Failure{Reason: reason, Who: ctx.self, RestartStats: ctx.ensureExtras().restartStats(), Message: message}

@@ -84,7 +84,6 @@ func NewActorSystemWithConfig(config *Config) *ActorSystem {
 	system.DeadLetter = NewDeadLetter(system)
 	system.Extensions = extensions.NewExtensions()
 	SubscribeSupervision(system)
-	system.Extensions.Register(NewMetrics(system, config.MetricsProvider))
 
 	system.ProcessRegistry.Add(NewEventStreamProcess(system), "eventstream")
 	system.stopper = make(chan struct{})

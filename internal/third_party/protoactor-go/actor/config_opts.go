@@ -3,8 +3,6 @@ package actor
 import (
 	"log/slog"
 	"time"
-
-	"go.opentelemetry.io/otel/metric"
 )
 
 // ConfigOption is a function that configures the actor system
@@ -53,24 +51,6 @@ func WithDiagnosticsSerializer(serializer func(Actor) string) ConfigOption {
 	return func(config *Config) {
 		config.DiagnosticsSerializer = serializer
 	}
-}
-
-// WithMetricProviders sets the metric providers
-func WithMetricProviders(provider metric.MeterProvider) ConfigOption {
-
-	return func(config *Config) {
-		config.MetricsProvider = provider
-	}
-}
-
-// WithDefaultPrometheusProvider sets the default prometheus provider
-func WithDefaultPrometheusProvider(port ...int) ConfigOption {
-	_port := 2222
-	if len(port) > 0 {
-		_port = port[0]
-	}
-
-	return WithMetricProviders(defaultPrometheusProvider(_port))
 }
 
 // WithLoggerFactory sets the logger factory to use for the actor system

@@ -1,14 +1,7 @@
 package actor
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
-	"strings"
-
-	"github.com/asynkron/protoactor-go/metrics"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 type deadLetterProcess struct {
@@ -74,18 +67,6 @@ type DeadLetterEvent struct {
 }
 
 func (dp *deadLetterProcess) SendUserMessage(pid *PID, message interface{}) {
-	metricsSystem, ok := dp.actorSystem.Extensions.Get(extensionId).(*Metrics)
-	if ok && metricsSystem.enabled {
-		ctx := context.Background()
-		if instruments := metricsSystem.metrics.Get(metrics.InternalActorMetrics); instruments != nil {
-			labels := []attribute.KeyValue{
-				attribute.String("address", dp.actorSystem.Address()),
-				attribute.String("messagetype", strings.Replace(fmt.Sprintf("%T", message), "*", "", 1)),
-			}
-
-			instruments.DeadLetterCount.Add(ctx, 1, metric.WithAttributes(labels...))
-		}
-	}
 	_, msg, sender := UnwrapEnvelope(message)
 	dp.actorSystem.EventStream.Publish(&DeadLetterEvent{
 		PID:     pid,

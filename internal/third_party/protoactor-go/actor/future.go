@@ -1,17 +1,12 @@
 package actor
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"github.com/asynkron/protoactor-go/metrics"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // ErrTimeout is the error used when a future times out before receiving a result.
@@ -28,18 +23,6 @@ func NewFuture(actorSystem *ActorSystem, d time.Duration) *Future {
 	pid, ok := actorSystem.ProcessRegistry.Add(ref, "future"+id)
 	if !ok {
 		actorSystem.Logger().Error("failed to register future process", slog.Any("pid", pid))
-	}
-
-	sysMetrics, ok := actorSystem.Extensions.Get(extensionId).(*Metrics)
-	if ok && sysMetrics.enabled {
-		if instruments := sysMetrics.metrics.Get(metrics.InternalActorMetrics); instruments != nil {
-			ctx := context.Background()
-			labels := []attribute.KeyValue{
-				attribute.String("address", ref.actorSystem.Address()),
-			}
-
-			instruments.FuturesStartedCount.Add(ctx, 1, metric.WithAttributes(labels...))
-		}
 	}
 
 	ref.pid = pid
@@ -150,8 +133,6 @@ type futureProcess struct {
 var _ Process = &futureProcess{}
 
 func (ref *futureProcess) SendUserMessage(pid *PID, message interface{}) {
-	defer ref.instrument()
-
 	_, msg, _ := UnwrapEnvelope(message)
 
 	if _, ok := msg.(*DeadLetterResponse); ok {
@@ -165,28 +146,8 @@ func (ref *futureProcess) SendUserMessage(pid *PID, message interface{}) {
 }
 
 func (ref *futureProcess) SendSystemMessage(pid *PID, message interface{}) {
-	defer ref.instrument()
 	ref.result = message
 	ref.Stop(pid)
-}
-
-func (ref *futureProcess) instrument() {
-	sysMetrics, ok := ref.actorSystem.Extensions.Get(extensionId).(*Metrics)
-	if ok && sysMetrics.enabled {
-		ctx := context.Background()
-		labels := []attribute.KeyValue{
-			attribute.String("address", ref.actorSystem.Address()),
-		}
-
-		instruments := sysMetrics.metrics.Get(metrics.InternalActorMetrics)
-		if instruments != nil {
-			if ref.err == nil {
-				instruments.FuturesCompletedCount.Add(ctx, 1, metric.WithAttributes(labels...))
-			} else {
-				instruments.FuturesTimedOutCount.Add(ctx, 1, metric.WithAttributes(labels...))
-			}
-		}
-	}
 }
 
 func (ref *futureProcess) Stop(pid *PID) {
