@@ -7,9 +7,7 @@ require (
 	github.com/emirpasic/gods v1.18.1
 	github.com/lithammer/shortuuid/v4 v4.0.0
 	github.com/lmittmann/tint v1.0.3
-	github.com/orcaman/concurrent-map v1.0.0
 	github.com/stretchr/testify v1.8.4
-	github.com/twmb/murmur3 v1.1.8
 	google.golang.org/protobuf v1.33.0
 )
 
