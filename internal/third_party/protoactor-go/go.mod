@@ -6,7 +6,6 @@ require (
 	github.com/Workiva/go-datastructures v1.1.3
 	github.com/emirpasic/gods v1.18.1
 	github.com/lithammer/shortuuid/v4 v4.0.0
-	github.com/lmittmann/tint v1.0.3
 	github.com/stretchr/testify v1.8.4
 	google.golang.org/protobuf v1.33.0
 )

@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"github.com/lmittmann/tint"
 	"log/slog"
 	"os"
 	"time"
@@ -29,9 +28,10 @@ func defaultConfig() *Config {
 			w := os.Stderr
 
 			// create a new logger
-			return slog.New(tint.NewHandler(w, &tint.Options{
-				Level:      slog.LevelInfo,
-				TimeFormat: time.Kitchen,
+			// reef patch: a plain text handler instead of github.com/lmittmann/tint's
+			// colored one, so tint leaves the build (reef supplies its own LoggerFactory).
+			return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+				Level: slog.LevelInfo,
 			})).With("lib", "Proto.Actor").
 				With("system", system.ID)
 		},
