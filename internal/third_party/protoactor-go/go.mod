@@ -4,8 +4,6 @@ go 1.21
 
 require (
 	github.com/Workiva/go-datastructures v1.1.3
-	github.com/emirpasic/gods v1.18.1
-	github.com/lithammer/shortuuid/v4 v4.0.0
 	github.com/stretchr/testify v1.8.4
 	google.golang.org/protobuf v1.33.0
 )
@@ -13,7 +11,6 @@ require (
 require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/google/go-cmp v0.6.0 // indirect
-	github.com/google/uuid v1.3.0 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rogpeppe/go-internal v1.10.0 // indirect

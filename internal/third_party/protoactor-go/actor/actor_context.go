@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/ctxext"
-	"github.com/emirpasic/gods/stacks/linkedliststack"
 )
 
 const (
@@ -23,7 +22,7 @@ type actorContextExtras struct {
 	children            PIDSet
 	receiveTimeoutTimer *time.Timer
 	rs                  *RestartStatistics
-	stash               *linkedliststack.Stack
+	stash               *messageStack
 	watchers            PIDSet
 	context             Context
 	extensions          *ctxext.ContextExtensions
@@ -192,7 +191,7 @@ func (ctx *actorContext) Respond(response interface{}) {
 func (ctx *actorContext) Stash() {
 	extra := ctx.ensureExtras()
 	if extra.stash == nil {
-		extra.stash = linkedliststack.New()
+		extra.stash = &messageStack{}
 	}
 
 	extra.stash.Push(ctx.Message())

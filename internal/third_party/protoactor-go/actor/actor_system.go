@@ -7,7 +7,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/asynkron/protoactor-go/extensions"
-	"github.com/lithammer/shortuuid/v4"
 )
 
 //goland:noinspection GoNameStartsWithPackageName
@@ -74,7 +73,7 @@ func NewActorSystem(options ...ConfigOption) *ActorSystem {
 
 func NewActorSystemWithConfig(config *Config) *ActorSystem {
 	system := &ActorSystem{}
-	system.ID = shortuuid.New()
+	system.ID = newSystemID()
 	system.Config = config
 	system.logger = config.LoggerFactory(system)
 	system.ProcessRegistry = NewProcessRegistry(system)
