@@ -98,18 +98,24 @@ func releaseVacatedChild(ctx actor.Context) {
 // startTicker sends sweep to the Router every quarter of IdleAfter (at most every 30 s).
 func (r *Router) startTicker(ctx actor.Context) {
 	every := min(r.deps.Session.withDefaults().IdleAfter/4, 30*time.Second)
+	r.stopTicker = tickSelf(ctx, every, &sweep{})
+}
+
+// tickSelf sends msg to the actor every period until stop is called, from a goroutine that
+// stop ends.
+func tickSelf(ctx actor.Context, every time.Duration, msg any) (stop func()) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	t := time.NewTicker(every)
 	done := make(chan struct{})
-	r.stopTicker = func() { t.Stop(); close(done) }
 	go func() {
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				root.Send(self, &sweep{})
+				root.Send(self, msg)
 			}
 		}
 	}()
+	return func() { t.Stop(); close(done) }
 }

@@ -140,20 +140,7 @@ func (s *Storage) startReleasing(ctx actor.Context) {
 	if _, ok := s.store.(persistence.Releaser); !ok {
 		return
 	}
-	self, root := ctx.Self(), ctx.ActorSystem().Root
-	t := time.NewTicker(releaseEvery)
-	done := make(chan struct{})
-	s.stopRelease = func() { t.Stop(); close(done) }
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				root.Send(self, releaseDue{})
-			}
-		}
-	}()
+	s.stopRelease = tickSelf(ctx, releaseEvery, releaseDue{})
 }
 
 // release gives back the mapped pages in a goroutine (a read transaction: commits go on).

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -22,7 +23,7 @@ const benchUsage = `reef bench — measure reef against a fake Telegram Bot API 
 
 Usage:
   reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10] [-llm-latency 0s]
-             [-max-concurrent 64] [-json]
+             [-max-concurrent 64] [-pprof ADDR] [-cpuprofile FILE] [-json]
   reef bench crash [-messages 300 -chats 100 -kills 20]
   reef bench soak  [-duration 30m -rate 50]
 
@@ -103,8 +104,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
+	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of this process (the fakes) to this file")
 	if flags.Parse(args) != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "reef bench: %v\n", err)
+			return 1
+		}
+		defer stop()
 	}
 	if o.n <= 0 || o.k <= 0 || o.m <= 0 {
 		fmt.Fprintln(stderr, "reef bench: -n, -k and -m must be positive")
@@ -302,6 +312,19 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.APICalls = maps.Clone(rig.calls)
 	rig.mu.Unlock()
 	return res, stopErr
+}
+
+// startCPUProfile profiles this process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // waitFor polls cond until it holds, d passes or ctx ends.
