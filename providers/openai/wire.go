@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -123,24 +124,35 @@ func (tc *toolsCache) encoded(specs []messages.ToolSpec) ([]byte, error) {
 	return b, nil
 }
 
-// encode encodes the request body, with the tools from the cache.
+// encode encodes the request body, with the tools from the cache, into one buffer sized for
+// the system prompt, the transcript and the tools (a request is mostly those).
 func (c *Client) encode(req providers.Request) ([]byte, error) {
 	specs := req.Tools
 	req.Tools = nil
-	body, err := json.Marshal(c.buildRequest(req))
-	if err != nil || len(specs) == 0 {
-		return body, err
+	var tools []byte
+	if len(specs) > 0 {
+		var err error
+		if tools, err = c.tools.encoded(specs); err != nil {
+			return nil, err
+		}
 	}
-	tools, err := c.tools.encoded(specs)
-	if err != nil {
+	size := len(req.System) + len(tools) + 1024
+	for _, m := range req.Messages {
+		size += len(m.Content) + 64
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	if err := json.NewEncoder(&buf).Encode(c.buildRequest(req)); err != nil {
 		return nil, err
 	}
+	body := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(tools) == 0 {
+		return body, nil
+	}
 	// body ends with the object's '}': add the tools as its last member.
-	out := make([]byte, 0, len(body)+len(tools)+10)
-	out = append(out, body[:len(body)-1]...)
-	out = append(out, `,"tools":`...)
-	out = append(out, tools...)
-	return append(out, '}'), nil
+	body = append(body[:len(body)-1], `,"tools":`...)
+	body = append(body, tools...)
+	return append(body, '}'), nil
 }
 
 func toWire(m messages.ChatMessage) wireMessage {
