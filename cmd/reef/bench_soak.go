@@ -26,6 +26,7 @@ type soakSample struct {
 	DBMB       float64 `json:"dbMB"`   // size of reef.db
 	HeapMB     float64 `json:"heapMB"` // Go heap in use (HeapInuse)
 	KeptMB     float64 `json:"keptMB"` // free heap the runtime keeps (HeapIdle − HeapReleased)
+	GoMB       float64 `json:"goMB"`   // all the Go runtime holds from the OS (Sys − HeapReleased)
 	Goroutines int     `json:"goroutines"`
 	Threads    int     `json:"threads"`
 	FDs        int     `json:"fds"`
@@ -47,8 +48,10 @@ type soakReport struct {
 	Duplicated      int          `json:"duplicated"`
 	CPUMsPerMsg     float64      `json:"cpuMsPerMessage"`
 	PeakRSSMB       float64      `json:"peakRssMB"`
-	RSSGrowthPct    float64      `json:"rssGrowthPct"` // mean of the last quarter's samples over the first quarter's
+	WarmupSeconds   float64      `json:"warmupSeconds"` // samples before this are left out of the growth
+	RSSGrowthPct    float64      `json:"rssGrowthPct"`  // mean of the last quarter's samples over the first quarter's
 	AnonGrowthPct   float64      `json:"anonGrowthPct"`
+	GoGrowthPct     float64      `json:"goGrowthPct"`
 	GoroutineGrowth float64      `json:"goroutineGrowthPct"`
 	FDGrowthPct     float64      `json:"fdGrowthPct"`
 	Samples         []soakSample `json:"samples"`
@@ -65,6 +68,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	perChat := flags.Int("per-chat", 5, "messages per chat before it falls silent and a new chat takes its place (0: chats never change)")
 	idleMinutes := flags.Int("idle-minutes", 1, "session.idleMinutes of the gateway: silent chats' sessions are unloaded after this (0: reef's default)")
 	every := flags.Duration("every", 10*time.Second, "sampling interval")
+	warmup := flags.Duration("warmup", 3*time.Minute, "growth leaves out the samples of the first this long (the ramp from an empty process until sessions start unloading)")
 	latency := flags.Duration("llm-latency", 0, "the fake LLM waits this long before each answer")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	if flags.Parse(args) != nil {
@@ -145,6 +149,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		return soakSample{AtSeconds: time.Since(start).Seconds(), RSSMB: float64(st.rssKB) / 1024, Goroutines: g,
 			AnonMB: float64(st.anonKB) / 1024, FileMB: float64(st.fileKB) / 1024, DBMB: dbMB,
 			HeapMB: mb(mem["HeapInuse"]), KeptMB: mb(mem["HeapIdle"] - mem["HeapReleased"]),
+			GoMB:    mb(mem["Sys"] - mem["HeapReleased"]),
 			Threads: st.threads, FDs: st.fds, CPUSeconds: st.cpu.Seconds(), Injected: len(msgs),
 			Answered: rig.replied.Load(), P99Ms: ms(percentile(lat, 0.99))}, next, nil
 	}
@@ -238,9 +243,17 @@ loop:
 	if len(all) > 0 {
 		rep.CPUMsPerMsg = (final.CPUSeconds - first.CPUSeconds) * 1000 / float64(len(all))
 	}
-	// Growth: the mean of the last quarter of the samples over that of the first quarter
-	// (the first sample, taken before any load, is left out).
+	// Growth: the mean of the last quarter of the samples over that of the first quarter,
+	// from the end of the warm-up on (the ramp from an empty process to the steady number of
+	// live sessions is not growth); all samples under load when the run is too short for that.
 	loaded := rep.Samples[1:]
+	for i, s := range loaded {
+		if s.AtSeconds >= warmup.Seconds() && len(loaded)-i >= 8 {
+			loaded = loaded[i:]
+			rep.WarmupSeconds = warmup.Seconds()
+			break
+		}
+	}
 	q := max(1, len(loaded)/4)
 	if len(loaded) >= 2 {
 		growth := func(get func(soakSample) float64) float64 {
@@ -258,6 +271,7 @@ loop:
 		}
 		rep.RSSGrowthPct = growth(func(s soakSample) float64 { return s.RSSMB })
 		rep.AnonGrowthPct = growth(func(s soakSample) float64 { return s.AnonMB })
+		rep.GoGrowthPct = growth(func(s soakSample) float64 { return s.GoMB })
 		rep.GoroutineGrowth = growth(func(s soakSample) float64 { return float64(s.Goroutines) })
 		rep.FDGrowthPct = growth(func(s soakSample) float64 { return float64(s.FDs) })
 	}
@@ -267,16 +281,20 @@ loop:
 		enc.Encode(rep)
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "t\tRSS\tanon\tfile\theap\tkept\tdb\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
+		fmt.Fprintln(tw, "t\tRSS\tanon\tfile\tGo holds\theap\tkept\tdb\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
 		for _, s := range rep.Samples {
-			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.AnonMB, s.FileMB, s.HeapMB, s.KeptMB, s.DBMB,
+			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.AnonMB, s.FileMB, s.GoMB, s.HeapMB, s.KeptMB, s.DBMB,
 				s.Goroutines, s.Threads, s.FDs, s.CPUSeconds, s.Injected, s.Answered, s.P99Ms)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "soak: %.0fs at %.0f msg/s, %d chats at a time (%d in all): %d injected (%d turns skipped while a chat waited), %d answered, lost %d, duplicated %d, %.2fms CPU/msg, peak RSS %.1fMB\n",
 			rep.DurationSeconds, rep.Rate, rep.Chats, rep.ChatsInAll, rep.Injected, skipped, rep.Answered, rep.Lost, rep.Duplicated, rep.CPUMsPerMsg, rep.PeakRSSMB)
-		fmt.Fprintf(stdout, "growth, last quarter over first quarter: RSS %+.1f%% (anonymous %+.1f%%), goroutines %+.1f%%, fds %+.1f%%\n",
-			rep.RSSGrowthPct, rep.AnonGrowthPct, rep.GoroutineGrowth, rep.FDGrowthPct)
+		from := "the first sample under load"
+		if rep.WarmupSeconds > 0 {
+			from = fmt.Sprintf("%s of warm-up", time.Duration(rep.WarmupSeconds*float64(time.Second)))
+		}
+		fmt.Fprintf(stdout, "growth after %s, last quarter over first quarter: RSS %+.1f%% (anonymous %+.1f%%, held by the Go runtime %+.1f%%), goroutines %+.1f%%, fds %+.1f%%\n",
+			from, rep.RSSGrowthPct, rep.AnonGrowthPct, rep.GoGrowthPct, rep.GoroutineGrowth, rep.FDGrowthPct)
 	}
 	if stopErr != nil {
 		return fail(stopErr)
