@@ -145,10 +145,14 @@ func TestMailboxUserMessageCount(t *testing.T) {
 	q := p()
 	q.RegisterHandlers(mi, NewDefaultDispatcher(300))
 
+	// reef: suspended first, so that no message is processed before the count is read
+	// (upstream counted while the dispatcher already ran, and failed on a busy machine).
+	q.PostSystemMessage(&SuspendMailbox{})
 	for j := 0; j < c; j++ {
 		q.PostUserMessage(fmt.Sprintf("%v", j))
 	}
 	assert.Equal(t, c, q.UserMessageCount())
+	q.PostSystemMessage(&ResumeMailbox{})
 	wg.Wait()
 	time.Sleep(100 * time.Millisecond)
 }
