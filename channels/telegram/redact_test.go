@@ -2,14 +2,17 @@ package telegram
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mymmrac/telego"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
 )
@@ -98,4 +101,41 @@ func errorText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestRequestBodiesAsTelegoEncodesThem: the calls whose chat_id reef encodes itself send the
+// same JSON as telego's own encoding of their parameters.
+func TestRequestBodiesAsTelegoEncodesThem(t *testing.T) {
+	num, name := telego.ChatID{ID: -1001234567890}, telego.ChatID{Username: "@reef_news"}
+	cases := []any{
+		&telego.SendMessageParams{ChatID: num, Text: "a <b>reply</b> & more", ParseMode: "HTML", MessageThreadID: 7,
+			ReplyParameters: &telego.ReplyParameters{MessageID: 42}},
+		&telego.SendMessageParams{ChatID: name, Text: "…"},
+		&telego.EditMessageTextParams{ChatID: num, MessageID: 9, Text: "edited"},
+		&telego.EditMessageTextParams{InlineMessageID: "inline-1", Text: "no chat"},
+		&telego.SendChatActionParams{ChatID: num, Action: "typing"},
+		&telego.DeleteMessageParams{ChatID: name, MessageID: 3},
+		&telego.GetUpdatesParams{Offset: 5, Timeout: 30},
+	}
+	for _, params := range cases {
+		want, err := json.Marshal(params) // through telego.ChatID's MarshalJSON
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := stdJSONConstructor{}.JSONRequest(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(req.BodyRaw), `"chat_id"`); n > 1 {
+			t.Errorf("%T: chat_id %d times in %s", params, n, req.BodyRaw)
+		}
+		var got, exp map[string]any
+		if err := json.Unmarshal(req.BodyRaw, &got); err != nil {
+			t.Fatalf("%T: %s: %v", params, req.BodyRaw, err)
+		}
+		json.Unmarshal(want, &exp)
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("%T:\n got %s\nwant %s", params, req.BodyRaw, want)
+		}
+	}
 }
