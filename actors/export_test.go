@@ -1,6 +1,27 @@
 package actors
 
+import (
+	"testing"
+
+	"github.com/reefgw/reef/tools"
+)
+
 // StorageStats returns how many commits Storage made and how many writes they carried.
 func StorageStats() (commits, writes, nanos int64) {
 	return storageStats.commits.Load(), storageStats.writes.Load(), storageStats.nanos.Load()
+}
+
+// NoTools returns an empty tool registry and the policy that allows it, for tests whose
+// agent needs no tools.
+func NoTools(tb testing.TB) (*tools.Registry, tools.Policy) {
+	tb.Helper()
+	reg, err := tools.NewRegistry()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	policy, err := tools.NewPolicy(nil, nil, reg.Names())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return reg, policy
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools"
 )
 
 // BenchmarkPassivationRespawn measures what a passivated conversation costs its next message:
@@ -105,14 +104,7 @@ func newRespawnRig(b *testing.B, n int) *respawnRig {
 	}
 	b.Cleanup(func() { store.Close() })
 	size := seedConversation(b, store, n)
-	reg, err := tools.NewRegistry()
-	if err != nil {
-		b.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		b.Fatal(err)
-	}
+	reg, policy := NoTools(b)
 	script := fakellm.NewScript()
 	script.KeepRequests = 4
 	script.Respond = func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Hang: true} }

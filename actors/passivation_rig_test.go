@@ -17,7 +17,6 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools"
 )
 
 // passRig is an actor tree for passivation tests and benchmarks: a fake channel, the
@@ -59,14 +58,7 @@ func newPassRig(t testing.TB, store persistence.Store) *passRig {
 		}
 		return fakellm.Reply{Text: "ok"}
 	}
-	reg, err := tools.NewRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, policy := actors.NoTools(t)
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
 		Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
 	r := &passRig{t: t, ch: fake.New(), store: store, script: script,
@@ -83,6 +75,7 @@ func newPassRig(t testing.TB, store persistence.Store) *passRig {
 		Session: actors.SessionSettings{IdleAfter: passIdle}}
 	// No heartbeats: the clock jumps by idle periods, and a heartbeat's run would be traffic.
 	noBeats := actors.TimerSettings{Heartbeats: map[string]actors.HeartbeatSettings{"main": {Every: -1}}}
+	var err error
 	if r.rt, err = actors.Start(deps, actors.WithTimer(noBeats)); err != nil {
 		t.Fatal(err)
 	}

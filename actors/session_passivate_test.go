@@ -10,20 +10,12 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence/memory"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools"
 )
 
 // TestSessionConfirmsIdleOnlyWhenIdle: a real Session under a stand-in Router does not
 // confirm an idle check while a run is going, and confirms one once the run is recorded.
 func TestSessionConfirmsIdleOnlyWhenIdle(t *testing.T) {
-	reg, err := tools.NewRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, policy := NoTools(t)
 	script := fakellm.NewScript(fakellm.Reply{Hang: true})
 	store := memory.New()
 	deps := &Deps{Log: testutil.Logger(t), Store: store, Agents: []*Agent{{ID: "main", Name: "Reef",
