@@ -11,11 +11,11 @@ import (
 	"github.com/reefgw/reef/providers"
 )
 
-// chatRequest is the body of POST /chat/completions.
+// chatRequest is the body of POST /chat/completions, but for "tools", which encode adds from
+// its cache.
 type chatRequest struct {
 	Model               string         `json:"model"`
 	Messages            []wireMessage  `json:"messages"`
-	Tools               []wireTool     `json:"tools,omitempty"`
 	Stream              bool           `json:"stream"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
@@ -60,7 +60,7 @@ type wireToolSpec struct {
 // because some servers reject system messages after the first.
 const systemEventPrefix = "[System event — written by the gateway, not by the user]\n"
 
-// buildRequest translates req to the Chat Completions wire format.
+// buildRequest translates req, all but its tools, to the Chat Completions wire format.
 func (c *Client) buildRequest(req providers.Request) chatRequest {
 	body := chatRequest{
 		Model:         req.Model,
@@ -74,7 +74,6 @@ func (c *Client) buildRequest(req providers.Request) chatRequest {
 	for _, m := range req.Messages {
 		body.Messages = append(body.Messages, toWire(m))
 	}
-	body.Tools = wireTools(req.Tools)
 	if req.MaxTokens > 0 {
 		if c.official {
 			body.MaxCompletionTokens = req.MaxTokens
@@ -127,12 +126,10 @@ func (tc *toolsCache) encoded(specs []messages.ToolSpec) ([]byte, error) {
 // encode encodes the request body, with the tools from the cache, into one buffer sized for
 // the system prompt, the transcript and the tools (a request is mostly those).
 func (c *Client) encode(req providers.Request) ([]byte, error) {
-	specs := req.Tools
-	req.Tools = nil
 	var tools []byte
-	if len(specs) > 0 {
+	if len(req.Tools) > 0 {
 		var err error
-		if tools, err = c.tools.encoded(specs); err != nil {
+		if tools, err = c.tools.encoded(req.Tools); err != nil {
 			return nil, err
 		}
 	}
