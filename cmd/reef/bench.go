@@ -205,11 +205,6 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		}
 		res.IdleRSSMB = float64(st.rssKB) / 1024
 		res.IdleAnonMB, res.IdleFileMB = float64(st.anonKB)/1024, float64(st.fileKB)/1024
-		if dump := os.Getenv("REEF_BENCH_SMAPS"); dump != "" {
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", child.pid())); err == nil {
-				os.WriteFile(dump, b, 0o644)
-			}
-		}
 		res.PeakRSSMB = float64(st.hwmKB) / 1024
 		res.CPUSeconds = st.cpu.Seconds()
 		return res, child.stop()
