@@ -1,7 +1,6 @@
 package actors_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -116,15 +115,7 @@ func TestResetSnapshotStartsAfresh(t *testing.T) {
 // TestManualCompactWaitsForTheRun: /compact during a run is queued like a run: the run ends
 // and answers first, then the compaction runs and answers.
 func TestManualCompactWaitsForTheRun(t *testing.T) {
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	slow := &testTool{name: "lookup", run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return tools.Result{Content: "found"}, nil
-	}}
+	slow, started, release := heldTool("lookup", "found")
 	model := &compactModel{}
 	script := fakellm.NewScript()
 	script.Respond = func(r fakellm.Request) fakellm.Reply {

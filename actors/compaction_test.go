@@ -387,15 +387,7 @@ func TestCompactionInsideOneRun(t *testing.T) {
 // TestSteerDuringMemoryFlush: a message sent while the memory flush runs is not taken into the
 // flush (whose entries are dropped) but into the run after the compaction.
 func TestSteerDuringMemoryFlush(t *testing.T) {
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	slow := &testTool{name: "lookup", run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return tools.Result{Content: "noted"}, nil
-	}}
+	slow, started, release := heldTool("lookup", "noted")
 	model := &compactModel{}
 	flushCalls := 0
 	model.flush = func(r fakellm.Request) fakellm.Reply {

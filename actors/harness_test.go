@@ -206,6 +206,21 @@ func (t *testTool) Spec() messages.ToolSpec {
 
 func (t *testTool) Run(ctx context.Context, c tools.Call) (tools.Result, error) { return t.run(ctx, c) }
 
+// heldTool is a tool that signals started when a call begins and returns content once
+// release is closed (or the call is cancelled).
+func heldTool(name, content string) (tool *testTool, started chan struct{}, release chan struct{}) {
+	started, release = make(chan struct{}, 1), make(chan struct{})
+	tool = &testTool{name: name, run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return tools.Result{Content: content}, nil
+	}}
+	return tool, started, release
+}
+
 // syncTool runs inside the ToolRun actor's Receive.
 type syncTool struct{ testTool }
 
