@@ -1,6 +1,7 @@
 package openaitest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -14,9 +15,9 @@ import (
 type chatRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"` // a string, null, or an array of parts
-		ToolCallID string          `json:"tool_call_id"`
+		Role       string  `json:"role"`
+		Content    content `json:"content"` // a string, null, or an array of parts
+		ToolCallID string  `json:"tool_call_id"`
 		ToolCalls  []struct {
 			ID       string `json:"id"`
 			Function struct {
@@ -38,12 +39,11 @@ func (req chatRequest) record() fake.Request {
 	rec := fake.Request{Model: req.Model}
 	names := map[string]string{} // tool call id → name
 	for i, m := range req.Messages {
-		content := text(m.Content)
 		if i == 0 && m.Role == "system" {
-			rec.System = content
+			rec.System = string(m.Content)
 			continue
 		}
-		cm := messages.ChatMessage{Role: messages.Role(m.Role), Content: content}
+		cm := messages.ChatMessage{Role: messages.Role(m.Role), Content: string(m.Content)}
 		switch m.Role {
 		case "developer":
 			cm.Role = messages.RoleSystem
@@ -65,24 +65,68 @@ func (req chatRequest) record() fake.Request {
 	return rec
 }
 
-// text reads message content given as a string or as an array of text parts.
-func text(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
+// content is message content sent as a string, null, or an array of text parts; it decodes
+// to the text. A string is decoded in one pass (the system prompt is most of a request).
+type content string
+
+func (c *content) UnmarshalJSON(raw []byte) error {
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		if s, ok := unquoteSimple(raw); ok {
+			*c = content(s)
+			return nil
+		}
+		var s string
+		err := json.Unmarshal(raw, &s)
+		*c = content(s)
+		return err
+	case len(raw) > 0 && raw[0] == '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &parts) != nil {
+			*c = ""
+			return nil
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		*c = content(b.String())
+	default:
+		*c = ""
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+	return nil
+}
+
+// unquoteSimple decodes a JSON string whose escapes are only \n, \t, \", \\ and \/ (what
+// reef's prompts hold), which encoding/json has already validated; ok is false otherwise.
+func unquoteSimple(raw []byte) (string, bool) {
+	body := raw[1 : len(raw)-1]
+	if !bytes.ContainsRune(body, '\\') {
+		return string(body), true
 	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		ch := body[i]
+		if ch != '\\' {
+			out = append(out, ch)
+			continue
+		}
+		i++
+		switch body[i] {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case '"', '\\', '/':
+			out = append(out, body[i])
+		default: // \u, \r, \b, \f: leave them to encoding/json
+			return "", false
+		}
 	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
+	return string(out), true
 }
 
 // streamer writes one streamed answer, flushing after every chunk.
