@@ -28,3 +28,21 @@ func BenchmarkDecodeRequest(b *testing.B) {
 		req.record()
 	}
 }
+
+// TestContentDecodes: content decodes to the text encoding/json gives, on the fast path
+// (simple escapes) and the fallback (\u escapes), and from null and arrays of parts.
+func TestContentDecodes(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\nb\t\"c\" \\ /d", "<b>&</b> é \u2028 \x01 \r"} {
+		raw, _ := json.Marshal(s)
+		var c content
+		if err := json.Unmarshal(raw, &c); err != nil || string(c) != s {
+			t.Errorf("%s decoded to %q (%v), want %q", raw, c, err, s)
+		}
+	}
+	for raw, want := range map[string]string{`null`: "", `[{"type":"text","text":"a"},{"type":"text","text":"b\n"}]`: "a\nb\n"} {
+		var c content
+		if err := json.Unmarshal([]byte(raw), &c); err != nil || string(c) != want {
+			t.Errorf("%s decoded to %q (%v), want %q", raw, c, err, want)
+		}
+	}
+}
