@@ -39,7 +39,7 @@ func TestContentDecodes(t *testing.T) {
 			t.Errorf("%s decoded to %q (%v), want %q", raw, c, err, s)
 		}
 	}
-	for raw, want := range map[string]string{`null`: "", `[{"type":"text","text":"a"},{"type":"text","text":"b\n"}]`: "a\nb\n"} {
+	for raw, want := range map[string]string{`null`: "", `[{"type":"text","text":"a"},{"type":"text","text":"b\n"}]`: "ab\n"} {
 		var c content
 		if err := json.Unmarshal([]byte(raw), &c); err != nil || string(c) != want {
 			t.Errorf("%s decoded to %q (%v), want %q", raw, c, err, want)
