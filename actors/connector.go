@@ -32,9 +32,9 @@ type Connector struct {
 	runCtx context.Context
 	cancel context.CancelFunc
 	sends  sync.WaitGroup      // send and progress goroutines
-	queues map[string][]any    // chat id → pending *messages.Outbound / *messages.TurnEvent / *showRun
+	queues map[string][]any    // chat id → pending *messages.Outbound / *messages.TurnEvent / *showRun / *typingJob
 	busy   map[string]bool     // chat id → a job is running
-	unseen map[string]*showRun // session and chat → a started run not shown yet (see showDelay)
+	runs   map[string]*showRun // session and chat → a started run, to show (see showDelay) and keep shown
 	health ChannelHealth
 }
 
@@ -92,7 +92,7 @@ func (c *Connector) Receive(ctx actor.Context) {
 func (c *Connector) onStarted(ctx actor.Context) {
 	c.queues = map[string][]any{}
 	c.busy = map[string]bool{}
-	c.unseen = map[string]*showRun{}
+	c.runs = map[string]*showRun{}
 	c.health = ChannelHealth{Name: c.name, Connected: true}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
@@ -115,9 +115,9 @@ func (c *Connector) onStopping(ctx actor.Context) {
 	if c.cancel == nil {
 		return
 	}
-	for key, sr := range c.unseen {
+	for key, sr := range c.runs {
 		sr.stop()
-		delete(c.unseen, key)
+		delete(c.runs, key)
 	}
 	deadline := time.Now().Add(sendGrace)
 	if !waitUntil(&c.sends, deadline) {

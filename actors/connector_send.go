@@ -56,6 +56,8 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 			c.progress(runCtx, root, job)
 		case *showRun:
 			c.show(runCtx, root, job.ev)
+		case *typingJob:
+			c.typing(runCtx, job.chat)
 		}
 	}()
 }

@@ -18,14 +18,25 @@ import (
 // and the model. Half a second is below what a person notices as "no reaction" on a phone.
 const showDelay = 500 * time.Millisecond
 
-// showRun is a started run waiting to be shown: the Connector's self-message when showDelay
-// has passed, and then a job of its chat's queue.
+// While a shown run goes on, its typing indicator is sent again every typingEvery: Telegram
+// shows one for 5 s, Discord for 10 s. typingFor bounds it, should a run's end never come.
+const (
+	typingEvery = 4 * time.Second
+	typingFor   = 30 * time.Minute
+)
+
+// showRun is a started run: the Connector's self-message when showDelay has passed (then a
+// job of its chat's queue), and again every typingEvery while it is shown.
 type showRun struct {
-	ev   *messages.TurnEvent
-	stop func() bool // cancels the pending wake-up
+	ev    *messages.TurnEvent
+	stop  func() bool // cancels the pending wake-up
+	shown time.Time   // zero until shown
 }
 
-// showKey is the key of a run in Connector.unseen: its session and chat.
+// typingJob sends a typing action again (a job of its chat's queue).
+type typingJob struct{ chat string }
+
+// showKey is the key of a run in Connector.runs: its session and chat.
 func showKey(session, chat string) string { return session + "\x00" + chat }
 
 // onTurnEvent queues a run's progress for its chat; a run's start waits for showDelay.
@@ -33,51 +44,77 @@ func (c *Connector) onTurnEvent(ctx actor.Context, ev *messages.TurnEvent) {
 	switch ev.Kind {
 	case messages.TurnStarted:
 		key := showKey(ev.SessionKey, ev.ChatID)
-		if old := c.unseen[key]; old != nil {
+		if old := c.runs[key]; old != nil {
 			old.stop()
 		}
 		sr := &showRun{ev: ev}
-		self, root := ctx.Self(), ctx.ActorSystem().Root
-		sr.stop = c.deps.clock().AfterFunc(showDelay, func() { root.Send(self, sr) })
-		c.unseen[key] = sr
+		c.wake(ctx, sr, showDelay)
+		c.runs[key] = sr
 	case messages.TurnFinal:
-		c.forgetUnseen(ev.SessionKey, ev.ChatID)
+		c.forgetRun(ev.SessionKey, ev.ChatID)
 	}
 	c.enqueue(ctx, ev.ChatID, ev)
 }
 
 // onOutbound queues a reply. A reply of the run (not a direct one such as a /status answer)
-// makes its own draft, so the run no longer needs showing.
+// makes its own draft, so the run no longer needs showing; and a message sent ends the
+// platform's typing indicator, so it is not sent again either.
 func (c *Connector) onOutbound(ctx actor.Context, out *messages.Outbound) {
 	if !out.Direct {
-		c.forgetUnseen(out.SessionKey, out.ChatID)
+		c.forgetRun(out.SessionKey, out.ChatID)
 	}
 	c.enqueue(ctx, out.ChatID, out)
 }
 
-// onShowDue queues the showing of a run that is still going after showDelay.
+// onShowDue queues the showing of a run that is still going after showDelay, and then a
+// typing action every typingEvery while it goes on.
 func (c *Connector) onShowDue(ctx actor.Context, sr *showRun) {
 	key := showKey(sr.ev.SessionKey, sr.ev.ChatID)
-	if c.unseen[key] != sr {
+	if c.runs[key] != sr {
 		return // answered, finished or replaced by a newer run meanwhile
 	}
-	delete(c.unseen, key)
-	c.enqueue(ctx, sr.ev.ChatID, sr)
+	_, typer := c.ch.(channels.Typer)
+	now := c.deps.now()
+	switch {
+	case sr.shown.IsZero():
+		sr.shown = now
+		c.enqueue(ctx, sr.ev.ChatID, sr)
+	case now.Sub(sr.shown) < typingFor:
+		c.enqueue(ctx, sr.ev.ChatID, &typingJob{chat: sr.ev.ChatID})
+	default:
+		typer = false
+	}
+	if !typer {
+		delete(c.runs, key)
+		return
+	}
+	c.wake(ctx, sr, typingEvery)
 }
 
-func (c *Connector) forgetUnseen(session, chat string) {
+// wake has the Connector sent sr after d.
+func (c *Connector) wake(ctx actor.Context, sr *showRun, d time.Duration) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	sr.stop = c.deps.clock().AfterFunc(d, func() { root.Send(self, sr) })
+}
+
+func (c *Connector) forgetRun(session, chat string) {
 	key := showKey(session, chat)
-	if sr := c.unseen[key]; sr != nil {
+	if sr := c.runs[key]; sr != nil {
 		sr.stop()
-		delete(c.unseen, key)
+		delete(c.runs, key)
 	}
 }
 
 // show puts a run on the platform: its draft and the typing indicator.
 func (c *Connector) show(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
 	c.openDraft(ctx, root, ev)
+	c.typing(ctx, ev.ChatID)
+}
+
+// typing shows the typing indicator in chat, where the platform has one.
+func (c *Connector) typing(ctx context.Context, chat string) {
 	if t, ok := c.ch.(channels.Typer); ok {
-		if err := t.Typing(ctx, ev.ChatID); err != nil {
+		if err := t.Typing(ctx, chat); err != nil {
 			c.log.Debug().Err(err).Msg("typing")
 		}
 	}

@@ -96,3 +96,38 @@ func TestRunShownAfterDelay(t *testing.T) {
 	g.answer(fakellm.Reply{Text: "the answer"})
 	waitShown(t, ed, "1", status, "the answer")
 }
+
+// TestTypingKeptWhileRunGoesOn: a shown run's typing indicator is sent again every 4 s
+// (Telegram clears it after 5), and no more once the run has answered.
+func TestTypingKeptWhileRunGoesOn(t *testing.T) {
+	clock := testutil.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	g, script := newGate(t)
+	ed := fake.NewEditable()
+	h := newHarness(t, harnessOpts{editable: ed, script: script, clock: clock})
+	h.say("1", "a long question")
+	g.next()
+	status := h.settled("1")
+	if n := ed.Typings("1"); n != 0 {
+		t.Fatalf("%d typing actions before the show delay", n)
+	}
+	clock.Advance(500 * time.Millisecond)
+	if out := h.reply(); out.Text != "…" {
+		t.Fatalf("sent %q, want the draft", out.Text)
+	}
+	waitFor(t, func() bool { return ed.Typings("1") == 1 })
+	for want := 2; want <= 4; want++ {
+		clock.Advance(4 * time.Second)
+		waitFor(t, func() bool { return ed.Typings("1") == want })
+	}
+	g.answer(fakellm.Reply{Text: "the answer"})
+	waitShown(t, ed, "1", status, "the answer")
+	h.rt.Health() // the Connector has handled the reply by now
+	if at, ok := clock.Next(); ok && at.Sub(clock.Now()) <= 4*time.Second {
+		t.Errorf("a wake-up is still pending %v after the answer", at.Sub(clock.Now()))
+	}
+	clock.Advance(12 * time.Second)
+	h.rt.Health()
+	if n := ed.Typings("1"); n != 4 {
+		t.Errorf("%d typing actions, want 4: none after the answer", n)
+	}
+}

@@ -13,10 +13,11 @@ import (
 // each chat as its user would see it.
 type Editable struct {
 	*Channel
-	mu    sync.Mutex
-	chats map[string][]*shown
-	byID  map[string]*shown
-	Edits int // successful edits that changed a message
+	mu     sync.Mutex
+	chats  map[string][]*shown
+	byID   map[string]*shown
+	Edits  int            // successful edits that changed a message
+	typing map[string]int // chat → typing actions
 }
 
 type shown struct {
@@ -28,11 +29,12 @@ type shown struct {
 var (
 	_ channels.Editor  = (*Editable)(nil)
 	_ channels.Deleter = (*Editable)(nil)
+	_ channels.Typer   = (*Editable)(nil)
 )
 
 // NewEditable returns an editable fake channel.
 func NewEditable() *Editable {
-	return &Editable{Channel: New(), chats: map[string][]*shown{}, byID: map[string]*shown{}}
+	return &Editable{Channel: New(), chats: map[string][]*shown{}, byID: map[string]*shown{}, typing: map[string]int{}}
 }
 
 // Send records the message in its chat, then publishes it on Sent like Channel.
@@ -94,4 +96,19 @@ func (e *Editable) visible(chatID string, field func(*shown) string) []string {
 		}
 	}
 	return out
+}
+
+// Typing counts a typing action in chatID.
+func (e *Editable) Typing(_ context.Context, chatID string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.typing[chatID]++
+	return nil
+}
+
+// Typings returns how many typing actions chatID has had.
+func (e *Editable) Typings(chatID string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.typing[chatID]
 }
