@@ -80,16 +80,22 @@ func TestResendAfterCrashIsAnEdit(t *testing.T) {
 	}
 }
 
+// startRunOnClock starts a run in chat "1" of an editable platform on a fake clock, its model
+// call held by the gate; status is the /status answer shown after the run started.
+func startRunOnClock(t *testing.T) (clock *testutil.Clock, g *gate, ed *fake.Editable, h *harness, status string) {
+	clock = testutil.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
+	g, script := newGate(t)
+	ed = fake.NewEditable()
+	h = newHarness(t, harnessOpts{editable: ed, script: script, clock: clock})
+	h.say("1", "question")
+	g.next()
+	return clock, g, ed, h, h.settled("1") // answered after the run started, so shown after any draft
+}
+
 // TestRunShownAfterDelay: a run's draft appears only once the run has gone on for the show
 // delay (quick answers make their own draft), and the reply then replaces it.
 func TestRunShownAfterDelay(t *testing.T) {
-	clock := testutil.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
-	g, script := newGate(t)
-	ed := fake.NewEditable()
-	h := newHarness(t, harnessOpts{editable: ed, script: script, clock: clock})
-	h.say("1", "question")
-	g.next()
-	status := h.settled("1")      // answered after the run started, so shown after any draft
+	clock, g, ed, _, status := startRunOnClock(t)
 	waitShown(t, ed, "1", status) // not ("…", status): no draft before the delay
 	clock.Advance(500 * time.Millisecond)
 	waitShown(t, ed, "1", status, "…")
@@ -100,13 +106,7 @@ func TestRunShownAfterDelay(t *testing.T) {
 // TestTypingKeptWhileRunGoesOn: a shown run's typing indicator is sent again every 4 s
 // (Telegram clears it after 5), and no more once the run has answered.
 func TestTypingKeptWhileRunGoesOn(t *testing.T) {
-	clock := testutil.NewClock(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC))
-	g, script := newGate(t)
-	ed := fake.NewEditable()
-	h := newHarness(t, harnessOpts{editable: ed, script: script, clock: clock})
-	h.say("1", "a long question")
-	g.next()
-	status := h.settled("1")
+	clock, g, ed, h, status := startRunOnClock(t)
 	if n := ed.Typings("1"); n != 0 {
 		t.Fatalf("%d typing actions before the show delay", n)
 	}
