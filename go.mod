@@ -39,3 +39,5 @@ require (
 )
 
 replace github.com/asynkron/protoactor-go => ./internal/third_party/protoactor-go
+
+replace go.etcd.io/bbolt => ./internal/third_party/bbolt
