@@ -51,7 +51,7 @@ func (f *array) Allocate(txid common.Txid, n int) common.Pgid {
 			for i := common.Pgid(0); i < common.Pgid(n); i++ {
 				delete(f.cache, initial+i)
 			}
-			f.allocs[initial] = txid
+			f.recordAlloc(initial, txid)
 			return initial
 		}
 

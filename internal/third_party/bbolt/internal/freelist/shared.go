@@ -22,6 +22,10 @@ type shared struct {
 	allocs        map[common.Pgid]common.Txid // mapping of Txid that allocated a pgid.
 	cache         map[common.Pgid]struct{}    // fast lookup of all free and pending page ids.
 	pending       map[common.Txid]*txPending  // mapping of soon-to-be free page ids by tx.
+
+	// reef patch: allocs pruning (prune.go).
+	lastAllocTxid common.Txid // highest txid that allocated pages from this freelist.
+	allocsPruneAt int         // len(allocs) at which ReleasePendingPages prunes it next.
 }
 
 func newShared() *shared {
@@ -145,6 +149,7 @@ func (t *shared) ReleasePendingPages() {
 	if len(t.readonlyTXIDs) > 0 {
 		minid = t.readonlyTXIDs[0]
 	}
+	t.pruneAllocs(minid)
 	if minid > 0 {
 		t.release(minid - 1)
 	}
