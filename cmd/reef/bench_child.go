@@ -267,6 +267,29 @@ func heapStats(addr string) (map[string]int64, error) {
 	return stats, sc.Err()
 }
 
+// saveHeapProfile writes the heap profile of the pprof endpoint at addr, taken after a
+// garbage collection, to path (read it with go tool pprof -sample_index=inuse_space).
+func saveHeapProfile(addr, path string) error {
+	client := http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get("http://" + addr + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile: %s: %w", path, err)
+	}
+	return f.Close()
+}
+
 func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
 // loopbackAddr returns a loopback address with a port nobody listens on right now.

@@ -71,6 +71,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	warmup := flags.Duration("warmup", 3*time.Minute, "growth leaves out the samples of the first this long (the ramp from an empty process until sessions start unloading)")
 	latency := flags.Duration("llm-latency", 0, "the fake LLM waits this long before each answer")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
+	heapProfile := flags.String("heapprofile", "", "save the gateway's heap profile to `PREFIX`-warmup.pb.gz at the end of the warm-up and PREFIX-end.pb.gz at the end")
 	if flags.Parse(args) != nil {
 		return 2
 	}
@@ -182,6 +183,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	}
 	nextChat := int64(30000 + *chats)
 	next, skipped := 0, 0
+	warmProfiled := false
 loop:
 	for {
 		select {
@@ -197,6 +199,13 @@ loop:
 			}
 			since = n
 			rep.Samples = append(rep.Samples, s)
+			if *heapProfile != "" && !warmProfiled && s.AtSeconds >= warmup.Seconds() {
+				warmProfiled = true
+				if err := saveHeapProfile(pprofAddr, *heapProfile+"-warmup.pb.gz"); err != nil {
+					stopProgress()
+					return fail(err)
+				}
+			}
 		case <-tick.C:
 			c := next
 			next = (next + 1) % *chats
@@ -233,6 +242,11 @@ loop:
 	final, _, err := sample(since)
 	if err != nil {
 		return fail(err)
+	}
+	if *heapProfile != "" {
+		if err := saveHeapProfile(pprofAddr, *heapProfile+"-end.pb.gz"); err != nil {
+			return fail(err)
+		}
 	}
 	st, _ := readProc(child.pid())
 	stopErr := child.stop()

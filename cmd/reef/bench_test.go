@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,27 @@ func TestBenchBurstSmall(t *testing.T) {
 	for _, want := range []string{`"scenario": "burst"`, `"messages": 20`, `"lost": 0`, `"duplicated": 0`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// TestBenchSoakHeapProfile runs a short soak that saves the gateway's heap profiles.
+func TestBenchSoakHeapProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a gateway")
+	}
+	prefix := filepath.Join(t.TempDir(), "heap")
+	out, code := benchCommand(t, time.Minute, "soak", "-duration", "4s", "-every", "1s", "-warmup", "2s", "-rate", "5", "-heapprofile", prefix)
+	if code != 0 {
+		t.Fatalf("reef bench soak exit %d:\n%s", code, out)
+	}
+	for _, name := range []string{prefix + "-warmup.pb.gz", prefix + "-end.pb.gz"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b { // a profile is gzipped protobuf
+			t.Errorf("%s: %d bytes, not a gzipped profile", name, len(b))
 		}
 	}
 }
