@@ -96,6 +96,14 @@ type failure struct {
 // New starts a fake Discord that stops when the test ends.
 func New(t testing.TB, cfg Config) *Server {
 	t.Helper()
+	s := Start(cfg)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake Discord on 127.0.0.1 outside of a test (reef bench runs it this way).
+// The caller stops it with Close.
+func Start(cfg Config) *Server {
 	if cfg.Token == "" {
 		cfg.Token = DefaultToken
 	}
@@ -126,7 +134,6 @@ func New(t testing.TB, cfg Config) *Server {
 	s.http = httptest.NewServer(mux)
 	s.URL = s.http.URL
 	s.WSURL = "ws" + strings.TrimPrefix(s.http.URL, "http") + "/gateway-ws"
-	t.Cleanup(s.Close)
 	return s
 }
 

@@ -87,6 +87,14 @@ type Server struct {
 // New starts a fake platform, stopped when the test ends.
 func New(t testing.TB, cfg Config) *Server {
 	t.Helper()
+	s := Start(cfg)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake platform on 127.0.0.1 outside of a test (reef bench runs it this way).
+// The caller stops it with Close.
+func Start(cfg Config) *Server {
 	if cfg.AppID == "" {
 		cfg.AppID = "cli_" + randHex(8)
 	}
@@ -124,7 +132,6 @@ func New(t testing.TB, cfg Config) *Server {
 	s.URL = s.srv.URL
 	s.wg.Add(1)
 	go s.pump()
-	t.Cleanup(s.Close)
 	return s
 }
 
