@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -60,14 +61,7 @@ type benchResult struct {
 	// APICalls counts the gateway's Bot API calls by method over the whole run.
 	APICalls map[string]int `json:"apiCalls"`
 
-	// idle only
-	Channels    string  `json:"channels,omitempty"`
-	ReadyMs     float64 `json:"readyMs,omitempty"`     // child started → "reef gateway ready" read
-	StartupMs   float64 `json:"startupMs,omitempty"`   // process start → ready, as the gateway logs it
-	FirstPollMs float64 `json:"firstPollMs,omitempty"` // child started → first getUpdates at the fake
-	IdleRSSMB   float64 `json:"idleRssMB,omitempty"`   // VmRSS after 5 s of nothing
-	IdleAnonMB  float64 `json:"idleAnonMB,omitempty"`  // of which RssAnon: heap, stacks, runtime
-	IdleFileMB  float64 `json:"idleFileMB,omitempty"`  // and RssFile: the binary's pages, the mapped database
+	idleResult
 }
 
 // benchOpts are the flags of reef bench.
@@ -80,6 +74,8 @@ type benchOpts struct {
 	progress   io.Writer
 	tty        bool
 	gatewayArg []string
+	// idle: the window sampled, and -release-after of the gateway
+	idleFor, releaseAfter time.Duration
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -103,6 +99,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway (0: reef's default, 64)")
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
+	flags.DurationVar(&o.idleFor, "idle-for", time.Minute, "idle: how long to sample RSS (every second) once the channels are connected")
+	flags.DurationVar(&o.releaseAfter, "release-after", defaultReleaseAfter,
+		"idle: the gateway's -release-after (0: it keeps start-up's memory); the idle window starts after the release")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
 	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of this process (the fakes) to this file")
 	if flags.Parse(args) != nil {
@@ -118,6 +117,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.n <= 0 || o.k <= 0 || o.m <= 0 {
 		fmt.Fprintln(stderr, "reef bench: -n, -k and -m must be positive")
+		return 2
+	}
+	if o.idleFor <= 0 || o.releaseAfter < 0 {
+		fmt.Fprintln(stderr, "reef bench: -idle-for must be positive and -release-after not negative")
 		return 2
 	}
 	if o.pprofAddr != "" {
@@ -176,40 +179,26 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		return res, err
 	}
 	defer rig.Close()
+	args := o.gatewayArg
+	if name == "idle" {
+		rig.startPlatforms()
+		args = append(slices.Clone(args), "-release-after", o.releaseAfter.String())
+	}
 	if err := rig.writeConfig(o.llmCap, name == "idle"); err != nil {
 		return res, err
 	}
-	child, err := rig.startGateway(ctx, o.gatewayArg...)
+	child, err := rig.startGateway(ctx, args...)
 	if err != nil {
 		return res, err
 	}
 	defer child.kill()
+	if name == "idle" {
+		return runIdle(ctx, rig, child, o, res)
+	}
 	// Measure from the first poll on: the gateway is then fully up.
 	if err := waitFor(ctx, 10*time.Second, func() bool { n, _ := rig.pollsSeen(); return n > 0 }); err != nil {
 		return res, fmt.Errorf("no getUpdates within 10s of start: %w\n%s", err, child.log.tail())
 	}
-	if name == "idle" {
-		_, first := rig.pollsSeen()
-		res.Channels = "telegram, discord, feishu"
-		res.ReadyMs = ms(child.readyAt.Sub(child.started))
-		res.StartupMs = child.startupMs
-		res.FirstPollMs = ms(first.Sub(child.started))
-		select {
-		case <-time.After(5 * time.Second):
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
-		st, err := readProc(child.pid())
-		if err != nil {
-			return res, err
-		}
-		res.IdleRSSMB = float64(st.rssKB) / 1024
-		res.IdleAnonMB, res.IdleFileMB = float64(st.anonKB)/1024, float64(st.fileKB)/1024
-		res.PeakRSSMB = float64(st.hwmKB) / 1024
-		res.CPUSeconds = st.cpu.Seconds()
-		return res, child.stop()
-	}
-
 	before, err := readProc(child.pid())
 	if err != nil {
 		return res, err
@@ -358,7 +347,6 @@ func printBench(w io.Writer, results []benchResult) {
 		tw.Flush()
 	}
 	for _, r := range idle {
-		fmt.Fprintf(w, "idle (%s): ready %.0fms after exec (gateway logs startup %.0fms), first getUpdates %.0fms after exec, RSS %.1fMB after 5s idle (%.1fMB anonymous, %.1fMB file-backed; peak %.1fMB)\n",
-			r.Channels, r.ReadyMs, r.StartupMs, r.FirstPollMs, r.IdleRSSMB, r.IdleAnonMB, r.IdleFileMB, r.PeakRSSMB)
+		printIdle(w, r)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,6 +133,29 @@ type benchLog struct {
 	lines   []string
 	ready   bool
 	onReady func(line string)
+	awaits  []logAwait
+}
+
+// logAwait is a line someone waits for: the first containing text goes to ch.
+type logAwait struct {
+	text string
+	ch   chan string
+}
+
+// await returns a channel that receives the first line containing text (a line already
+// kept counts).
+func (l *benchLog) await(text string) <-chan string {
+	ch := make(chan string, 1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if strings.Contains(line, text) {
+			ch <- line
+			return ch
+		}
+	}
+	l.awaits = append(l.awaits, logAwait{text, ch})
+	return ch
 }
 
 func (l *benchLog) Write(p []byte) (int, error) {
@@ -149,6 +173,13 @@ func (l *benchLog) Write(p []byte) (int, error) {
 			l.ready = true
 			l.onReady(line)
 		}
+		l.awaits = slices.DeleteFunc(l.awaits, func(a logAwait) bool {
+			if !strings.Contains(line, a.text) {
+				return false
+			}
+			a.ch <- line
+			return true
+		})
 		l.lines = append(l.lines, line)
 		if len(l.lines) > 200 {
 			l.lines = append(l.lines[:0], l.lines[100:]...)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reefgw/reef/channels/discord/discordtest"
+	"github.com/reefgw/reef/channels/feishu/feishutest"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
@@ -59,6 +62,8 @@ type benchMsg struct {
 type benchRig struct {
 	dir, home string
 	tg        *telegramtest.Server
+	dc        *discordtest.Server // idle only: Discord's gateway and REST API
+	fs        *feishutest.Server  // idle only: Feishu's REST API and long connection
 	llm       *http.Server
 	llmStop   chan struct{}
 	llmURL    string
@@ -118,12 +123,38 @@ func (r *benchRig) Close() {
 	if r.tg != nil {
 		r.tg.Close()
 	}
+	if r.dc != nil {
+		r.dc.Close()
+	}
+	if r.fs != nil {
+		r.fs.Close()
+	}
 	os.RemoveAll(r.dir)
 }
 
-// writeConfig writes reef.yaml; maxConcurrent > 0 sets llm.maxConcurrent. extraChannels adds Discord and Feishu against ports where
-// nothing listens (for the idle measurement with three platforms configured).
+// Credentials of the fake Discord and Feishu.
+const (
+	benchDiscordToken = "bench.discord.token"
+	benchFeishuApp    = "cli_reefbench"
+	benchFeishuSecret = "bench-secret"
+)
+
+// discordHeartbeat is the heartbeat interval the fake Discord asks for: Discord's own.
+const discordHeartbeat = 41250 * time.Millisecond
+
+// startPlatforms starts a fake Discord (REST and gateway WebSocket) and a fake Feishu (REST
+// and long connection), for a gateway with three connected channels.
+func (r *benchRig) startPlatforms() {
+	r.dc = discordtest.Start(discordtest.Config{Token: benchDiscordToken, HeartbeatInterval: discordHeartbeat})
+	r.fs = feishutest.Start(feishutest.Config{AppID: benchFeishuApp, AppSecret: benchFeishuSecret})
+}
+
+// writeConfig writes reef.yaml; maxConcurrent > 0 sets llm.maxConcurrent. extraChannels adds
+// Discord and Feishu (WebSocket mode), served by the fakes of startPlatforms.
 func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
+	if extraChannels && (r.dc == nil || r.fs == nil) {
+		return errors.New("bench: Discord and Feishu configured before their fakes started")
+	}
 	if err := os.MkdirAll(r.home, 0o700); err != nil {
 		return err
 	}
@@ -155,14 +186,15 @@ channels:
     allowFrom: ["*"]
 `, r.llmURL, llm, idle, benchToken, r.tg.URL)
 	if extraChannels {
-		y += `  discord:
-    token: "bench.discord.token"
-    apiBase: http://127.0.0.1:9
+		y += fmt.Sprintf(`  discord:
+    token: %q
+    apiBase: %s
   feishu:
-    appId: cli_bench
-    appSecret: bench-secret
-    domain: http://127.0.0.1:9
-`
+    appId: %s
+    appSecret: %s
+    domain: %s
+    mode: websocket
+`, benchDiscordToken, r.dc.URL, benchFeishuApp, benchFeishuSecret, r.fs.URL)
 	}
 	return os.WriteFile(filepath.Join(r.home, "reef.yaml"), []byte(y), 0o600)
 }

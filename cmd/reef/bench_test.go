@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -94,6 +95,36 @@ func TestBenchSoakHeapProfile(t *testing.T) {
 		if len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b { // a profile is gzipped protobuf
 			t.Errorf("%s: %d bytes, not a gzipped profile", name, len(b))
 		}
+	}
+}
+
+// TestBenchIdleSmall runs the idle scenario with a short window: the three channels connect
+// to their fakes, the gateway releases start-up's memory, and the window's samples are
+// reported.
+func TestBenchIdleSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a gateway")
+	}
+	out, code := benchCommand(t, time.Minute, "-scenario", "idle", "-idle-for", "2s", "-release-after", "100ms", "-json")
+	if code != 0 {
+		t.Fatalf("reef bench exit %d:\n%s", code, out)
+	}
+	var res []benchResult
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "["):]), &res); err != nil || len(res) != 1 {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	r := res[0]
+	if r.Channels != "telegram, discord, feishu" || len(r.ConnectedMs) != 3 {
+		t.Errorf("connected %q %v, want telegram, discord and feishu", r.Channels, r.ConnectedMs)
+	}
+	if r.IdleSamples != 3 || r.IdleForSeconds != 2 {
+		t.Errorf("%d samples over %vs, want 3 over 2s (at 0, 1 and 2s)", r.IdleSamples, r.IdleForSeconds)
+	}
+	if r.ReleasedMB <= 0 {
+		t.Errorf("released %.1fMB, want the start-up pages the gateway logged", r.ReleasedMB)
+	}
+	if r.IdleRSSMB < r.IdleLastRSSMB || r.IdleRSSMB < r.IdleAnonMB+r.IdleFileMB-0.01 || r.IdleFileMB <= 0 || r.PeakRSSMB < r.IdleRSSMB {
+		t.Errorf("inconsistent memory: %+v", r.idleResult)
 	}
 }
 

@@ -10,6 +10,10 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/internal/procmem"
 )
 
 // runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
@@ -17,6 +21,8 @@ import (
 func runGateway(args []string, stderr io.Writer) int {
 	flags, configPath := commandFlags("gateway", stderr)
 	pprofAddr := flags.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); off by default")
+	releaseAfter := flags.Duration("release-after", defaultReleaseAfter,
+		"give back start-up's memory (the executable's pages, on Linux) this long after ready; 0 keeps it")
 	if flags.Parse(args) != nil {
 		return 2
 	}
@@ -67,12 +73,52 @@ func runGateway(args []string, stderr io.Writer) int {
 	log.Info().Dur("startup", time.Since(processStart)).Int("channels", len(chans)).
 		Str("dataDir", cfg.DataDir).Msg("reef gateway ready")
 
-	sig := <-sigs
+	sig := awaitSignal(sigs, *releaseAfter, log)
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
 	signal.Stop(sigs)
 	rt.stop()
 	log.Info().Msg("stopped")
 	return 0
+}
+
+// defaultReleaseAfter is when, after ready, the gateway gives back start-up's memory: start-up
+// and the first connections to the platforms are over by then on an ordinary network. The
+// gateway cannot see when a platform connection is up (channels do not report it), and a later
+// release only keeps start-up's pages a little longer; pages of a connection made after it
+// are simply faulted in when used.
+const defaultReleaseAfter = 5 * time.Second
+
+// awaitSignal waits for a signal. On the way, releaseAfter (> 0) after ready, it gives back
+// start-up's memory, once.
+func awaitSignal(sigs <-chan os.Signal, releaseAfter time.Duration, log zerolog.Logger) os.Signal {
+	if releaseAfter > 0 {
+		t := time.NewTimer(releaseAfter)
+		defer t.Stop()
+		select {
+		case sig := <-sigs:
+			return sig
+		case <-t.C:
+			releaseStartup(log)
+		}
+	}
+	return <-sigs
+}
+
+// releaseStartup drops the executable's pages that start-up faulted in from the resident set
+// (procmem). They are clean page cache: they stay cached, and what still runs faults its
+// pages back in.
+func releaseStartup(log zerolog.Logger) {
+	start := time.Now()
+	r, err := procmem.ReleaseExecutable()
+	if err != nil {
+		log.Warn().Err(err).Msg("could not release start-up memory")
+		return
+	}
+	if r.Mappings == 0 { // not Linux
+		return
+	}
+	log.Info().Int64("bytes", r.Bytes).Int("mappings", r.Mappings).Int("kept", r.Kept).
+		Dur("took", time.Since(start)).Msg("released start-up memory")
 }
 
 // servePprof serves net/http/pprof on its own mux at addr (never on a channel's listener),

@@ -1,0 +1,182 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// The idle scenario: a gateway with Telegram, Discord and Feishu connected to their fakes,
+// and nobody talking. Once all three are connected (the first getUpdates, the Discord
+// session identified, Feishu's long connection up) and the gateway has released start-up's
+// memory (unless -release-after 0), RSS is sampled every second for -idle-for; the idle RSS
+// is the highest sample. A short window misses the first garbage collections and the pages
+// the heartbeats and long polls fault in again after the release.
+
+// idleResult is what the idle scenario measured.
+type idleResult struct {
+	Channels    string             `json:"channels,omitempty"`    // the channels connected when the window started
+	ConnectedMs map[string]float64 `json:"connectedMs,omitempty"` // channel → child started → connected at its fake
+	ReadyMs     float64            `json:"readyMs,omitempty"`     // child started → "reef gateway ready" read
+	StartupMs   float64            `json:"startupMs,omitempty"`   // process start → ready, as the gateway logs it
+	FirstPollMs float64            `json:"firstPollMs,omitempty"` // child started → first getUpdates at the fake
+	// ReleasedMB is what the gateway logged it released of start-up's memory; 0 when it did not.
+	ReleasedMB     float64 `json:"releasedMB,omitempty"`
+	IdleForSeconds float64 `json:"idleForSeconds,omitempty"`
+	IdleSamples    int     `json:"idleSamples,omitempty"`
+	// IdleRSSMB is the highest VmRSS sampled in the window, at IdlePeakAtSeconds into it,
+	// with its RssAnon (heap, stacks, runtime) and RssFile (the binary's pages, the mapped
+	// database).
+	IdleRSSMB         float64 `json:"idleRssMB,omitempty"`
+	IdleAnonMB        float64 `json:"idleAnonMB,omitempty"`
+	IdleFileMB        float64 `json:"idleFileMB,omitempty"`
+	IdlePeakAtSeconds float64 `json:"idlePeakAtSeconds,omitempty"`
+	// The last sample of the window.
+	IdleLastRSSMB  float64 `json:"idleLastRssMB,omitempty"`
+	IdleLastAnonMB float64 `json:"idleLastAnonMB,omitempty"`
+	IdleLastFileMB float64 `json:"idleLastFileMB,omitempty"`
+}
+
+// releaseLine is the message of the gateway's log line after it released start-up's memory.
+const releaseLine = "released start-up memory"
+
+// runIdle measures a started idle gateway and stops it.
+func runIdle(ctx context.Context, rig *benchRig, child *benchChild, o benchOpts, res benchResult) (benchResult, error) {
+	released := child.log.await(releaseLine)
+	connected, err := rig.awaitConnected(ctx, child.started, 15*time.Second)
+	res.ConnectedMs = connected
+	if err != nil {
+		return res, fmt.Errorf("%w\n%s", err, child.log.tail())
+	}
+	res.Channels = strings.Join(idleChannels, ", ")
+	_, first := rig.pollsSeen()
+	res.ReadyMs = ms(child.readyAt.Sub(child.started))
+	res.StartupMs = child.startupMs
+	res.FirstPollMs = ms(first.Sub(child.started))
+	if o.releaseAfter > 0 {
+		select {
+		case line := <-released:
+			var v struct {
+				Bytes int64 `json:"bytes"`
+			}
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				return res, fmt.Errorf("release log line %q: %w", line, err)
+			}
+			res.ReleasedMB = mb(v.Bytes)
+		case <-time.After(o.releaseAfter + 10*time.Second):
+			return res, fmt.Errorf("the gateway did not log %q within %v of connecting:\n%s", releaseLine, o.releaseAfter+10*time.Second, child.log.tail())
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	peak, last, n, err := sampleIdle(ctx, child.pid(), o.idleFor)
+	if err != nil {
+		return res, err
+	}
+	res.IdleForSeconds, res.IdleSamples = o.idleFor.Seconds(), n
+	res.IdleRSSMB, res.IdleAnonMB, res.IdleFileMB = kbMB(peak.st.rssKB), kbMB(peak.st.anonKB), kbMB(peak.st.fileKB)
+	res.IdlePeakAtSeconds = peak.at.Round(time.Second).Seconds()
+	res.IdleLastRSSMB, res.IdleLastAnonMB, res.IdleLastFileMB = kbMB(last.st.rssKB), kbMB(last.st.anonKB), kbMB(last.st.fileKB)
+	res.PeakRSSMB = kbMB(last.st.hwmKB)
+	res.CPUSeconds = last.st.cpu.Seconds()
+	if !rig.dc.Connected() || !rig.fs.Connected() {
+		return res, fmt.Errorf("a channel lost its connection during the idle window (discord %v, feishu %v):\n%s",
+			rig.dc.Connected(), rig.fs.Connected(), child.log.tail())
+	}
+	return res, child.stop()
+}
+
+// idleChannels are the channels of the idle scenario, in the order they are reported.
+var idleChannels = []string{"telegram", "discord", "feishu"}
+
+// awaitConnected waits until every channel is connected at its fake: Telegram's first
+// getUpdates, a Discord gateway session identified (READY sent) and live, Feishu's long
+// connection open. It returns, per channel, when that was first seen after since.
+func (r *benchRig) awaitConnected(ctx context.Context, since time.Time, limit time.Duration) (map[string]float64, error) {
+	checks := map[string]func() bool{
+		"telegram": func() bool { n, _ := r.pollsSeen(); return n > 0 },
+		"discord":  r.dc.Connected,
+		"feishu":   r.fs.Connected,
+	}
+	got := map[string]float64{}
+	err := waitFor(ctx, limit, func() bool {
+		for name, ok := range checks {
+			if _, seen := got[name]; !seen && ok() {
+				got[name] = ms(time.Since(since))
+			}
+		}
+		return len(got) == len(checks)
+	})
+	if _, first := r.pollsSeen(); !first.IsZero() {
+		got["telegram"] = ms(first.Sub(since))
+	}
+	if err != nil {
+		var missing []string
+		for _, name := range idleChannels {
+			if _, ok := got[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+		return got, fmt.Errorf("not connected within %v of start: %s (%w)", limit, strings.Join(missing, ", "), err)
+	}
+	return got, nil
+}
+
+// idleSample is one reading of /proc, at when into the window.
+type idleSample struct {
+	at time.Duration
+	st procStat
+}
+
+// sampleIdle reads pid's memory at the start of a window of length d, every second in it
+// and at its end, and returns the sample with the highest RSS, the last one and how many
+// were taken.
+func sampleIdle(ctx context.Context, pid int, d time.Duration) (peak, last idleSample, n int, err error) {
+	start := time.Now()
+	for next := time.Duration(0); ; next = min(next+time.Second, d) {
+		if wait := time.Until(start.Add(next)); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return peak, last, n, ctx.Err()
+			}
+		}
+		st, err := readProc(pid)
+		if err != nil {
+			return peak, last, n, err
+		}
+		last = idleSample{at: time.Since(start), st: st}
+		if n == 0 || st.rssKB > peak.st.rssKB {
+			peak = last
+		}
+		n++
+		if next == d {
+			return peak, last, n, nil
+		}
+	}
+}
+
+func kbMB(kb int) float64 { return float64(kb) / 1024 }
+
+// printIdle prints the idle scenario's result.
+func printIdle(w io.Writer, r benchResult) {
+	var conn []string
+	for _, name := range strings.Split(r.Channels, ", ") {
+		conn = append(conn, fmt.Sprintf("%s %.0fms", name, r.ConnectedMs[name]))
+	}
+	fmt.Fprintf(w, "idle: connected %s after exec (ready %.0fms; the gateway logs startup %.0fms)\n",
+		strings.Join(conn, ", "), r.ReadyMs, r.StartupMs)
+	if r.ReleasedMB > 0 {
+		fmt.Fprintf(w, "idle: the gateway released %.1fMB of start-up's pages\n", r.ReleasedMB)
+	} else {
+		fmt.Fprintln(w, "idle: the gateway kept start-up's pages (-release-after 0)")
+	}
+	fmt.Fprintf(w, "idle: RSS over %gs, sampled every second (%d samples): peak %.1fMB at %.0fs (%.1fMB anonymous, %.1fMB file-backed); last %.1fMB (%.1f + %.1f); VmHWM since start %.1fMB\n",
+		r.IdleForSeconds, r.IdleSamples, r.IdleRSSMB, r.IdlePeakAtSeconds, r.IdleAnonMB, r.IdleFileMB,
+		r.IdleLastRSSMB, r.IdleLastAnonMB, r.IdleLastFileMB, r.PeakRSSMB)
+}
