@@ -24,13 +24,14 @@ const benchUsage = `reef bench — measure reef against a fake Telegram Bot API 
 
 Usage:
   reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10] [-llm-latency 0s]
-             [-max-concurrent 64] [-pprof ADDR] [-cpuprofile FILE] [-json]
+             [-max-concurrent 64] [-idle-for 3m] [-release-after 5s] [-pprof ADDR] [-cpuprofile FILE] [-json]
   reef bench crash [-messages 300 -chats 100 -kills 20]
   reef bench soak  [-duration 30m -rate 50]
 
 Each scenario runs "reef gateway" (this executable) as a child process on a temporary
 REEF_HOME and measures it from outside: latency from injection to the reply's sendMessage at
-the fake, CPU time and peak RSS from /proc.
+the fake, CPU time and peak RSS from /proc. The idle scenario also connects Discord and Feishu
+to fakes and reports the highest RSS sampled over -idle-for.
 `
 
 // benchResult is what one scenario measured.
@@ -99,7 +100,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway (0: reef's default, 64)")
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
-	flags.DurationVar(&o.idleFor, "idle-for", time.Minute, "idle: how long to sample RSS (every second) once the channels are connected")
+	flags.DurationVar(&o.idleFor, "idle-for", 3*time.Minute,
+		"idle: how long to sample RSS, every second, once the channels are connected (and start-up's memory released)")
 	flags.DurationVar(&o.releaseAfter, "release-after", defaultReleaseAfter,
 		"idle: the gateway's -release-after (0: it keeps start-up's memory); the idle window starts after the release")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
@@ -172,7 +174,11 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 // runScenario runs one scenario on its own rig and gateway process.
 func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, error) {
 	res := benchResult{Scenario: name, LLMLatencyMs: ms(o.latency)}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	limit := o.timeout
+	if name == "idle" {
+		limit += o.releaseAfter + o.idleFor
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	rig, err := newBenchRig(o.latency)
 	if err != nil {
