@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -37,7 +38,7 @@ type benchChild struct {
 
 // startGateway starts `reef gateway` on the rig's home with args and waits until it is ready.
 func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChild, error) {
-	exe, err := os.Executable()
+	exe, err := r.gatewayExe()
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +77,50 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 		c.kill()
 		return nil, ctx.Err()
 	}
+}
+
+// gatewayExe returns the executable the children run: a copy of this one in the rig's
+// directory, made at the first call. A deployed gateway is the only process that maps its
+// binary. This bench process runs the same file, and the pages of it that the bench touched
+// stay in the page cache, where the kernel's fault-around would map them into the child: the
+// child's resident set would look larger than a deployed gateway's, and the release of its
+// executable's cached pages (procmem) would be undone. The copy is synced, so its cached
+// pages are clean and can be dropped, as an installed binary's are.
+func (r *benchRig) gatewayExe() (string, error) {
+	if r.exe != "" {
+		return r.exe, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	exe := filepath.Join(r.dir, "reef")
+	if err := copyExecutable(self, exe); err != nil {
+		return "", fmt.Errorf("bench: copy the gateway's executable: %w", err)
+	}
+	r.exe = exe
+	return exe, nil
+}
+
+// copyExecutable copies the file src to a new executable dst and syncs it.
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // benchChildEnv is this process's environment without reef's and the providers' variables

@@ -40,6 +40,10 @@ type idleResult struct {
 	IdleLastRSSMB  float64 `json:"idleLastRssMB,omitempty"`
 	IdleLastAnonMB float64 `json:"idleLastAnonMB,omitempty"`
 	IdleLastFileMB float64 `json:"idleLastFileMB,omitempty"`
+	// After the window, one message: injected → answered, and the RSS then. What the gateway
+	// released, the first message's code faults back in, from disk when it is no longer cached.
+	WakeReplyMs float64 `json:"wakeReplyMs,omitempty"`
+	WakeRSSMB   float64 `json:"wakeRssMB,omitempty"`
 }
 
 // releaseLine is the message of the gateway's log line after it released start-up's memory.
@@ -88,7 +92,30 @@ func runIdle(ctx context.Context, rig *benchRig, child *benchChild, o benchOpts,
 		return res, fmt.Errorf("a channel lost its connection during the idle window (discord %v, feishu %v):\n%s",
 			rig.dc.Connected(), rig.fs.Connected(), child.log.tail())
 	}
+	if err := wake(ctx, rig, child, &res); err != nil {
+		return res, err
+	}
 	return res, child.stop()
+}
+
+// wake sends one message after the idle window and records how long its answer took and the
+// RSS after it.
+func wake(ctx context.Context, rig *benchRig, child *benchChild, res *benchResult) error {
+	m := rig.inject(1, 0, false)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := waitAll(wctx, []*benchMsg{m}); err != nil {
+		return fmt.Errorf("the message sent after the idle window was not answered: %w\n%s", err, child.log.tail())
+	}
+	rig.mu.Lock()
+	res.WakeReplyMs = ms(m.replied.Sub(m.injected))
+	rig.mu.Unlock()
+	st, err := readProc(child.pid())
+	if err != nil {
+		return err
+	}
+	res.WakeRSSMB = kbMB(st.rssKB)
+	return nil
 }
 
 // idleChannels are the channels of the idle scenario, in the order they are reported.
@@ -179,4 +206,5 @@ func printIdle(w io.Writer, r benchResult) {
 	fmt.Fprintf(w, "idle: RSS over %gs, sampled every second (%d samples): peak %.1fMB at %.0fs (%.1fMB anonymous, %.1fMB file-backed); last %.1fMB (%.1f + %.1f); VmHWM since start %.1fMB\n",
 		r.IdleForSeconds, r.IdleSamples, r.IdleRSSMB, r.IdlePeakAtSeconds, r.IdleAnonMB, r.IdleFileMB,
 		r.IdleLastRSSMB, r.IdleLastAnonMB, r.IdleLastFileMB, r.PeakRSSMB)
+	fmt.Fprintf(w, "idle: then one message, answered in %.0fms; RSS after it %.1fMB\n", r.WakeReplyMs, r.WakeRSSMB)
 }

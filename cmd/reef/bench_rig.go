@@ -61,6 +61,7 @@ type benchMsg struct {
 // benchRig is the fakes, the home and the record of messages and replies.
 type benchRig struct {
 	dir, home string
+	exe       string // the gateway's executable (gatewayExe)
 	tg        *telegramtest.Server
 	dc        *discordtest.Server // idle only: Discord's gateway and REST API
 	fs        *feishutest.Server  // idle only: Feishu's REST API and long connection

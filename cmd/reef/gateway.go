@@ -105,8 +105,7 @@ func awaitSignal(sigs <-chan os.Signal, releaseAfter time.Duration, log zerolog.
 }
 
 // releaseStartup drops the executable's pages that start-up faulted in from the resident set
-// (procmem). They are clean page cache: they stay cached, and what still runs faults its
-// pages back in.
+// and from the page cache (procmem). What still runs reads its pages back in, once.
 func releaseStartup(log zerolog.Logger) {
 	start := time.Now()
 	r, err := procmem.ReleaseExecutable()

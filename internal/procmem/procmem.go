@@ -1,12 +1,21 @@
 // Package procmem gives memory the process no longer needs back to the operating system.
 //
 // ReleaseExecutable drops the pages of the running executable from the process's resident
-// set. A Go binary is mapped from its file: starting up (package initialisation, opening
-// connections) touches code and read-only data all over it, and the kernel maps 64 KiB around
-// every page touched (fault-around), so after start most of the file counts in the process's
-// RSS although little of it runs again. Those pages are clean page cache: dropping them from
-// the process costs nothing, they stay cached, and whatever still runs faults its pages back
-// in (minor faults, no disk read while the cache holds them).
+// set and from the page cache. A Go binary is mapped from its file: starting up (package
+// initialisation, opening connections) touches code and read-only data all over it, and the
+// kernel maps every page of a 64 KiB window around each page touched (fault-around), so after
+// start most of the file counts in the process's RSS although little of it runs again.
+//
+// Dropping the pages from the process alone is not enough: they stay in the page cache, and
+// the next fault maps the whole cached window around its page again, so garbage collection
+// and the first long polls bring most of them back. So the release also asks the kernel
+// to read only the page a fault needs, not to read ahead (MADV_RANDOM), and drops the file's
+// cached pages that no process maps (POSIX_FADV_DONTNEED). From then on the read-only data
+// (type descriptors, the function table the collector reads to scan stacks) comes back a
+// 4 KiB page at a time. Code still comes back 64 KiB at a time: the kernel reads executable
+// mappings in 64 KiB folios whatever the advice. The price is paid once: the first use of a
+// page after the release reads it from disk (a major fault), typically well under a
+// millisecond.
 //
 // Only mappings that cannot hold anything the process wrote are released: mappings of the
 // executable without write permission and without private (copy-on-write) pages. A writable

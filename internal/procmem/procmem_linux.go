@@ -4,19 +4,26 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ReleaseExecutable drops the executable's clean, read-only pages from the resident set of
-// this process (see the package comment). Code and data still in use fault back in from
-// the page cache. It is meant to run once, after start-up has settled.
+// this process and from the page cache (see the package comment). Code and data still in
+// use fault back in. It is meant to run once, after start-up has settled.
 func ReleaseExecutable() (Released, error) {
 	var r Released
 	exe, err := os.Executable()
 	if err != nil {
 		return r, fmt.Errorf("procmem: executable: %w", err)
 	}
-	// Stat follows /proc/self/exe to the file mapped, even when its path was deleted or replaced.
-	fi, err := os.Stat("/proc/self/exe")
+	// /proc/self/exe opens the file mapped, even when its path was deleted or replaced.
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return r, fmt.Errorf("procmem: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return r, fmt.Errorf("procmem: %w", err)
 	}
@@ -31,11 +38,28 @@ func ReleaseExecutable() (Released, error) {
 	release, kept := releasable(smaps, exe, st.Ino)
 	r.Kept = kept
 	for _, m := range release {
-		if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, syscall.MADV_DONTNEED); errno != 0 {
-			return r, fmt.Errorf("procmem: madvise %x-%x %s: %w", m.start, m.end, m.perms, errno)
+		// MADV_RANDOM first: from now on a fault reads the page it needs, not a window of
+		// read-ahead around it.
+		for _, advice := range []int{unix.MADV_RANDOM, unix.MADV_DONTNEED} {
+			if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, uintptr(advice)); errno != 0 {
+				return r, fmt.Errorf("procmem: madvise(%d) %x-%x %s: %w", advice, m.start, m.end, m.perms, errno)
+			}
 		}
 		r.Mappings++
 		r.Bytes += max(m.rss, 0)
+	}
+	if r.Mappings == 0 {
+		return r, nil
+	}
+	// Dirty pages cannot be dropped: a binary written moments ago (go run, a fresh build) is
+	// written out first. An installed binary has nothing to write.
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return r, fmt.Errorf("procmem: fdatasync %s: %w", exe, err)
+	}
+	// Drops the file's cached pages that no process maps, so that a later fault around a
+	// page finds nothing cached to map with it.
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return r, fmt.Errorf("procmem: fadvise %s: %w", exe, err)
 	}
 	return r, nil
 }

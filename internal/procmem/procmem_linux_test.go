@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // written lives in the executable's writable data (an initialised package variable): a
@@ -84,6 +87,76 @@ func TestReleaseExecutable(t *testing.T) {
 	work(t)
 	if _, err := ReleaseExecutable(); err != nil {
 		t.Fatalf("second release: %v", err)
+	}
+	work(t)
+}
+
+// TestReleaseDropsCachedPages: after the release, the executable's pages that no process
+// maps are out of the page cache, so a fault finds no cached window around its page to map
+// with it.
+func TestReleaseDropsCachedPages(t *testing.T) {
+	var fs unix.Statfs_t
+	if err := unix.Statfs("/proc/self/exe", &fs); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Type == unix.TMPFS_MAGIC || fs.Type == unix.RAMFS_MAGIC {
+		t.Skip("the test binary is on tmpfs, whose pages are the file and cannot be dropped")
+	}
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	page := os.Getpagesize()
+	cached := func() int {
+		t.Helper()
+		vec := make([]byte, (len(m)+page-1)/page)
+		_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
+		if errno != 0 {
+			t.Fatal(errno)
+		}
+		n := 0
+		for _, v := range vec {
+			n += int(v & 1)
+		}
+		return n * page / 1024
+	}
+	// What runs stays cached whatever is done: the kernel keeps a cached folio (up to several
+	// pages) while any of its pages is mapped. A first release leaves that.
+	if _, err := ReleaseExecutable(); err != nil {
+		t.Fatal(err)
+	}
+	inUse := cached()
+	// Cache the rest of the file, a page at a time, and release again.
+	if err := unix.Madvise(m, unix.MADV_RANDOM); err != nil {
+		t.Fatal(err)
+	}
+	var sum byte
+	for i := 0; i < len(m); i += page {
+		sum += m[i]
+	}
+	before := cached()
+	if _, err := ReleaseExecutable(); err != nil {
+		t.Fatal(err)
+	}
+	after := cached()
+	t.Logf("executable %d kB: %d kB cached after a release, %d kB with every page read, %d kB after another release (%d)",
+		len(m)>>10, inUse, before, after, sum)
+	if before-inUse < len(m)>>10/8 {
+		t.Fatalf("the release left %d kB of the %d kB executable cached: want the pages that run, a fraction", inUse, len(m)>>10)
+	}
+	if after-inUse > (before-inUse)/4 {
+		t.Errorf("%d kB more than after the first release still cached after the second; %d kB were: want what the test touched since, a fraction",
+			after-inUse, before-inUse)
 	}
 	work(t)
 }
