@@ -117,7 +117,7 @@ func releaseStartup(log zerolog.Logger) {
 		return
 	}
 	log.Info().Int64("bytes", r.Bytes).Int("mappings", r.Mappings).Int("kept", r.Kept).
-		Dur("took", time.Since(start)).Msg("released start-up memory")
+		Bool("evicted", r.Evicted).Dur("took", time.Since(start)).Msg("released start-up memory")
 }
 
 // servePprof serves net/http/pprof on its own mux at addr (never on a channel's listener),

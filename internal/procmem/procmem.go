@@ -40,6 +40,10 @@ type Released struct {
 	// Kept counts read-only mappings of the executable left alone because they hold private
 	// pages (relocated or patched).
 	Kept int
+	// Evicted reports whether the executable's unmapped pages were also dropped from the page
+	// cache. When they were not (a file system that refused), the release still holds, but
+	// faults map whole cached windows again, and the gain fades as the process runs.
+	Evicted bool
 }
 
 // mapping is one entry of /proc/self/smaps.

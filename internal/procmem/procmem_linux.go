@@ -51,15 +51,18 @@ func ReleaseExecutable() (Released, error) {
 	if r.Mappings == 0 {
 		return r, nil
 	}
-	// Dirty pages cannot be dropped: a binary written moments ago (go run, a fresh build) is
-	// written out first. An installed binary has nothing to write.
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
-		return r, fmt.Errorf("procmem: fdatasync %s: %w", exe, err)
-	}
-	// Drops the file's cached pages that no process maps, so that a later fault around a
-	// page finds nothing cached to map with it.
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		return r, fmt.Errorf("procmem: fadvise %s: %w", exe, err)
-	}
+	r.Evicted = evict(f) == nil
 	return r, nil
+}
+
+// evict drops the cached pages of the executable f that no process maps, so that a later
+// fault around a page finds nothing cached to map with it. Dirty pages cannot be dropped: a
+// binary written moments ago (go run, a fresh build) is written out first; an installed
+// binary has nothing to write. It fails on a file system that cannot sync (a read-only mount
+// may refuse). On tmpfs it succeeds and drops nothing: there the cached pages are the file.
+func evict(f *os.File) error {
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return err
+	}
+	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }

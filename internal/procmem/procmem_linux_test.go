@@ -145,8 +145,12 @@ func TestReleaseDropsCachedPages(t *testing.T) {
 		sum += m[i]
 	}
 	before := cached()
-	if _, err := ReleaseExecutable(); err != nil {
+	r, err := ReleaseExecutable()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !r.Evicted {
+		t.Fatal("the release did not drop the executable's cached pages")
 	}
 	after := cached()
 	t.Logf("executable %d kB: %d kB cached after a release, %d kB with every page read, %d kB after another release (%d)",
