@@ -27,6 +27,33 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 }
 
 func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
+	if b.cfg.Mode == ModeWebhook {
+		if err := b.getMe(ctx); err != nil {
+			return err
+		}
+		return b.runWebhook(ctx, deliver)
+	}
+	// getMe and deleteWebhook do not depend on each other: both at once spare the first poll
+	// a round trip to Telegram.
+	hook := make(chan error, 1)
+	go func() {
+		callCtx, cancel := context.WithTimeout(ctx, b.timing.callTimeout)
+		defer cancel()
+		hook <- b.api.DeleteWebhook(callCtx, &telego.DeleteWebhookParams{})
+	}()
+	errMe := b.getMe(ctx)
+	errHook := <-hook
+	if errMe != nil {
+		return errMe
+	}
+	if errHook != nil {
+		return b.apiError("deleteWebhook", errHook)
+	}
+	return b.poll(ctx, deliver)
+}
+
+// getMe learns who the bot is (its username, for mentions in groups).
+func (b *Bot) getMe(ctx context.Context) error {
 	callCtx, cancel := context.WithTimeout(ctx, b.timing.callTimeout)
 	me, err := b.api.GetMe(callCtx)
 	cancel()
@@ -35,16 +62,7 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 	}
 	b.self.Store(me)
 	b.log.Info().Str("bot", me.Username).Int64("botId", me.ID).Str("mode", b.cfg.Mode).Msg("telegram connected")
-	if b.cfg.Mode == ModeWebhook {
-		return b.runWebhook(ctx, deliver)
-	}
-	callCtx, cancel = context.WithTimeout(ctx, b.timing.callTimeout)
-	err = b.api.DeleteWebhook(callCtx, &telego.DeleteWebhookParams{})
-	cancel()
-	if err != nil {
-		return b.apiError("deleteWebhook", err)
-	}
-	return b.poll(ctx, deliver)
+	return nil
 }
 
 // poll long-polls getUpdates. The offset moves past an update only once deliver accepted

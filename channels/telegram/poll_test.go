@@ -2,6 +2,8 @@ package telegram
 
 import (
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,5 +201,53 @@ func TestBatchDeliversChatsConcurrentlyInOrder(t *testing.T) {
 	}
 	if !refused {
 		t.Error("the refusal was never exercised")
+	}
+}
+
+// TestStartAsksGetMeAndDeleteWebhookAtOnce: before the first poll, getMe and deleteWebhook
+// are in flight together, so a slow Telegram costs the start one round trip, not two; and
+// the first getUpdates comes only after both.
+func TestStartAsksGetMeAndDeleteWebhookAtOnce(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	hookAsked := make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	alone := false // getMe's answer waited in vain for deleteWebhook
+	s.OnCall(func(method string) {
+		mu.Lock()
+		order = append(order, method)
+		mu.Unlock()
+		switch method {
+		case "deleteWebhook":
+			close(hookAsked)
+		case "getMe": // answer only once deleteWebhook has been asked too
+			select {
+			case <-hookAsked:
+			case <-time.After(2 * time.Second):
+				mu.Lock()
+				alone = true
+				mu.Unlock()
+			}
+		}
+	})
+	box := newInbox()
+	run(t, b, box.deliver)
+	s.UserSays(5, 5, "hello")
+	if got := box.next(t).Text; got != "hello" {
+		t.Fatalf("got %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if alone {
+		t.Error("deleteWebhook was not asked while getMe was waiting for its answer")
+	}
+	if len(order) < 3 || order[2] != "getUpdates" || !slices.Contains(order[:2], "getMe") || !slices.Contains(order[:2], "deleteWebhook") {
+		t.Fatalf("calls %v: want getMe and deleteWebhook (in any order), then getUpdates", order)
+	}
+	select {
+	case <-hookAsked:
+	default:
+		t.Fatal("deleteWebhook never asked")
 	}
 }
