@@ -97,7 +97,7 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	deliver := c.deliverFunc(root, self)
+	deliver := c.deliverAllFunc(root, self)
 	go func() {
 		err := c.runLoop(runCtx, deliver, func(err error) { root.Send(self, &runExited{err: err}) })
 		root.Send(self, &runExited{err: err, final: true})
@@ -168,7 +168,7 @@ func waitUntil(wg *sync.WaitGroup, deadline time.Time) bool {
 
 // runLoop runs the channel until ctx ends or the platform rejects the credentials, restarting
 // it after failures with exponential backoff and jitter (1 s doubling to 2 min).
-func (c *Connector) runLoop(ctx context.Context, deliver channels.Deliver, failed func(error)) error {
+func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, failed func(error)) error {
 	backoff := time.Second
 	for {
 		started := time.Now()
@@ -197,13 +197,17 @@ func (c *Connector) runLoop(ctx context.Context, deliver channels.Deliver, faile
 	}
 }
 
-func safeRun(ctx context.Context, ch channels.Channel, deliver channels.Deliver) (err error) {
+// safeRun runs the channel (by batches if it takes them) and turns a panic into an error.
+func safeRun(ctx context.Context, ch channels.Channel, deliver channels.DeliverAll) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("channel panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	return ch.Run(ctx, deliver)
+	if b, ok := ch.(channels.BatchRunner); ok {
+		return b.RunBatches(ctx, deliver)
+	}
+	return ch.Run(ctx, deliver.One)
 }
 
 func (c *Connector) onRunExited(msg *runExited) {
@@ -217,39 +221,6 @@ func (c *Connector) onRunExited(msg *runExited) {
 	}
 	c.health.Connected = false
 	c.log.Error().Err(msg.err).Msg("channel stopped; fix the credentials and restart reef")
-}
-
-// deliverFunc returns the Deliver the channel calls from its own goroutine. It returns only
-// after the message is durably in the session's inbox (or known as a duplicate).
-func (c *Connector) deliverFunc(root *actor.RootContext, self *actor.PID) channels.Deliver {
-	settings := c.deps.Session.withDefaults()
-	limiter := newRateLimiter(c.name, settings.RateLimit)
-	return func(ctx context.Context, in messages.Inbound) error {
-		root.Send(self, &inboundHit{at: c.deps.now()})
-		in.Channel = c.name
-		in.Text = normalizeText(in.Text)
-		if len(in.Text) > settings.MaxInbound {
-			root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
-				ThreadID: in.ThreadID, ReplyToID: in.MessageID,
-				Text: fmt.Sprintf("That message is too long for me (%d KB; the limit is %d KB). Please send it in smaller parts or as a file.",
-					len(in.Text)>>10, settings.MaxInbound>>10)})
-			root.Send(self, &messages.TurnEvent{Kind: messages.TurnFinal, Channel: c.name, ChatID: in.ChatID})
-			return nil
-		}
-		if ok, err := c.admit(ctx, root, self, &in); !ok || err != nil {
-			return err
-		}
-		agent := c.deps.Agents[0]
-		in.SessionKey = SessionKey(agent.ID, settings.DMScope, &in)
-		if in.Time.IsZero() {
-			in.Time = c.deps.now()
-		}
-		if ok, err := c.acceptLimited(ctx, root, self, limiter, &in); !ok || err != nil {
-			return err
-		}
-		root.Send(c.router, &routeInbound{in: in})
-		return nil
-	}
 }
 
 // admit enforces the channel's Access. Messages it refuses are acknowledged and dropped; an
@@ -302,50 +273,6 @@ func writeAndWait(ctx context.Context, root *actor.RootContext, storage *actor.P
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-// accept writes the inbound to the session's inbox (unless store is false: then it is only
-// marked seen), recording its dedup id in the same transaction. It reports dup when the
-// platform delivered the message before.
-func (c *Connector) accept(ctx context.Context, root *actor.RootContext, in *messages.Inbound, store bool) (dup bool, err error) {
-	dedupID := ""
-	if in.MessageID != "" {
-		dedupID = strings.Join([]string{in.Channel, in.Account, in.ChatID, in.MessageID}, ":")
-	}
-	now := c.deps.now()
-	done := make(chan error, 1)
-	write := &storeWrite{
-		Apply: func(tx persistence.Tx) error {
-			dup = false
-			if dedupID != "" {
-				fresh, err := tx.MarkSeen(dedupID, now)
-				if err != nil {
-					return err
-				}
-				if !fresh {
-					dup = true
-					return nil
-				}
-			}
-			if !store {
-				return nil
-			}
-			seq, err := tx.AppendInbox(in.SessionKey, *in)
-			in.InboxSeq = seq
-			return err
-		},
-		Done: func(err error) { done <- err },
-	}
-	root.Send(c.storage, write)
-	select {
-	case err := <-done:
-		if err != nil {
-			return false, fmt.Errorf("connector %s: accept: %w", c.name, err)
-		}
-		return dup, nil
-	case <-ctx.Done():
-		return false, ctx.Err()
 	}
 }
 

@@ -1,11 +1,8 @@
 package actors
 
 import (
-	"context"
 	"sync"
 	"time"
-
-	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/messages"
 )
@@ -122,30 +119,4 @@ func rateKey(in *messages.Inbound) string {
 		sender = "chat:" + in.ChatID
 	}
 	return in.Account + "\x00" + sender
-}
-
-// acceptLimited applies the rate limit to an admitted message and accepts it durably. A
-// message over the limit is only marked seen (so the platform does not deliver it again),
-// not stored or answered; its sender gets a short notice at most once a minute. It reports
-// whether the message is new and stored, ready to route.
-func (c *Connector) acceptLimited(ctx context.Context, root *actor.RootContext, self *actor.PID, rl *rateLimiter, in *messages.Inbound) (bool, error) {
-	key, now := rateKey(in), c.deps.now()
-	ok := rl.take(key, now)
-	dup, err := c.accept(ctx, root, in, ok)
-	if err != nil || dup {
-		if ok {
-			rl.refund(key)
-		}
-		return false, err
-	}
-	if ok {
-		return true, nil
-	}
-	if rl.notify(key, now) {
-		c.log.Warn().Str("sender", in.SenderID).Str("chat", in.ChatID).
-			Msg("sender is over the message rate limit; dropping messages (logged once a minute)")
-		root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
-			ThreadID: in.ThreadID, ReplyToID: in.MessageID, Text: rateNotice})
-	}
-	return false, nil
 }

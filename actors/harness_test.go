@@ -47,8 +47,9 @@ type harnessOpts struct {
 	editable  *fake.Editable  // use this platform (it keeps chats across harnesses) instead of a plain fake
 	clock     *testutil.Clock // drives Deps.Now and Deps.Clock
 	agentHook func(*actors.Agent)
-	session   actors.SessionSettings // idle, when set, replaces its IdleAfter
-	channel   string                 // the fake channel's name, default "fake"
+	session   actors.SessionSettings                    // idle, when set, replaces its IdleAfter
+	channel   string                                    // the fake channel's name, default "fake"
+	wrapStore func(persistence.Store) persistence.Store // what the actors see of the store
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -93,7 +94,11 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.channel == "" {
 		o.channel = "fake"
 	}
-	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
+	var seen persistence.Store = store
+	if o.wrapStore != nil {
+		seen = o.wrapStore(store)
+	}
+	deps := &actors.Deps{Log: testutil.Logger(t), Store: seen, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session}
 	if o.clock != nil {
 		deps.Now, deps.Clock = o.clock.Now, o.clock

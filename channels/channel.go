@@ -6,6 +6,7 @@ package channels
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/reefgw/reef/messages"
 )
@@ -14,6 +15,66 @@ import (
 // accepted (or recognised as a duplicate); only then may the channel acknowledge the platform.
 // An error means the message was not accepted: do not acknowledge, let the platform redeliver.
 type Deliver func(ctx context.Context, in messages.Inbound) error
+
+// DeliverAll hands reef the messages of one platform batch at once (a Telegram getUpdates
+// answer) and returns one error per message, each with Deliver's meaning. The batch is
+// accepted with one write to disk instead of one per message. A chat's messages are accepted
+// in the order given; once one of them is refused, the chat's later ones are not attempted
+// (ErrNotAttempted), so that the platform delivers them again in order.
+type DeliverAll func(ctx context.Context, ins []messages.Inbound) []error
+
+// One delivers a single message through d.
+func (d DeliverAll) One(ctx context.Context, in messages.Inbound) error {
+	return d(ctx, []messages.Inbound{in})[0]
+}
+
+// ErrNotAttempted is DeliverAll's error for a message left because an earlier message of
+// the same chat in the batch was refused.
+var ErrNotAttempted = errors.New("not attempted after an earlier message of the same chat was refused")
+
+// BatchRunner is implemented by channels whose platform hands over messages in batches: the
+// connector runs them with RunBatches instead of Run. RunBatches is Run with a DeliverAll.
+type BatchRunner interface {
+	RunBatches(ctx context.Context, deliver DeliverAll) error
+}
+
+// Concurrently makes a DeliverAll of a Deliver for callers that have no batch intake: it
+// delivers the chats of a batch concurrently, so their writes can share Storage's group
+// commits, and each chat's messages in order.
+func Concurrently(deliver Deliver) DeliverAll {
+	return func(ctx context.Context, ins []messages.Inbound) []error {
+		errs := make([]error, len(ins))
+		if len(ins) == 1 {
+			errs[0] = deliver(ctx, ins[0])
+			return errs
+		}
+		byChat := map[string][]int{}
+		var order []string
+		for i := range ins {
+			chat := ins[i].ChatID
+			if _, ok := byChat[chat]; !ok {
+				order = append(order, chat)
+			}
+			byChat[chat] = append(byChat[chat], i)
+		}
+		var wg sync.WaitGroup
+		for _, chat := range order {
+			wg.Go(func() {
+				idx := byChat[chat]
+				for n, i := range idx {
+					if errs[i] = deliver(ctx, ins[i]); errs[i] != nil {
+						for _, j := range idx[n+1:] {
+							errs[j] = ErrNotAttempted
+						}
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return errs
+	}
+}
 
 // Channel is one platform account.
 type Channel interface {

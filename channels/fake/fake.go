@@ -6,6 +6,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +25,7 @@ type Channel struct {
 	SendErr atomic.Pointer[error]
 
 	mu      sync.Mutex
-	deliver channels.Deliver
+	deliver channels.DeliverAll
 	ready   chan struct{}
 	once    sync.Once
 	nextID  atomic.Int64
@@ -33,6 +34,7 @@ type Channel struct {
 
 var (
 	_ channels.Channel          = (*Channel)(nil)
+	_ channels.BatchRunner      = (*Channel)(nil)
 	_ channels.ProgressRenderer = (*Channel)(nil)
 )
 
@@ -48,6 +50,11 @@ func New() *Channel {
 
 // Run records deliver and waits for ctx.
 func (c *Channel) Run(ctx context.Context, deliver channels.Deliver) error {
+	return c.RunBatches(ctx, channels.Concurrently(deliver))
+}
+
+// RunBatches records deliver and waits for ctx.
+func (c *Channel) RunBatches(ctx context.Context, deliver channels.DeliverAll) error {
 	c.mu.Lock()
 	c.deliver = deliver
 	c.mu.Unlock()
@@ -59,24 +66,38 @@ func (c *Channel) Run(ctx context.Context, deliver channels.Deliver) error {
 // Inject delivers a message as the platform would and returns once reef accepted it durably.
 // Empty ChatType means a direct chat; empty MessageID gets a unique one.
 func (c *Channel) Inject(ctx context.Context, in messages.Inbound) error {
+	errs, err := c.InjectBatch(ctx, []messages.Inbound{in})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// InjectBatch delivers messages as one platform batch (a Telegram getUpdates answer) and
+// returns each one's error once reef accepted the batch, with Inject's defaults.
+func (c *Channel) InjectBatch(ctx context.Context, ins []messages.Inbound) ([]error, error) {
 	select {
 	case <-c.ready:
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
-	if in.ChatType == "" {
-		in.ChatType = messages.ChatDirect
-	}
-	if in.SenderID == "" {
-		in.SenderID = in.ChatID
-	}
-	if in.MessageID == "" {
-		in.MessageID = fmt.Sprintf("%s-m%d", c.prefix, c.nextID.Add(1))
+	ins = slices.Clone(ins)
+	for i := range ins {
+		in := &ins[i]
+		if in.ChatType == "" {
+			in.ChatType = messages.ChatDirect
+		}
+		if in.SenderID == "" {
+			in.SenderID = in.ChatID
+		}
+		if in.MessageID == "" {
+			in.MessageID = fmt.Sprintf("%s-m%d", c.prefix, c.nextID.Add(1))
+		}
 	}
 	c.mu.Lock()
 	deliver := c.deliver
 	c.mu.Unlock()
-	return deliver(ctx, in)
+	return deliver(ctx, ins), nil
 }
 
 // Send records a reply.

@@ -6,19 +6,24 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/mymmrac/telego"
 	ta "github.com/mymmrac/telego/telegoapi"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
 )
 
 // Run connects to Telegram and delivers updates until ctx ends. It returns nil when ctx
 // ended, an error wrapping channels.ErrAuth when Telegram refused the token, and another
 // error when the connection kept failing or another poller or a webhook holds the bot.
 func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
+	return b.RunBatches(ctx, channels.Concurrently(deliver))
+}
+
+// RunBatches is Run delivering each getUpdates answer as one batch.
+func (b *Bot) RunBatches(ctx context.Context, deliver channels.DeliverAll) error {
 	err := b.run(ctx, deliver)
 	if ctx.Err() != nil {
 		return nil
@@ -26,7 +31,7 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 	return err
 }
 
-func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
+func (b *Bot) run(ctx context.Context, deliver channels.DeliverAll) error {
 	if b.cfg.Mode == ModeWebhook {
 		if err := b.getMe(ctx); err != nil {
 			return err
@@ -68,7 +73,7 @@ func (b *Bot) getMe(ctx context.Context) error {
 // poll long-polls getUpdates. The offset moves past an update only once deliver accepted
 // it (or it is one reef ignores); when deliver fails, the rest of the batch is left and
 // fetched again after a pause, so the refused update is delivered again.
-func (b *Bot) poll(ctx context.Context, deliver channels.Deliver) error {
+func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 	failures := 0
 	refused := 0
 	timeout := max(int(b.cfg.PollTimeout/time.Second), 1)
@@ -114,66 +119,27 @@ func (b *Bot) poll(ctx context.Context, deliver channels.Deliver) error {
 	return nil
 }
 
-// deliverBatch delivers a batch of updates, chats concurrently and each chat's updates in
-// order, so one poll's updates share Storage's group commits instead of waiting for one
-// fsync each. It returns each update's error; after a failure the chat's later updates are
-// not attempted (errNotAttempted), so the offset stops at the first refused update and
-// everything after it is fetched again (the connector drops what it had already accepted).
-func (b *Bot) deliverBatch(ctx context.Context, deliver channels.Deliver, updates []telego.Update) []error {
+// deliverBatch delivers a batch of updates at once (one write to disk) and returns each
+// update's error. Updates of kinds reef ignores are accepted as they are.
+func (b *Bot) deliverBatch(ctx context.Context, deliver channels.DeliverAll, updates []telego.Update) []error {
 	errs := make([]error, len(updates))
-	if len(updates) == 1 {
-		errs[0] = b.deliverUpdate(ctx, deliver, &updates[0])
+	ins := make([]messages.Inbound, 0, len(updates))
+	idx := make([]int, 0, len(updates))
+	for i := range updates {
+		in, ok := b.inbound(&updates[i])
+		if !ok {
+			b.log.Debug().Int("update", updates[i].UpdateID).Msg("telegram: update ignored")
+			continue
+		}
+		ins, idx = append(ins, in), append(idx, i)
+	}
+	if len(ins) == 0 {
 		return errs
 	}
-	byChat := map[int64][]int{}
-	var order []int64
-	for i := range updates {
-		chat := updateChat(&updates[i])
-		if _, ok := byChat[chat]; !ok {
-			order = append(order, chat)
-		}
-		byChat[chat] = append(byChat[chat], i)
+	for j, err := range deliver(ctx, ins) {
+		errs[idx[j]] = err
 	}
-	var wg sync.WaitGroup
-	for _, chat := range order {
-		wg.Add(1)
-		go func(idx []int) {
-			defer wg.Done()
-			for n, i := range idx {
-				if errs[i] = b.deliverUpdate(ctx, deliver, &updates[i]); errs[i] != nil {
-					for _, j := range idx[n+1:] {
-						errs[j] = errNotAttempted
-					}
-					return
-				}
-			}
-		}(byChat[chat])
-	}
-	wg.Wait()
 	return errs
-}
-
-var errNotAttempted = errors.New("telegram: not attempted after an earlier update of the same chat was refused")
-
-// updateChat is the chat an update belongs to (0 for kinds without one).
-func updateChat(u *telego.Update) int64 {
-	switch {
-	case u.Message != nil:
-		return u.Message.Chat.ID
-	case u.EditedMessage != nil:
-		return u.EditedMessage.Chat.ID
-	}
-	return 0
-}
-
-// deliverUpdate delivers u if reef handles its kind.
-func (b *Bot) deliverUpdate(ctx context.Context, deliver channels.Deliver, u *telego.Update) error {
-	in, ok := b.inbound(u)
-	if !ok {
-		b.log.Debug().Int("update", u.UpdateID).Msg("telegram: update ignored")
-		return nil
-	}
-	return deliver(ctx, in)
 }
 
 // pollFailed decides whether a failed getUpdates is tried again within Run, and after how

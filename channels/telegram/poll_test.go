@@ -1,11 +1,15 @@
 package telegram
 
 import (
+	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mymmrac/telego"
 
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
@@ -250,4 +254,60 @@ func TestStartAsksGetMeAndDeleteWebhookAtOnce(t *testing.T) {
 	default:
 		t.Fatal("deleteWebhook never asked")
 	}
+}
+
+// TestRunBatchesDeliversAPollAsOneBatch: RunBatches hands each getUpdates answer to
+// DeliverAll in one call, without the updates reef ignores, and reads its errors back to the
+// right updates: the offset stops at the refused one, which comes again at the head of the
+// next batch.
+func TestRunBatchesDeliversAPollAsOneBatch(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	s.UserSays(7, 7, "a1")
+	s.Queue(telego.Update{Message: &telego.Message{MessageID: 99, Date: 1, Chat: telego.Chat{ID: 7, Type: "private"},
+		From: &telego.User{ID: 5, IsBot: true, FirstName: "another bot"}, Text: "ignored"}})
+	s.UserSays(8, 8, "b1")
+	refusedID := s.UserSays(7, 7, "a2")
+	s.UserSays(8, 8, "b2")
+
+	batches := make(chan []string, 10)
+	refused := false
+	deliver := func(_ context.Context, ins []messages.Inbound) []error {
+		errs := make([]error, len(ins))
+		var texts []string
+		for i, in := range ins {
+			texts = append(texts, in.Text)
+			if in.Text == "a2" && !refused {
+				refused = true
+				errs[i] = errors.New("storage unavailable")
+			}
+		}
+		batches <- texts
+		return errs
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.RunBatches(ctx, deliver) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+
+	next := func() []string {
+		t.Helper()
+		select {
+		case got := <-batches:
+			return got
+		case <-time.After(10 * time.Second):
+			t.Fatal("no batch delivered in time")
+			return nil
+		}
+	}
+	if got, want := strings.Join(next(), " "), "a1 b1 a2 b2"; got != want {
+		t.Fatalf("first batch %q, want %q (one call, the bot's message left out)", got, want)
+	}
+	if got, want := strings.Join(next(), " "), "a2 b2"; got != want {
+		t.Fatalf("second batch %q, want %q: the refused update and those after it again", got, want)
+	}
+	eventually(t, "the offset passes every update", func() bool { return s.Pending() == 0 && s.Confirmed() > refusedID })
 }

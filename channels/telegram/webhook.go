@@ -22,7 +22,7 @@ const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
 // runWebhook serves the webhook on WebhookListen, then registers it with Telegram, and
 // serves until ctx ends. The webhook stays registered after Run returns, so Telegram keeps
 // updates while reef is down.
-func (b *Bot) runWebhook(ctx context.Context, deliver channels.Deliver) error {
+func (b *Bot) runWebhook(ctx context.Context, deliver channels.DeliverAll) error {
 	ln, err := net.Listen("tcp", b.cfg.WebhookListen)
 	if err != nil {
 		return fmt.Errorf("telegram: webhook: listen on %s: %w", b.cfg.WebhookListen, err)
@@ -64,7 +64,7 @@ func (b *Bot) runWebhook(ctx context.Context, deliver channels.Deliver) error {
 // webhookHandler accepts Telegram's POSTs: the secret header must match, the body must be
 // at most MaxWebhookBody, and the answer is 200 only after deliver accepted the update (or
 // reef ignores its kind); any other answer makes Telegram deliver it again.
-func (b *Bot) webhookHandler(runCtx context.Context, deliver channels.Deliver) http.Handler {
+func (b *Bot) webhookHandler(runCtx context.Context, deliver channels.DeliverAll) http.Handler {
 	secret := []byte(b.cfg.WebhookSecret)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -97,7 +97,7 @@ func (b *Bot) webhookHandler(runCtx context.Context, deliver channels.Deliver) h
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		defer context.AfterFunc(runCtx, cancel)()
-		if err := b.deliverUpdate(ctx, deliver, &u); err != nil {
+		if err := b.deliverBatch(ctx, deliver, []telego.Update{u})[0]; err != nil {
 			b.log.Warn().Err(err).Int("update", u.UpdateID).Msg("telegram: update not accepted; Telegram will deliver it again")
 			http.Error(w, "not accepted, try again", http.StatusServiceUnavailable)
 			return
