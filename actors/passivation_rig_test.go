@@ -172,6 +172,42 @@ func (r *passRig) chatReplies(chat string) []string {
 	return texts
 }
 
+// awaitConfirmed waits until the replies the rig recorded are marked sent in their outboxes.
+// A Session waits for that confirmation before it may be passivated, but only for
+// unsentPatience (5 minutes), and passivateAll moves the clock by more than that at once: a
+// confirmation still on its way would then be overtaken, and the respawned Session would send
+// the reply again, as it must after a real 5-minute silence.
+func (r *passRig) awaitConfirmed() {
+	r.t.Helper()
+	r.mu.Lock()
+	var keys []string
+	for chat := range r.replies {
+		keys = append(keys, actors.SessionKey("main", "", &messages.Inbound{Channel: "fake", ChatID: chat, SenderID: chat, ChatType: messages.ChatDirect}))
+	}
+	r.mu.Unlock()
+	deadline := time.Now().Add(testutil.Timeout)
+	for _, key := range keys {
+		for {
+			var pending int
+			err := r.store.View(func(rd persistence.Reader) error {
+				rows, err := rd.Outbox(key)
+				pending = len(rows)
+				return err
+			})
+			if err != nil {
+				r.t.Fatal(err)
+			}
+			if pending == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				r.t.Fatalf("%s: %d replies never marked sent", key, pending)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // passivateAll moves the fake clock past the idle time and sweeps until no Session actor is
 // left (live in the Router's map or still stopping). Sessions report idle after their reply
 // left, so a round may find some not yet reported; each round waits for the Router to answer,
@@ -179,6 +215,7 @@ func (r *passRig) chatReplies(chat string) []string {
 // passivation takes few idle periods (and no 30-minute heartbeat fires in between).
 func (r *passRig) passivateAll() (rounds int) {
 	r.t.Helper()
+	r.awaitConfirmed()
 	deadline := time.Now().Add(testutil.Timeout)
 	live := 1
 	for {
