@@ -4,7 +4,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,6 +35,7 @@ type Client struct {
 	official bool
 	http     *http.Client
 	tools    toolsCache
+	prefixes prefixCache
 }
 
 var (
@@ -82,11 +82,13 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 		return nil, fmt.Errorf("%s: encode request: %w", c.cfg.Name, err)
 	}
 	reqCtx, cancel := context.WithCancel(ctx)
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/chat/completions", bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/chat/completions", body.reader())
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
 	}
+	hreq.ContentLength = body.len()
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	c.setHeaders(hreq)
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")

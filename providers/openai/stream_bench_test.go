@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkStreamFirstTurn: one streamed request of a first turn's size (a 10 KB system
-// prompt and a short message, ~17 KB on the wire with the tools) over HTTP/1.1 on loopback,
+// prompt, most of it the stable prefix, and a short message, ~17 KB on the wire with the tools) over HTTP/1.1 on loopback,
 // answered by a minimal stream, with the client's default transport (its connections kept
 // alive, as between the turns of a busy gateway).
 func BenchmarkStreamFirstTurn(b *testing.B) {
@@ -37,7 +37,9 @@ func BenchmarkStreamFirstTurn(b *testing.B) {
 		tools[i] = messages.ToolSpec{Name: "tool" + string(rune('a'+i)), Description: strings.Repeat("does things. ", 50),
 			Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}
 	}
-	req := providers.Request{Model: "m", System: strings.Repeat("You are a helpful assistant. ", 360), Tools: tools,
+	stable := strings.Repeat("You are a helpful assistant. ", 360) // as reef's: a stable prefix, then the run's lines
+	req := providers.Request{Model: "m", System: stable + "Time: 22:00. Session: agent:main:telegram:direct:1.\n",
+		SystemStable: len(stable), Tools: tools,
 		Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: "please answer bm-1-0"}}}
 	ctx := context.Background()
 	b.ReportAllocs()

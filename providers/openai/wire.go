@@ -3,9 +3,12 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
@@ -123,9 +126,66 @@ func (tc *toolsCache) encoded(specs []messages.ToolSpec) ([]byte, error) {
 	return b, nil
 }
 
-// encode encodes the request body, with the tools from the cache, into one buffer sized for
-// the system prompt, the transcript and the tools (a request is mostly those).
-func (c *Client) encode(req providers.Request) ([]byte, error) {
+// body is an encoded request in segments: the stable prefix of the system prompt and the
+// tools are the same bytes for every request of an agent and are shared, not copied, so a
+// request waiting for its answer holds only what is its own (net/http keeps a request's body
+// until the response ends, to send it again on a dead kept-alive connection).
+type body [][]byte
+
+func (b body) len() int64 {
+	n := 0
+	for _, seg := range b {
+		n += len(seg)
+	}
+	return int64(n)
+}
+
+// reader returns a fresh reader over the whole body.
+func (b body) reader() io.Reader { return &bodyReader{segs: b} }
+
+// bodyReader reads a body's segments in turn. Its WriteTo hands each segment to the writer
+// as it is (net/http copies the body with io.Copy, which prefers it): no copy buffer.
+type bodyReader struct {
+	segs [][]byte
+	off  int // into segs[0]
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	for len(r.segs) > 0 && r.off == len(r.segs[0]) {
+		r.segs, r.off = r.segs[1:], 0
+	}
+	if len(r.segs) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.segs[0][r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for ; len(r.segs) > 0; r.segs, r.off = r.segs[1:], 0 {
+		n, err := w.Write(r.segs[0][r.off:])
+		total += int64(n)
+		if err != nil {
+			r.off += n
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// bytes joins the segments (tests and debugging).
+func (b body) bytes() []byte { return bytes.Join(b, nil) }
+
+// systemOpen is how the encoded body opens the system message's content. JSON escapes every
+// quote inside a string, so the first occurrence is the system message itself: it is the
+// first message, and only the model's name comes before it.
+var systemOpen = []byte(`{"role":"system","content":"`)
+
+// encode encodes the request body. The system message is encoded with only the volatile part
+// of the prompt; the stable prefix, escaped once and cached, is spliced in front of it.
+func (c *Client) encode(req providers.Request) (body, error) {
 	var tools []byte
 	if len(req.Tools) > 0 {
 		var err error
@@ -133,23 +193,85 @@ func (c *Client) encode(req providers.Request) ([]byte, error) {
 			return nil, err
 		}
 	}
-	size := len(req.System) + len(tools) + 1024
+	stable := stableCut(req.System, req.SystemStable)
+	var prefix []byte
+	if stable > 0 {
+		var err error
+		if prefix, err = c.prefixes.escaped(req.System[:stable]); err != nil {
+			return nil, err
+		}
+		req.System = req.System[stable:]
+	}
+	size := len(req.System) + 1024
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64
 	}
 	var buf bytes.Buffer
 	buf.Grow(size)
-	if err := json.NewEncoder(&buf).Encode(c.buildRequest(req)); err != nil {
+	enc := json.NewEncoder(&buf)
+	wire := c.buildRequest(req)
+	if stable > 0 && req.System == "" { // the whole prompt is stable: keep its message
+		wire.Messages = append([]wireMessage{{Role: "system", Content: ptr("")}}, wire.Messages...)
+	}
+	if err := enc.Encode(wire); err != nil {
 		return nil, err
 	}
-	body := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(tools) == 0 {
-		return body, nil
+	rest := bytes.TrimRight(buf.Bytes(), "\n")
+	var out body
+	if prefix != nil {
+		i := bytes.Index(rest, systemOpen)
+		if i < 0 {
+			return nil, errors.New("encode: no system message to put the prompt in")
+		}
+		i += len(systemOpen)
+		out = append(out, rest[:i:i], prefix)
+		rest = rest[i:]
 	}
-	// body ends with the object's '}': add the tools as its last member.
-	body = append(body[:len(body)-1], `,"tools":`...)
-	body = append(body, tools...)
-	return append(body, '}'), nil
+	if len(tools) == 0 {
+		return append(out, rest), nil
+	}
+	// rest ends with the object's '}': add the tools as its last member.
+	rest = append(rest[:len(rest)-1], `,"tools":`...)
+	return append(out, rest, tools, closeBrace), nil
+}
+
+var closeBrace = []byte("}")
+
+// stableCut returns where the stable prefix of system ends: at most len(system), never inside
+// a rune (each side is escaped on its own).
+func stableCut(system string, stable int) int {
+	stable = min(stable, len(system))
+	for stable > 0 && stable < len(system) && !utf8.RuneStart(system[stable]) {
+		stable++
+	}
+	return max(stable, 0)
+}
+
+// prefixCache keeps the escaped stable prefixes of system prompts: one per agent and kind of
+// chat, so a handful.
+type prefixCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+const maxPrefixes = 16
+
+func (pc *prefixCache) escaped(prefix string) ([]byte, error) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if b, ok := pc.m[prefix]; ok {
+		return b, nil
+	}
+	q, err := json.Marshal(prefix)
+	if err != nil {
+		return nil, err
+	}
+	if pc.m == nil || len(pc.m) >= maxPrefixes {
+		pc.m = map[string][]byte{}
+	}
+	b := q[1 : len(q)-1 : len(q)-1]
+	pc.m[prefix] = b
+	return b, nil
 }
 
 func toWire(m messages.ChatMessage) wireMessage {

@@ -1,0 +1,96 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
+)
+
+// reference is the body as one json.Marshal of the whole request would write it.
+func reference(t *testing.T, c *Client, req providers.Request) any {
+	t.Helper()
+	wire := struct {
+		chatRequest
+		Tools []wireTool `json:"tools,omitempty"`
+	}{c.buildRequest(req), wireTools(req.Tools)}
+	b, err := json.Marshal(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestBodySplicesTheStablePrefix: the segmented body is the request, byte for byte in
+// meaning, wherever the stable prefix ends (inside a rune, past the end, at 0) and whatever
+// the prompt holds (quotes, HTML, line separators, invalid UTF-8); and requests with the same
+// prefix share its encoded bytes.
+func TestBodySplicesTheStablePrefix(t *testing.T) {
+	c := New(Config{Name: "t", BaseURL: "http://127.0.0.1:1/v1"})
+	prefix := "You are Reef. <b>Bold</b> & \"quoted\"\nLine\u2028sep — ünïcödé 🐚 \xff end.\n\n"
+	tools := []messages.ToolSpec{{Name: "read", Description: "Reads <files>.", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	user := []messages.ChatMessage{{Role: messages.RoleUser, Content: "hi \"there\" {\"role\":\"system\",\"content\":\""}}
+	emoji := strings.Index(prefix, "🐚")
+	for _, tc := range []struct {
+		name   string
+		system string
+		stable int
+		tools  []messages.ToolSpec
+	}{
+		{"prefix and tail", prefix + "Now: 22:00.", len(prefix), tools},
+		{"cut inside a rune", prefix + "Now: 22:00.", emoji + 2, tools},
+		{"all stable", prefix, len(prefix), tools},
+		{"stable past the end", prefix, len(prefix) + 10, nil},
+		{"no stable prefix", prefix + "tail", 0, tools},
+		{"no system prompt", "", 5, tools},
+		{"no tools", prefix + "tail", len(prefix), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := providers.Request{Model: "m", System: tc.system, SystemStable: tc.stable, Messages: user, Tools: tc.tools, MaxTokens: 100}
+			b, err := c.encode(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got any
+			if err := json.Unmarshal(b.bytes(), &got); err != nil {
+				t.Fatalf("body %s: %v", b.bytes(), err)
+			}
+			if want := reference(t, c, req); !reflect.DeepEqual(got, want) {
+				t.Errorf("body\n%s\nwant the same as\n%v", b.bytes(), want)
+			}
+			if n := b.len(); n != int64(len(b.bytes())) {
+				t.Errorf("len %d, joined %d", n, len(b.bytes()))
+			}
+			read, err := io.ReadAll(iotest.OneByteReader(b.reader())) // Read, across segment ends
+			if err != nil || !bytes.Equal(read, b.bytes()) {
+				t.Errorf("read %q (%v), want %q", read, err, b.bytes())
+			}
+			var written bytes.Buffer
+			if _, err := io.Copy(&written, b.reader()); err != nil || !bytes.Equal(written.Bytes(), b.bytes()) {
+				t.Errorf("written %q (%v), want %q", written.Bytes(), err, b.bytes())
+			}
+		})
+	}
+
+	a, err := c.encode(providers.Request{Model: "m", System: prefix + "one", SystemStable: len(prefix), Messages: user, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.encode(providers.Request{Model: "m", System: prefix + "two", SystemStable: len(prefix), Messages: user, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) < 2 || len(b) < 2 || &a[1][0] != &b[1][0] {
+		t.Error("two requests with the same stable prefix do not share its encoded bytes")
+	}
+}
