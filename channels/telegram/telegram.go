@@ -103,10 +103,11 @@ type timing struct {
 }
 
 var (
-	_ channels.Channel = (*Bot)(nil)
-	_ channels.Typer   = (*Bot)(nil)
-	_ channels.Editor  = (*Bot)(nil)
-	_ channels.Deleter = (*Bot)(nil)
+	_ channels.Channel     = (*Bot)(nil)
+	_ channels.BatchRunner = (*Bot)(nil)
+	_ channels.Typer       = (*Bot)(nil)
+	_ channels.Editor      = (*Bot)(nil)
+	_ channels.Deleter     = (*Bot)(nil)
 )
 
 // New validates cfg and returns a Bot. It starts nothing and makes no request.
