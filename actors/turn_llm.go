@@ -35,8 +35,8 @@ func (t *Turn) startLLM(ctx actor.Context) {
 // sysPrompt is the system prompt and tool specs of a run's requests, with their estimated
 // tokens (fixed: what every request of the run carries besides the transcript).
 type sysPrompt struct {
-	text   string
-	stable int // text[:stable] is the prefix providers may cache
+	stable string // the agent's cached prefix, which providers may cache too
+	tail   string // this run's lines; the prompt is stable+tail, never joined here
 	specs  []messages.ToolSpec
 	fixed  int
 }
@@ -52,7 +52,7 @@ func requestPrompt(in *turnInput) sysPrompt {
 		Channel: in.channel, ChatType: in.chatType,
 		Now: in.deps.now(), Location: a.Location, Host: hostLine,
 	})
-	return sysPrompt{text: prefix + tail, stable: len(prefix), specs: specs,
+	return sysPrompt{stable: prefix, tail: tail, specs: specs,
 		fixed: prefixTokens + agent.EstimateTokens(tail) + specTokens}
 }
 
@@ -67,7 +67,7 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 	}
 	_, model, _ := strings.Cut(in.model.Label, "/")
 	stream, err := in.model.Provider.Stream(ctx, providers.Request{
-		Model: model, System: sp.text, SystemStable: sp.stable, Messages: msgs, Tools: sp.specs,
+		Model: model, System: sp.stable, SystemStable: len(sp.stable), SystemTail: sp.tail, Messages: msgs, Tools: sp.specs,
 		MaxTokens: in.model.MaxTokens, Reasoning: in.reasoning,
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ func (pt *promptTools) Stream(ctx context.Context, req Request) (Stream, error) 
 		calls += len(m.ToolCalls)
 	}
 	if len(req.Tools) > 0 {
-		req.System = appendSection(req.System, toolSection(req.Tools))
+		req.System, req.SystemTail = appendSection(req.System+req.SystemTail, toolSection(req.Tools)), ""
 	}
 	req.Tools = nil
 	req.Messages = textToolMessages(req.Messages)

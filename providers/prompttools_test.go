@@ -177,3 +177,18 @@ func TestPromptToolsCutDropsHalfCall(t *testing.T) {
 		t.Errorf("got %+v, %v; want text \"ok \", no call, ErrStreamCut", got, err)
 	}
 }
+
+// TestPromptToolsKeepsTheTail: the tool section comes after the prompt's volatile tail, and
+// the stable prefix stays a prefix.
+func TestPromptToolsKeepsTheTail(t *testing.T) {
+	script := fake.NewScript()
+	req := providers.Request{System: "You are reef.\n", SystemStable: 14, SystemTail: "Today is Monday.",
+		Tools:    []messages.ToolSpec{{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: "hi"}}}
+	if _, err := call(context.Background(), providers.PromptTools(fake.New(script)), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := script.Requests()[0].System; !strings.HasPrefix(got, "You are reef.\nToday is Monday.\n\n## Tools") {
+		t.Errorf("system %q, want the prompt with its tail, then the tools", got)
+	}
+}

@@ -27,10 +27,14 @@ type Request struct {
 	// that support prompt caching put the cache boundary there (0 = no boundary).
 	System       string
 	SystemStable int
-	Messages     []messages.ChatMessage
-	Tools        []messages.ToolSpec
-	MaxTokens    int    // 0 = client default
-	Reasoning    string // "", "off", "low", "medium", "high"
+	// SystemTail, when set, follows System in the prompt: a caller passes a prompt's volatile
+	// lines apart from its shared stable prefix, so that a call in flight holds no joined copy
+	// of the whole prompt. Clients send System+SystemTail; SystemStable still applies to System.
+	SystemTail string
+	Messages   []messages.ChatMessage
+	Tools      []messages.ToolSpec
+	MaxTokens  int    // 0 = client default
+	Reasoning  string // "", "off", "low", "medium", "high"
 }
 
 // EventKind names a stream event.

@@ -67,7 +67,7 @@ func (c *Client) buildRequest(req providers.Request) wireRequest {
 	w := wireRequest{
 		Model:     req.Model,
 		MaxTokens: req.MaxTokens,
-		System:    systemBlocks(req.System, req.SystemStable),
+		System:    systemBlocks(req.System+req.SystemTail, req.SystemStable),
 		Messages:  convertMessages(req.Messages),
 		Stream:    true,
 	}

@@ -191,3 +191,18 @@ func TestRequestStartsWithUser(t *testing.T) {
 		t.Errorf("got final assistant text %q, want trailing whitespace trimmed", txt)
 	}
 }
+
+// TestSystemTailIsTheVolatileBlock: a prompt passed as a stable System and a SystemTail is
+// sent as the same two blocks as the joined prompt with SystemStable.
+func TestSystemTailIsTheVolatileBlock(t *testing.T) {
+	stable := "You are reef. Tools: read_file, exec.\n"
+	got := sent(t, providers.Request{
+		Model: "claude-fake", System: stable, SystemStable: len(stable), SystemTail: "Today is Monday.",
+		Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: "hi"}},
+	})
+	b := decode(t, got.Body)
+	if len(b.System) != 2 || b.System[0].Text != stable || b.System[0].CacheControl["type"] != "ephemeral" ||
+		b.System[1].Text != "Today is Monday." || b.System[1].CacheControl != nil {
+		t.Errorf("system blocks %+v, want the stable prefix cached and the tail after it", b.System)
+	}
+}

@@ -61,7 +61,7 @@ func record(req providers.Request) Request {
 	rec := Request{
 		Model:     req.Model,
 		Reasoning: req.Reasoning,
-		System:    req.System,
+		System:    req.System + req.SystemTail,
 		Messages:  append([]messages.ChatMessage(nil), req.Messages...),
 	}
 	if len(req.Tools) > 0 {

@@ -75,8 +75,8 @@ const skipSignature = "skip_thought_signature_validator"
 // buildRequest translates a providers.Request to the wire format.
 func buildRequest(req providers.Request) wireRequest {
 	w := wireRequest{Contents: convertMessages(req.Messages)}
-	if strings.TrimSpace(req.System) != "" {
-		w.SystemInstruction = &content{Parts: []part{{Text: req.System}}}
+	if system := req.System + req.SystemTail; strings.TrimSpace(system) != "" {
+		w.SystemInstruction = &content{Parts: []part{{Text: system}}}
 	}
 	if len(req.Tools) > 0 {
 		var decls []functionDeclaration

@@ -183,3 +183,12 @@ func TestRequestStartsWithUser(t *testing.T) {
 		t.Errorf("got %+v, want user, model, user", b.Contents)
 	}
 }
+
+// TestSystemTailFollowsSystem: the system instruction is System followed by SystemTail.
+func TestSystemTailFollowsSystem(t *testing.T) {
+	got := sent(t, providers.Request{Model: "gemini-fake", System: "You are reef.\n", SystemStable: 14,
+		SystemTail: "Today is Monday.", Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: "hi"}}})
+	if got.System != "You are reef.\nToday is Monday." {
+		t.Errorf("got system %q, want System then SystemTail", got.System)
+	}
+}

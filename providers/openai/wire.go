@@ -202,6 +202,7 @@ func (c *Client) encode(req providers.Request) (body, error) {
 		}
 		req.System = req.System[stable:]
 	}
+	req.System += req.SystemTail
 	size := len(req.System) + 1024
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64

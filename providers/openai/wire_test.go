@@ -16,6 +16,7 @@ import (
 // reference is the body as one json.Marshal of the whole request would write it.
 func reference(t *testing.T, c *Client, req providers.Request) any {
 	t.Helper()
+	req.System, req.SystemTail = req.System+req.SystemTail, ""
 	wire := struct {
 		chatRequest
 		Tools []wireTool `json:"tools,omitempty"`
@@ -54,9 +55,13 @@ func TestBodySplicesTheStablePrefix(t *testing.T) {
 		{"no stable prefix", prefix + "tail", 0, tools},
 		{"no system prompt", "", 5, tools},
 		{"no tools", prefix + "tail", len(prefix), nil},
+		{"tail apart", prefix, len(prefix), tools},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := providers.Request{Model: "m", System: tc.system, SystemStable: tc.stable, Messages: user, Tools: tc.tools, MaxTokens: 100}
+			if tc.name == "tail apart" {
+				req.SystemTail = "Now: 22:00.\n"
+			}
 			b, err := c.encode(req)
 			if err != nil {
 				t.Fatal(err)
