@@ -23,8 +23,8 @@ import (
 const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
 
 Usage:
-  reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10] [-llm-latency 0s]
-             [-max-concurrent 64] [-idle-for 3m] [-release-after 5s] [-pprof ADDR] [-cpuprofile FILE] [-json]
+  reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10 [-at-once]] [-llm-latency 0s]
+             [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m] [-release-after 5s] [-pprof ADDR] [-cpuprofile FILE] [-json]
   reef bench crash [-messages 300 -chats 100 -kills 20]
   reef bench soak  [-duration 30m -rate 50]
 
@@ -37,6 +37,8 @@ to fakes and reports the highest RSS sampled over -idle-for.
 // benchResult is what one scenario measured.
 type benchResult struct {
 	Scenario      string  `json:"scenario"`
+	AtOnce        bool    `json:"atOnce,omitempty"`    // chats: each chat's messages sent at once
+	QueueMode     string  `json:"queueMode,omitempty"` // the gateway's session.queue.mode, when set
 	Chats         int     `json:"chats"`
 	Messages      int     `json:"messages"`
 	LLMLatencyMs  float64 `json:"llmLatencyMs"`
@@ -68,6 +70,8 @@ type benchResult struct {
 // benchOpts are the flags of reef bench.
 type benchOpts struct {
 	n, k, m    int
+	atOnce     bool   // chats: every message of a chat sent at once, not each after the previous reply
+	queueMode  string // session.queue.mode of the gateway ("": reef's default)
 	llmCap     int
 	latency    time.Duration
 	timeout    time.Duration
@@ -96,6 +100,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.n, "n", 200, "burst and tools: chats, one message each")
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply")
+	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
+	flags.StringVar(&o.queueMode, "queue", "", "session.queue.mode of the gateway: steer | followup | collect | interrupt (default: reef's)")
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
 	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway (0: reef's default, 64)")
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
@@ -119,6 +125,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.n <= 0 || o.k <= 0 || o.m <= 0 {
 		fmt.Fprintln(stderr, "reef bench: -n, -k and -m must be positive")
+		return 2
+	}
+	switch o.queueMode {
+	case "", "steer", "followup", "collect", "interrupt":
+	default:
+		fmt.Fprintf(stderr, "reef bench: -queue %q: want steer, followup, collect or interrupt\n", o.queueMode)
 		return 2
 	}
 	if o.idleFor <= 0 || o.releaseAfter < 0 {
@@ -185,6 +197,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		return res, err
 	}
 	defer rig.Close()
+	rig.queueMode = o.queueMode
 	args := o.gatewayArg
 	if name == "idle" {
 		rig.startPlatforms()
@@ -230,7 +243,16 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		}
 		runErr = waitAll(ctx, all)
 	case "chats":
-		res.Chats, res.Messages = o.k, o.k*o.m
+		res.Chats, res.Messages, res.AtOnce, res.QueueMode = o.k, o.k*o.m, o.atOnce, o.queueMode
+		if o.atOnce {
+			for c := range o.k {
+				for i := range o.m {
+					all = append(all, rig.inject(int64(10000+c), i, false))
+				}
+			}
+			runErr = waitAll(ctx, all)
+			break
+		}
 		var wg sync.WaitGroup
 		errs := make(chan error, o.k)
 		for c := range o.k {
@@ -346,7 +368,7 @@ func printBench(w io.Writer, results []benchResult) {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.0f/%.0fms\t%.2fms\t%.1fMB\t%d\t%d\t%d\t\n",
-			r.Scenario, r.Chats, r.Messages, time.Duration(r.LLMLatencyMs*float64(time.Millisecond)), r.WallSeconds, r.RepliesPerSec,
+			r.label(), r.Chats, r.Messages, time.Duration(r.LLMLatencyMs*float64(time.Millisecond)), r.WallSeconds, r.RepliesPerSec,
 			r.P50Ms, r.P95Ms, r.P99Ms, r.ToModelP50Ms, r.ToModelMaxMs, r.CPUMsPerMsg, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
 	}
 	if len(idle) < len(results) {
@@ -355,4 +377,16 @@ func printBench(w io.Writer, results []benchResult) {
 	for _, r := range idle {
 		printIdle(w, r)
 	}
+}
+
+// label names a result's scenario in the table, with how its messages were sent.
+func (r benchResult) label() string {
+	l := r.Scenario
+	if r.AtOnce {
+		l += " at once"
+	}
+	if r.QueueMode != "" {
+		l += " (" + r.QueueMode + ")"
+	}
+	return l
 }

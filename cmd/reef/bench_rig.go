@@ -71,10 +71,12 @@ type benchRig struct {
 	latency   time.Duration
 	// sessionIdle, when > 0, is session.idleMinutes of the gateway.
 	sessionIdle int
-	jitter      time.Duration // when > 0, a random extra delay up to this per answer
-	llmCalls    atomic.Int64
-	toolCalls   atomic.Int64
-	replied     atomic.Int64 // messages with at least one reply
+	// queueMode, when set, is session.queue.mode of the gateway.
+	queueMode string
+	jitter    time.Duration // when > 0, a random extra delay up to this per answer
+	llmCalls  atomic.Int64
+	toolCalls atomic.Int64
+	replied   atomic.Int64 // messages with at least one reply
 
 	mu        sync.Mutex
 	msgs      map[string]*benchMsg
@@ -163,6 +165,9 @@ func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
 	idle := ""
 	if r.sessionIdle > 0 {
 		idle = fmt.Sprintf("  idleMinutes: %d\n", r.sessionIdle)
+	}
+	if r.queueMode != "" {
+		idle += fmt.Sprintf("  queue: {mode: %s}\n", r.queueMode)
 	}
 	if maxConcurrent > 0 {
 		llm = fmt.Sprintf("llm:\n  maxConcurrent: %d\n", maxConcurrent)

@@ -77,6 +77,38 @@ func TestBenchBurstSmall(t *testing.T) {
 	}
 }
 
+// TestBenchChatsAtOnce sends each chat's messages all at once, under two queue modes: with
+// followup every message gets its own run, in order; with collect the chat's messages share
+// runs. Either way each message is answered once and in its chat's order.
+func TestBenchChatsAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts gateways")
+	}
+	for _, tc := range []struct {
+		mode      string
+		callsWant func(int) bool
+	}{
+		{"followup", func(n int) bool { return n == 12 }},
+		{"collect", func(n int) bool { return n >= 3 && n < 12 }},
+	} {
+		out, code := benchCommand(t, time.Minute, "-scenario", "chats", "-k", "3", "-m", "4", "-at-once", "-queue", tc.mode, "-json")
+		if code != 0 {
+			t.Fatalf("%s: reef bench exit %d:\n%s", tc.mode, code, out)
+		}
+		var res []benchResult
+		if err := json.Unmarshal([]byte(out[strings.IndexByte(out, '['):]), &res); err != nil || len(res) != 1 {
+			t.Fatalf("%s: report %v:\n%s", tc.mode, err, out)
+		}
+		r := res[0]
+		if !r.AtOnce || r.QueueMode != tc.mode || r.Messages != 12 || r.Lost != 0 || r.Duplicated != 0 || r.OutOfOrder != 0 {
+			t.Errorf("%s: %+v, want 12 messages sent at once, none lost, doubled or out of order", tc.mode, r)
+		}
+		if !tc.callsWant(int(r.LLMCalls)) {
+			t.Errorf("%s: %d model calls for 3 chats of 4 messages", tc.mode, r.LLMCalls)
+		}
+	}
+}
+
 // TestBenchSoakHeapProfile runs a short soak that saves the gateway's heap profiles.
 func TestBenchSoakHeapProfile(t *testing.T) {
 	if testing.Short() {
