@@ -62,7 +62,7 @@ func ConnectorProps(name string, ch channels.Channel, deps *Deps, storage, route
 	log := deps.Log.With().Str("actor", "connector").Str("channel", name).Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Connector{name: name, ch: ch, deps: deps, storage: storage, router: router, log: log}
-	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
 func (c *Connector) Receive(ctx actor.Context) {

@@ -37,7 +37,7 @@ func gatewayProps(deps *Deps, timer TimerSettings, ready chan<- *Runtime, stoppe
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Gateway{deps: deps, timer: timer, ready: ready, stopped: stopped, log: log}
 	},
-		actor.WithReceiverMiddleware(recoverMiddleware(log)),
+		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)),
 		actor.WithSupervisor(actor.NewExponentialBackoffStrategy(time.Minute, 500*time.Millisecond)))
 }
 

@@ -59,7 +59,7 @@ func RouterProps(deps *Deps, storage *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Router{deps: deps, storage: storage, log: log}
 	},
-		actor.WithReceiverMiddleware(recoverMiddleware(log)),
+		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(3, time.Minute, actor.DefaultDecider)))
 }
 

@@ -81,7 +81,7 @@ func SessionProps(deps *Deps, storage, router *actor.PID, connectors map[string]
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Session{deps: deps, storage: storage, router: router, connectors: connectors, log: deps.Log}
 	},
-		actor.WithReceiverMiddleware(recoverMiddleware(deps.Log)),
+		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))
 }
 

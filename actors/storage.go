@@ -52,7 +52,7 @@ var releaseEvery = time.Minute // a variable for tests
 func StorageProps(store persistence.Store, log zerolog.Logger) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Storage{store: store, log: log.With().Str("actor", "storage").Logger()}
-	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
 func (s *Storage) Receive(ctx actor.Context) {

@@ -94,7 +94,7 @@ func TimerProps(deps *Deps, set TimerSettings, storage, router *actor.PID) *acto
 	log := deps.Log.With().Str("actor", "timer").Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Timer{deps: deps, set: set.withDefaults(), storage: storage, router: router, clock: deps.clock(), log: log}
-	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
 func (t *Timer) Receive(ctx actor.Context) {

@@ -38,7 +38,7 @@ func ToolRunProps(step int, call messages.ToolCall, tool tools.Tool, env tools.E
 	log = log.With().Str("tool", call.Name).Str("call", call.ID).Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &ToolRun{step: step, call: call, tool: tool, env: env, timeout: timeout, log: log}
-	}, actor.WithReceiverMiddleware(recoverMiddleware(log)))
+	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
 func (r *ToolRun) Receive(ctx actor.Context) {

@@ -107,7 +107,7 @@ func TurnProps(in *turnInput) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &Turn{hold: hold, log: in.deps.Log}
 	},
-		actor.WithReceiverMiddleware(recoverMiddleware(in.deps.Log)),
+		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(in.deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))
 }
 
