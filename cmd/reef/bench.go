@@ -99,7 +99,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	var o benchOpts
 	flags.IntVar(&o.n, "n", 200, "burst and tools: chats, one message each")
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
-	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply")
+	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
 	flags.StringVar(&o.queueMode, "queue", "", "session.queue.mode of the gateway: steer | followup | collect | interrupt (default: reef's)")
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
@@ -247,7 +247,10 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		if o.atOnce {
 			for c := range o.k {
 				for i := range o.m {
-					all = append(all, rig.inject(int64(10000+c), i, false))
+					m := rig.inject(int64(10000+c), i, false)
+					mu.Lock()
+					all = append(all, m)
+					mu.Unlock()
 				}
 			}
 			runErr = waitAll(ctx, all)

@@ -175,9 +175,6 @@ func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
-// bytes joins the segments (tests and debugging).
-func (b body) bytes() []byte { return bytes.Join(b, nil) }
-
 // systemOpen is how the encoded body opens the system message's content. JSON escapes every
 // quote inside a string, so the first occurrence is the system message itself: it is the
 // first message, and only the model's name comes before it.

@@ -13,6 +13,9 @@ import (
 	"github.com/reefgw/reef/providers"
 )
 
+// bytes joins the segments.
+func (b body) bytes() []byte { return bytes.Join(b, nil) }
+
 // reference is the body as one json.Marshal of the whole request would write it.
 func reference(t *testing.T, c *Client, req providers.Request) any {
 	t.Helper()
