@@ -143,22 +143,28 @@ func (b body) len() int64 {
 // reader returns a fresh reader over the whole body.
 func (b body) reader() io.Reader { return &bodyReader{segs: b} }
 
-// bodyReader reads a body's segments in turn. Its WriteTo hands each segment to the writer
-// as it is (net/http copies the body with io.Copy, which prefers it): no copy buffer.
+// bodyReader reads a body's segments in turn. Its WriteTo hands each segment to the writer as
+// it is, with no copy buffer (io.Copy prefers it); net/http, though, copies a body of known
+// length through an io.LimitReader, which hides WriteTo, so Read matters as much.
 type bodyReader struct {
 	segs [][]byte
 	off  int // into segs[0]
 }
 
+// Read fills p from as many segments as fit: net/http copies a body of known length through
+// a buffer, one write to the connection per Read, and each write is a TCP segment of its own.
 func (r *bodyReader) Read(p []byte) (int, error) {
-	for len(r.segs) > 0 && r.off == len(r.segs[0]) {
-		r.segs, r.off = r.segs[1:], 0
+	n := 0
+	for n < len(p) && len(r.segs) > 0 {
+		c := copy(p[n:], r.segs[0][r.off:])
+		n += c
+		if r.off += c; r.off == len(r.segs[0]) {
+			r.segs, r.off = r.segs[1:], 0
+		}
 	}
-	if len(r.segs) == 0 {
+	if n == 0 && len(p) > 0 {
 		return 0, io.EOF
 	}
-	n := copy(p, r.segs[0][r.off:])
-	r.off += n
 	return n, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	gojson "github.com/grbit/go-json"
 )
 
 // BenchmarkDecodeRequest decodes a request shaped like reef's: a 10 KB system prompt, a
@@ -22,7 +24,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var req chatRequest
-		if err := json.Unmarshal(body, &req); err != nil {
+		if err := gojson.Unmarshal(body, &req); err != nil {
 			b.Fatal(err)
 		}
 		req.record()
@@ -37,6 +39,23 @@ func TestContentDecodes(t *testing.T) {
 		var c content
 		if err := json.Unmarshal(raw, &c); err != nil || string(c) != s {
 			t.Errorf("%s decoded to %q (%v), want %q", raw, c, err, s)
+		}
+	}
+	// Escapes as other clients write them: each decodes as encoding/json decodes it.
+	for _, raw := range []string{`"\u003cb\u003e"`, `"\ud83d\ude00 x"`, `"a\r\b\f\/"`, `"\u00e9\u2028"`, `"\u0041\\"`} {
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		var c content
+		if err := c.UnmarshalJSON([]byte(raw)); err != nil || string(c) != want {
+			t.Errorf("%s decoded to %q (%v), want %q", raw, c, err, want)
+		}
+	}
+	for _, raw := range []string{`"\u12"`, `"\x"`, `"\"`} {
+		var c content
+		if err := c.UnmarshalJSON([]byte(raw)); err == nil {
+			t.Errorf("%s decoded to %q, want an error", raw, c)
 		}
 	}
 	for raw, want := range map[string]string{`null`: "", `[{"type":"text","text":"a"},{"type":"text","text":"b\n"}]`: "ab\n"} {

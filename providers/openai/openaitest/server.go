@@ -6,6 +6,8 @@ package openaitest
 import (
 	"bytes"
 	"encoding/json"
+
+	gojson "github.com/grbit/go-json"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -75,7 +77,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := gojson.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "could not parse the JSON body: "+err.Error())
 		return
 	}

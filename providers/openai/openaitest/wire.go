@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
+
+	gojson "github.com/grbit/go-json"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
@@ -77,7 +81,7 @@ func (c *content) UnmarshalJSON(raw []byte) error {
 			return nil
 		}
 		var s string
-		err := json.Unmarshal(raw, &s)
+		err := gojson.Unmarshal(raw, &s)
 		*c = content(s)
 		return err
 	case len(raw) > 0 && raw[0] == '[':
@@ -85,7 +89,7 @@ func (c *content) UnmarshalJSON(raw []byte) error {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
-		if json.Unmarshal(raw, &parts) != nil {
+		if gojson.Unmarshal(raw, &parts) != nil {
 			*c = ""
 			return nil
 		}
@@ -100,8 +104,8 @@ func (c *content) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// unquoteSimple decodes a JSON string whose escapes are only \n, \t, \", \\ and \/ (what
-// reef's prompts hold), which encoding/json has already validated; ok is false otherwise.
+// unquoteSimple decodes a JSON string without surrogate pairs (what reef's prompts hold: \n,
+// \", \u003c for "<" ...); ok is false for anything else, left to the full decoder.
 func unquoteSimple(raw []byte) (string, bool) {
 	body := raw[1 : len(raw)-1]
 	if !bytes.ContainsRune(body, '\\') {
@@ -114,15 +118,33 @@ func unquoteSimple(raw []byte) (string, bool) {
 			out = append(out, ch)
 			continue
 		}
-		i++
+		if i++; i == len(body) {
+			return "", false
+		}
 		switch body[i] {
 		case 'n':
 			out = append(out, '\n')
 		case 't':
 			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
 		case '"', '\\', '/':
 			out = append(out, body[i])
-		default: // \u, \r, \b, \f: leave them to encoding/json
+		case 'u':
+			if i+4 >= len(body) {
+				return "", false
+			}
+			r, err := strconv.ParseUint(string(body[i+1:i+5]), 16, 32)
+			if err != nil || utf16.IsSurrogate(rune(r)) {
+				return "", false
+			}
+			out = utf8.AppendRune(out, rune(r))
+			i += 4
+		default:
 			return "", false
 		}
 	}
