@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/reefgw/reef/internal/procmem"
 )
 
 const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
@@ -84,6 +86,11 @@ type benchOpts struct {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) int {
+	// The fakes run in this process, and a burst grows their heap by tens of megabytes too:
+	// let it grow in huge pages (see procmem.Burst). A load generator need not stay small.
+	if heap, _ := procmem.ReserveHeap(512 << 20); heap != nil {
+		heap.SetHuge(true)
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "crash":

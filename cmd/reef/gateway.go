@@ -19,6 +19,7 @@ import (
 // runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
 // runs are stopped, pending writes committed, the database closed.
 func runGateway(args []string, stderr io.Writer) int {
+	heap, heapErr := procmem.ReserveHeap(heapReserve) // first: see ReserveHeap
 	flags, configPath := commandFlags("gateway", stderr)
 	pprofAddr := flags.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); off by default")
 	releaseAfter := flags.Duration("release-after", defaultReleaseAfter,
@@ -56,7 +57,12 @@ func runGateway(args []string, stderr io.Writer) int {
 		return 1
 	}
 	chans := set.chans
-	rt, err := startRuntime(cfg, log, set)
+	if heapErr != nil {
+		log.Warn().Err(heapErr).Msg("no heap reserve for bursts")
+	}
+	burst := procmem.NewBurst(heap, burstRate, burstHold)
+	defer burst.Close()
+	rt, err := startRuntime(cfg, log, set, burst.Note)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
@@ -80,6 +86,15 @@ func runGateway(args []string, stderr io.Writer) int {
 	log.Info().Msg("stopped")
 	return 0
 }
+
+// A burst, for the heap: burstRate messages within a second arm huge pages in a reserve of
+// heapReserve bytes of heap address space, until burstHold after the last such second (see
+// procmem.Burst). A thousand conversations waiting for the model hold about 100 MB.
+const (
+	heapReserve = 256 << 20
+	burstRate   = 100
+	burstHold   = time.Minute
+)
 
 // defaultReleaseAfter is when, after ready, the gateway gives back start-up's memory: start-up
 // and the first connections to the platforms are over by then on an ordinary network. The

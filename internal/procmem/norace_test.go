@@ -1,0 +1,5 @@
+//go:build !race
+
+package procmem
+
+const raceEnabled = false
