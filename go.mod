@@ -7,6 +7,7 @@ require (
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/google/go-cmp v0.7.0
 	github.com/gorilla/websocket v1.5.0
+	github.com/grbit/go-json v0.11.0
 	github.com/larksuite/oapi-sdk-go/v3 v3.12.0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/mymmrac/telego v1.6.0
@@ -24,7 +25,6 @@ require (
 	github.com/bytedance/sonic/loader v0.5.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
-	github.com/grbit/go-json v0.11.0 // indirect
 	github.com/klauspost/compress v1.18.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
 	github.com/kr/text v0.2.0 // indirect
