@@ -19,7 +19,7 @@ import (
 // runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
 // runs are stopped, pending writes committed, the database closed.
 func runGateway(args []string, stderr io.Writer) int {
-	heap, heapErr := procmem.ReserveHeap(heapReserve) // first: see ReserveHeap
+	heap := procmem.ReserveHeap(heapReserve) // first: see ReserveHeap
 	flags, configPath := commandFlags("gateway", stderr)
 	pprofAddr := flags.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); off by default")
 	releaseAfter := flags.Duration("release-after", defaultReleaseAfter,
@@ -57,9 +57,6 @@ func runGateway(args []string, stderr io.Writer) int {
 		return 1
 	}
 	chans := set.chans
-	if heapErr != nil {
-		log.Warn().Err(heapErr).Msg("no heap reserve for bursts")
-	}
 	burst := procmem.NewBurst(heap, burstRate, burstHold)
 	defer burst.Close()
 	rt, err := startRuntime(cfg, log, set, burst.Note)
@@ -78,6 +75,10 @@ func runGateway(args []string, stderr io.Writer) int {
 	}
 	log.Info().Dur("startup", time.Since(processStart)).Int("channels", len(chans)).
 		Str("dataDir", cfg.DataDir).Msg("reef gateway ready")
+	// The collection that readies the heap reserve waits until start-up is over (the first
+	// messages start it sooner).
+	collect := time.AfterFunc(collectAfter, func() { heap.Collect(); logReserve(heap, log) })
+	defer collect.Stop()
 
 	sig := awaitSignal(sigs, *releaseAfter, log)
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
@@ -91,10 +92,22 @@ func runGateway(args []string, stderr io.Writer) int {
 // heapReserve bytes of heap address space, until burstHold after the last such second (see
 // procmem.Burst). A thousand conversations waiting for the model hold about 100 MB.
 const (
-	heapReserve = 256 << 20
-	burstRate   = 100
-	burstHold   = time.Minute
+	heapReserve  = 256 << 20
+	collectAfter = 200 * time.Millisecond // after ready: the channels have connected
+	burstRate    = 100
+	burstHold    = time.Minute
 )
+
+// logReserve logs the heap reserve once it is made (or why none was).
+func logReserve(heap *procmem.HeapReserve, log zerolog.Logger) {
+	size, err := heap.Wait()
+	switch {
+	case err != nil:
+		log.Warn().Err(err).Msg("no heap reserve for bursts")
+	case size > 0:
+		log.Debug().Int64("bytes", size).Msg("heap reserve for bursts made")
+	}
+}
 
 // defaultReleaseAfter is when, after ready, the gateway gives back start-up's memory: start-up
 // and the first connections to the platforms are over by then on an ordinary network. The

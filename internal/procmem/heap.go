@@ -20,25 +20,26 @@ import (
 // HeapReserve is heap address space the runtime has mapped and not used yet, where later
 // allocations land. See ReserveHeap.
 type HeapReserve struct {
-	mu    sync.Mutex
-	start uintptr // 2 MiB-aligned
-	end   uintptr
-	huge  bool
-}
+	p         uintptr // where the reserve's object was
+	size      int64
+	gcPercent int // GOGC before ReserveHeap paused the collector
+	once      sync.Once
+	done      chan struct{} // closed when the reserve is ready (or known not to be)
 
-// Size reports how many bytes the reserve spans (0 for nil).
-func (h *HeapReserve) Size() int64 {
-	if h == nil {
-		return 0
-	}
-	return int64(h.end - h.start)
+	mu         sync.Mutex
+	start, end uintptr // 2 MiB-aligned; empty until made, or when none could be
+	err        error
+	want, huge bool // huge pages asked for; and so advised
 }
 
 // Burst arms huge pages on a HeapReserve while messages arrive at Rate a second or faster,
 // and disarms them Hold after the last such second. Its zero value is not usable; see
 // NewBurst. A nil *Burst ignores Note.
 type Burst struct {
-	heap interface{ SetHuge(on bool) } // a *HeapReserve
+	heap interface { // a *HeapReserve
+		Collect()
+		SetHuge(on bool)
+	}
 	rate int
 	hold time.Duration
 	now  func() time.Time
@@ -64,6 +65,7 @@ func (b *Burst) Note(n int) {
 	if b == nil {
 		return
 	}
+	b.heap.Collect() // should start-up not have yet: before the messages grow the heap
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,53 +19,113 @@ import (
 
 const hugePage = 2 << 20
 
-// ReserveHeap sets aside up to size bytes of heap address space for bursts: it allocates
+// ReserveHeap sets aside up to size bytes of heap address space for bursts. It allocates
 // them in one object, which the runtime maps without touching (fresh memory is known to be
-// zero), notes where they are, and frees them. The runtime never unmaps heap memory, and it
-// places later allocations at the lowest free addresses, so the heap grows into the reserve;
-// Burst arms huge pages there.
+// zero), notes where it is and drops it; a garbage collection then frees it. The runtime
+// never unmaps heap memory, and it places later allocations at the lowest free addresses, so
+// the heap grows into the reserve; Burst arms huge pages there.
 //
-// It must run early, before the heap has freed memory of its own (an allocation that
-// reuses freed memory is cleared, which would touch every page): at the start of main. After
-// the first garbage collection it reserves nothing. The reserve is at most a quarter of the machine's memory, and none when the kernel does not
-// overcommit (vm.overcommit_memory=2), where mapped memory counts against a hard limit.
-// Reserving costs address space, not memory: nothing in it is resident until used.
-func ReserveHeap(size int64) (*HeapReserve, error) {
-	if size < 2*hugePage || gcCycles() > 0 {
-		return nil, nil
+// Call it first thing in main: an allocation that reuses memory the heap freed is cleared,
+// which would touch every page, so once a garbage collection has run it reserves nothing.
+// The collection that frees the object costs a few milliseconds: ReserveHeap pauses the
+// collector, and Collect, once start-up is over, lets it run (and SetHuge take effect). The
+// reserve is at most a quarter of the machine's memory, and none when the kernel does not
+// overcommit (vm.overcommit_memory=2), where mapped memory counts against a hard limit. It
+// costs address space, not memory: nothing in it is resident until used.
+func ReserveHeap(size int64) *HeapReserve {
+	h := &HeapReserve{done: make(chan struct{})}
+	p, size, err := allocateReserve(size, &h.gcPercent)
+	if p == 0 {
+		h.once.Do(func() {})
+		h.finish(0, 0, err)
+		return h
+	}
+	h.p, h.size = p, size
+	return h
+}
+
+// Collect lets the collector run again, once, and the reserve is ready when a collection
+// has freed its object. It returns at once.
+func (h *HeapReserve) Collect() {
+	h.once.Do(func() {
+		debug.SetGCPercent(h.gcPercent)
+		go func() { h.finish(settle(h.p, h.size)) }()
+	})
+}
+
+func allocateReserve(size int64, gcPercent *int) (uintptr, int64, error) {
+	if gcCycles() > 0 {
+		return 0, 0, errors.New("procmem: the heap has been collected already; no reserve")
 	}
 	if b, err := os.ReadFile("/proc/sys/vm/overcommit_memory"); err == nil && bytes.TrimSpace(b)[0] == '2' {
-		return nil, nil
+		return 0, 0, nil
 	}
 	if total, err := memTotal(); err == nil && total > 0 {
 		size = min(size, total/4)
 	}
 	if size < 2*hugePage {
-		return nil, nil
+		return 0, 0, nil
 	}
-	b := make([]byte, size)
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	h := &HeapReserve{start: (p + hugePage - 1) &^ (hugePage - 1), end: (p + uintptr(size)) &^ (hugePage - 1)}
-	runtime.KeepAlive(b)
-	b = nil
-	debug.FreeOSMemory() // frees it (and resets the heap goal it raised)
-	if h.end <= h.start {
-		return nil, errors.New("procmem: heap reserve too small")
+	*gcPercent = debug.SetGCPercent(-1)
+	return allocate(size), size, nil
+}
+
+// settle waits for the collection that frees the reserve's object (forcing one should the
+// object have outlived it: it would have set the heap's goal) and returns the reserve's range.
+func settle(p uintptr, size int64) (start, end uintptr, err error) {
+	for i := 0; gcCycles() == 0 && i < 100; i++ {
+		time.Sleep(time.Millisecond)
 	}
-	// Check that the range is mapped, as the rest of the heap (madvise fails otherwise).
-	if err := madvise(h.start, h.end, unix.MADV_NORMAL); err != nil {
-		return nil, err
+	if gcCycles() == 0 || heapGoal() > uint64(size) { // none started (GOGC=off), or too late
+		runtime.GC()
 	}
-	return h, nil
+	start, end = (p+hugePage-1)&^(hugePage-1), (p+uintptr(size))&^(hugePage-1)
+	// The range is mapped like the rest of the heap (madvise fails otherwise).
+	if err := madvise(start, end, unix.MADV_NORMAL); err != nil {
+		return 0, 0, err
+	}
+	return start, end, nil
+}
+
+func (h *HeapReserve) finish(start, end uintptr, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.start, h.end, h.err = start, end, err
+	if h.want {
+		h.advise(true)
+	}
+	close(h.done)
+}
+
+// allocate allocates size bytes and returns where they were; nothing refers to them after.
+//
+//go:noinline
+func allocate(size int64) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(make([]byte, size))))
+}
+
+// Wait waits until the reserve is ready and returns its size: 0 when there is none (err
+// says why, unless the system is one where none is made).
+func (h *HeapReserve) Wait() (int64, error) {
+	<-h.done
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return int64(h.end - h.start), h.err
 }
 
 // SetHuge asks for huge pages in the reserve (MADV_HUGEPAGE) or forbids them
 // (MADV_NOHUGEPAGE: khugepaged then leaves freed memory alone, and memory the runtime gives
-// back splits the huge pages it was part of).
+// back splits the huge pages it was part of). Before the reserve is ready, it takes effect
+// when it is.
 func (h *HeapReserve) SetHuge(on bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.huge == on {
+	h.want = on
+	h.advise(on)
+}
+
+func (h *HeapReserve) advise(on bool) {
+	if h.huge == on || h.end <= h.start {
 		return
 	}
 	advice := unix.MADV_NOHUGEPAGE
@@ -81,6 +142,16 @@ func madvise(start, end uintptr, advice int) error {
 		return fmt.Errorf("procmem: madvise(%d) %x-%x: %w", advice, start, end, errno)
 	}
 	return nil
+}
+
+// heapGoal is the heap size at which the next garbage collection is due.
+func heapGoal() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // gcCycles is how many garbage collections the process has completed.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +37,8 @@ type reserveResult struct {
 	InReserve  int    // of the blocks allocated after it, how many landed in the reserve
 	Allocated  int
 	LaterEmpty bool // a second ReserveHeap, after garbage collections, reserves nothing
+	// PausedUntilCollect: no collection ran between ReserveHeap and Collect.
+	PausedUntilCollect bool
 }
 
 func reserveCheck() (reserveResult, error) {
@@ -47,12 +50,20 @@ func reserveCheck() (reserveResult, error) {
 		return n * int64(os.Getpagesize())
 	}
 	before := rss()
-	h, err := ReserveHeap(64 << 20)
-	if err != nil || h == nil {
-		return r, fmt.Errorf("ReserveHeap: %v, %v", h, err)
+	h := ReserveHeap(64 << 20)
+	h.SetHuge(true) // applies once it is ready
+	paused := gcCycles() == 0
+	var keepUp [][]byte
+	for range 64 { // start-up: with the collector paused, nothing is collected
+		keepUp = append(keepUp, make([]byte, 64<<10))
 	}
-	r.Size, r.RSSGrowth = h.Size(), rss()-before
-	h.SetHuge(true)
+	r.PausedUntilCollect = paused && gcCycles() == 0
+	h.Collect()
+	size, err := h.Wait()
+	if err != nil || size == 0 {
+		return r, fmt.Errorf("ReserveHeap: %d bytes, %v", size, err)
+	}
+	r.Size, r.RSSGrowth = size, rss()-before
 	if r.FlagsHuge, err = vmFlags(h.start); err != nil {
 		return r, err
 	}
@@ -70,8 +81,11 @@ func reserveCheck() (reserveResult, error) {
 		}
 	}
 	r.Allocated = len(keep)
-	again, _ := ReserveHeap(64 << 20)
-	r.LaterEmpty = again == nil
+	runtime.KeepAlive(keepUp)
+	later := ReserveHeap(64 << 20)
+	later.Collect()
+	again, err := later.Wait()
+	r.LaterEmpty = again == 0 && err != nil
 	return r, nil
 }
 
@@ -123,8 +137,11 @@ func TestReserveHeap(t *testing.T) {
 	if r.InReserve < r.Allocated/2 {
 		t.Errorf("%d of %d blocks allocated after the reserve landed in it", r.InReserve, r.Allocated)
 	}
+	if !r.PausedUntilCollect {
+		t.Error("a collection ran before Collect")
+	}
 	if !r.LaterEmpty {
-		t.Error("ReserveHeap reserved after garbage collections (its allocation may be cleared, touching every page)")
+		t.Error("a reserve was made after garbage collections (its allocation may be cleared, touching every page)")
 	}
 }
 
