@@ -12,8 +12,8 @@ import (
 // a burst). With transparent huge pages the kernel maps 2 MiB per fault instead.
 //
 // Many systems enable huge pages only where a program asks for them (MADV_HUGEPAGE), and the
-// Go runtime does not ask for its heap. Reserve sets aside heap address space for bursts and
-// Burst asks for huge pages there while messages come in fast, and stops asking once they
+// Go runtime does not ask for its heap. ReserveHeap sets aside heap address space for bursts
+// and Burst asks for huge pages there while messages come in fast, and stops asking once they
 // have not for a while: on a quiet process, huge pages would keep whole 2 MiB blocks resident
 // for a few live objects, and the kernel's khugepaged would merge freed memory back into them.
 
@@ -32,8 +32,9 @@ type HeapReserve struct {
 	want, huge bool // huge pages asked for; and so advised
 }
 
-// Burst arms huge pages on a HeapReserve while messages arrive at Rate a second or faster,
-// and disarms them Hold after the last such second. Its zero value is not usable; see
+// Burst arms huge pages on a HeapReserve while messages arrive at rate a second or faster,
+// and disarms them hold after the last such second. The first message also lets the
+// reserve's collection run, should start-up not have yet (HeapReserve.Collect). Its zero value is not usable; see
 // NewBurst. A nil *Burst ignores Note.
 type Burst struct {
 	heap interface { // a *HeapReserve

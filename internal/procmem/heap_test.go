@@ -8,11 +8,16 @@ import (
 
 // hugeLog records what a Burst asks of its heap.
 type hugeLog struct {
-	mu  sync.Mutex
-	set []bool
+	mu       sync.Mutex
+	set      []bool
+	collects int
 }
 
-func (h *hugeLog) Collect() {}
+func (h *hugeLog) Collect() {
+	h.mu.Lock()
+	h.collects++
+	h.mu.Unlock()
+}
 
 func (h *hugeLog) SetHuge(on bool) {
 	h.mu.Lock()
@@ -43,6 +48,12 @@ func TestBurstArmsAtTheRateAndDisarmsAfterTheHold(t *testing.T) {
 	defer b.Close()
 
 	b.Note(60)
+	heap.mu.Lock()
+	collected := heap.collects > 0
+	heap.mu.Unlock()
+	if !collected {
+		t.Error("the first message did not let the reserve's collection run")
+	}
 	advance(1100 * time.Millisecond) // a new second: the 60 do not count
 	b.Note(60)
 	if b.Armed() || len(heap.calls()) != 0 {
