@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"syscall"
 	"time"
@@ -146,22 +145,17 @@ func madvise(start, end uintptr, advice int) error {
 
 // heapGoal is the heap size at which the next garbage collection is due.
 func heapGoal() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NextGC
 }
 
-// gcCycles is how many garbage collections the process has completed.
-func gcCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 1 // unknown: assume the heap has freed memory
-	}
-	return s[0].Value.Uint64()
+// gcCycles is how many garbage collections the process has completed. (Not runtime/metrics:
+// its package initialisation alone costs the start-up most of a millisecond.)
+func gcCycles() uint32 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NumGC
 }
 
 // memTotal reads MemTotal from /proc/meminfo, in bytes.
