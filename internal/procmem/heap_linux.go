@@ -25,7 +25,8 @@ const hugePage = 2 << 20
 // Call it first thing in main: an allocation that reuses memory the heap freed is cleared,
 // which would touch every page, so once a garbage collection has run it reserves nothing.
 // The collection that frees the object costs a few milliseconds: ReserveHeap pauses the
-// collector, and Collect, once start-up is over, lets it run (and SetHuge take effect). The
+// collector, and Collect, once start-up is over, lets it run (and SetHuge take effect); in
+// any case it runs again after maxPause. The
 // reserve is at most a quarter of the machine's memory, and none when the kernel does not
 // overcommit (vm.overcommit_memory=2), where mapped memory counts against a hard limit. It
 // costs address space, not memory: nothing in it is resident until used.
@@ -38,8 +39,12 @@ func ReserveHeap(size int64) *HeapReserve {
 		return h
 	}
 	h.p, h.size = p, size
+	time.AfterFunc(maxPause, h.Collect) // should nobody call it
 	return h
 }
+
+// maxPause bounds how long ReserveHeap keeps the collector paused.
+const maxPause = 2 * time.Second
 
 // Collect lets the collector run again, once, and the reserve is ready when a collection
 // has freed its object. It returns at once.
