@@ -26,10 +26,10 @@ const hugePage = 2 << 20
 // which would touch every page, so once a garbage collection has run it reserves nothing.
 // The collection that frees the object costs a few milliseconds: ReserveHeap pauses the
 // collector, and Collect, once start-up is over, lets it run (and SetHuge take effect); in
-// any case it runs again after maxPause. The
-// reserve is at most a quarter of the machine's memory, and none when the kernel does not
-// overcommit (vm.overcommit_memory=2), where mapped memory counts against a hard limit. It
-// costs address space, not memory: nothing in it is resident until used.
+// any case it runs again after maxPause. The reserve is at most a quarter of the machine's
+// memory, and none when the kernel does not overcommit (vm.overcommit_memory=2), where
+// mapped memory counts against a hard limit. It costs address space, not memory: nothing in
+// it is resident until used.
 func ReserveHeap(size int64) *HeapReserve {
 	h := &HeapReserve{done: make(chan struct{})}
 	p, size, err := allocateReserve(size, &h.gcPercent)
