@@ -28,9 +28,16 @@ const hugePage = 2 << 20
 // collector, and Collect, once start-up is over, lets it run (and SetHuge take effect); in
 // any case it runs again after maxPause. The reserve is at most a quarter of the machine's
 // memory, and none when the kernel does not overcommit (vm.overcommit_memory=2), where
-// mapped memory counts against a hard limit. It costs address space, not memory: nothing in
-// it is resident until used.
+// mapped memory counts against a hard limit, nor in a binary built with -race. It costs
+// address space, not memory: nothing in it is resident until used.
 func ReserveHeap(size int64) *HeapReserve {
+	if raceEnabled {
+		size = 0
+	}
+	return reserveHeap(size)
+}
+
+func reserveHeap(size int64) *HeapReserve {
 	h := &HeapReserve{done: make(chan struct{})}
 	p, size, err := allocateReserve(size, &h.gcPercent)
 	if p == 0 {
@@ -56,6 +63,9 @@ func (h *HeapReserve) Collect() {
 }
 
 func allocateReserve(size int64, gcPercent *int) (uintptr, int64, error) {
+	if size < 2*hugePage {
+		return 0, 0, nil
+	}
 	if gcCycles() > 0 {
 		return 0, 0, errors.New("procmem: the heap has been collected already; no reserve")
 	}

@@ -50,7 +50,7 @@ func reserveCheck() (reserveResult, error) {
 		return n * int64(os.Getpagesize())
 	}
 	before := rss()
-	h := ReserveHeap(64 << 20)
+	h := reserveHeap(64 << 20) // ReserveHeap makes none under the race detector
 	h.SetHuge(true) // applies once it is ready
 	paused := gcCycles() == 0
 	var keepUp [][]byte
@@ -82,7 +82,7 @@ func reserveCheck() (reserveResult, error) {
 	}
 	r.Allocated = len(keep)
 	runtime.KeepAlive(keepUp)
-	later := ReserveHeap(64 << 20)
+	later := reserveHeap(64 << 20)
 	later.Collect()
 	again, err := later.Wait()
 	r.LaterEmpty = again == 0 && err != nil
@@ -125,7 +125,7 @@ func TestReserveHeap(t *testing.T) {
 	if r.Size < 60<<20 {
 		t.Errorf("reserved %d bytes, want about 64 MiB", r.Size)
 	}
-	if r.RSSGrowth > 8<<20 && !raceEnabled {
+	if r.RSSGrowth > 8<<20 && !raceEnabled { // the race detector's shadow memory is resident
 		t.Errorf("reserving made %d bytes resident: the reserve was touched", r.RSSGrowth)
 	}
 	if !hasFlag(r.FlagsHuge, "hg") || hasFlag(r.FlagsHuge, "nh") {
