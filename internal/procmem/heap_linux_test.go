@@ -51,7 +51,7 @@ func reserveCheck() (reserveResult, error) {
 	}
 	before := rss()
 	h := reserveHeap(64 << 20) // ReserveHeap makes none under the race detector
-	h.SetHuge(true) // applies once it is ready
+	h.SetHuge(true)            // applies once it is ready
 	paused := gcCycles() == 0
 	var keepUp [][]byte
 	for range 64 { // start-up: with the collector paused, nothing is collected
