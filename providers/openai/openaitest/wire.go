@@ -113,12 +113,13 @@ func unquoteSimple(raw []byte) (string, bool) {
 	}
 	out := make([]byte, 0, len(body))
 	for i := 0; i < len(body); i++ {
-		ch := body[i]
-		if ch != '\\' {
-			out = append(out, ch)
-			continue
+		j := bytes.IndexByte(body[i:], '\\')
+		if j < 0 {
+			out = append(out, body[i:]...)
+			break
 		}
-		if i++; i == len(body) {
+		out = append(out, body[i:i+j]...) // the text up to the escape, at once
+		if i += j + 1; i == len(body) {
 			return "", false
 		}
 		switch body[i] {
