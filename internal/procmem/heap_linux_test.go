@@ -39,6 +39,9 @@ type reserveResult struct {
 	LaterEmpty bool // a second ReserveHeap, after garbage collections, reserves nothing
 	// PausedUntilCollect: no collection ran between ReserveHeap and Collect.
 	PausedUntilCollect bool
+	// HugeLater is how much of the reserve was in huge pages after the process had run a while
+	// (allocated, freed, collected), then armed and allocated 32 MB more.
+	HugeLater int64
 }
 
 func reserveCheck() (reserveResult, error) {
@@ -82,11 +85,55 @@ func reserveCheck() (reserveResult, error) {
 	}
 	r.Allocated = len(keep)
 	runtime.KeepAlive(keepUp)
+
+	// Later: churn, then a burst, armed.
+	for range 4 {
+		var churn [][]byte
+		for range 256 {
+			churn = append(churn, make([]byte, 64<<10))
+		}
+		runtime.KeepAlive(churn)
+		runtime.GC()
+	}
+	h.SetHuge(true)
+	var burst [][]byte
+	for range 32 {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		burst = append(burst, b)
+	}
+	if r.HugeLater, err = anonHuge(h.start, h.end); err != nil {
+		return r, err
+	}
+	runtime.KeepAlive(burst)
 	later := reserveHeap(64 << 20)
 	later.Collect()
 	again, err := later.Wait()
 	r.LaterEmpty = again == 0 && err != nil
 	return r, nil
+}
+
+// anonHuge sums AnonHugePages of the mappings of /proc/self/smaps within [start, end).
+func anonHuge(start, end uintptr) (int64, error) {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if m, ok := parseHeader(line); ok {
+			in = m.start < end && m.end > start
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "AnonHugePages:"); ok && in {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			total += kb << 10
+		}
+	}
+	return total, nil
 }
 
 // vmFlags returns the VmFlags line of the mapping of /proc/self/smaps that holds addr.
@@ -136,6 +183,11 @@ func TestReserveHeap(t *testing.T) {
 	}
 	if r.InReserve < r.Allocated/2 {
 		t.Errorf("%d of %d blocks allocated after the reserve landed in it", r.InReserve, r.Allocated)
+	}
+	if thp, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); strings.Contains(string(thp), "[never]") || len(thp) == 0 {
+		t.Logf("transparent huge pages unavailable: not checked that the armed reserve gets them")
+	} else if r.HugeLater < 2<<20 {
+		t.Errorf("armed after the process ran a while, the reserve held %d bytes in huge pages", r.HugeLater)
 	}
 	if !r.PausedUntilCollect {
 		t.Error("a collection ran before Collect")
