@@ -34,8 +34,8 @@ type HeapReserve struct {
 
 // Burst arms huge pages on a HeapReserve while messages arrive at rate a second or faster,
 // and disarms them hold after the last such second. The first message also lets the
-// reserve's collection run, should start-up not have yet (HeapReserve.Collect). Its zero value is not usable; see
-// NewBurst. A nil *Burst ignores Note.
+// reserve's collection run, should start-up not have yet (HeapReserve.Collect). Its zero
+// value is not usable; see NewBurst. A nil *Burst ignores Note.
 type Burst struct {
 	heap interface { // a *HeapReserve
 		Collect()

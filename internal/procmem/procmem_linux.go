@@ -41,8 +41,8 @@ func ReleaseExecutable() (Released, error) {
 		// MADV_RANDOM first: from now on a fault reads the page it needs, not a window of
 		// read-ahead around it.
 		for _, advice := range []int{unix.MADV_RANDOM, unix.MADV_DONTNEED} {
-			if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, m.start, m.end-m.start, uintptr(advice)); errno != 0 {
-				return r, fmt.Errorf("procmem: madvise(%d) %x-%x %s: %w", advice, m.start, m.end, m.perms, errno)
+			if err := madvise(m.start, m.end, advice); err != nil {
+				return r, fmt.Errorf("%w (%s)", err, m.perms)
 			}
 		}
 		r.Mappings++

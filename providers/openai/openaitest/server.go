@@ -6,8 +6,6 @@ package openaitest
 import (
 	"bytes"
 	"encoding/json"
-
-	gojson "github.com/grbit/go-json"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	gojson "github.com/grbit/go-json"
 
 	"github.com/reefgw/reef/providers/fake"
 )
