@@ -58,8 +58,9 @@ const (
 	pair // unknown sender under the pairing policy: send a code
 )
 
-// admission decides whether in may reach an agent. It reads approvals from r.
-func (a *Access) admission(r persistence.Reader, channel string, in *messages.Inbound) (verdict, error) {
+// admission decides whether in may reach an agent. It calls approved (the stored pairing
+// approvals, a read of the database) only when the configured rules do not decide.
+func (a *Access) admission(in *messages.Inbound, approved func() (bool, error)) (verdict, error) {
 	if in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread {
 		if !slices.Contains(a.Groups, "*") && !slices.Contains(a.Groups, in.ChatID) {
 			return ignore, nil
@@ -75,7 +76,7 @@ func (a *Access) admission(r persistence.Reader, channel string, in *messages.In
 	if slices.Contains(a.AllowFrom, "*") || slices.Contains(a.AllowFrom, in.SenderID) {
 		return admit, nil
 	}
-	if _, ok, err := r.Get(approvedBucket(channel), in.SenderID); err != nil || ok {
+	if ok, err := approved(); err != nil || ok {
 		return admit, err
 	}
 	if a.DMPolicy == "pairing" {

@@ -230,11 +230,12 @@ func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *ac
 	if acc == nil {
 		return true, nil
 	}
-	var v verdict
-	err := c.deps.Store.View(func(r persistence.Reader) error {
-		var err error
-		v, err = acc.admission(r, c.name, in)
-		return err
+	v, err := acc.admission(in, func() (ok bool, err error) { // only when the rules do not decide
+		err = c.deps.Store.View(func(r persistence.Reader) error {
+			_, ok, err = r.Get(approvedBucket(c.name), in.SenderID)
+			return err
+		})
+		return ok, err
 	})
 	if err != nil || v == admit {
 		return v == admit, err

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/reefgw/reef/messages"
@@ -197,10 +198,32 @@ const outputSection = `
   report), reply with exactly NO_REPLY and nothing else. Never append NO_REPLY to a real answer.
 `
 
+// lastTime is the last "Current time" section written. It changes once a minute, and a
+// burst of conversations would otherwise format the same one for each.
+var lastTime atomic.Pointer[timeSection]
+
+type timeSection struct {
+	minute int64
+	loc    *time.Location
+	text   string
+}
+
 func writeTime(b *strings.Builder, now time.Time, loc *time.Location) {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	minute := now.Unix() / 60
+	if t := lastTime.Load(); t != nil && t.minute == minute && t.loc == loc {
+		b.WriteString(t.text)
+		return
+	}
+	var t strings.Builder
+	formatTime(&t, now, loc)
+	lastTime.Store(&timeSection{minute: minute, loc: loc, text: t.String()})
+	b.WriteString(t.String())
+}
+
+func formatTime(b *strings.Builder, now time.Time, loc *time.Location) {
 	b.WriteString("\n## Current time\n")
 	utc := now.UTC().Format("2006-01-02 15:04 UTC")
 	if loc == nil || loc == time.UTC {

@@ -198,3 +198,28 @@ func BenchmarkBuildSystemPrompt(b *testing.B) {
 		BuildSystemPrompt(in)
 	}
 }
+
+func TestCurrentTimeFollowsTheMinuteAndZone(t *testing.T) {
+	section := func(now time.Time, loc *time.Location) string {
+		var b strings.Builder
+		writeTime(&b, now, loc)
+		return b.String()
+	}
+	now := time.Date(2026, 11, 22, 11, 3, 10, 0, time.UTC)
+	cet, jst := time.FixedZone("CET", 3600), time.FixedZone("JST", 9*3600)
+	for _, c := range []struct {
+		now  time.Time
+		loc  *time.Location
+		want string
+	}{
+		{now, cet, "Sunday 2026-11-22 12:03 CET (UTC+01:00); 2026-11-22 11:03 UTC"},
+		{now.Add(40 * time.Second), cet, "Sunday 2026-11-22 12:03 CET (UTC+01:00); 2026-11-22 11:03 UTC"},
+		{now.Add(50 * time.Second), cet, "Sunday 2026-11-22 12:04 CET (UTC+01:00); 2026-11-22 11:04 UTC"},
+		{now.Add(50 * time.Second), jst, "Sunday 2026-11-22 20:04 JST (UTC+09:00); 2026-11-22 11:04 UTC"},
+		{now.Add(50 * time.Second), time.UTC, "2026-11-22 11:04 UTC (Sunday)"},
+	} {
+		if got := section(c.now, c.loc); got != "\n## Current time\n"+c.want+"\n" {
+			t.Errorf("%v in %v: %q, want %q", c.now, c.loc, got, c.want)
+		}
+	}
+}
