@@ -27,6 +27,7 @@ const benchUsage = `reef bench — measure reef against a fake Telegram Bot API 
 Usage:
   reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10 [-at-once]] [-llm-latency 0s]
              [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m] [-release-after 5s] [-pprof ADDR] [-cpuprofile FILE] [-json]
+  reef bench -floor -scenario burst [-n 200] [-llm-latency 0s] [-max-concurrent 64]
   reef bench crash [-messages 300 -chats 100 -kills 20]
   reef bench soak  [-duration 30m -rate 50]
 
@@ -34,11 +35,17 @@ Each scenario runs "reef gateway" (this executable) as a child process on a temp
 REEF_HOME and measures it from outside: latency from injection to the reply's sendMessage at
 the fake, CPU time and peak RSS from /proc. The idle scenario also connects Discord and Feishu
 to fakes and reports the highest RSS sampled over -idle-for.
+
+-floor runs the burst against the least a gateway can do instead: reef's own Telegram
+channel and model client with nothing in between (no storage, sessions, drafts or typing;
+the request of an agent's first turn). It is the floor of this machine and of these fakes,
+which share its cores: what reef takes above it is reef's.
 `
 
 // benchResult is what one scenario measured.
 type benchResult struct {
 	Scenario      string  `json:"scenario"`
+	Floor         bool    `json:"floor,omitempty"`     // measured the floor gateway (-floor), not reef
 	AtOnce        bool    `json:"atOnce,omitempty"`    // chats: each chat's messages sent at once
 	QueueMode     string  `json:"queueMode,omitempty"` // the gateway's session.queue.mode, when set
 	Chats         int     `json:"chats"`
@@ -73,6 +80,7 @@ type benchResult struct {
 type benchOpts struct {
 	n, k, m    int
 	atOnce     bool   // chats: every message of a chat sent at once, not each after the previous reply
+	floor      bool   // burst: run bench-floor, not reef gateway
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
 	llmCap     int
 	latency    time.Duration
@@ -118,6 +126,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
 	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway (0: reef's default, 64)")
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
+	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
 	flags.DurationVar(&o.idleFor, "idle-for", 3*time.Minute,
 		"idle: how long to sample RSS, every second, once the channels are connected (and start-up's memory released)")
@@ -152,6 +161,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.pprofAddr != "" {
 		o.gatewayArg = []string{"-pprof", o.pprofAddr}
+	}
+	if o.floor && *scenario != "burst" {
+		fmt.Fprintln(stderr, "reef bench: -floor measures the burst scenario only (-scenario burst)")
+		return 2
 	}
 	var names []string
 	switch *scenario {
@@ -199,7 +212,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 // runScenario runs one scenario on its own rig and gateway process.
 func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, error) {
 	benchHeap.SetHuge(name != "idle")
-	res := benchResult{Scenario: name, LLMLatencyMs: ms(o.latency)}
+	res := benchResult{Scenario: name, Floor: o.floor, LLMLatencyMs: ms(o.latency)}
 	limit := o.timeout
 	if name == "idle" {
 		limit += o.releaseAfter + o.idleFor
@@ -212,6 +225,9 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	defer rig.Close()
 	rig.queueMode = o.queueMode
+	if o.floor {
+		rig.command = "bench-floor"
+	}
 	args := o.gatewayArg
 	if name == "idle" {
 		rig.startPlatforms()
@@ -399,6 +415,9 @@ func printBench(w io.Writer, results []benchResult) {
 // label names a result's scenario in the table, with how its messages were sent.
 func (r benchResult) label() string {
 	l := r.Scenario
+	if r.Floor {
+		l += " (floor)"
+	}
 	if r.AtOnce {
 		l += " at once"
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,7 +56,8 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 		}
 		close(c.ready)
 	}}
-	c.cmd = exec.Command(exe, append([]string{"gateway"}, args...)...)
+	command := cmp.Or(r.command, "gateway")
+	c.cmd = exec.Command(exe, append([]string{command}, args...)...)
 	c.cmd.Env = benchChildEnv(r.home)
 	c.cmd.Stderr = c.log
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

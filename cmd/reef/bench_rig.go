@@ -62,6 +62,7 @@ type benchMsg struct {
 type benchRig struct {
 	dir, home string
 	exe       string // the gateway's executable (gatewayExe)
+	command   string // what it runs: "gateway" (when empty) or "bench-floor"
 	tg        *telegramtest.Server
 	dc        *discordtest.Server // idle only: Discord's gateway and REST API
 	fs        *feishutest.Server  // idle only: Feishu's REST API and long connection

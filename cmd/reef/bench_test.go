@@ -77,6 +77,33 @@ func TestBenchBurstSmall(t *testing.T) {
 	}
 }
 
+// TestBenchFloorSmall runs the burst against the floor gateway: every message answered once,
+// by the model, through the fakes, and nothing else sent (reef, given 700 ms, would show a
+// draft and edit it); and -floor refuses the scenarios it does not measure.
+func TestBenchFloorSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a gateway")
+	}
+	out, code := benchCommand(t, time.Minute, "-floor", "-scenario", "burst", "-n", "20", "-llm-latency", "700ms", "-json")
+	if code != 0 {
+		t.Fatalf("reef bench -floor exit %d:\n%s", code, out)
+	}
+	var res []benchResult
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "["):]), &res); err != nil || len(res) != 1 {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	r := res[0]
+	if !r.Floor || r.Messages != 20 || r.Lost != 0 || r.Duplicated != 0 || r.LLMCalls != 20 {
+		t.Errorf("floor burst: %+v", r)
+	}
+	if r.APICalls["sendMessage"] != 20 || r.APICalls["editMessageText"]+r.APICalls["sendChatAction"] != 0 {
+		t.Errorf("floor burst made these Bot API calls: %v (want 20 sendMessage, no drafts or typing)", r.APICalls)
+	}
+	if out, code := benchCommand(t, time.Minute, "-floor", "-scenario", "chats"); code != 2 || !strings.Contains(out, "burst scenario only") {
+		t.Errorf("-floor -scenario chats: exit %d:\n%s", code, out)
+	}
+}
+
 // TestBenchChatsAtOnce sends each chat's messages all at once, under two queue modes: with
 // followup every message gets its own run, in order; with collect the chat's messages share
 // runs. Either way each message is answered once and in its chat's order.

@@ -67,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runChat(args[1:], stderr)
 	case "gateway":
 		return runGateway(args[1:], stderr)
+	case "bench-floor": // for reef bench -floor; not in the usage
+		return runBenchFloor(args[1:], stderr)
 	case "init":
 		return runInit(args[1:], stdout, stderr)
 	case "doctor":
