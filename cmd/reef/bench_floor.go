@@ -33,18 +33,9 @@ import (
 func runBenchFloor(args []string, stderr io.Writer) int {
 	heap := procmem.ReserveHeap(heapReserve) // as reef gateway: the same memory for a burst
 	start := time.Now()
-	flags, configPath := commandFlags("bench-floor", stderr)
-	if flags.Parse(args) != nil {
-		return 2
-	}
-	cfg := configOrExplain(*configPath, stderr)
-	if cfg == nil {
-		return 2
-	}
-	log, closeLog, err := newLogger(cfg, false)
-	if err != nil {
-		fmt.Fprintf(stderr, "reef: logs: %v\n", err)
-		return 1
+	cfg, log, closeLog, code := startCommand("bench-floor", args, false, stderr)
+	if code != 0 {
+		return code
 	}
 	defer closeLog()
 	if cfg.Channels.Telegram == nil {

@@ -20,18 +20,9 @@ import (
 // run, a second Ctrl-C (or Ctrl-D) exits. Piped: one message per line, each reply printed to
 // stdout, exit 0 at the end of input.
 func runChat(args []string, stderr io.Writer) int {
-	flags, configPath := commandFlags("chat", stderr)
-	if flags.Parse(args) != nil {
-		return 2
-	}
-	cfg := configOrExplain(*configPath, stderr)
-	if cfg == nil {
-		return 2
-	}
-	log, closeLog, err := newLogger(cfg, true)
-	if err != nil {
-		fmt.Fprintf(stderr, "reef: logs: %v\n", err)
-		return 1
+	cfg, log, closeLog, code := startCommand("chat", args, true, stderr)
+	if code != 0 {
+		return code
 	}
 	defer closeLog()
 

@@ -19,6 +19,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/reefgw/reef/configs"
 )
 
@@ -94,6 +96,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "reef: unknown command %q\n\n%s", args[0], usage)
 	return 2
+}
+
+// startCommand parses the flags of a command that has only -config, then loads the
+// configuration and opens the logs (to the log file when toFile). A non-zero code is the exit
+// status to return: what went wrong is printed.
+func startCommand(name string, args []string, toFile bool, stderr io.Writer) (cfg *configs.Config, log zerolog.Logger, closeLog func(), code int) {
+	flags, configPath := commandFlags(name, stderr)
+	if flags.Parse(args) != nil {
+		return nil, log, nil, 2
+	}
+	if cfg = configOrExplain(*configPath, stderr); cfg == nil {
+		return nil, log, nil, 2
+	}
+	log, closeLog, err := newLogger(cfg, toFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef: logs: %v\n", err)
+		return nil, log, nil, 1
+	}
+	return cfg, log, closeLog, 0
 }
 
 // configOrExplain loads the configuration; on failure it prints what to fix and returns nil.
