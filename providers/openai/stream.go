@@ -92,7 +92,7 @@ func (s *stream) handle(data string) {
 	var c chunk
 	// go-json decodes a chunk in a quarter of encoding/json's time; a burst of replies is
 	// thousands of chunks.
-	if err := gojson.Unmarshal([]byte(data), &c); err != nil {
+	if err := gojson.Unmarshal(providers.ChunkBytes(data), &c); err != nil {
 		s.err = fmt.Errorf("%s: stream: bad chunk: %w", s.name, err)
 		return
 	}
