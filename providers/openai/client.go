@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/reqbody"
 	"github.com/reefgw/reef/providers/sse"
 )
 
@@ -34,8 +35,8 @@ type Client struct {
 	base     string
 	official bool
 	http     *http.Client
-	tools    toolsCache
-	prefixes prefixCache
+	tools    reqbody.Tools
+	prefixes reqbody.Prefixes
 }
 
 var (
@@ -82,13 +83,13 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 		return nil, fmt.Errorf("%s: encode request: %w", c.cfg.Name, err)
 	}
 	reqCtx, cancel := context.WithCancel(ctx)
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/chat/completions", body.reader())
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/chat/completions", body.Reader())
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
 	}
-	hreq.ContentLength = body.len()
-	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	hreq.ContentLength = body.Len()
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
 	c.setHeaders(hreq)
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")

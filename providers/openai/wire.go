@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/url"
 	"strings"
-	"sync"
-	"unicode/utf8"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/reqbody"
 )
 
 // chatRequest is the body of POST /chat/completions, but for "tools", which encode adds from
@@ -101,109 +99,30 @@ func wireTools(specs []messages.ToolSpec) []wireTool {
 	return tools
 }
 
-// toolsCache keeps the encoded tools of the last request. Every request of an agent carries
-// the same tool specs (the same slice), and encoding them (descriptions, JSON schemas
-// compacted again) was the largest part of encoding a request. The cache is keyed by the
-// slice, so it relies on what every caller does: a specs slice is never changed once used.
-type toolsCache struct {
-	mu   sync.Mutex
-	key  *messages.ToolSpec // &specs[0]
-	n    int
-	json []byte
-}
-
-func (tc *toolsCache) encoded(specs []messages.ToolSpec) ([]byte, error) {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	if tc.key == &specs[0] && tc.n == len(specs) {
-		return tc.json, nil
-	}
-	b, err := json.Marshal(wireTools(specs))
-	if err != nil {
-		return nil, err
-	}
-	tc.key, tc.n, tc.json = &specs[0], len(specs), b
-	return b, nil
-}
-
-// body is an encoded request in segments: the stable prefix of the system prompt and the
-// tools are the same bytes for every request of an agent and are shared, not copied, so a
-// request waiting for its answer holds only what is its own (net/http keeps a request's body
-// until the response ends, to send it again on a dead kept-alive connection).
-type body [][]byte
-
-func (b body) len() int64 {
-	n := 0
-	for _, seg := range b {
-		n += len(seg)
-	}
-	return int64(n)
-}
-
-// reader returns a fresh reader over the whole body.
-func (b body) reader() io.Reader { return &bodyReader{segs: b} }
-
-// bodyReader reads a body's segments in turn. Its WriteTo hands each segment to the writer as
-// it is, with no copy buffer (io.Copy prefers it); net/http, though, copies a body of known
-// length through an io.LimitReader, which hides WriteTo, so Read matters as much.
-type bodyReader struct {
-	segs [][]byte
-	off  int // into segs[0]
-}
-
-// Read fills p from as many segments as fit: net/http copies a body of known length through
-// a buffer, one write to the connection per Read, and each write is a TCP segment of its own.
-func (r *bodyReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) && len(r.segs) > 0 {
-		c := copy(p[n:], r.segs[0][r.off:])
-		n += c
-		if r.off += c; r.off == len(r.segs[0]) {
-			r.segs, r.off = r.segs[1:], 0
-		}
-	}
-	if n == 0 && len(p) > 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
-	var total int64
-	for ; len(r.segs) > 0; r.segs, r.off = r.segs[1:], 0 {
-		n, err := w.Write(r.segs[0][r.off:])
-		total += int64(n)
-		if err != nil {
-			r.off += n
-			return total, err
-		}
-	}
-	return total, nil
-}
-
 // systemOpen is how the encoded body opens the system message's content. JSON escapes every
 // quote inside a string, so the first occurrence is the system message itself: it is the
 // first message, and only the model's name comes before it.
 var systemOpen = []byte(`{"role":"system","content":"`)
 
 // encode encodes the request body. The system message is encoded with only the volatile part
-// of the prompt; the stable prefix, escaped once and cached, is spliced in front of it.
-func (c *Client) encode(req providers.Request) (body, error) {
+// of the prompt; the stable prefix, escaped once and cached, is spliced in after systemOpen,
+// and the tools, encoded once, are added at the end.
+func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	var tools []byte
 	if len(req.Tools) > 0 {
 		var err error
-		if tools, err = c.tools.encoded(req.Tools); err != nil {
+		if tools, err = c.tools.Encoded(req.Tools, encodeTools); err != nil {
 			return nil, err
 		}
 	}
-	stable := stableCut(req.System, req.SystemStable)
-	var prefix []byte
+	stable := reqbody.StableCut(req.System, req.SystemStable)
+	var prefix, after []byte
 	if stable > 0 {
 		var err error
-		if prefix, err = c.prefixes.escaped(req.System[:stable]); err != nil {
+		if prefix, err = c.prefixes.Escaped(req.System[:stable]); err != nil {
 			return nil, err
 		}
-		req.System = req.System[stable:]
+		req.System, after = req.System[stable:], systemOpen
 	}
 	req.System += req.SystemTail
 	size := len(req.System) + 1024
@@ -220,63 +139,14 @@ func (c *Client) encode(req providers.Request) (body, error) {
 	if err := enc.Encode(wire); err != nil {
 		return nil, err
 	}
-	rest := bytes.TrimRight(buf.Bytes(), "\n")
-	var out body
-	if prefix != nil {
-		i := bytes.Index(rest, systemOpen)
-		if i < 0 {
-			return nil, errors.New("encode: no system message to put the prompt in")
-		}
-		i += len(systemOpen)
-		out = append(out, rest[:i:i], prefix)
-		rest = rest[i:]
+	b, ok := reqbody.Splice(bytes.TrimRight(buf.Bytes(), "\n"), after, prefix, tools)
+	if !ok {
+		return nil, errors.New("encode: no system message to put the prompt in")
 	}
-	if len(tools) == 0 {
-		return append(out, rest), nil
-	}
-	// rest ends with the object's '}': add the tools as its last member.
-	rest = append(rest[:len(rest)-1], `,"tools":`...)
-	return append(out, rest, tools, closeBrace), nil
-}
-
-var closeBrace = []byte("}")
-
-// stableCut returns where the stable prefix of system ends: at most len(system), never inside
-// a rune (each side is escaped on its own).
-func stableCut(system string, stable int) int {
-	stable = min(stable, len(system))
-	for stable > 0 && stable < len(system) && !utf8.RuneStart(system[stable]) {
-		stable++
-	}
-	return max(stable, 0)
-}
-
-// prefixCache keeps the escaped stable prefixes of system prompts: one per agent and kind of
-// chat, so a handful.
-type prefixCache struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-const maxPrefixes = 16
-
-func (pc *prefixCache) escaped(prefix string) ([]byte, error) {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if b, ok := pc.m[prefix]; ok {
-		return b, nil
-	}
-	q, err := json.Marshal(prefix)
-	if err != nil {
-		return nil, err
-	}
-	if pc.m == nil || len(pc.m) >= maxPrefixes {
-		pc.m = map[string][]byte{}
-	}
-	b := q[1 : len(q)-1 : len(q)-1]
-	pc.m[prefix] = b
 	return b, nil
 }
+
+func encodeTools(specs []messages.ToolSpec) ([]byte, error) { return json.Marshal(wireTools(specs)) }
 
 func toWire(m messages.ChatMessage) wireMessage {
 	switch m.Role {
