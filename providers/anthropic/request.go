@@ -1,20 +1,22 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/reqbody"
 )
 
 // wireRequest is the body of POST /v1/messages.
 type wireRequest struct {
 	Model     string        `json:"model"`
 	MaxTokens int           `json:"max_tokens"`
-	System    []block       `json:"system,omitempty"`
+	System    []systemBlock `json:"system,omitempty"`
 	Messages  []wireMessage `json:"messages"`
 	Tools     []wireTool    `json:"tools,omitempty"`
 	Thinking  *thinking     `json:"thinking,omitempty"`
@@ -43,6 +45,14 @@ type cacheControl struct {
 	Type string `json:"type"`
 }
 
+// systemBlock is a text block of the system prompt. Its text is encoded even when empty:
+// encode leaves the stable block's text out, to splice in its cached escaped bytes.
+type systemBlock struct {
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
 type wireTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
@@ -64,22 +74,17 @@ const emptySchema = `{"type":"object","properties":{}}`
 
 // buildRequest translates a providers.Request to the wire format.
 func (c *Client) buildRequest(req providers.Request) wireRequest {
+	stable := reqbody.StableCut(req.System, req.SystemStable)
 	w := wireRequest{
 		Model:     req.Model,
 		MaxTokens: req.MaxTokens,
-		System:    systemBlocks(req.System+req.SystemTail, req.SystemStable),
+		System:    systemBlocks(req.System[:stable], req.System[stable:]+req.SystemTail),
 		Messages:  convertMessages(req.Messages),
+		Tools:     wireTools(req.Tools),
 		Stream:    true,
 	}
 	if w.MaxTokens <= 0 {
 		w.MaxTokens = c.maxToks
-	}
-	for _, t := range req.Tools {
-		schema := t.Parameters
-		if len(schema) == 0 || !json.Valid(schema) {
-			schema = json.RawMessage(emptySchema)
-		}
-		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	// Thinking needs the signed thinking blocks of the current tool loop sent back, and reef
 	// does not keep signatures; so thinking is left off while continuing a tool loop.
@@ -92,29 +97,76 @@ func (c *Client) buildRequest(req providers.Request) wireRequest {
 	return w
 }
 
-// systemBlocks splits the system prompt at stable (a byte offset) into a cached stable block
-// and a volatile block. Empty blocks are left out (the API refuses them).
-func systemBlocks(system string, stable int) []block {
-	if system == "" {
-		return nil
+// systemBlocks makes the system prompt a cached block for its stable part and a block for the
+// rest. Blank blocks are left out (the API refuses them).
+func systemBlocks(stable, rest string) []systemBlock {
+	var out []systemBlock
+	if strings.TrimSpace(stable) != "" {
+		out = append(out, systemBlock{Type: "text", Text: stable, CacheControl: &cacheControl{Type: "ephemeral"}})
 	}
-	if stable <= 0 {
-		return []block{{Type: "text", Text: system}}
-	}
-	if stable > len(system) {
-		stable = len(system)
-	}
-	for stable < len(system) && !utf8.RuneStart(system[stable]) {
-		stable++ // never split a rune
-	}
-	var out []block
-	if s := system[:stable]; strings.TrimSpace(s) != "" {
-		out = append(out, block{Type: "text", Text: s, CacheControl: &cacheControl{Type: "ephemeral"}})
-	}
-	if v := system[stable:]; strings.TrimSpace(v) != "" {
-		out = append(out, block{Type: "text", Text: v})
+	if strings.TrimSpace(rest) != "" {
+		out = append(out, systemBlock{Type: "text", Text: rest})
 	}
 	return out
+}
+
+func wireTools(specs []messages.ToolSpec) []wireTool {
+	var tools []wireTool
+	for _, t := range specs {
+		schema := t.Parameters
+		if len(schema) == 0 || !json.Valid(schema) {
+			schema = json.RawMessage(emptySchema)
+		}
+		tools = append(tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	return tools
+}
+
+func encodeTools(specs []messages.ToolSpec) ([]byte, error) { return json.Marshal(wireTools(specs)) }
+
+// stableOpen is how the encoded body opens the stable block's text: the system blocks come
+// right after the model's name and max_tokens, and JSON escapes every quote inside a string,
+// so its first occurrence is the first system block's.
+var stableOpen = []byte(`{"type":"text","text":"`)
+
+// encode encodes the request body: buildRequest's, with the stable part of the system prompt
+// (escaped once and cached) and the tools (encoded once) shared by every request's body
+// instead of encoded into each. On a first turn they are most of its 20 KB.
+func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
+	var tools []byte
+	if len(req.Tools) > 0 {
+		var err error
+		if tools, err = c.tools.Encoded(req.Tools, encodeTools); err != nil {
+			return nil, err
+		}
+		req.Tools = nil
+	}
+	w := c.buildRequest(req)
+	var prefix, after []byte
+	if len(w.System) > 0 && w.System[0].CacheControl != nil {
+		var err error
+		if prefix, err = c.prefixes.Escaped(w.System[0].Text); err != nil {
+			return nil, err
+		}
+		w.System[0].Text, after = "", stableOpen
+	}
+	size := 1024
+	for _, b := range w.System {
+		size += len(b.Text)
+	}
+	for _, m := range req.Messages {
+		size += len(m.Content) + 64
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	if err := json.NewEncoder(&buf).Encode(w); err != nil {
+		return nil, err
+	}
+	b, ok := reqbody.Splice(bytes.TrimRight(buf.Bytes(), "\n"), after, prefix, tools)
+	if !ok {
+		return nil, errors.New("encode: no system block to put the prompt in")
+	}
+	return b, nil
 }
 
 // convertMessages builds the alternating user/assistant list the API requires: consecutive
