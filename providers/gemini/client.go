@@ -11,9 +11,7 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +21,7 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/reqbody"
 	"github.com/reefgw/reef/providers/sse"
 )
 
@@ -48,6 +47,9 @@ type Client struct {
 	key  string
 	http *http.Client
 	idle time.Duration
+
+	tools    reqbody.Tools
+	prefixes reqbody.Prefixes
 }
 
 var (
@@ -96,7 +98,7 @@ func defaultHTTPClient() *http.Client {
 
 // Stream sends one streamGenerateContent request and returns its event stream.
 func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
-	body, err := json.Marshal(buildRequest(req))
+	body, err := c.encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode request: %w", c.name, err)
 	}
@@ -110,7 +112,7 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 }
 
 // open posts a streaming request; the idle timeout also bounds the wait for the headers.
-func (c *Client) open(ctx context.Context, path string, body []byte) (*http.Response, context.CancelFunc, error) {
+func (c *Client) open(ctx context.Context, path string, body reqbody.Body) (*http.Response, context.CancelFunc, error) {
 	return providers.OpenStream(ctx, c.name, c.idle, func(ctx context.Context) (*http.Response, error) {
 		return c.do(ctx, http.MethodPost, path, body)
 	})
@@ -127,14 +129,18 @@ func (c *Client) Ping(ctx context.Context) error {
 }
 
 // do sends a request and returns a 2xx response, or the classified error.
-func (c *Client) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+func (c *Client) do(ctx context.Context, method, path string, body reqbody.Body) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
-		rd = bytes.NewReader(body)
+		rd = body.Reader()
 	}
 	hreq, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", c.name, c.redact(err.Error()))
+	}
+	if body != nil {
+		hreq.ContentLength = body.Len()
+		hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
 	}
 	hreq.Header.Set("x-goog-api-key", c.key)
 	if body != nil {

@@ -1,19 +1,32 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/reqbody"
 )
 
 // wireRequest is the body of streamGenerateContent.
 type wireRequest struct {
-	Contents          []content  `json:"contents"`
-	SystemInstruction *content   `json:"systemInstruction,omitempty"`
-	Tools             []wireTool `json:"tools,omitempty"`
-	GenerationConfig  *genConfig `json:"generationConfig,omitempty"`
+	Contents          []content          `json:"contents"`
+	SystemInstruction *systemInstruction `json:"systemInstruction,omitempty"`
+	Tools             []wireTool         `json:"tools,omitempty"`
+	GenerationConfig  *genConfig         `json:"generationConfig,omitempty"`
+}
+
+// systemInstruction is the system prompt, one text part. Its text is encoded even when empty:
+// encode leaves the prompt's stable prefix out of it, to splice in its cached escaped bytes.
+type systemInstruction struct {
+	Parts []systemPart `json:"parts"`
+}
+
+type systemPart struct {
+	Text string `json:"text"`
 }
 
 type content struct {
@@ -76,15 +89,9 @@ const skipSignature = "skip_thought_signature_validator"
 func buildRequest(req providers.Request) wireRequest {
 	w := wireRequest{Contents: convertMessages(req.Messages)}
 	if system := req.System + req.SystemTail; strings.TrimSpace(system) != "" {
-		w.SystemInstruction = &content{Parts: []part{{Text: system}}}
+		w.SystemInstruction = &systemInstruction{Parts: []systemPart{{Text: system}}}
 	}
-	if len(req.Tools) > 0 {
-		var decls []functionDeclaration
-		for _, t := range req.Tools {
-			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, Parameters: CleanSchema(t.Parameters)})
-		}
-		w.Tools = []wireTool{{FunctionDeclarations: decls}}
-	}
+	w.Tools = wireTools(req.Tools)
 	gc := genConfig{MaxOutputTokens: req.MaxTokens}
 	if budget, ok := thinkingBudget[req.Reasoning]; ok {
 		gc.ThinkingConfig = &thinkingConfig{ThinkingBudget: budget, IncludeThoughts: true}
@@ -93,6 +100,66 @@ func buildRequest(req providers.Request) wireRequest {
 		w.GenerationConfig = &gc
 	}
 	return w
+}
+
+func wireTools(specs []messages.ToolSpec) []wireTool {
+	if len(specs) == 0 {
+		return nil
+	}
+	var decls []functionDeclaration
+	for _, t := range specs {
+		decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, Parameters: CleanSchema(t.Parameters)})
+	}
+	return []wireTool{{FunctionDeclarations: decls}}
+}
+
+func encodeTools(specs []messages.ToolSpec) ([]byte, error) { return json.Marshal(wireTools(specs)) }
+
+// systemOpen is how the encoded body opens the system prompt's text: a key, and keys are not
+// text anyone else writes.
+var systemOpen = []byte(`"systemInstruction":{"parts":[{"text":"`)
+
+// encode encodes the request body: buildRequest's, with the stable prefix of the system
+// prompt (escaped once and cached) and the tools (their schemas cleaned and encoded once)
+// shared by every request's body instead of encoded into each.
+func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
+	var tools []byte
+	if len(req.Tools) > 0 {
+		var err error
+		if tools, err = c.tools.Encoded(req.Tools, encodeTools); err != nil {
+			return nil, err
+		}
+		req.Tools = nil
+	}
+	var prefix, after []byte
+	stable := reqbody.StableCut(req.System, req.SystemStable)
+	head, tail := req.System[:stable], req.System[stable:]+req.SystemTail
+	splice := stable > 0 && (strings.TrimSpace(head) != "" || strings.TrimSpace(tail) != "")
+	if splice {
+		var err error
+		if prefix, err = c.prefixes.Escaped(head); err != nil {
+			return nil, err
+		}
+		req.System, req.SystemStable, req.SystemTail, after = "", 0, "", systemOpen
+	}
+	w := buildRequest(req)
+	if splice {
+		w.SystemInstruction = &systemInstruction{Parts: []systemPart{{Text: tail}}}
+	}
+	size := len(tail) + 1024
+	for _, m := range req.Messages {
+		size += len(m.Content) + 64
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	if err := json.NewEncoder(&buf).Encode(w); err != nil {
+		return nil, err
+	}
+	b, ok := reqbody.Splice(bytes.TrimRight(buf.Bytes(), "\n"), after, prefix, tools)
+	if !ok {
+		return nil, errors.New("encode: no system instruction to put the prompt in")
+	}
+	return b, nil
 }
 
 // convertMessages builds Gemini contents: user and model turns, consecutive same-role entries
