@@ -1,9 +1,7 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -133,18 +131,14 @@ var stableOpen = []byte(`{"type":"text","text":"`)
 // (escaped once and cached) and the tools (encoded once) shared by every request's body
 // instead of encoded into each. On a first turn they are most of its 20 KB.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
-	var tools []byte
-	if len(req.Tools) > 0 {
-		var err error
-		if tools, err = c.tools.Encoded(req.Tools, encodeTools); err != nil {
-			return nil, err
-		}
-		req.Tools = nil
+	tools, err := c.tools.Encoded(req.Tools, encodeTools)
+	if err != nil {
+		return nil, err
 	}
+	req.Tools = nil
 	w := c.buildRequest(req)
 	var prefix, after []byte
 	if len(w.System) > 0 && w.System[0].CacheControl != nil {
-		var err error
 		if prefix, err = c.prefixes.Escaped(w.System[0].Text); err != nil {
 			return nil, err
 		}
@@ -157,16 +151,7 @@ func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64
 	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	if err := json.NewEncoder(&buf).Encode(w); err != nil {
-		return nil, err
-	}
-	b, ok := reqbody.Splice(bytes.TrimRight(buf.Bytes(), "\n"), after, prefix, tools)
-	if !ok {
-		return nil, errors.New("encode: no system block to put the prompt in")
-	}
-	return b, nil
+	return reqbody.Encode(w, size, after, prefix, tools)
 }
 
 // convertMessages builds the alternating user/assistant list the API requires: consecutive

@@ -1,9 +1,7 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/reefgw/reef/messages"
@@ -123,20 +121,16 @@ var systemOpen = []byte(`"systemInstruction":{"parts":[{"text":"`)
 // prompt (escaped once and cached) and the tools (their schemas cleaned and encoded once)
 // shared by every request's body instead of encoded into each.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
-	var tools []byte
-	if len(req.Tools) > 0 {
-		var err error
-		if tools, err = c.tools.Encoded(req.Tools, encodeTools); err != nil {
-			return nil, err
-		}
-		req.Tools = nil
+	tools, err := c.tools.Encoded(req.Tools, encodeTools)
+	if err != nil {
+		return nil, err
 	}
+	req.Tools = nil
 	var prefix, after []byte
 	stable := reqbody.StableCut(req.System, req.SystemStable)
 	head, tail := req.System[:stable], req.System[stable:]+req.SystemTail
 	splice := stable > 0 && (strings.TrimSpace(head) != "" || strings.TrimSpace(tail) != "")
 	if splice {
-		var err error
 		if prefix, err = c.prefixes.Escaped(head); err != nil {
 			return nil, err
 		}
@@ -150,16 +144,7 @@ func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64
 	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	if err := json.NewEncoder(&buf).Encode(w); err != nil {
-		return nil, err
-	}
-	b, ok := reqbody.Splice(bytes.TrimRight(buf.Bytes(), "\n"), after, prefix, tools)
-	if !ok {
-		return nil, errors.New("encode: no system instruction to put the prompt in")
-	}
-	return b, nil
+	return reqbody.Encode(w, size, after, prefix, tools)
 }
 
 // convertMessages builds Gemini contents: user and model turns, consecutive same-role entries

@@ -1,9 +1,7 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"net/url"
 	"strings"
 
@@ -89,11 +87,17 @@ func (c *Client) buildRequest(req providers.Request) chatRequest {
 	return body
 }
 
+// wireTools translates the tool specs. A schema that is not JSON becomes an empty object
+// schema, as in the other clients: it would fail every request of the agent otherwise.
 func wireTools(specs []messages.ToolSpec) []wireTool {
 	var tools []wireTool
 	for _, t := range specs {
+		params := t.Parameters
+		if len(params) > 0 && !json.Valid(params) {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
 		tools = append(tools, wireTool{Type: "function", Function: wireToolSpec{
-			Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+			Name: t.Name, Description: t.Description, Parameters: params,
 		}})
 	}
 	return tools
@@ -108,17 +112,13 @@ var systemOpen = []byte(`{"role":"system","content":"`)
 // of the prompt; the stable prefix, escaped once and cached, is spliced in after systemOpen,
 // and the tools, encoded once, are added at the end.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
-	var tools []byte
-	if len(req.Tools) > 0 {
-		var err error
-		if tools, err = c.tools.Encoded(req.Tools, encodeTools); err != nil {
-			return nil, err
-		}
+	tools, err := c.tools.Encoded(req.Tools, encodeTools)
+	if err != nil {
+		return nil, err
 	}
 	stable := reqbody.StableCut(req.System, req.SystemStable)
 	var prefix, after []byte
 	if stable > 0 {
-		var err error
 		if prefix, err = c.prefixes.Escaped(req.System[:stable]); err != nil {
 			return nil, err
 		}
@@ -129,21 +129,11 @@ func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64
 	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	enc := json.NewEncoder(&buf)
 	wire := c.buildRequest(req)
 	if stable > 0 && req.System == "" { // the whole prompt is stable: keep its message
 		wire.Messages = append([]wireMessage{{Role: "system", Content: ptr("")}}, wire.Messages...)
 	}
-	if err := enc.Encode(wire); err != nil {
-		return nil, err
-	}
-	b, ok := reqbody.Splice(bytes.TrimRight(buf.Bytes(), "\n"), after, prefix, tools)
-	if !ok {
-		return nil, errors.New("encode: no system message to put the prompt in")
-	}
-	return b, nil
+	return reqbody.Encode(wire, size, after, prefix, tools)
 }
 
 func encodeTools(specs []messages.ToolSpec) ([]byte, error) { return json.Marshal(wireTools(specs)) }

@@ -9,6 +9,7 @@ package reqbody
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"sync"
 	"unicode/utf8"
@@ -120,9 +121,12 @@ type Tools struct {
 	json []byte
 }
 
-// Encoded returns encode(specs), encoded again only for another slice than last time. specs
-// must not be empty.
+// Encoded returns encode(specs), encoded again only for another slice than last time; nil
+// for no specs.
 func (tc *Tools) Encoded(specs []messages.ToolSpec, encode func([]messages.ToolSpec) ([]byte, error)) ([]byte, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if tc.key == &specs[0] && tc.n == len(specs) {
@@ -133,6 +137,21 @@ func (tc *Tools) Encoded(specs []messages.ToolSpec, encode func([]messages.ToolS
 		return nil, err
 	}
 	tc.key, tc.n, tc.json = &specs[0], len(specs), b
+	return b, nil
+}
+
+// Encode encodes w as json.Marshal would (into a buffer of size bytes, a guess), then puts
+// insert after the first occurrence of after and tools at the end (Splice).
+func Encode(w any, size int, after, insert, tools []byte) (Body, error) {
+	var buf bytes.Buffer
+	buf.Grow(size)
+	if err := json.NewEncoder(&buf).Encode(w); err != nil {
+		return nil, err
+	}
+	b, ok := Splice(bytes.TrimRight(buf.Bytes(), "\n"), after, insert, tools)
+	if !ok {
+		return nil, errors.New("encode: no place for the system prompt in the request")
+	}
 	return b, nil
 }
 
