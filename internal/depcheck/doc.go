@@ -10,7 +10,8 @@
 //   - nothing imports actors or cmd except cmd/... (and the tests of actors);
 //   - a plugin (a direct child of providers, tools, channels or persistence, with everything
 //     below it) never imports a sibling plugin, except one named fake, one whose name ends
-//     in "test" (openaitest, storetest, channeltest) and providers/sse;
+//     in "test" (openaitest, storetest, channeltest), providers/sse, and the parent's
+//     internal directory (providers/internal/reqbody), whose helpers import no plugin;
 //   - agent imports no reef package but messages.
 //
 // A package may always import itself (an external _test package does).

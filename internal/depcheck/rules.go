@@ -74,7 +74,9 @@ func pluginOf(dir string) string {
 }
 
 // siblingPlugin reports an import of another plugin under the same parent, except the
-// shared ones: fake, packages named *test and providers/sse.
+// shared ones: fake, packages named *test, providers/sse, and the parent's internal
+// directory (helpers its plugins share, which Go keeps to the parent's tree; they import no
+// plugin themselves).
 func siblingPlugin(f File, i importRef) bool {
 	if !i.inModule {
 		return false
@@ -84,7 +86,7 @@ func siblingPlugin(f File, i importRef) bool {
 		return false
 	}
 	name := i.rel[strings.LastIndex(i.rel, "/")+1:]
-	return name != "fake" && !strings.HasSuffix(name, "test") && i.rel != "providers/sse"
+	return name != "fake" && !strings.HasSuffix(name, "test") && i.rel != "providers/sse" && !strings.HasSuffix(theirs, "/internal")
 }
 
 // in matches files whose directory matches one of the patterns.
