@@ -27,7 +27,7 @@ const benchUsage = `reef bench — measure reef against a fake Telegram Bot API 
 Usage:
   reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10 [-at-once]] [-llm-latency 0s]
              [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m] [-release-after 5s] [-pprof ADDR] [-cpuprofile FILE] [-json]
-  reef bench -floor -scenario burst [-n 200] [-llm-latency 0s] [-max-concurrent 64]
+  reef bench -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
   reef bench crash [-messages 300 -chats 100 -kills 20]
   reef bench soak  [-duration 30m -rate 50]
 
@@ -161,6 +161,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.pprofAddr != "" {
 		o.gatewayArg = []string{"-pprof", o.pprofAddr}
+	}
+	if o.floor && !flagSet(flags, "scenario") {
+		*scenario = "burst" // the only one it measures
 	}
 	if o.floor && *scenario != "burst" {
 		fmt.Fprintln(stderr, "reef bench: -floor measures the burst scenario only (-scenario burst)")
@@ -425,4 +428,11 @@ func (r benchResult) label() string {
 		l += " (" + r.QueueMode + ")"
 	}
 	return l
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(flags *flag.FlagSet, name string) bool {
+	set := false
+	flags.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

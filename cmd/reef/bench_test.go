@@ -84,7 +84,7 @@ func TestBenchFloorSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a gateway")
 	}
-	out, code := benchCommand(t, time.Minute, "-floor", "-scenario", "burst", "-n", "20", "-llm-latency", "700ms", "-json")
+	out, code := benchCommand(t, time.Minute, "-floor", "-n", "20", "-llm-latency", "700ms", "-json") // burst by default
 	if code != 0 {
 		t.Fatalf("reef bench -floor exit %d:\n%s", code, out)
 	}
