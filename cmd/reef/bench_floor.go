@@ -101,10 +101,7 @@ type floor struct {
 }
 
 func newFloor(a *actors.Agent, bot channels.Channel, log zerolog.Logger) (*floor, error) {
-	if _, err := agent.InitWorkspace(a.Workspace); err != nil {
-		return nil, err
-	}
-	ws, err := agent.LoadWorkspace(a.Workspace)
+	ws, err := agent.LoadWorkspace(a.Workspace) // buildAgents initialised it
 	if err != nil {
 		return nil, err
 	}
