@@ -130,17 +130,9 @@ func (c *Client) Ping(ctx context.Context) error {
 
 // do sends a request and returns a 2xx response, or the classified error.
 func (c *Client) do(ctx context.Context, method, path string, body reqbody.Body) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = body.Reader()
-	}
-	hreq, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	hreq, err := reqbody.NewRequest(ctx, method, c.base+path, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", c.name, c.redact(err.Error()))
-	}
-	if body != nil {
-		hreq.ContentLength = body.Len()
-		hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
 	}
 	hreq.Header.Set("x-goog-api-key", c.key)
 	if body != nil {

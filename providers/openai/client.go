@@ -83,13 +83,11 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 		return nil, fmt.Errorf("%s: encode request: %w", c.cfg.Name, err)
 	}
 	reqCtx, cancel := context.WithCancel(ctx)
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, c.base+"/chat/completions", body.Reader())
+	hreq, err := reqbody.NewRequest(reqCtx, http.MethodPost, c.base+"/chat/completions", body)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%s: %w", c.cfg.Name, err)
 	}
-	hreq.ContentLength = body.Len()
-	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
 	c.setHeaders(hreq)
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")

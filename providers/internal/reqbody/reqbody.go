@@ -8,9 +8,11 @@ package reqbody
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"sync"
 	"unicode/utf8"
 
@@ -69,6 +71,22 @@ func (r *reader) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// NewRequest returns an HTTP request carrying body (none when nil), with its length and a
+// GetBody that reads it again, for net/http to send it once more on a dead kept-alive
+// connection.
+func NewRequest(ctx context.Context, method, url string, body Body) (*http.Request, error) {
+	if body == nil {
+		return http.NewRequestWithContext(ctx, method, url, nil)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, body.Reader())
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = body.Len()
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
+	return req, nil
 }
 
 // StableCut returns where the stable prefix of system ends: at most len(system), never inside
