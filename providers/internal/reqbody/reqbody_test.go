@@ -2,6 +2,7 @@ package reqbody
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -160,5 +161,31 @@ func TestStableCut(t *testing.T) {
 		if got := StableCut(s, tc.stable); got != tc.want {
 			t.Errorf("StableCut(%q, %d) = %d, want %d", s, tc.stable, got, tc.want)
 		}
+	}
+}
+
+// TestNewRequest: the request carries the body, its length and a GetBody that reads it
+// whole again; a nil body makes a request without one.
+func TestNewRequest(t *testing.T) {
+	b := Body{[]byte(`{"a":"`), []byte("shared"), []byte(`"}`)}
+	req, err := NewRequest(context.Background(), "POST", "http://127.0.0.1/x", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.ContentLength != b.Len() {
+		t.Errorf("ContentLength %d, want %d", req.ContentLength, b.Len())
+	}
+	for range 2 { // the body, then a copy from GetBody
+		got, _ := io.ReadAll(req.Body)
+		if string(got) != `{"a":"shared"}` {
+			t.Errorf("body %q", got)
+		}
+		if req.Body, err = req.GetBody(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, err = NewRequest(context.Background(), "GET", "http://127.0.0.1/x", nil)
+	if err != nil || req.Body != nil || req.ContentLength != 0 {
+		t.Errorf("GET: body %v, length %d, err %v", req.Body, req.ContentLength, err)
 	}
 }
