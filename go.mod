@@ -39,5 +39,3 @@ require (
 )
 
 replace github.com/asynkron/protoactor-go => ./internal/third_party/protoactor-go
-
-replace go.etcd.io/bbolt => ./internal/third_party/bbolt
