@@ -27,7 +27,7 @@ type JobInput struct {
 	DeleteAfterRun *bool     `json:"deleteAfterRun,omitempty"`
 }
 
-// Actions are the actions there are.
+// Actions are the cron actions, the values of Args.Action.
 var Actions = []string{"status", "list", "get", "add", "update", "remove", "run", "runs"}
 
 // NewJob builds a job from add's input; the caller assigns id and stores it.
