@@ -12,7 +12,7 @@ import (
 )
 
 // Rules say who may reach the agents through one channel. A channel without rules (nil:
-// the terminal, the web chat) admits everyone, and only the terminal is the owner there.
+// the terminal) admits everyone, and makes no one the owner but the terminal.
 type Rules struct {
 	DMPolicy       string   // pairing | allowlist | open | disabled
 	AllowFrom      []string // sender ids allowed in direct messages; "*" = anyone

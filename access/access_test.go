@@ -75,7 +75,7 @@ func TestOwnerAndCommands(t *testing.T) {
 		{"guest in a group", rules, messages.Inbound{Channel: "telegram", SenderID: "guest", ChatType: messages.ChatGroup}, false, false},
 		{"guest in a thread", rules, messages.Inbound{Channel: "telegram", SenderID: "guest", ChatType: messages.ChatThread}, false, false},
 		{"a wildcard makes no owner", wildcard, messages.Inbound{Channel: "telegram", SenderID: "x", ChatType: messages.ChatDirect}, false, true},
-		{"no rules: web chat DM", nil, messages.Inbound{Channel: "webchat", SenderID: "x", ChatType: messages.ChatDirect}, false, true},
+		{"no rules, not the terminal: DM", nil, messages.Inbound{Channel: "webchat", SenderID: "x", ChatType: messages.ChatDirect}, false, true},
 		{"no rules: group", nil, messages.Inbound{Channel: "webchat", SenderID: "x", ChatType: messages.ChatGroup}, false, false},
 		{"chat type unknown", rules, messages.Inbound{Channel: "telegram", SenderID: "guest"}, false, true},
 	}
