@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
@@ -32,7 +32,7 @@ func (h *harness) noReply() {
 
 func TestPairing(t *testing.T) {
 	script := fakellm.NewScript(fakellm.Reply{Text: "welcome"})
-	h := newHarness(t, harnessOpts{script: script, access: &actors.Access{DMPolicy: "pairing"}})
+	h := newHarness(t, harnessOpts{script: script, access: &access.Rules{DMPolicy: "pairing"}})
 
 	h.inject(messages.Inbound{ChatID: "u1", SenderID: "u1", Text: "hello?"})
 	notice := h.reply()
@@ -52,7 +52,7 @@ func TestPairing(t *testing.T) {
 	h.noReply() // u4: three requests are pending already
 
 	if err := h.rt.Write(context.Background(), func(tx persistence.Tx) error {
-		_, err := actors.ApprovePairing(tx, "fake", code, time.Now())
+		_, err := access.ApprovePairing(tx, "fake", code, time.Now())
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestPairing(t *testing.T) {
 		t.Fatalf("after approval got %+v", got)
 	}
 	err := h.rt.Write(context.Background(), func(tx persistence.Tx) error {
-		_, err := actors.ApprovePairing(tx, "fake", code, time.Now())
+		_, err := access.ApprovePairing(tx, "fake", code, time.Now())
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), "no pending pairing") {
@@ -82,7 +82,7 @@ func codeIn(t *testing.T, text string) string {
 func TestGroupsAndAllowlist(t *testing.T) {
 	script := fakellm.NewScript()
 	script.Respond = func(r fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "answer"} }
-	h := newHarness(t, harnessOpts{script: script, access: &actors.Access{DMPolicy: "allowlist",
+	h := newHarness(t, harnessOpts{script: script, access: &access.Rules{DMPolicy: "allowlist",
 		AllowFrom: []string{"friend"}, Groups: []string{"team"}, RequireMention: true}})
 
 	h.inject(messages.Inbound{ChatID: "stranger", SenderID: "stranger", Text: "hi"})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
@@ -188,7 +189,7 @@ func TestSessionSettingsCommands(t *testing.T) {
 // not name is an ordinary message; from an allowlisted sender it is a command.
 func TestCommandsOnlyFromAllowedSenders(t *testing.T) {
 	script := fakellm.NewScript()
-	h := newHarness(t, harnessOpts{script: script, access: &actors.Access{DMPolicy: "open",
+	h := newHarness(t, harnessOpts{script: script, access: &access.Rules{DMPolicy: "open",
 		AllowFrom: []string{"*", "boss"}, Groups: []string{"g1"}, RequireMention: false}})
 	ctx, cancel := context.WithTimeout(context.Background(), testutil.Timeout)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
@@ -223,24 +224,24 @@ func (c *Connector) onRunExited(msg *runExited) {
 	c.log.Error().Err(msg.err).Msg("channel stopped; fix the credentials and restart reef")
 }
 
-// admit enforces the channel's Access. Messages it refuses are acknowledged and dropped; an
+// admit enforces the channel's access rules. Messages it refuses are acknowledged and dropped; an
 // unknown sender under the pairing policy is sent a pairing code (once while it is pending).
 func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *actor.PID, in *messages.Inbound) (bool, error) {
 	acc := c.deps.Access[c.name]
 	if acc == nil {
 		return true, nil
 	}
-	v, err := acc.admission(in, func() (ok bool, err error) { // only when the rules do not decide
+	v, err := acc.Admission(in, func() (ok bool, err error) { // only when the rules do not decide
 		err = c.deps.Store.View(func(r persistence.Reader) error {
-			_, ok, err = r.Get(approvedBucket(c.name), in.SenderID)
+			ok, err = access.Approved(r, c.name, in.SenderID)
 			return err
 		})
 		return ok, err
 	})
-	if err != nil || v == admit {
-		return v == admit, err
+	if err != nil || v == access.Admit {
+		return v == access.Admit, err
 	}
-	if v == pair {
+	if v == access.Pair {
 		code, err := c.requestPairing(ctx, root, in)
 		if err != nil {
 			return false, err
@@ -248,7 +249,7 @@ func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *ac
 		if code != "" {
 			c.log.Info().Str("sender", in.SenderID).Str("code", code).Msg("pairing requested: approve with `reef pairing approve`")
 			root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
-				ReplyToID: in.MessageID, Text: pairingText(c.name, code)})
+				ReplyToID: in.MessageID, Text: access.PairingNotice(c.name, code)})
 		}
 	}
 	return false, nil
@@ -259,7 +260,7 @@ func (c *Connector) requestPairing(ctx context.Context, root *actor.RootContext,
 	now := c.deps.now()
 	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		var err error
-		code, err = requestPairing(tx, c.name, in, now)
+		code, err = access.RequestPairing(tx, c.name, in, now)
 		return err
 	})
 	return code, err

@@ -12,6 +12,7 @@ import (
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/sessionkey"
 )
 
 // intake is one admitted inbound message of a batch on its way to its session's inbox.
@@ -89,7 +90,7 @@ func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *ac
 	if ok, err := c.admit(ctx, root, self, in); !ok || err != nil {
 		return false, err
 	}
-	in.SessionKey = SessionKey(c.deps.Agents[0].ID, settings.DMScope, in)
+	in.SessionKey = sessionkey.For(c.deps.Agents[0].ID, settings.DMScope, in)
 	if in.Time.IsZero() {
 		in.Time = c.deps.now()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
@@ -25,7 +26,7 @@ type Deps struct {
 	Channels map[string]channels.Channel // by channel name ("terminal", "telegram", ...)
 	// Access is enforced per channel name; a channel without an entry (the terminal) admits
 	// everyone who can reach it.
-	Access  map[string]*Access
+	Access  map[string]*access.Rules
 	Session SessionSettings
 	Now     func() time.Time // default time.Now
 	Clock   Clock            // the Timer's clock; default the real one

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -92,7 +92,7 @@ func TestKill9MidTurn(t *testing.T) {
 	if err := store.Check(); err != nil {
 		t.Fatalf("database check after kill -9: %v", err)
 	}
-	key := actors.SessionKey("main", "", &messages.Inbound{Channel: "fake", ChatID: "9", SenderID: "9", ChatType: messages.ChatDirect})
+	key := sessionkey.For("main", "", &messages.Inbound{Channel: "fake", ChatID: "9", SenderID: "9", ChatType: messages.ChatDirect})
 	var inbox []persistence.InboxItem
 	var entries []persistence.Entry
 	store.View(func(r persistence.Reader) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/fake"
@@ -16,6 +17,7 @@ import (
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/tools"
 	"github.com/reefgw/reef/tools/exec"
 	"github.com/reefgw/reef/tools/fs"
@@ -43,7 +45,7 @@ type harnessOpts struct {
 	limits    actors.Limits
 	now       func() time.Time
 	idle      time.Duration
-	access    *actors.Access
+	access    *access.Rules
 	editable  *fake.Editable  // use this platform (it keeps chats across harnesses) instead of a plain fake
 	clock     *testutil.Clock // drives Deps.Now and Deps.Clock
 	agentHook func(*actors.Agent)
@@ -105,7 +107,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		deps.Now, deps.Clock = o.clock.Now, o.clock
 	}
 	if o.access != nil {
-		deps.Access = map[string]*actors.Access{"fake": o.access}
+		deps.Access = map[string]*access.Rules{"fake": o.access}
 	}
 	rt, err := actors.Start(deps)
 	if err != nil {
@@ -145,7 +147,7 @@ func (h *harness) reply() messages.Outbound {
 }
 
 func (h *harness) key(chat string) string {
-	return actors.SessionKey("main", "", &messages.Inbound{Channel: "fake", ChatID: chat, SenderID: chat, ChatType: messages.ChatDirect})
+	return sessionkey.For("main", "", &messages.Inbound{Channel: "fake", ChatID: chat, SenderID: chat, ChatType: messages.ChatDirect})
 }
 
 // transcript reads a session's stored entries.

@@ -17,6 +17,7 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/sessionkey"
 )
 
 // passRig is an actor tree for passivation tests and benchmarks: a fake channel, the
@@ -182,7 +183,7 @@ func (r *passRig) awaitConfirmed() {
 	r.mu.Lock()
 	var keys []string
 	for chat := range r.replies {
-		keys = append(keys, actors.SessionKey("main", "", &messages.Inbound{Channel: "fake", ChatID: chat, SenderID: chat, ChatType: messages.ChatDirect}))
+		keys = append(keys, sessionkey.For("main", "", &messages.Inbound{Channel: "fake", ChatID: chat, SenderID: chat, ChatType: messages.ChatDirect}))
 	}
 	r.mu.Unlock()
 	deadline := time.Now().Add(testutil.Timeout)

@@ -12,6 +12,7 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/sessionkey"
 )
 
 const rateNotice = "You're sending messages faster than I can take them; I skipped some. Please wait a moment."
@@ -150,7 +151,7 @@ func TestRateLimitTerminalExempt(t *testing.T) {
 	for i := range 10 {
 		h.say("local", fmt.Sprintf("line %d", i))
 	}
-	key := actors.SessionKey("main", "", &messages.Inbound{Channel: "terminal", ChatID: "local", SenderID: "local", ChatType: messages.ChatDirect})
+	key := sessionkey.For("main", "", &messages.Inbound{Channel: "terminal", ChatID: "local", SenderID: "local", ChatType: messages.ChatDirect})
 	if got := accepted(t, h, key); got != 10 {
 		t.Errorf("%d of 10 terminal lines accepted, want all", got)
 	}

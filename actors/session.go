@@ -2,7 +2,6 @@ package actors
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -338,18 +337,9 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 	}
 }
 
-// isOwner reports whether in comes from the owner: the terminal, or a direct message from a
-// sender the channel's allowFrom names explicitly. A system event runs with the owner's
-// rights when it was scheduled from an owner's session.
+// isOwner reports whether in comes from the owner (access.Rules.IsOwner).
 func (s *Session) isOwner(in messages.Inbound) bool {
-	if in.System || in.Channel == "terminal" {
-		return true
-	}
-	acc := s.deps.Access[in.Channel]
-	if acc == nil || in.ChatType != messages.ChatDirect {
-		return false
-	}
-	return slices.Contains(acc.AllowFrom, in.SenderID)
+	return s.deps.Access[in.Channel].IsOwner(&in)
 }
 
 func agentOf(key string) string {

@@ -41,14 +41,7 @@ func (s *Session) command(in *messages.Inbound) (command, bool) {
 
 // mayCommand reports whether the sender of in may use commands.
 func (s *Session) mayCommand(in *messages.Inbound) bool {
-	if in.System {
-		return false
-	}
-	if in.Channel == "terminal" || in.ChatType == messages.ChatDirect || in.ChatType == "" {
-		return true
-	}
-	acc := s.deps.Access[in.Channel]
-	return acc != nil && slices.Contains(acc.AllowFrom, in.SenderID)
+	return s.deps.Access[in.Channel].MayCommand(in)
 }
 
 // onCommand runs a command; each one answers exactly once.

@@ -2,16 +2,14 @@ package actors
 
 import (
 	"container/heap"
-	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/persistence"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // Timer wakes agents: it fires cron jobs and heartbeats. It keeps one min-heap of wake-ups
@@ -28,7 +26,7 @@ type Timer struct {
 	clock    Clock
 	log      zerolog.Logger
 	cancel   chan struct{} // closed on stop: ends the enqueue goroutines
-	jobs     map[string]*cron.Job
+	jobs     map[string]*schedule.Job
 	wakes    wakeHeap
 	gens     map[string]uint64 // key → generation; heap entries of older generations are stale
 	armSeq   uint64
@@ -78,16 +76,7 @@ type (
 	}
 )
 
-// Named buckets of the Timer.
-const (
-	bucketJobs = "cron/jobs"
-	bucketNext = "cron/next"
-	bucketRuns = "cron/runs"
-)
-
-func jobKey(id string) string            { return "job:" + id }
-func nextKey(ms int64, id string) string { return fmt.Sprintf("%020d:%s", ms, id) }
-func runKey(id string, ms int64) string  { return fmt.Sprintf("%s:%020d", id, ms) }
+func jobKey(id string) string { return "job:" + id }
 
 // TimerProps is the recipe for the Timer.
 func TimerProps(deps *Deps, set TimerSettings, storage, router *actor.PID) *actor.Props {
@@ -127,39 +116,31 @@ func (t *Timer) Receive(ctx actor.Context) {
 // onStarted loads the jobs, schedules each at its next run, and gives every job whose run
 // was missed (the gateway was down) one catch-up run, spread over CatchUpSpread.
 func (t *Timer) onStarted(ctx actor.Context) error {
-	t.jobs, t.gens, t.running, t.beats = map[string]*cron.Job{}, map[string]uint64{}, map[string]*cronRun{}, map[string]*beatState{}
+	t.jobs, t.gens, t.running, t.beats = map[string]*schedule.Job{}, map[string]uint64{}, map[string]*cronRun{}, map[string]*beatState{}
 	t.wakes, t.waiting, t.polling, t.disarm = nil, nil, false, nil
 	t.cancel, t.root = make(chan struct{}), ctx.ActorSystem().Root
+	var jobs []schedule.Job
 	err := t.deps.Store.View(func(r persistence.Reader) error {
-		return r.Scan(bucketJobs, "", func(_ string, v []byte) error {
-			var j cron.Job
-			if err := json.Unmarshal(v, &j); err != nil {
-				return err
-			}
-			t.jobs[j.ID] = &j
-			return nil
-		})
+		var err error
+		jobs, err = schedule.ListJobs(r)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("timer: load jobs: %w", err)
 	}
+	for i := range jobs {
+		t.jobs[jobs[i].ID] = &jobs[i]
+	}
 	now := t.clock.Now()
-	var missed []*cron.Job
-	for _, j := range t.jobs {
-		switch {
-		case !j.Enabled || j.State.NextRunAtMs == 0:
-		case j.State.NextRunAtMs <= now.UnixMilli():
-			missed = append(missed, j)
-		default:
-			t.schedule(jobKey(j.ID), time.UnixMilli(j.State.NextRunAtMs), "due")
+	missed := 0
+	for _, w := range schedule.Resume(jobs, now, t.set.CatchUpSpread) {
+		t.schedule(jobKey(w.JobID), w.At, w.Reason)
+		if w.Reason == "catch-up" {
+			missed++
 		}
 	}
-	sort.Slice(missed, func(a, b int) bool { return missed[a].State.NextRunAtMs < missed[b].State.NextRunAtMs })
-	for i, j := range missed {
-		t.schedule(jobKey(j.ID), now.Add(t.set.CatchUpSpread*time.Duration(i)/time.Duration(len(missed))), "catch-up")
-	}
-	if len(missed) > 0 {
-		t.log.Info().Int("jobs", len(missed)).Msg("cron jobs missed while reef was down: one catch-up run each")
+	if missed > 0 {
+		t.log.Info().Int("jobs", missed).Msg("cron jobs missed while reef was down: one catch-up run each")
 	}
 	t.startBeats(now)
 	t.arm(ctx)

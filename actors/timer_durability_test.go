@@ -8,7 +8,7 @@ import (
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 func hourlyJob(name string) map[string]any {
@@ -25,7 +25,7 @@ func TestCronRestartMidRunNoDoubleRun(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "reef.db")
 	script := fakellm.NewScript(fakellm.Reply{Hang: true})
 	h := newTimerHarness(t, timerOpts{script: script, clock: clock, dbPath: db})
-	var job cron.Job
+	var job schedule.Job
 	if err := cronDo(t, h, "add", hourlyJob("hourly"), &job); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestCronRestartMidRunNoDoubleRun(t *testing.T) {
 	if ev := systemEvents(t, h2.store, key, "[Scheduled reminder]"); len(ev) > 1 {
 		t.Errorf("the event reached the session %d times", len(ev))
 	}
-	var jobs []cron.Job
+	var jobs []schedule.Job
 	cronDo(t, h2, "list", map[string]any{}, &jobs)
 	if len(jobs) != 1 || jobs[0].State.NextRunAtMs != start.Add(90*time.Minute).UnixMilli() {
 		t.Errorf("after restart: %+v, want next run at 11:00 UTC", jobs)
@@ -57,7 +57,7 @@ func TestCronDowntimeOneCatchUp(t *testing.T) {
 	clock := testutil.NewClock(start)
 	db := filepath.Join(t.TempDir(), "reef.db")
 	h := newTimerHarness(t, timerOpts{clock: clock, dbPath: db})
-	var a, b cron.Job
+	var a, b schedule.Job
 	cronDo(t, h, "add", hourlyJob("a"), &a)
 	cronDo(t, h, "add", hourlyJob("b"), &b)
 	h.stop()
@@ -71,12 +71,12 @@ func TestCronDowntimeOneCatchUp(t *testing.T) {
 		clock.Advance(time.Second)
 	}
 	waitUntil(t, "both catch-up runs", func() bool { return len(script.Requests()) == 2 })
-	for _, j := range []cron.Job{a, b} {
+	for _, j := range []schedule.Job{a, b} {
 		if n := storedRuns(t, h2.store, j.ID+":"); n != 1 {
 			t.Errorf("job %s: %d runs after a day down, want 1", j.Name, n)
 		}
 	}
-	var jobs []cron.Job
+	var jobs []schedule.Job
 	cronDo(t, h2, "list", map[string]any{}, &jobs)
 	want := start.Add(24*time.Hour + 30*time.Minute).UnixMilli()
 	for _, j := range jobs {

@@ -8,7 +8,7 @@ import (
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // The story: the user asks for a daily 18:10 check; the model schedules it with the
@@ -36,7 +36,7 @@ func TestCronEndToEndShanghai(t *testing.T) {
 	if r := results["c1"]; r.IsError {
 		t.Fatalf("cron add failed: %s", r.Content)
 	}
-	var added cron.Job
+	var added schedule.Job
 	if err := jsonUnmarshal(results["c1"].Content, &added); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestCronEndToEndShanghai(t *testing.T) {
 	if r, ok := results["c2"]; !ok || r.IsError || r.ToolName != "ls" {
 		t.Errorf("the cron turn's ls call: %+v (present %v)", r, ok)
 	}
-	var jobs []cron.Job
+	var jobs []schedule.Job
 	cronDo(t, h, "list", map[string]any{}, &jobs)
 	if len(jobs) != 1 || jobs[0].State.LastRunAtMs != wantNext.UnixMilli() ||
 		jobs[0].State.NextRunAtMs != wantNext.Add(24*time.Hour).UnixMilli() {

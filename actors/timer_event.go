@@ -1,18 +1,17 @@
 package actors
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // jobEvent builds the system event a job raises: the target session and where the reply goes.
-func (t *Timer) jobEvent(j *cron.Job, now time.Time) (messages.Inbound, error) {
+func (t *Timer) jobEvent(j *schedule.Job, now time.Time) (messages.Inbound, error) {
 	in := messages.Inbound{System: true, Source: "cron:" + j.ID, Time: now, ChatType: messages.ChatDirect}
 	origin := j.SessionKey
 	if origin == "" {
@@ -37,7 +36,7 @@ func (t *Timer) jobEvent(j *cron.Job, now time.Time) (messages.Inbound, error) {
 }
 
 // eventText is what the model reads when a job fires.
-func eventText(j *cron.Job, now time.Time) string {
+func eventText(j *schedule.Job, now time.Time) string {
 	loc, err := j.Schedule.Location()
 	if err != nil {
 		loc = time.UTC
@@ -71,21 +70,4 @@ func (t *Timer) sessionInfo(key string) persistence.SessionInfo {
 		t.log.Error().Err(err).Str("session", key).Msg("timer: read session")
 	}
 	return info
-}
-
-func putJob(tx persistence.Tx, j *cron.Job) error {
-	if j.Enabled && j.State.NextRunAtMs != 0 {
-		if err := tx.Put(bucketNext, nextKey(j.State.NextRunAtMs, j.ID), []byte(j.ID)); err != nil {
-			return err
-		}
-	}
-	return putJSON(tx, bucketJobs, j.ID, j)
-}
-
-func putJSON(tx persistence.Tx, bucket, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return tx.Put(bucket, key, b)
 }

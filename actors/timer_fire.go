@@ -10,7 +10,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // cronRun is a cron job or heartbeat event enqueued and not yet answered by its session.
@@ -49,7 +49,7 @@ func (t *Timer) due(ctx actor.Context, id, reason string) {
 }
 
 // skip records a run that could not start and moves the job to its next time.
-func (t *Timer) skip(j *cron.Job, err error) {
+func (t *Timer) skip(j *schedule.Job, err error) {
 	now, old := t.clock.Now(), j.State.NextRunAtMs
 	j.State.LastRunAtMs, j.State.LastStatus, j.State.LastError = now.UnixMilli(), "error", err.Error()
 	j.State.NextRunAtMs = 0
@@ -72,7 +72,7 @@ func (t *Timer) cronInFlight() int {
 
 // fire enqueues the job's system event. The run record and the job's next time are written
 // in the same transaction as the inbox entry, before the session sees it.
-func (t *Timer) fire(ctx actor.Context, j *cron.Job, reason string) error {
+func (t *Timer) fire(ctx actor.Context, j *schedule.Job, reason string) error {
 	now := t.clock.Now()
 	in, err := t.jobEvent(j, now)
 	if err != nil {
@@ -86,20 +86,18 @@ func (t *Timer) fire(ctx actor.Context, j *cron.Job, reason string) error {
 	}
 	remove := updated.Schedule.Kind == "at" && updated.DeleteAfterRun
 	old := j.State.NextRunAtMs
-	run := cron.Run{JobID: j.ID, AtMs: now.UnixMilli(), SessionKey: in.SessionKey, Reason: reason, Status: "started"}
+	run := schedule.Run{JobID: j.ID, AtMs: now.UnixMilli(), SessionKey: in.SessionKey, Reason: reason, Status: "started"}
 	apply := func(tx persistence.Tx) error {
-		if old != 0 {
-			if err := tx.Delete(bucketNext, nextKey(old, j.ID)); err != nil {
-				return err
-			}
+		if err := schedule.Unindex(tx, old, j.ID); err != nil {
+			return err
 		}
-		if err := putJSON(tx, bucketRuns, runKey(j.ID, run.AtMs), run); err != nil {
+		if err := schedule.PutRun(tx, run); err != nil {
 			return err
 		}
 		if remove {
-			return tx.Delete(bucketJobs, j.ID)
+			return schedule.DeleteJob(tx, j.ID)
 		}
-		return putJob(tx, &updated)
+		return schedule.PutJob(tx, &updated)
 	}
 	if remove {
 		delete(t.jobs, j.ID)
@@ -247,18 +245,18 @@ func (t *Timer) finish(key, status, errText string) {
 
 // saveJob writes the job through Storage without waiting (oldNext: the next-run index entry
 // to drop, 0 if unchanged); a job removed meanwhile stays removed.
-func (t *Timer) saveJob(j *cron.Job, oldNext int64) {
+func (t *Timer) saveJob(j *schedule.Job, oldNext int64) {
 	c := *j
 	t.root.Send(t.storage, &storeWrite{Apply: func(tx persistence.Tx) error {
-		if _, ok, err := tx.Get(bucketJobs, c.ID); err != nil || !ok {
+		if ok, err := schedule.JobExists(tx, c.ID); err != nil || !ok {
 			return err
 		}
-		if oldNext != 0 && oldNext != c.State.NextRunAtMs {
-			if err := tx.Delete(bucketNext, nextKey(oldNext, c.ID)); err != nil {
+		if oldNext != c.State.NextRunAtMs {
+			if err := schedule.Unindex(tx, oldNext, c.ID); err != nil {
 				return err
 			}
 		}
-		return putJob(tx, &c)
+		return schedule.PutJob(tx, &c)
 	}, Done: func(err error) {
 		if err != nil {
 			t.log.Error().Err(err).Str("job", c.ID).Msg("save job")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/reefgw/reef/internal/testutil"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // every and at jobs fire on time through the Timer; a one-shot is deleted after it ran;
@@ -18,7 +18,7 @@ func TestCronKindsAndActions(t *testing.T) {
 	h := newTimerHarness(t, timerOpts{script: script, clock: clock})
 	h.say("42", "hello") // the main session jobs without a creating session run in
 	h.reply()
-	var every, at cron.Job
+	var every, at schedule.Job
 	cronDo(t, h, "add", map[string]any{"job": map[string]any{"name": "every",
 		"schedule": map[string]any{"kind": "every", "everyMs": 2 * 3600000},
 		"payload":  map[string]any{"kind": "systemEvent", "text": "stretch"}, "delivery": map[string]any{"mode": "none"}}}, &every)
@@ -38,7 +38,7 @@ func TestCronKindsAndActions(t *testing.T) {
 	if got := h.reply(); got.ChatID != "42" {
 		t.Errorf("at job reply went to %+v, want the session's last chat", got)
 	}
-	var jobs []cron.Job
+	var jobs []schedule.Job
 	waitUntil(t, "the one-shot to be deleted", func() bool {
 		cronDo(t, h, "list", map[string]any{}, &jobs)
 		return len(jobs) == 1
@@ -54,14 +54,14 @@ func TestCronKindsAndActions(t *testing.T) {
 		t.Errorf("disabled job ran: %d runs", n)
 	}
 	on := true
-	var updated cron.Job
+	var updated schedule.Job
 	cronDo(t, h, "update", map[string]any{"id": every.ID, "patch": map[string]any{"enabled": on}}, &updated)
 	if updated.State.NextRunAtMs != start.Add(6*time.Hour).UnixMilli() {
 		t.Errorf("re-enabled next run %v, want 14:00", time.UnixMilli(updated.State.NextRunAtMs).UTC())
 	}
 	cronDo(t, h, "run", map[string]any{"id": every.ID}, nil)
 	waitUntil(t, "the manual run", func() bool { return len(systemEvents(t, h.store, key, "stretch")) == 2 })
-	var runs []cron.Run
+	var runs []schedule.Run
 	cronDo(t, h, "runs", map[string]any{"id": every.ID}, &runs)
 	if len(runs) != 2 || runs[1].Reason != "manual" {
 		t.Errorf("runs = %+v", runs)
@@ -83,10 +83,10 @@ func TestCronDSTThroughTimer(t *testing.T) {
 	clock := testutil.NewClock(time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)) // 01:00 EST
 	script := fakellm.NewScript()
 	h := newTimerHarness(t, timerOpts{script: script, clock: clock})
-	var gap, overlap cron.Job
+	var gap, overlap schedule.Job
 	for _, add := range []struct {
 		expr string
-		job  *cron.Job
+		job  *schedule.Job
 	}{{"30 2 * * *", &gap}, {"30 1 * * *", &overlap}} {
 		if err := cronDo(t, h, "add", map[string]any{"job": map[string]any{
 			"schedule": map[string]any{"kind": "cron", "expr": add.expr, "tz": "America/New_York"},

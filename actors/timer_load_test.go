@@ -10,7 +10,7 @@ import (
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // 500 jobs due in the same minute each run once, at most MaxConcurrentRuns at a time, and
@@ -54,7 +54,7 @@ func TestCron500JobsSameMinute(t *testing.T) {
 		}
 	}
 	clock.Advance(time.Hour)
-	var jobs []cron.Job
+	var jobs []schedule.Job
 	for {
 		begin := time.Now()
 		if err := cronDo(t, h, "list", map[string]any{}, &jobs); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // delivery channel sends the reply to the named chat; none delivers nothing; wakeMode
@@ -30,13 +30,13 @@ func TestCronDeliveryAndWakeModes(t *testing.T) {
 		Heartbeats: map[string]actors.HeartbeatSettings{"main": {Every: time.Hour}}}})
 	h.say("42", "hello")
 	h.reply()
-	add := func(text string, extra map[string]any) cron.Job {
+	add := func(text string, extra map[string]any) schedule.Job {
 		job := map[string]any{"schedule": map[string]any{"kind": "cron", "expr": "10 8 * * *"},
 			"payload": map[string]any{"kind": "systemEvent", "text": text}}
 		for k, v := range extra {
 			job[k] = v
 		}
-		var j cron.Job
+		var j schedule.Job
 		if err := cronDo(t, h, "add", map[string]any{"job": job}, &j); err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestCronDeliveryAndWakeModes(t *testing.T) {
 	if got := h.reply(); got.ChatID != "42" || got.Text != "answer at-heartbeat" {
 		t.Errorf("next-heartbeat job reply: %+v (the none job's answer must not be sent)", got)
 	}
-	var runs []cron.Run
+	var runs []schedule.Run
 	cronDo(t, h, "runs", map[string]any{"id": hb.ID}, &runs)
 	if len(runs) != 1 || runs[0].Reason != "heartbeat" {
 		t.Errorf("next-heartbeat runs: %+v", runs)

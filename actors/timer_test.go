@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/fake"
@@ -61,7 +62,7 @@ func newTimerHarness(t *testing.T, o timerOpts) *harness {
 	ch := fake.New()
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{"fake": ch}, Clock: o.clock, Session: o.session,
-		Access: map[string]*actors.Access{"fake": {DMPolicy: "allowlist", AllowFrom: []string{"42"}}}}
+		Access: map[string]*access.Rules{"fake": {DMPolicy: "allowlist", AllowFrom: []string{"42"}}}}
 	if o.now {
 		deps.Now = o.clock.Now
 	}

@@ -2,8 +2,6 @@ package actors
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,15 +11,15 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/schedule"
 	"github.com/reefgw/reef/tools"
-	"github.com/reefgw/reef/tools/cron"
 )
 
 // cronRequest is one action of the cron tool (or the CLI) for the Timer. agentID "" is an
 // operator request: it sees every agent's jobs.
 type cronRequest struct {
 	agentID, sessionKey, action string
-	args                        cron.Args
+	args                        schedule.Args
 	reply                       chan cronReply // buffered; the Timer or Storage answers once
 }
 
@@ -41,7 +39,7 @@ type toolsRuntime struct {
 var _ tools.Runtime = (*toolsRuntime)(nil)
 
 func (r *toolsRuntime) Cron(ctx context.Context, agentID, sessionKey, action string, args json.RawMessage) (json.RawMessage, error) {
-	var a cron.Args
+	var a schedule.Args
 	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
@@ -92,7 +90,7 @@ func (t *Timer) onRequest(ctx actor.Context, req *cronRequest) {
 		t.change(ctx, req, now)
 		return
 	case "run":
-		var j *cron.Job
+		var j *schedule.Job
 		if j, err = t.find(req); err == nil {
 			t.due(ctx, j.ID, "manual")
 			t.arm(ctx)
@@ -113,8 +111,8 @@ func (req *cronRequest) answer(v any, err error) {
 	req.reply <- cronReply{out: b, err: err}
 }
 
-func (t *Timer) list(agentID string) []cron.Job {
-	out := []cron.Job{}
+func (t *Timer) list(agentID string) []schedule.Job {
+	out := []schedule.Job{}
 	for _, j := range t.jobs {
 		if agentID == "" || j.AgentID == agentID {
 			out = append(out, *j)
@@ -126,7 +124,7 @@ func (t *Timer) list(agentID string) []cron.Job {
 	return out
 }
 
-func (t *Timer) find(req *cronRequest) (*cron.Job, error) {
+func (t *Timer) find(req *cronRequest) (*schedule.Job, error) {
 	if req.args.ID == "" {
 		return nil, errors.New("cron: id is required")
 	}
@@ -137,7 +135,7 @@ func (t *Timer) find(req *cronRequest) (*cron.Job, error) {
 	return j, nil
 }
 
-func (t *Timer) runs(req *cronRequest) ([]cron.Run, error) {
+func (t *Timer) runs(req *cronRequest) ([]schedule.Run, error) {
 	j, err := t.find(req)
 	if err != nil {
 		return nil, err
@@ -146,9 +144,9 @@ func (t *Timer) runs(req *cronRequest) ([]cron.Run, error) {
 	if limit <= 0 || limit > 100 {
 		limit = 20
 	}
-	var runs []cron.Run
+	var runs []schedule.Run
 	err = t.deps.Store.View(func(r persistence.Reader) error {
-		runs, err = ListCronRuns(r, j.ID)
+		runs, err = schedule.ListRuns(r, j.ID)
 		return err
 	})
 	if len(runs) > limit {
@@ -170,7 +168,7 @@ func (t *Timer) add(ctx actor.Context, req *cronRequest, now time.Time) {
 		req.answer(nil, fmt.Errorf("cron: agent %s already has %d jobs (the limit); remove some first", agentID, n))
 		return
 	}
-	j, err := cron.NewJob(*req.args.Job, newJobID(), agentID, req.sessionKey, now)
+	j, err := schedule.NewJob(*req.args.Job, schedule.NewID(), agentID, req.sessionKey, now)
 	if err != nil {
 		req.answer(nil, fmt.Errorf("cron: %w", err))
 		return
@@ -202,7 +200,7 @@ func (t *Timer) change(ctx actor.Context, req *cronRequest, now time.Time) {
 
 // commit applies a new version of a job (or its removal) in memory and on the heap, then
 // answers once Storage made it durable.
-func (t *Timer) commit(ctx actor.Context, req *cronRequest, j *cron.Job, remove bool) {
+func (t *Timer) commit(ctx actor.Context, req *cronRequest, j *schedule.Job, remove bool) {
 	old := t.jobs[j.ID]
 	var oldNext int64
 	if old != nil {
@@ -222,15 +220,13 @@ func (t *Timer) commit(ctx actor.Context, req *cronRequest, j *cron.Job, remove 
 	t.arm(ctx)
 	saved := *j
 	t.root.Send(t.storage, &storeWrite{Apply: func(tx persistence.Tx) error {
-		if oldNext != 0 {
-			if err := tx.Delete(bucketNext, nextKey(oldNext, saved.ID)); err != nil {
-				return err
-			}
+		if err := schedule.Unindex(tx, oldNext, saved.ID); err != nil {
+			return err
 		}
 		if remove {
-			return tx.Delete(bucketJobs, saved.ID)
+			return schedule.DeleteJob(tx, saved.ID)
 		}
-		return putJob(tx, &saved)
+		return schedule.PutJob(tx, &saved)
 	}, Done: func(err error) {
 		if err != nil {
 			req.answer(nil, fmt.Errorf("cron: could not save the job: %w", err))
@@ -240,10 +236,4 @@ func (t *Timer) commit(ctx actor.Context, req *cronRequest, j *cron.Job, remove 
 			req.answer(saved, nil)
 		}
 	}})
-}
-
-func newJobID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

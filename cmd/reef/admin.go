@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/persistence"
 )
@@ -99,7 +99,7 @@ func sessionsLine(st Status) string {
 	return fmt.Sprintf("sessions: %d stored%s%s\n", st.Sessions, live, hint)
 }
 
-func printPairings(w io.Writer, ps []actors.Pairing) {
+func printPairings(w io.Writer, ps []access.Pairing) {
 	if len(ps) == 0 {
 		fmt.Fprintln(w, "no pending pairing requests")
 		return
@@ -136,7 +136,7 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 	}
 	control := dialControl(cfg)
 	if rest[0] == "list" {
-		var ps []actors.Pairing
+		var ps []access.Pairing
 		if control != nil {
 			st, err := control.status()
 			if err != nil {
@@ -166,7 +166,7 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
-	var p actors.Pairing
+	var p access.Pairing
 	var err error
 	if control != nil {
 		p, err = control.pairing(action, channel, code)

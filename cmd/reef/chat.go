@@ -10,10 +10,10 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/terminal"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/sessionkey"
 )
 
 // runChat talks to the default agent in this terminal. Interactive: Ctrl-C stops the current
@@ -41,7 +41,7 @@ func runChat(args []string, stderr io.Writer) int {
 	}
 	defer rt.stop()
 
-	key := actors.SessionKey(ag.ID, cfg.Session.DMScope, &messages.Inbound{Channel: "terminal",
+	key := sessionkey.For(ag.ID, cfg.Session.DMScope, &messages.Inbound{Channel: "terminal",
 		ChatID: terminal.ChatID, ChatType: messages.ChatDirect, SenderID: terminal.SenderID})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/persistence"
@@ -34,7 +35,7 @@ type Status struct {
 	LiveSessions int                    `json:"liveSessions"`
 	Sessions     int                    `json:"sessions"`
 	Channels     []actors.ChannelHealth `json:"channels"`
-	Pairing      []actors.Pairing       `json:"pairing"`
+	Pairing      []access.Pairing       `json:"pairing"`
 	// DeadLetters are messages set aside because they crashed their session every time.
 	DeadLetters []actors.DeadLetter `json:"deadLetters,omitempty"`
 	// HeartbeatsPaused says, per agent, why its heartbeats are paused.
@@ -68,7 +69,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	})
 	mux.HandleFunc("POST /pairing/{action}", func(w http.ResponseWriter, r *http.Request) {
 		channel, code := r.FormValue("channel"), r.FormValue("code")
-		var p actors.Pairing
+		var p access.Pairing
 		err := rt.Write(r.Context(), func(tx persistence.Tx) error {
 			var err error
 			p, err = decidePairing(tx, r.PathValue("action"), channel, code)
@@ -92,14 +93,14 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 }
 
 // decidePairing approves or denies a pending pairing request.
-func decidePairing(tx persistence.Tx, action, channel, code string) (actors.Pairing, error) {
+func decidePairing(tx persistence.Tx, action, channel, code string) (access.Pairing, error) {
 	switch action {
 	case "approve":
-		return actors.ApprovePairing(tx, channel, code, time.Now())
+		return access.ApprovePairing(tx, channel, code, time.Now())
 	case "deny":
-		return actors.DenyPairing(tx, channel, code, time.Now())
+		return access.DenyPairing(tx, channel, code, time.Now())
 	}
-	return actors.Pairing{}, fmt.Errorf("unknown action %q", action)
+	return access.Pairing{}, fmt.Errorf("unknown action %q", action)
 }
 
 // readStatus reads what the database says: sessions and pending pairing requests.
@@ -115,7 +116,7 @@ func readStatus(store persistence.Store, channelNames []string) (Status, error) 
 			return err
 		}
 		for _, ch := range channelNames {
-			ps, err := actors.ListPairings(r, ch, time.Now())
+			ps, err := access.ListPairings(r, ch, time.Now())
 			if err != nil {
 				return err
 			}
@@ -158,8 +159,8 @@ func (c *controlClient) status() (Status, error) {
 	return st, json.NewDecoder(resp.Body).Decode(&st)
 }
 
-func (c *controlClient) pairing(action, channel, code string) (actors.Pairing, error) {
-	var p actors.Pairing
+func (c *controlClient) pairing(action, channel, code string) (access.Pairing, error) {
+	var p access.Pairing
 	resp, err := c.http.PostForm("http://reef/pairing/"+action, map[string][]string{"channel": {channel}, "code": {code}})
 	if err != nil {
 		return p, err

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/configs"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
+	"github.com/reefgw/reef/tools"
 )
 
 const cronUsage = `usage:
@@ -84,7 +84,7 @@ func cronAddArgs(args []string) (string, []byte, error) {
 	if err := f.Parse(args); err != nil {
 		return "", nil, err
 	}
-	sched := cron.Schedule{TZ: *tz}
+	sched := schedule.Spec{TZ: *tz}
 	switch {
 	case *expr != "":
 		sched.Kind, sched.Expr = "cron", *expr
@@ -95,15 +95,15 @@ func cronAddArgs(args []string) (string, []byte, error) {
 	default:
 		return "", nil, errors.New("add needs -cron, -every or -at")
 	}
-	payload := cron.Payload{Kind: "systemEvent", Text: *text}
+	payload := schedule.Payload{Kind: "systemEvent", Text: *text}
 	if *isolated {
-		payload = cron.Payload{Kind: "agentTurn", Message: *text}
+		payload = schedule.Payload{Kind: "agentTurn", Message: *text}
 	}
-	delivery := cron.Delivery{Mode: *deliver}
+	delivery := schedule.Delivery{Mode: *deliver}
 	if ch, to, ok := strings.Cut(*deliver, ":"); ok {
-		delivery = cron.Delivery{Mode: "channel", Channel: ch, To: to}
+		delivery = schedule.Delivery{Mode: "channel", Channel: ch, To: to}
 	}
-	b, err := json.Marshal(cron.Args{Job: &cron.JobInput{Name: *name, Schedule: &sched, Payload: &payload, Delivery: &delivery}})
+	b, err := json.Marshal(schedule.Args{Job: &schedule.JobInput{Name: *name, Schedule: &sched, Payload: &payload, Delivery: &delivery}})
 	return "add", b, err
 }
 
@@ -117,7 +117,11 @@ func cronCall(cfg *configs.Config, action string, body []byte) (json.RawMessage,
 		return nil, err
 	}
 	defer store.Close()
-	return actors.CronOffline(store, cfg.Agents[0].ID, action, body, time.Now())
+	var a schedule.Args
+	if err := tools.DecodeArgs(body, &a); err != nil {
+		return nil, fmt.Errorf("cron: %w", err)
+	}
+	return schedule.Offline(store, cfg.Agents[0].ID, action, a, time.Now())
 }
 
 func (c *controlClient) cron(action string, body []byte) (json.RawMessage, error) {

@@ -9,21 +9,21 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/configs"
-	"github.com/reefgw/reef/tools/cron"
+	"github.com/reefgw/reef/schedule"
 )
 
 // printCron shows a cron command's answer: tables for list and runs, one line otherwise.
 func printCron(stdout, stderr io.Writer, verb string, out json.RawMessage) int {
 	switch verb {
 	case "list":
-		var jobs []cron.Job
+		var jobs []schedule.Job
 		if err := json.Unmarshal(out, &jobs); err != nil {
 			fmt.Fprintf(stderr, "reef cron: %v\n", err)
 			return 1
 		}
 		printJobs(stdout, jobs)
 	case "runs":
-		var runs []cron.Run
+		var runs []schedule.Run
 		if err := json.Unmarshal(out, &runs); err != nil {
 			fmt.Fprintf(stderr, "reef cron: %v\n", err)
 			return 1
@@ -35,7 +35,7 @@ func printCron(stdout, stderr io.Writer, verb string, out json.RawMessage) int {
 			fmt.Fprintln(stdout, "no runs yet")
 		}
 	case "add", "enable", "disable":
-		var j cron.Job
+		var j schedule.Job
 		if err := json.Unmarshal(out, &j); err != nil {
 			fmt.Fprintf(stderr, "reef cron: %v\n", err)
 			return 1
@@ -51,7 +51,7 @@ func verbDone(verb string) string {
 	return map[string]string{"add": "added", "enable": "enabled", "disable": "disabled"}[verb]
 }
 
-func printJobs(w io.Writer, jobs []cron.Job) {
+func printJobs(w io.Writer, jobs []schedule.Job) {
 	if len(jobs) == 0 {
 		fmt.Fprintln(w, "no cron jobs")
 		return
@@ -73,14 +73,14 @@ func printJobs(w io.Writer, jobs []cron.Job) {
 }
 
 // nextRun shows the next run in the job's own time zone.
-func nextRun(j cron.Job) string {
+func nextRun(j schedule.Job) string {
 	if !j.Enabled || j.State.NextRunAtMs == 0 {
 		return "-"
 	}
 	return inZone(j, j.State.NextRunAtMs)
 }
 
-func inZone(j cron.Job, ms int64) string {
+func inZone(j schedule.Job, ms int64) string {
 	loc, err := j.Schedule.Location()
 	if err != nil {
 		loc = time.UTC

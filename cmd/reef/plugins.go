@@ -7,7 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/discord"
 	"github.com/reefgw/reef/channels/feishu"
@@ -53,13 +53,13 @@ func newTools(cfg *configs.Config) []tools.Tool {
 // channelSet is the channels `reef gateway` runs and who may use each.
 type channelSet struct {
 	chans  map[string]channels.Channel
-	access map[string]*actors.Access
+	access map[string]*access.Rules
 }
 
 // newChannels builds every configured channel. This is the one place that knows every
 // channel implementation; constructors only validate, nothing connects until the gateway runs.
 func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
-	set := channelSet{chans: map[string]channels.Channel{}, access: map[string]*actors.Access{}}
+	set := channelSet{chans: map[string]channels.Channel{}, access: map[string]*access.Rules{}}
 	c := cfg.Channels
 	if t := c.Terminal; t != nil && t.Enabled {
 		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
@@ -93,6 +93,6 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 
 func (s channelSet) add(name string, ch channels.Channel, a configs.AccessConfig) {
 	s.chans[name] = ch
-	s.access[name] = &actors.Access{DMPolicy: a.DMPolicy, AllowFrom: a.AllowFrom, Groups: a.Groups,
+	s.access[name] = &access.Rules{DMPolicy: a.DMPolicy, AllowFrom: a.AllowFrom, Groups: a.Groups,
 		RequireMention: a.RequireMention}
 }

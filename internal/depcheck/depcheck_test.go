@@ -91,6 +91,12 @@ func TestCheckCatchesViolations(t *testing.T) {
 		"internal/testutil/t.go":           "testutil; " + pa + " " + m + "actors",
 		"actors/session.go":                "actors; " + pa + " " + m + "agent " + m + "cmd/reef",
 		"actors/session_test.go":           "actors_test; " + m + "actors " + m + "internal/testutil",
+		"actors/timer.go":                  "actors; " + m + "tools " + m + "tools/cron " + m + "schedule " + m + "persistence",
+		"actors/timer_test.go":             "actors_test; " + m + "tools/cron " + m + "providers/fake " + m + "persistence/bolt",
+		"schedule/job.go":                  "schedule; time " + m + "messages " + m + "persistence " + m + "tools " + m + "persistence/bolt github.com/x/y",
+		"schedule/job_test.go":             "schedule; testing github.com/google/go-cmp/cmp " + m + "persistence/memory " + m + "tools/cron",
+		"access/access.go":                 "access; slices " + m + "messages " + m + "actors " + pa,
+		"sessionkey/k.go":                  "sessionkey; strings " + m + "messages " + m + "agent",
 		"cmd/reef/main.go":                 "main; " + pa + " " + m + "actors " + m + "cmd/reef/internal",
 		"vendor/x/x.go":                    "x; " + m + "actors",
 		"providers/testdata/x.go":          "x; " + m + "actors",
@@ -107,8 +113,12 @@ func TestCheckCatchesViolations(t *testing.T) {
 	for _, v := range got {
 		lines = append(lines, v.String())
 	}
+	const policy = "access, schedule and sessionkey import only messages, persistence and the standard library"
 	want := []string{
+		"access/access.go: imports example.com/m/actors (only cmd imports actors or cmd)",
+		"access/access.go: imports github.com/asynkron/protoactor-go/actor (only actors, cmd and internal/testutil import protoactor)",
 		"actors/session.go: imports example.com/m/cmd/reef (only cmd imports actors or cmd)",
+		"actors/timer.go: imports example.com/m/tools/cron (actors imports no plugin)",
 		"agent/a.go: imports example.com/m/tools (agent imports no reef package but messages)",
 		"configs/c.go: imports example.com/m/actors (agent, providers, tools, channels, persistence and configs never import actors)",
 		"internal/testutil/t.go: imports example.com/m/actors (only cmd imports actors or cmd)",
@@ -119,6 +129,11 @@ func TestCheckCatchesViolations(t *testing.T) {
 		"providers/openai/c.go: imports github.com/asynkron/protoactor-go/actor (only actors, cmd and internal/testutil import protoactor)",
 		"providers/openai/c.go: imports example.com/m/providers/anthropic (a plugin never imports a sibling plugin)",
 		"providers/openai/openaitest/s.go: imports example.com/m/providers/gemini (a plugin never imports a sibling plugin)",
+		"schedule/job.go: imports example.com/m/tools (" + policy + ")",
+		"schedule/job.go: imports example.com/m/persistence/bolt (" + policy + ")",
+		"schedule/job.go: imports github.com/x/y (" + policy + ")",
+		"schedule/job_test.go: imports example.com/m/tools/cron (" + policy + ")",
+		"sessionkey/k.go: imports example.com/m/agent (" + policy + ")",
 		"tools/exec/e.go: imports example.com/m/actors (agent, providers, tools, channels, persistence and configs never import actors)",
 	}
 	if diff := cmp.Diff(want, lines); diff != "" {

@@ -53,6 +53,34 @@ var rules = []rule{
 			return i.inModule && !under(i.rel, "messages") && !under(i.rel, "agent")
 		},
 	},
+	{
+		// The runtime reaches plugins through their parent's interface (providers.Provider,
+		// tools.Tool, ...), handed over by cmd; its tests may import fakes and plugins.
+		name: "actors imports no plugin",
+		from: func(f File) bool { return !f.Test && in("actors/...")(f) },
+		bad:  func(_ File, i importRef) bool { return i.inModule && pluginOf(i.rel) != "" },
+	},
+	{
+		name: "access, schedule and sessionkey import only messages, persistence and the standard library",
+		from: in(policyPackages...),
+		bad:  policyImport,
+	},
+}
+
+// policyPackages hold pure policy: plain Go that the runtime and the CLI ask.
+var policyPackages = []string{"access/...", "schedule/...", "sessionkey/..."}
+
+// policyImport reports an import a policy package may not make: anything but messages,
+// persistence (the interface) and the standard library. Its tests may use other modules
+// (go-cmp) and the in-memory store.
+func policyImport(f File, i importRef) bool {
+	if !i.inModule {
+		return !isStd(i.path) && !f.Test
+	}
+	if f.Test && i.rel == "persistence/memory" {
+		return false
+	}
+	return !under(i.rel, "messages") && i.rel != "persistence"
 }
 
 // pluginParents hold plugins: their direct children.

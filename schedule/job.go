@@ -3,7 +3,7 @@
 // one-shot times), their validation and next-run computation, including daylight-saving
 // gaps and overlaps. The Timer actor in package actors stores and fires the jobs; the tool
 // reaches it through tools.Runtime.
-package cron
+package schedule
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ type Job struct {
 	AgentID       string   `json:"agentId"`
 	SessionKey    string   `json:"sessionKey"` // the session that created it: the "main" target
 	Name          string   `json:"name,omitempty"`
-	Schedule      Schedule `json:"schedule"`
+	Schedule      Spec     `json:"schedule"`
 	Payload       Payload  `json:"payload"`
 	SessionTarget string   `json:"sessionTarget"` // main | isolated
 	WakeMode      string   `json:"wakeMode"`      // now | next-heartbeat
@@ -31,8 +31,8 @@ type Job struct {
 	State          State `json:"state"`
 }
 
-// Schedule says when a job runs.
-type Schedule struct {
+// Spec says when a job runs.
+type Spec struct {
 	Kind    string `json:"kind"`              // cron | every | at
 	Expr    string `json:"expr,omitempty"`    // kind cron: five fields
 	TZ      string `json:"tz,omitempty"`      // kind cron and at: IANA zone, default UTC

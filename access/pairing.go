@@ -1,4 +1,4 @@
-package actors
+package access
 
 import (
 	"crypto/rand"
@@ -11,15 +11,6 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
-
-// Access says who may reach the agents through one channel. It is enforced by the Connector
-// before a message is stored, so an unknown sender never creates a session or an LLM call.
-type Access struct {
-	DMPolicy       string   // pairing | allowlist | open | disabled
-	AllowFrom      []string // sender ids allowed in direct messages; "*" = anyone
-	Groups         []string // group ids where the bot answers; "*" = every group
-	RequireMention bool     // in groups, only messages that mention or reply to the bot
-}
 
 // Pairing limits.
 const (
@@ -46,48 +37,19 @@ type Approval struct {
 	Approved   time.Time `json:"approved"`
 }
 
+// Pairing requests and approvals live in the store, in a bucket per channel.
 func pairingBucket(channel string) string  { return "pairing/" + channel }
 func approvedBucket(channel string) string { return "approved/" + channel }
 
-// verdict is what the Connector does with an inbound message.
-type verdict int
-
-const (
-	admit verdict = iota
-	ignore
-	pair // unknown sender under the pairing policy: send a code
-)
-
-// admission decides whether in may reach an agent. It calls approved (the stored pairing
-// approvals, a read of the database) only when the configured rules do not decide.
-func (a *Access) admission(in *messages.Inbound, approved func() (bool, error)) (verdict, error) {
-	if in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread {
-		if !slices.Contains(a.Groups, "*") && !slices.Contains(a.Groups, in.ChatID) {
-			return ignore, nil
-		}
-		if a.RequireMention && !in.Mentioned {
-			return ignore, nil
-		}
-		return admit, nil
-	}
-	if a.DMPolicy == "disabled" {
-		return ignore, nil
-	}
-	if slices.Contains(a.AllowFrom, "*") || slices.Contains(a.AllowFrom, in.SenderID) {
-		return admit, nil
-	}
-	if ok, err := approved(); err != nil || ok {
-		return admit, err
-	}
-	if a.DMPolicy == "pairing" {
-		return pair, nil
-	}
-	return ignore, nil
+// Approved reports whether the owner approved sender on channel.
+func Approved(r persistence.Reader, channel, sender string) (bool, error) {
+	_, ok, err := r.Get(approvedBucket(channel), sender)
+	return ok, err
 }
 
-// requestPairing records a pairing code for the sender of in, unless one is pending for it
+// RequestPairing records a pairing code for the sender of in, unless one is pending for it
 // or MaxPendingPairing are pending already. It returns the new code, or "" when none was made.
-func requestPairing(tx persistence.Tx, channel string, in *messages.Inbound, now time.Time) (string, error) {
+func RequestPairing(tx persistence.Tx, channel string, in *messages.Inbound, now time.Time) (string, error) {
 	pending, err := ListPairings(tx, channel, now)
 	if err != nil {
 		return "", err
@@ -160,8 +122,8 @@ func takePairing(tx persistence.Tx, channel, code string, now time.Time) (Pairin
 	return p, tx.Delete(pairingBucket(channel), code)
 }
 
-// pairingText is what an unknown sender is told.
-func pairingText(channel, code string) string {
+// PairingNotice is what an unknown sender is told, with the code the owner approves.
+func PairingNotice(channel, code string) string {
 	return fmt.Sprintf("Hi! I only talk to people my owner has approved. To ask for access, send my owner this code: %s\n"+
 		"They approve it with: reef pairing approve %s %s\n(The code expires in one hour.)", code, channel, code)
 }

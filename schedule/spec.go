@@ -1,4 +1,4 @@
-package cron
+package schedule
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 )
 
 // Location returns the schedule's time zone (UTC when none is set).
-func (s Schedule) Location() (*time.Location, error) {
+func (s Spec) Location() (*time.Location, error) {
 	if s.TZ == "" {
 		return time.UTC, nil
 	}
@@ -23,7 +23,7 @@ func (s Schedule) Location() (*time.Location, error) {
 }
 
 // Validate checks the schedule. now refuses one-shot times already past.
-func (s Schedule) Validate(now time.Time) error {
+func (s Spec) Validate(now time.Time) error {
 	loc, err := s.Location()
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (s Schedule) Validate(now time.Time) error {
 }
 
 // AtTime parses a one-shot time: RFC 3339, or a wall time "2006-01-02T15:04[:05]" in TZ.
-func (s Schedule) AtTime() (time.Time, error) {
+func (s Spec) AtTime() (time.Time, error) {
 	loc, err := s.Location()
 	if err != nil {
 		return time.Time{}, err
@@ -120,7 +120,7 @@ func (j *Job) Next(after time.Time) (time.Time, bool) {
 }
 
 // Describe is a one-line human description of the schedule.
-func (s Schedule) Describe() string {
+func (s Spec) Describe() string {
 	switch s.Kind {
 	case "cron":
 		return fmt.Sprintf("cron %q %s", s.Expr, orUTC(s.TZ))

@@ -1,4 +1,7 @@
-package actors
+// Package sessionkey names conversations: the key of the session an inbound message belongs
+// to, by the agent and the DM scope. The Router routes by it, the store files transcripts
+// under it, and the CLI uses it to find the terminal's session.
+package sessionkey
 
 import (
 	"strings"
@@ -6,7 +9,7 @@ import (
 	"github.com/reefgw/reef/messages"
 )
 
-// SessionKey names the conversation an inbound message belongs to, by the DM scope:
+// For names the conversation an inbound message belongs to, by the DM scope:
 //
 //	main                      agent:<agent>:main                          (every DM shares one session)
 //	per-peer                  agent:<agent>:direct:<sender>
@@ -15,7 +18,7 @@ import (
 //
 // Groups always get their own session, agent:<agent>:<channel>:group:<chat>, and threads or
 // topics inside them agent:<agent>:<channel>:group:<chat>:thread:<thread>.
-func SessionKey(agentID, dmScope string, in *messages.Inbound) string {
+func For(agentID, dmScope string, in *messages.Inbound) string {
 	var b strings.Builder
 	b.WriteString("agent:")
 	b.WriteString(agentID)

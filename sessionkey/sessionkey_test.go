@@ -1,0 +1,40 @@
+package sessionkey
+
+import (
+	"testing"
+
+	"github.com/reefgw/reef/messages"
+)
+
+func TestFor(t *testing.T) {
+	dm := &messages.Inbound{Channel: "telegram", Account: "work", ChatID: "c42", SenderID: "42", ChatType: messages.ChatDirect}
+	noSender := &messages.Inbound{Channel: "webchat", ChatID: "tab1", ChatType: messages.ChatDirect}
+	group := &messages.Inbound{Channel: "discord", Account: "work", ChatID: "g1", SenderID: "42", ChatType: messages.ChatGroup}
+	thread := &messages.Inbound{Channel: "discord", ChatID: "g1", ThreadID: "t9", SenderID: "42", ChatType: messages.ChatThread}
+	tests := []struct {
+		scope string
+		in    *messages.Inbound
+		want  string
+	}{
+		{"", dm, "agent:main:telegram:direct:42"}, // per-channel-peer is the default
+		{"per-channel-peer", dm, "agent:main:telegram:direct:42"},
+		{"main", dm, "agent:main:main"},
+		{"per-peer", dm, "agent:main:direct:42"},
+		{"per-account-channel-peer", dm, "agent:main:telegram:work:direct:42"},
+		{"per-account-channel-peer", &messages.Inbound{Channel: "telegram", ChatID: "42", SenderID: "42"}, "agent:main:telegram:direct:42"},
+		{"", noSender, "agent:main:webchat:direct:tab1"}, // no sender: the chat is the peer
+		{"per-peer", noSender, "agent:main:direct:tab1"},
+		// Groups get their own session whatever the scope; only the account scope adds the account.
+		{"", group, "agent:main:discord:group:g1"},
+		{"main", group, "agent:main:discord:group:g1"},
+		{"per-peer", group, "agent:main:discord:group:g1"},
+		{"per-account-channel-peer", group, "agent:main:discord:work:group:g1"},
+		{"", thread, "agent:main:discord:group:g1:thread:t9"},
+		{"per-account-channel-peer", thread, "agent:main:discord:group:g1:thread:t9"}, // no account
+	}
+	for _, tt := range tests {
+		if got := For("main", tt.scope, tt.in); got != tt.want {
+			t.Errorf("For(main, %q, %+v) = %q, want %q", tt.scope, *tt.in, got, tt.want)
+		}
+	}
+}
