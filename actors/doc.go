@@ -70,9 +70,7 @@
 // run waits (deferred) until the cancelled Turn is recorded, so the reset snapshot always
 // follows the run's entries.
 //
-// Two protoactor details shape the code: Terminated (a system message) overtakes user
+// A protoactor detail shapes the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as
-// a user message; and a stopped child's PID may stay reachable from the parent's child set
-// (with its process cached in it), so finished Turns release their state and the Router
-// clears the slot each stopped Session leaves.
+// a user message.
 package actors

@@ -169,7 +169,6 @@ func (r *Router) session(ctx actor.Context, key string) *route {
 }
 
 func (r *Router) onTerminated(ctx actor.Context, msg *actor.Terminated) {
-	releaseVacatedChild(ctx)
 	key, ok := r.byPID[msg.Who.Id]
 	if !ok {
 		return

@@ -156,10 +156,6 @@ func (s *Session) onTurnTerminated(ctx actor.Context, msg *actor.Terminated) {
 	if s.turn != nil && msg.Who.Id == s.turn.Id {
 		ctx.Send(ctx.Self(), &turnLost{seq: s.turnSeq})
 	}
-	// msg.Who is the PID protoactor's child set may keep in its backing array after removal,
-	// and it caches the dead Turn's process. Resolving it once more (a Stop to a dead PID is a
-	// no-op dead letter) drops that cache, so an idle Session does not pin its last Turn.
-	ctx.Stop(msg.Who)
 }
 
 // onTurnLost handles a Turn that stopped without reporting (it panicked): the run is
