@@ -24,7 +24,7 @@ func (s *Session) onIdleCheck(ctx actor.Context, msg *idleCheck) {
 // confirmation: the Session then does not confirm, and the Router checks again next sweep.
 func (s *Session) idle() bool {
 	return s.turn == nil && !s.saving && len(s.deferred) == 0 && len(s.cmp.pending) == 0 &&
-		len(s.queue) == 0 && s.writes == 0 && !s.awaitingSend()
+		len(s.queue.waiting) == 0 && s.writes == 0 && !s.awaitingSend()
 }
 
 // unsentPatience is how long a Session waits for a Connector to confirm a reply before it

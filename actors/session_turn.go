@@ -25,9 +25,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	s.saving = true
 	s.tools = nil
 	s.answering = append(s.answering, msg.injected...)
-	s.requeueSteered(msg.injected)
-	interrupted := s.interrupted && msg.cancelled
-	s.interrupted = false
+	s.queue.requeueSteered(msg.injected)
+	interrupted := s.queue.interrupted && msg.cancelled
+	s.queue.interrupted = false
 	entries := append(append([]messages.ChatMessage(nil), s.turnUser...), msg.msgs...)
 	now := s.deps.now()
 	info := s.info
@@ -53,8 +53,8 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if last.Channel != "" {
 		outbox = s.replies(last, msg, text)
 	}
-	inboxSeqs := append(s.turnDrop, s.discard...) // with messages /stop or the queue cap dropped
-	s.turnDrop, s.discard = nil, nil
+	inboxSeqs := append(s.turnDrop, s.queue.takeDiscarded()...) // with messages /stop or the queue cap dropped
+	s.turnDrop = nil
 	for _, in := range s.answering {
 		if in.InboxSeq != 0 {
 			inboxSeqs = append(inboxSeqs, in.InboxSeq)
