@@ -47,6 +47,9 @@ type ChannelHealth struct {
 	Restarts  int
 }
 
+// healthRequest asks a Connector for its ChannelHealth.
+type healthRequest struct{ reply chan<- ChannelHealth }
+
 // Self-messages of the Connector.
 type (
 	runExited struct {
@@ -76,8 +79,7 @@ func (c *Connector) Receive(ctx actor.Context) {
 	case *showRun:
 		c.onShowDue(ctx, msg)
 	case *jobDone:
-		c.busy[msg.chat] = false
-		c.next(ctx, msg.chat)
+		c.onJobDone(ctx, msg)
 	case *inboundHit:
 		c.health.LastEvent = msg.at
 	case *runExited:

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-
-	"github.com/reefgw/reef/messages"
 )
 
 // onIdleCheck answers the Router's idle check (see router_passivate.go) when the Session is
@@ -41,15 +39,4 @@ func (s *Session) awaitingSend() bool {
 		}
 	}
 	return false
-}
-
-// onOutboundSent notes that a Connector is done with one of the session's replies; a
-// respawned Session would send a reply still in the outbox again, so an idle Session waits
-// for these before it may be passivated.
-func (s *Session) onOutboundSent(ctx actor.Context, msg *messages.OutboundSent) {
-	delete(s.unsent, msg.OutboxSeq)
-	if len(s.unsent) == 0 {
-		s.unsent = nil
-		s.maybeStartTurn(ctx) // reports idle when nothing else is going on
-	}
 }

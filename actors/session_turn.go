@@ -116,6 +116,17 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	s.maybeStartTurn(ctx)
 }
 
+// onOutboundSent notes that a Connector is done with one of the session's replies; a
+// respawned Session would send a reply still in the outbox again, so an idle Session waits
+// for these before it may be passivated.
+func (s *Session) onOutboundSent(ctx actor.Context, msg *messages.OutboundSent) {
+	delete(s.unsent, msg.OutboxSeq)
+	if len(s.unsent) == 0 {
+		s.unsent = nil
+		s.maybeStartTurn(ctx) // reports idle when nothing else is going on
+	}
+}
+
 // replies are the outbox rows of a finished run for the chat of last: the reply, opened by
 // the model's visible reasoning when the session shows it (/reasoning on). One message keeps
 // them in order on platforms where the reply replaces the run's draft.

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -136,6 +137,20 @@ func (t *Turn) onStarted(ctx actor.Context) {
 	t.timer = time.AfterFunc(t.limits.TurnTimeout, func() { root.Send(self, &turnTimeout{}) })
 	t.event(ctx, messages.TurnStarted, "", "", false)
 	t.begin(ctx)
+}
+
+// begin starts the run: a manual compaction, or the first LLM call.
+func (t *Turn) begin(ctx actor.Context) {
+	c := &t.cmp
+	if h := t.in.history; t.in.compact.hasSummary && len(h) > 0 {
+		c.summary, _ = agent.SummaryOf(h[0])
+		c.summaryAt, c.covered = h[0].Time, 1
+	}
+	if t.in.compact.manual {
+		t.startSummary(ctx, false)
+		return
+	}
+	t.startLLM(ctx)
 }
 
 // finish reports the run to the Session exactly once and stops the Turn. Calls still
