@@ -48,6 +48,9 @@ type ChannelHealth struct {
 	Restarts  int
 }
 
+// healthRequest asks a Connector for its ChannelHealth.
+type healthRequest struct{ reply chan<- ChannelHealth }
+
 // Self-messages of the Connector.
 type (
 	runExited struct {
@@ -77,8 +80,7 @@ func (c *Connector) Receive(ctx actor.Context) {
 	case *showRun:
 		c.onShowDue(ctx, msg)
 	case *jobDone:
-		c.busy[msg.chat] = false
-		c.next(ctx, msg.chat)
+		c.onJobDone(ctx, msg)
 	case *inboundHit:
 		c.health.LastEvent = msg.at
 	case *runExited:

@@ -14,8 +14,15 @@ import (
 	"github.com/reefgw/reef/persistence"
 )
 
-// healthRequest asks a Connector for its ChannelHealth.
-type healthRequest struct{ reply chan<- ChannelHealth }
+// onOutbound queues a reply. A reply of the run (not a direct one such as a /status answer)
+// makes its own draft, so the run no longer needs showing; and a message sent ends the
+// platform's typing indicator, so it is not sent again either.
+func (c *Connector) onOutbound(ctx actor.Context, out *messages.Outbound) {
+	if !out.Direct {
+		c.forgetRun(out.SessionKey, out.ChatID)
+	}
+	c.enqueue(ctx, out.ChatID, out)
+}
 
 // enqueue adds a reply or progress event to its chat's queue. Jobs of one chat run one at a
 // time, in order; different chats run concurrently.
@@ -24,6 +31,13 @@ func (c *Connector) enqueue(ctx actor.Context, chat string, job any) {
 	c.next(ctx, chat)
 }
 
+// onJobDone starts the next job of a chat whose job finished.
+func (c *Connector) onJobDone(ctx actor.Context, msg *jobDone) {
+	c.busy[msg.chat] = false
+	c.next(ctx, msg.chat)
+}
+
+// next starts the chat's next job unless one is running.
 func (c *Connector) next(ctx actor.Context, chat string) {
 	q := c.queues[chat]
 	if c.busy[chat] {

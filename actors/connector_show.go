@@ -56,16 +56,6 @@ func (c *Connector) onTurnEvent(ctx actor.Context, ev *messages.TurnEvent) {
 	c.enqueue(ctx, ev.ChatID, ev)
 }
 
-// onOutbound queues a reply. A reply of the run (not a direct one such as a /status answer)
-// makes its own draft, so the run no longer needs showing; and a message sent ends the
-// platform's typing indicator, so it is not sent again either.
-func (c *Connector) onOutbound(ctx actor.Context, out *messages.Outbound) {
-	if !out.Direct {
-		c.forgetRun(out.SessionKey, out.ChatID)
-	}
-	c.enqueue(ctx, out.ChatID, out)
-}
-
 // onShowDue queues the showing of a run that is still going after showDelay, and then a
 // typing action every typingEvery while it goes on.
 func (c *Connector) onShowDue(ctx actor.Context, sr *showRun) {

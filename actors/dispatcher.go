@@ -10,8 +10,8 @@ import (
 // pooledDispatcher runs actors' mailboxes on goroutines that are kept for a while after a
 // run, instead of protoactor's default of a new goroutine each time a mailbox gets work. A
 // new goroutine starts on a small stack, and a Receive that encodes JSON or commits to
-// bbolt grows it by copying, every time: with the default, stack growth was 13 % of the
-// gateway's CPU under steady load (reef bench soak). A kept goroutine keeps its stack.
+// bbolt grows it by copying, every time: with the default, stack growth was a large share of
+// the gateway's CPU under steady load (BENCHMARKS.md). A kept goroutine keeps its stack.
 //
 // Schedule never waits: the work goes to an idle worker if one is waiting, else to a new
 // one, so an actor can never be held up behind another. Workers beyond maxIdle, and any

@@ -9,10 +9,10 @@
 //	├── Storage                 the only Store writer: group commit, answers after the commit
 //	├── Connector(<channel>)    one per channel account: platform goroutine, durable accept, ordered sends
 //	├── Router                  session key → Session; spawns on demand, passivates idle sessions
+//	│   └── Session(<key>)      one per conversation: transcript, queue, at most one Turn
+//	│       └── Turn            one agent run: the LLM ↔ tools loop
+//	│           └── ToolRun     one tool call; a crash or hang fails only this call
 //	└── Timer                   cron jobs and heartbeats: one heap of wake-ups, one clock timer
-//	    └── Session(<key>)      one per conversation: transcript, queue, at most one Turn
-//	        └── Turn            one agent run: the LLM ↔ tools loop
-//	            └── ToolRun     one tool call; a crash or hang fails only this call
 //
 // # Who starts and stops what
 //
@@ -20,8 +20,6 @@
 //	Gateway                        Start                      Runtime.Stop (shutdown message)
 //	Storage                        Gateway.Started            Gateway, after every other child stopped; drains first
 //	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
-//	release ticker goroutine       Storage.Started            Storage.Stopping
-//	release goroutine (madvise)    Storage, every minute      the release returns; Stopping waits
 //	Connector                      Gateway.Started            Gateway shutdown; restarted on panic
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
@@ -47,6 +45,51 @@
 //	tool goroutine                 ToolRun.Started            the tool returns; ctx cancelled at
 //	                                                          the deadline; abandoned after a grace
 //
+// # A message's walk
+//
+// Each hop of a Telegram message and its answer, as file:function (files in actors/ unless
+// a directory is named; telegram/ is channels/telegram/). Other channels differ only before
+// deliver and in how they send.
+//
+//	channels/telegram/poll.go:Bot.poll          long-polls getUpdates
+//	channels/telegram/poll.go:Bot.deliverBatch  updates → Inbounds (telegram/inbound.go:Bot.inbound);
+//	                                            one deliver call for the batch
+//	connector_intake.go:Connector.deliverAllFunc  the deliver: runs on the channel's goroutine
+//	connector_intake.go:Connector.ready         valid text; access (package access), by
+//	                                            connector.go:Connector.admit; the session key
+//	connector_intake.go:Connector.acceptAll     one Storage write for the batch (intake.apply: dedup
+//	                                            by MarkSeen, then the session's inbox), waited for by
+//	                                            connector.go:writeAndWait; storage.go:Storage.flush
+//	                                            commits it and answers after the commit
+//	channels/telegram/poll.go:Bot.poll          deliver returned nil: the offset passes the update (ack)
+//	connector_intake.go:Connector.deliverAllFunc  routeInbound to the Router
+//	router.go:Router.onRouteInbound             forwards to the Session; Router.session spawns it
+//	session.go:Session.onInbound                a command is answered here (session_commands.go)
+//	session_queue.go:Session.onMessage          otherwise: start a run, or queue, steer or interrupt
+//	                                            by the queue mode (sessionQueue.arrive)
+//	session.go:Session.maybeStartTurn           takes the run's messages (sessionQueue.take), spawns the Turn
+//	turn.go:Turn.onStarted, Turn.begin          TurnStarted; the first model call
+//	turn_llm.go:Turn.startLLM                   the prompt (requestPrompt) and the provider's stream in
+//	                                            a goroutine (callLLM), back as llmDone
+//	turn_llm.go:Turn.onLLMDone                  no tool calls: Turn.finish; else Turn.dispatch
+//	turn_tools.go:Turn.dispatch                 one ToolRun per call (toolrun.go:ToolRun.onStarted, runTool)
+//	turn_tools.go:Turn.onToolDone               the result; Turn.maybeNextStep calls the model again
+//	turn.go:Turn.finish                         turnFinished to the Session; the Turn stops
+//	session_turn.go:Session.onTurnFinished      one Storage write: the run's transcript entries, its
+//	                                            inbox entries removed, the reply's outbox row (settle)
+//	session_turn.go:Session.onTurnRecorded      after the commit: session.go:Session.toConnector
+//	connector_send.go:Connector.onOutbound      queued behind the chat's earlier jobs (Connector.enqueue)
+//	connector_send.go:Connector.send            connector_draft.go:Connector.deliverByEdit edits the
+//	                                            run's draft into the reply (telegram/call.go:Bot.Edit;
+//	                                            too long, or no draft possible: telegram/send.go:Bot.Send),
+//	                                            then deletes the outbox row in Storage: marked sent
+//	connector_send.go:Connector.confirm         OutboundSent → Router.forward →
+//	                                            session_turn.go:Session.onOutboundSent
+//
+// Progress on the way: Turn.event sends TurnEvents to the Session (session.go:Session.onTurnEvent),
+// which passes them on to connector_show.go:Connector.onTurnEvent; a run still going after
+// showDelay gets its draft (connector_draft.go:Connector.openDraft) and a typing indicator.
+//
 // # Rules
 //
 // Receive never blocks on the network, the disk or a child process, with two exceptions
@@ -70,9 +113,7 @@
 // run waits (deferred) until the cancelled Turn is recorded, so the reset snapshot always
 // follows the run's entries.
 //
-// Two protoactor details shape the code: Terminated (a system message) overtakes user
+// A protoactor detail shapes the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as
-// a user message; and a stopped child's PID may stay reachable from the parent's child set
-// (with its process cached in it), so finished Turns release their state and the Router
-// clears the slot each stopped Session leaves.
+// a user message.
 package actors

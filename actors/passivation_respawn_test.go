@@ -128,7 +128,6 @@ func newRespawnRig(b *testing.B, n int) *respawnRig {
 		case *stopChild:
 			ctx.Poison(child)
 		case *actor.Terminated:
-			releaseVacatedChild(ctx)
 			rig.got <- msg
 		case *sessionIdle, *sessionBusy:
 			rig.got <- msg

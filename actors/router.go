@@ -73,27 +73,15 @@ func (r *Router) Receive(ctx actor.Context) {
 	case *routeInbound:
 		r.onRouteInbound(ctx, msg)
 	case *messages.CancelRun:
-		if rt := r.sessions[msg.SessionKey]; rt != nil {
-			ctx.Send(rt.pid, msg)
-		}
+		r.forward(ctx, msg.SessionKey, msg)
 	case *messages.OutboundSent:
-		if rt := r.sessions[msg.SessionKey]; rt != nil {
-			ctx.Send(rt.pid, msg)
-		}
+		r.forward(ctx, msg.SessionKey, msg)
 	case *toolMessage:
-		if rt := r.sessions[msg.key]; rt != nil {
-			ctx.Send(rt.pid, msg)
-		} else {
-			msg.reply <- fmt.Errorf("session %s is not running", msg.key)
-		}
+		r.onToolMessage(ctx, msg)
 	case *sessionIdle:
-		if rt := r.sessions[msg.key]; rt != nil {
-			rt.idleSince = r.deps.now()
-		}
+		r.setIdleSince(msg.key, r.deps.now())
 	case *sessionBusy:
-		if rt := r.sessions[msg.key]; rt != nil {
-			rt.idleSince = time.Time{}
-		}
+		r.setIdleSince(msg.key, time.Time{})
 	case *sweep:
 		r.onSweep(ctx)
 	case *idleConfirmed:
@@ -107,9 +95,7 @@ func (r *Router) Receive(ctx actor.Context) {
 	case *actor.Terminated:
 		r.onTerminated(ctx, msg)
 	case *actor.Stopping, *actor.Restarting:
-		if r.stopTicker != nil {
-			r.stopTicker()
-		}
+		r.stop()
 	}
 	if err != nil {
 		r.log.Error().Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("router")
@@ -142,6 +128,37 @@ func (r *Router) onConnectorsReady(ctx actor.Context, msg *connectorsReady) erro
 	return nil
 }
 
+// forward sends msg to the live Session for key, and reports false when none is live.
+func (r *Router) forward(ctx actor.Context, key string, msg any) bool {
+	rt := r.sessions[key]
+	if rt == nil {
+		return false
+	}
+	ctx.Send(rt.pid, msg)
+	return true
+}
+
+// onToolMessage forwards a message tool's request to its Session, or answers that the
+// session is not running.
+func (r *Router) onToolMessage(ctx actor.Context, msg *toolMessage) {
+	if !r.forward(ctx, msg.key, msg) {
+		msg.reply <- fmt.Errorf("session %s is not running", msg.key)
+	}
+}
+
+// setIdleSince notes when the Session for key reported idle (zero: busy).
+func (r *Router) setIdleSince(key string, at time.Time) {
+	if rt := r.sessions[key]; rt != nil {
+		rt.idleSince = at
+	}
+}
+
+func (r *Router) stop() {
+	if r.stopTicker != nil {
+		r.stopTicker()
+	}
+}
+
 func (r *Router) onRouteInbound(ctx actor.Context, msg *routeInbound) {
 	rt := r.session(ctx, msg.in.SessionKey)
 	rt.forwarded++
@@ -169,7 +186,6 @@ func (r *Router) session(ctx actor.Context, key string) *route {
 }
 
 func (r *Router) onTerminated(ctx actor.Context, msg *actor.Terminated) {
-	releaseVacatedChild(ctx)
 	key, ok := r.byPID[msg.Who.Id]
 	if !ok {
 		return

@@ -82,19 +82,6 @@ func (r *Router) compact() {
 	r.sessions, r.byPID, r.high = sessions, byPID, n
 }
 
-// releaseVacatedChild clears the slot of protoactor's child set that the child whose
-// Terminated is being handled just left. PIDSet.Remove moves the last PID into the gap and
-// shrinks the slice without clearing the old last slot, and a PID caches its process: left
-// alone, the backing array (as long as the most Sessions ever live at once) keeps passivated
-// Sessions, their mailboxes and their state reachable. protoactor never reads past the end
-// (Add appends over it), and the set is only touched on this actor's goroutine.
-func releaseVacatedChild(ctx actor.Context) {
-	kids := ctx.Children()
-	if len(kids) < cap(kids) {
-		kids[:len(kids)+1][len(kids)] = nil
-	}
-}
-
 // startTicker sends sweep to the Router every quarter of IdleAfter (at most every 30 s).
 func (r *Router) startTicker(ctx actor.Context) {
 	every := min(r.deps.Session.withDefaults().IdleAfter/4, 30*time.Second)

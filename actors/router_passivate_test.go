@@ -2,8 +2,10 @@ package actors
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -174,3 +176,51 @@ func TestPassivationHandshake(t *testing.T) {
 		}
 	}
 }
+
+// TestStoppedChildIsCollected: once its parent has handled its Terminated, a stopped child
+// (a passivated Session, a finished Turn) is garbage, even the most recently spawned one,
+// whose PID (with its process cached in it) protoactor's child set used to keep in its
+// backing array (the fork's PIDSet patch). The Router and Session rely on this.
+func TestStoppedChildIsCollected(t *testing.T) {
+	system := actor.NewActorSystemWithConfig(SystemConfig(testutil.Logger(t)))
+	t.Cleanup(system.Shutdown)
+	type spawnThree struct {
+		stopped chan weak.Pointer[countingChild]
+	}
+	type ping struct{ reply chan struct{} }
+	terminated := make(chan struct{}, 1)
+	parent := system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		switch msg := ctx.Message().(type) {
+		case *spawnThree:
+			for i := range 3 {
+				child := &countingChild{}
+				pid := ctx.Spawn(actor.PropsFromProducer(func() actor.Actor { return child }))
+				ctx.Send(pid, "hello") // resolving the PID caches its process in it
+				if i == 2 {
+					msg.stopped <- weak.Make(child)
+					ctx.Stop(pid)
+				}
+			}
+		case *actor.Terminated:
+			terminated <- struct{}{}
+		case *ping:
+			close(msg.reply)
+		}
+	}))
+	stopped := make(chan weak.Pointer[countingChild], 1)
+	system.Root.Send(parent, &spawnThree{stopped: stopped})
+	child := testutil.Receive(t, stopped)
+	testutil.Receive(t, terminated)
+	done := make(chan struct{})
+	system.Root.Send(parent, &ping{reply: done}) // answered after the Terminated was handled
+	testutil.Receive(t, done)
+	runtime.GC()
+	if child.Value() != nil {
+		t.Fatal("a stopped child is still reachable after its parent handled its Terminated")
+	}
+}
+
+// countingChild is a child actor that counts what it receives.
+type countingChild struct{ received int }
+
+func (c *countingChild) Receive(actor.Context) { c.received++ }

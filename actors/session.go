@@ -30,22 +30,17 @@ type Session struct {
 
 	info     persistence.SessionInfo
 	history  []messages.ChatMessage // what the model sees: latest summary + entries after it
-	queue    []messages.Inbound     // accepted messages waiting for a run
+	queue    sessionQueue           // messages waiting for a run or steered into it (session_queue.go)
 	maxInbox uint64                 // highest inbox seq queued, to ignore re-deliveries
 
-	steering    []messages.Inbound   // sent to the running Turn, to be taken in at its next boundary
-	discard     []uint64             // inbox seqs dropped (queue cap, /stop): deleted with the next write
-	dropNotes   []string             // what the queue cap dropped, told to the model in the next run
-	lastArrival time.Time            // when the last message queued during a run arrived (collect)
-	collect     func() bool          // stops the pending collect wake-up
-	interrupted bool                 // the running Turn was cancelled for a newer message: no "Stopped."
-	deferred    []deferredCommand    // commands waiting for the running Turn to end (/new, /reset)
-	writes      int                  // command answers being recorded
-	tools       map[string]string    // running tool calls of the current run: step id → label
-	toolSent    []string             // what the message tool sent during the current run (normalized)
-	unsent      map[uint64]time.Time // outbox seqs handed to a Connector and not yet confirmed: when
-	handling    []uint64             // inbox seqs this Receive handles (charged if it panics)
-	attempts    map[uint64]int       // inbox seq → times it crashed this session (session_poison.go)
+	collect  func() bool          // stops the pending collect wake-up
+	deferred []deferredCommand    // commands waiting for the running Turn to end (/new, /reset)
+	writes   int                  // command answers being recorded
+	tools    map[string]string    // running tool calls of the current run: step id → label
+	toolSent []string             // what the message tool sent during the current run (normalized)
+	unsent   map[uint64]time.Time // outbox seqs handed to a Connector and not yet confirmed: when
+	handling []uint64             // inbox seqs this Receive handles (charged if it panics)
+	attempts map[uint64]int       // inbox seq → times it crashed this session (session_poison.go)
 
 	turn      *actor.PID
 	turnSeq   uint64
@@ -193,7 +188,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 			s.onCommand(ctx, it.Inbound, cmd)
 			continue
 		}
-		s.queue = append(s.queue, it.Inbound)
+		s.queue.restore(it.Inbound)
 	}
 	s.handling = s.handling[:0]
 	if len(dead) > 0 {
@@ -226,7 +221,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	if s.startCompactTurn(ctx) { // a /compact waits (session_compact.go)
 		return
 	}
-	if len(s.queue) == 0 {
+	if len(s.queue.waiting) == 0 {
 		if s.writes == 0 {
 			ctx.Send(s.router, &sessionIdle{key: s.key})
 		}
@@ -235,7 +230,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	if s.waitForQuiet(ctx) {
 		return
 	}
-	s.answering, s.queue = s.takeRun()
+	s.answering = s.queue.take(s.queueSettings)
 	last := s.answering[len(s.answering)-1]
 	if !last.System { // "the last channel the user used" stays a person's channel
 		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID
@@ -253,7 +248,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	for _, in := range s.answering {
 		s.turnUser = append(s.turnUser, userEntry(in))
 	}
-	s.turnDrop, s.discard = s.discard, nil
+	s.turnDrop = s.queue.takeDiscarded()
 	s.turnSeq = turnSeqs.Add(1)
 	s.tools, s.toolSent = nil, nil
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
@@ -283,11 +278,10 @@ func (s *Session) openingEntries() []messages.ChatMessage {
 			Content: agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()))})
 		s.info.Fresh = false
 	}
-	if len(s.dropNotes) > 0 {
+	if notes := s.queue.takeDropNotes(); len(notes) > 0 {
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now, Content: fmt.Sprintf(
 			"%d messages the user sent during the previous run were dropped because the queue was full. What they said:\n%s",
-			len(s.dropNotes), strings.Join(s.dropNotes, "\n"))})
-		s.dropNotes = nil
+			len(notes), strings.Join(notes, "\n"))})
 	}
 	return out
 }

@@ -60,8 +60,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 	}
 	info.Updated = now
 	var entries []messages.ChatMessage
-	inboxSeqs := s.discard // with messages /stop or the queue cap dropped
-	s.discard = nil
+	inboxSeqs := s.queue.takeDiscarded() // with messages /stop or the queue cap dropped
 	var notify *messages.Inbound
 	for i, in := range s.answering {
 		if in.InboxSeq != 0 {

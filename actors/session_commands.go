@@ -71,13 +71,13 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 
 // stopRun cancels the running run (its "Stopped." is the answer) and drops waiting messages.
 func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
-	waiting := len(s.queue) + len(s.steering)
+	waiting := s.queue.len()
 	s.dropWaiting()
 	if s.turn != nil {
 		if in.InboxSeq != 0 {
 			s.turnDrop = append(s.turnDrop, in.InboxSeq)
 		}
-		s.interrupted = false
+		s.queue.interrupted = false
 		ctx.Send(s.turn, &cancelTurn{})
 		return
 	}
@@ -109,7 +109,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 		return
 	}
 	var before []messages.ChatMessage
-	for _, q := range s.queue { // sent before the command: kept in the old part of the transcript
+	for _, q := range s.queue.waiting { // sent before the command: kept in the old part of the transcript
 		before = append(before, userEntry(q))
 	}
 	s.dropWaiting()
@@ -154,8 +154,7 @@ func (s *Session) runDeferred(ctx actor.Context) {
 // of the command's inbox entry and of dropped messages — in one transaction, then sends it.
 // During a run the answer is a new message, so the run's draft stays for its reply.
 func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, apply func(persistence.Tx) error) {
-	seqs := s.discard
-	s.discard = nil
+	seqs := s.queue.takeDiscarded()
 	if in.InboxSeq != 0 {
 		seqs = append(seqs, in.InboxSeq)
 	}

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-
-	"github.com/reefgw/reef/messages"
 )
 
 // onIdleCheck answers the Router's idle check (see router_passivate.go) when the Session is
@@ -24,7 +22,7 @@ func (s *Session) onIdleCheck(ctx actor.Context, msg *idleCheck) {
 // confirmation: the Session then does not confirm, and the Router checks again next sweep.
 func (s *Session) idle() bool {
 	return s.turn == nil && !s.saving && len(s.deferred) == 0 && len(s.cmp.pending) == 0 &&
-		len(s.queue) == 0 && s.writes == 0 && !s.awaitingSend()
+		len(s.queue.waiting) == 0 && s.writes == 0 && !s.awaitingSend()
 }
 
 // unsentPatience is how long a Session waits for a Connector to confirm a reply before it
@@ -41,15 +39,4 @@ func (s *Session) awaitingSend() bool {
 		}
 	}
 	return false
-}
-
-// onOutboundSent notes that a Connector is done with one of the session's replies; a
-// respawned Session would send a reply still in the outbox again, so an idle Session waits
-// for these before it may be passivated.
-func (s *Session) onOutboundSent(ctx actor.Context, msg *messages.OutboundSent) {
-	delete(s.unsent, msg.OutboxSeq)
-	if len(s.unsent) == 0 {
-		s.unsent = nil
-		s.maybeStartTurn(ctx) // reports idle when nothing else is going on
-	}
 }

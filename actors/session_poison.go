@@ -93,10 +93,10 @@ func (s *Session) deadLetter(ctx actor.Context, dead []persistence.InboxItem) {
 	for _, it := range dead {
 		s.log.Error().Str("session", key).Uint64("inboxSeq", it.Seq).Int("attempts", s.attempts[it.Seq]).
 			Msg("message set aside as a dead letter: it crashed the session every time")
-		s.discard = append(s.discard, it.Seq)
+		s.queue.discard = append(s.queue.discard, it.Seq)
 	}
 	last := dead[len(dead)-1].Inbound
-	last.InboxSeq = 0 // its seq is in s.discard with the others
+	last.InboxSeq = 0 // its seq is in s.queue.discard with the others
 	s.answer(ctx, last, "Sorry, I could not handle that message: it made me fail twice, so I set it aside for the operator. "+
 		"Please try again in other words.", func(tx persistence.Tx) error {
 		for _, it := range dead {

@@ -55,7 +55,7 @@ func (s *Session) statusText() string {
 		fmt.Sprintf("Tokens used: %s in, %s out over %d runs", thousands(u.InputTokens), thousands(u.OutputTokens), s.info.Turns),
 		s.budgetLine(now),
 		fmt.Sprintf("Context: ~%s of %s tokens (%d%%)", thousands(ctxTokens), thousands(model.ContextWindow), fill),
-		"Queue: "+describeQueue(s.queueSettings(channel), len(s.queue)+len(s.steering)),
+		"Queue: "+describeQueue(s.queueSettings(channel), s.queue.len()),
 		"Now: "+running,
 		fmt.Sprintf("Session %s · reef up %s", age, roughDuration(now.Sub(s.deps.started))),
 	)
@@ -159,7 +159,7 @@ func (s *Session) setReasoning(args []string) string {
 func (s *Session) setQueue(args []string, channel string) string {
 	usage := "Use /queue steer|followup|collect|interrupt [debounce like 2s] [cap like 20] [drop summarize|old|new], or /queue default."
 	if len(args) == 0 {
-		return "Queue: " + describeQueue(s.queueSettings(channel), len(s.queue)+len(s.steering)) + ". " + usage
+		return "Queue: " + describeQueue(s.queueSettings(channel), s.queue.len()) + ". " + usage
 	}
 	q := s.info.Queue
 	for _, arg := range args {
@@ -194,7 +194,7 @@ func (s *Session) setQueue(args []string, channel string) string {
 		}
 	}
 	s.info.Queue = q
-	return "Queue: " + describeQueue(s.queueSettings(channel), len(s.queue)+len(s.steering)) + "."
+	return "Queue: " + describeQueue(s.queueSettings(channel), s.queue.len()) + "."
 }
 
 func isDigits(s string) bool {

@@ -25,9 +25,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	s.saving = true
 	s.tools = nil
 	s.answering = append(s.answering, msg.injected...)
-	s.requeueSteered(msg.injected)
-	interrupted := s.interrupted && msg.cancelled
-	s.interrupted = false
+	s.queue.requeueSteered(msg.injected)
+	interrupted := s.queue.interrupted && msg.cancelled
+	s.queue.interrupted = false
 	entries := append(append([]messages.ChatMessage(nil), s.turnUser...), msg.msgs...)
 	now := s.deps.now()
 	info := s.info
@@ -53,8 +53,8 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if last.Channel != "" {
 		outbox = s.replies(last, msg, text)
 	}
-	inboxSeqs := append(s.turnDrop, s.discard...) // with messages /stop or the queue cap dropped
-	s.turnDrop, s.discard = nil, nil
+	inboxSeqs := append(s.turnDrop, s.queue.takeDiscarded()...) // with messages /stop or the queue cap dropped
+	s.turnDrop = nil
 	for _, in := range s.answering {
 		if in.InboxSeq != 0 {
 			inboxSeqs = append(inboxSeqs, in.InboxSeq)
@@ -116,6 +116,17 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	s.maybeStartTurn(ctx)
 }
 
+// onOutboundSent notes that a Connector is done with one of the session's replies; a
+// respawned Session would send a reply still in the outbox again, so an idle Session waits
+// for these before it may be passivated.
+func (s *Session) onOutboundSent(ctx actor.Context, msg *messages.OutboundSent) {
+	delete(s.unsent, msg.OutboxSeq)
+	if len(s.unsent) == 0 {
+		s.unsent = nil
+		s.maybeStartTurn(ctx) // reports idle when nothing else is going on
+	}
+}
+
 // replies are the outbox rows of a finished run for the chat of last: the reply, opened by
 // the model's visible reasoning when the session shows it (/reasoning on). One message keeps
 // them in order on platforms where the reply replaces the run's draft.
@@ -156,10 +167,6 @@ func (s *Session) onTurnTerminated(ctx actor.Context, msg *actor.Terminated) {
 	if s.turn != nil && msg.Who.Id == s.turn.Id {
 		ctx.Send(ctx.Self(), &turnLost{seq: s.turnSeq})
 	}
-	// msg.Who is the PID protoactor's child set may keep in its backing array after removal,
-	// and it caches the dead Turn's process. Resolving it once more (a Stop to a dead PID is a
-	// no-op dead letter) drops that cache, so an idle Session does not pin its last Turn.
-	ctx.Stop(msg.Who)
 }
 
 // onTurnLost handles a Turn that stopped without reporting (it panicked): the run is

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
+	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -17,7 +18,6 @@ import (
 // model answers without tool calls or a limit stops it. It reports one turnFinished to its
 // Session and stops. Every tool call it records has exactly one result.
 type Turn struct {
-	hold   *turnHolder
 	in     *turnInput
 	limits Limits
 	log    zerolog.Logger
@@ -57,11 +57,6 @@ type turnInput struct {
 	reasoning  string // providers.Request.Reasoning ("" = provider default)
 	compact    compactInput
 }
-
-// turnHolder carries a Turn's input from its Props to the actor. A finished Turn empties it:
-// protoactor's child set can keep a stopped child's process reachable (PIDSet.Remove leaves
-// the removed PID in its backing array), and the Props live as long as that process.
-type turnHolder struct{ in *turnInput }
 
 // Turn messages.
 type (
@@ -103,9 +98,8 @@ var (
 
 // TurnProps is the recipe for a Turn. Its ToolRuns are stopped, never restarted, when they fail.
 func TurnProps(in *turnInput) *actor.Props {
-	hold := &turnHolder{in: in}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Turn{hold: hold, log: in.deps.Log}
+		return &Turn{in: in, limits: in.agent.Limits.withDefaults(), log: in.deps.Log}
 	},
 		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(in.deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))
@@ -137,14 +131,26 @@ func (t *Turn) Receive(ctx actor.Context) {
 }
 
 func (t *Turn) onStarted(ctx actor.Context) {
-	t.in = t.hold.in
-	t.limits = t.in.agent.Limits.withDefaults()
 	t.runCtx, t.cancel = context.WithCancel(context.Background())
 	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]runRef{}, map[string]int{}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	t.timer = time.AfterFunc(t.limits.TurnTimeout, func() { root.Send(self, &turnTimeout{}) })
 	t.event(ctx, messages.TurnStarted, "", "", false)
 	t.begin(ctx)
+}
+
+// begin starts the run: a manual compaction, or the first LLM call.
+func (t *Turn) begin(ctx actor.Context) {
+	c := &t.cmp
+	if h := t.in.history; t.in.compact.hasSummary && len(h) > 0 {
+		c.summary, _ = agent.SummaryOf(h[0])
+		c.summaryAt, c.covered = h[0].Time, 1
+	}
+	if t.in.compact.manual {
+		t.startSummary(ctx, false)
+		return
+	}
+	t.startLLM(ctx)
 }
 
 // finish reports the run to the Session exactly once and stops the Turn. Calls still
@@ -172,14 +178,6 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
 		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected, compaction: t.compactionReport()})
 	ctx.Stop(ctx.Self())
-	t.release()
-}
-
-// release drops everything a finished Turn holds; late messages only find t.done set.
-func (t *Turn) release() {
-	t.hold.in = nil
-	t.msgs, t.pending, t.results, t.repeats, t.steer, t.injected = nil, nil, nil, nil, nil, nil
-	t.timer, t.cancel = nil, nil
 }
 
 func (t *Turn) stop() {

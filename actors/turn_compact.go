@@ -103,20 +103,6 @@ type (
 	}
 )
 
-// begin starts the run: a manual compaction, or the first LLM call.
-func (t *Turn) begin(ctx actor.Context) {
-	c := &t.cmp
-	if h := t.in.history; t.in.compact.hasSummary && len(h) > 0 {
-		c.summary, _ = agent.SummaryOf(h[0])
-		c.summaryAt, c.covered = h[0].Time, 1
-	}
-	if t.in.compact.manual {
-		t.startSummary(ctx, false)
-		return
-	}
-	t.startLLM(ctx)
-}
-
 // requestMessages is what the next LLM call sends: the latest summary, then every entry the
 // summary does not stand for.
 func (t *Turn) requestMessages() []messages.ChatMessage {

@@ -1,6 +1,6 @@
 // Package channels defines how reef talks to people: the Channel interface every platform
 // adapter implements, and optional abilities (editing, typing) found by type assertion.
-// Adapters live in subpackages (terminal, telegram, discord, feishu, webchat).
+// Adapters live in subpackages (terminal, telegram, discord, feishu).
 package channels
 
 import (

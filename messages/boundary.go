@@ -13,7 +13,7 @@ const (
 
 // Inbound is one message a person sent, normalised by its channel.
 type Inbound struct {
-	Channel    string    `json:"channel"`           // "telegram", "discord", "feishu", "terminal", "webchat"
+	Channel    string    `json:"channel"`           // "telegram", "discord", "feishu", "terminal"
 	Account    string    `json:"account,omitempty"` // which configured bot account received it
 	ChatID     string    `json:"chatId"`
 	ChatType   ChatType  `json:"chatType"`

@@ -12,10 +12,14 @@
 //	                 Router → Session
 //	Inbound{System}  Timer → Storage (inbox + run record) →  as above; access checks do not apply
 //	                 Router → Session
-//	Outbound         Session → Connector                     none; the Connector removes the outbox
-//	                                                         row (and the run's draft) once sent
+//	Outbound         Session → Connector                     for an outbox row: OutboundSent once the
+//	                 (a Connector to itself: pairing codes,  Connector is done with it; it removes the
+//	                 notices for refused messages)           row (and the run's draft) once sent
+//	OutboundSent     Connector → Router → Session            none (the Session may passivate again)
 //	TurnEvent        Turn → Session → Connector              none (typing, draft, progress lines)
-//	CancelRun        CLI → Router → Session                  none (the run stops; TurnFinal follows)
+//	CancelRun        Runtime.Cancel (Ctrl-C in reef chat)    none (the run stops; TurnFinal follows)
+//	                 → Router → Session
 //
-// Actor-private requests (RunTool, ToolFinished, TurnFinished, storage writes) live in package actors.
+// Messages private to the runtime (turnFinished, toolDone, steerMessage, storeWrite, ...) live
+// in package actors.
 package messages

@@ -133,7 +133,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		maxRetryWait:   30 * time.Second,
 	}
 	// What lark.NewClient does, without the root package: it builds a client for every
-	// Feishu service (~4 MB of binary) where reef needs only im/v1.
+	// Feishu service (megabytes of binary, BENCHMARKS.md) where reef needs only im/v1.
 	b.sdk = &larkcore.Config{BaseUrl: base, AppId: cfg.AppID, AppSecret: cfg.AppSecret,
 		EnableTokenCache: true, AppType: larkcore.AppTypeSelfBuilt, HttpClient: hc,
 		Logger: &sdkLogger{log: log, red: red}, LogLevel: larkcore.LogLevelDebug}

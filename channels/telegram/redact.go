@@ -29,7 +29,7 @@ func (c redactingCaller) Call(ctx context.Context, url string, data *ta.RequestD
 	if resp.Ok && resp.Error == nil {
 		// telego formats every response for its debug log, even a discarded one, and
 		// formatting a nil *Error panics inside fmt (which recovers): a panic and a stack
-		// unwind per call (~10% of the gateway's CPU under load, reef bench). An empty
+		// unwind per call (a visible share of the gateway's CPU under load). An empty
 		// Error formats without one; telego reads Error only when !Ok (or with
 		// WithWarnings, which reef does not use).
 		resp.Error = &ta.Error{}
@@ -82,7 +82,7 @@ func (stdJSONConstructor) JSONRequest(parameters any) (*ta.RequestData, error) {
 
 // withChatID wraps the parameters of the calls made for every reply so that their chat_id is
 // encoded by chatIDJSON: telego.ChatID's own MarshalJSON encodes the number with go-json, the
-// deep-stack encoder again (41 % of the gateway's stack growth in a burst). A field of the
+// deep-stack encoder again (a large share of the gateway's stack growth in a burst). A field of the
 // wrapper hides the embedded struct's field of the same JSON name (encoding/json's rule for
 // embedded structs), so the output is the same JSON.
 func withChatID(parameters any) any {

@@ -58,8 +58,8 @@ const DefaultAPIRoot = "https://api.telegram.org"
 const MaxWebhookBody = 1 << 20
 
 // tokenShaped reports whether s looks like a bot token: digits, ':', then 35 of [A-Za-z0-9_-].
-// (Plain code, not a regexp: compiling `{35}` and `{1,256}` at package init took 4–7 ms of
-// every start and 3,900 allocations.)
+// (Plain code, not a regexp: compiling `{35}` and `{1,256}` at package init slowed every
+// start; BENCHMARKS.md.)
 func tokenShaped(s string) bool {
 	id, rest, ok := strings.Cut(s, ":")
 	return ok && id != "" && strings.Trim(id, "0123456789") == "" && len(rest) == 35 && tokenChars(rest)
@@ -183,7 +183,8 @@ func validateMode(cfg *Config) error {
 
 // defaultHTTPClient keeps its connections to the Bot API: replies to many chats go out at
 // once, and with net/http's defaults (2 idle, no cap) nearly every sendMessage dialed a new
-// connection and closed it (17% of the gateway's CPU with 200 chats at once, reef bench).
+// connection and closed it (a large share of the gateway's CPU with many chats at once;
+// BENCHMARKS.md).
 // Calls beyond the cap wait for a connection instead of dialing one.
 func defaultHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()

@@ -129,7 +129,7 @@ var stableOpen = []byte(`{"type":"text","text":"`)
 
 // encode encodes the request body: buildRequest's, with the stable part of the system prompt
 // (escaped once and cached) and the tools (encoded once) shared by every request's body
-// instead of encoded into each. On a first turn they are most of its 20 KB.
+// instead of encoded into each. On a first turn they are most of the body.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	tools, err := c.tools.Encoded(req.Tools, encodeTools)
 	if err != nil {

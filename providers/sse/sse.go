@@ -39,8 +39,8 @@ type Reader struct {
 func NewReader(body io.ReadCloser, idle time.Duration) *Reader {
 	r := &Reader{body: body, idle: idle}
 	r.sc = bufio.NewScanner(body)
-	// Start small: the scanner grows the buffer for a longer line (up to maxLine). A 64 KiB
-	// start was a third of the gateway's allocations under load (reef bench, 200+ streams).
+	// Start small: the scanner grows the buffer for a longer line (up to maxLine). A large
+	// start buffer was a large share of the gateway's allocations under load (BENCHMARKS.md).
 	r.sc.Buffer(make([]byte, 0, 4<<10), maxLine)
 	if idle > 0 {
 		r.timer = time.AfterFunc(idle, func() {

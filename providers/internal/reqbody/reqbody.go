@@ -2,8 +2,8 @@
 // shares: the stable prefix of the system prompt and the tools are encoded once and their
 // bytes shared, not copied, by the bodies of all requests. A request waiting for its answer
 // then holds only what is its own (net/http keeps a request's body until the response ends,
-// to send it again on a dead kept-alive connection), and a burst of a thousand requests does
-// not escape the same 10 KB prompt a thousand times.
+// to send it again on a dead kept-alive connection), and a burst of requests does not escape
+// the same prompt once per request.
 package reqbody
 
 import (

@@ -70,6 +70,9 @@ func (p *PIDSet) Remove(v *PID) bool {
 		p.lookup[p.key(lastPID)] = i
 	}
 
+	// Clear the vacated last slot: a PID caches its process, so a removed PID left in the
+	// backing array would keep a stopped child's process (and its actor) reachable.
+	p.pids[len(p.pids)-1] = nil
 	p.pids = p.pids[:len(p.pids)-1]
 
 	return true
@@ -82,6 +85,7 @@ func (p *PIDSet) Len() int {
 
 // Clear removes all the elements in the set.
 func (p *PIDSet) Clear() {
+	clear(p.pids) // as in Remove: no removed PID stays reachable from the backing array
 	p.pids = p.pids[:0]
 	p.lookup = make(map[pidKey]int)
 }

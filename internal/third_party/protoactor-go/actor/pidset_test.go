@@ -162,3 +162,39 @@ func BenchmarkPIDSet(b *testing.B) {
 		})
 	}
 }
+
+// TestPIDSet_RemoveReleasesSlots: no removed PID stays in the backing array past the
+// length, where it would keep its cached process reachable (reef patch 5).
+func TestPIDSet_RemoveReleasesSlots(t *testing.T) {
+	tests := []struct {
+		name   string
+		remove []string
+		clear  bool
+	}{
+		{name: "last", remove: []string{"p3"}},
+		{name: "middle", remove: []string{"p2"}},
+		{name: "first", remove: []string{"p1"}},
+		{name: "all", remove: []string{"p2", "p1", "p3"}},
+		{name: "clear", clear: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s PIDSet
+			for _, id := range []string{"p1", "p2", "p3"} {
+				s.Add(NewPID(localAddress, id))
+			}
+			for _, id := range tt.remove {
+				assert.True(t, s.Remove(NewPID(localAddress, id)))
+			}
+			if tt.clear {
+				s.Clear()
+			}
+			for i, pid := range s.pids[len(s.pids):cap(s.pids)] {
+				assert.Nil(t, pid, "slot %d past the length", len(s.pids)+i)
+			}
+			for _, pid := range s.pids {
+				assert.True(t, s.Contains(pid))
+			}
+		})
+	}
+}
