@@ -214,7 +214,25 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 		s.onCommand(ctx, *in, cmd)
 		return
 	}
+	busy := s.turn != nil || s.saving || len(s.deferred) > 0
 	s.onMessage(ctx, *in)
+	if busy && !in.System {
+		s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.MessageQueued,
+			Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(s.queueSettings(in.Channel).Mode)})
+	}
+}
+
+// queuedNote tells the sender what happens to a message that arrived during a run.
+func queuedNote(mode string) string {
+	switch mode {
+	case QueueSteer:
+		return "noted: the running agent reads this at its next step"
+	case QueueCollect:
+		return "queued: answered with the others once you pause"
+	case QueueInterrupt:
+		return "queued: the current run stops and this is answered next"
+	}
+	return "queued: answered after the current run"
 }
 
 // maybeStartTurn starts a Turn for the queued messages when none is running (all of them,

@@ -71,6 +71,9 @@ const (
 	ToolFinished TurnEventKind = "tool_finished"
 	TextDelta    TurnEventKind = "text_delta"
 	TurnFinal    TurnEventKind = "final"
+	// MessageQueued: a message arrived while a run was going and waits by the queue mode
+	// (Label says what will happen to it). It belongs to no run.
+	MessageQueued TurnEventKind = "queued"
 )
 
 // TurnEvent is a progress event of one agent run, for channels that render progress.

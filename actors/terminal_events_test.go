@@ -1,0 +1,44 @@
+package actors_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
+	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/tools"
+)
+
+// nextEvent waits for the chat's next progress event of kind.
+func nextEvent(t *testing.T, h *harness, kind messages.TurnEventKind) messages.TurnEvent {
+	t.Helper()
+	for ev := range h.ch.Events {
+		if ev.Kind == kind {
+			return ev
+		}
+	}
+	t.Fatalf("no %s event", kind)
+	return messages.TurnEvent{}
+}
+
+// TestMessageDuringARunIsShownQueued: a message that arrives while a run goes is not
+// answered at once; the sender's channel is told what the queue mode does with it.
+func TestMessageDuringARunIsShownQueued(t *testing.T) {
+	g, script := newGate(t)
+	started, release := make(chan string, 1), make(chan struct{})
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{blockTool(started, release)}})
+	h.say("1", "count the files")
+	g.next()
+	g.answer(fakellm.Reply{ToolCalls: []messages.ToolCall{call("s1", "slow", map[string]any{})}})
+	testutil.Receive(t, started)
+	h.say("1", "only the .go files please")
+	ev := nextEvent(t, h, messages.MessageQueued)
+	if ev.ChatID != "1" || !strings.Contains(ev.Label, "next step") {
+		t.Errorf("queued event = %+v, want chat 1 told the run reads it at its next step", ev)
+	}
+	close(release)
+	g.next()
+	g.answer(fakellm.Reply{Text: "3 go files"})
+	h.reply()
+}
