@@ -66,6 +66,7 @@ type (
 		err    error
 		seqs   []uint64       // the seqs the run's entries were stored under
 		snap   *snapshotWrite // the run's compaction, stored with them (session_compact.go)
+		failed string         // why the run failed (redacted); "" when it did not
 	}
 	turnLost struct{ seq uint64 }
 )

@@ -62,6 +62,10 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	snap := s.snapshotFor(msg) // the run's compaction, stored in the same transaction
+	var failed string
+	if msg.err != nil && !msg.cancelled {
+		failed = s.deps.redactor().apply(msg.err.Error())
+	}
 	var seqs []uint64
 	attempts := s.attempts // never changed after the Session loaded it
 	ctx.Send(s.storage, &storeWrite{
@@ -76,7 +80,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			return settle(tx, key, inboxSeqs, outbox, info, attempts)
 		},
 		Done: func(err error) {
-			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap})
+			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed})
 		},
 	})
 	s.info = info
@@ -110,7 +114,11 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 			s.toConnector(ctx, out)
 		}
 	}
-	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal})
+	failed := msg.failed
+	if msg.err != nil {
+		failed = "could not save the conversation: " + msg.err.Error()
+	}
+	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal, IsError: failed != "", Text: failed})
 	s.answering = nil
 	s.runDeferred(ctx)
 	s.maybeStartTurn(ctx)

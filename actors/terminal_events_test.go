@@ -42,3 +42,19 @@ func TestMessageDuringARunIsShownQueued(t *testing.T) {
 	g.answer(fakellm.Reply{Text: "3 go files"})
 	h.reply()
 }
+
+// TestFailedRunFinalSaysWhy: the final event of a failed run says it failed and why, so the
+// terminal can exit non-zero; a run that succeeds is not marked.
+func TestFailedRunFinalSaysWhy(t *testing.T) {
+	h := newHarness(t, harnessOpts{script: fakellm.NewScript(fakellm.Reply{Status: 401}, fakellm.Reply{Text: "fine"})})
+	h.say("1", "hello")
+	ev := nextEvent(t, h, messages.TurnFinal)
+	if !ev.IsError || ev.Text == "" {
+		t.Errorf("final event of a failed run = %+v, want IsError and a reason", ev)
+	}
+	h.reply()
+	h.say("1", "again")
+	if ev := nextEvent(t, h, messages.TurnFinal); ev.IsError || ev.Text != "" {
+		t.Errorf("final event of a good run = %+v, want no error", ev)
+	}
+}

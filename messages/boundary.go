@@ -85,8 +85,8 @@ type TurnEvent struct {
 	Kind       TurnEventKind
 	StepID     string // stable id of a step (the tool call id)
 	Label      string // short human text: "read list_files.py", "exec: ls -la"
-	Text       string // for TextDelta: the new text
-	IsError    bool
+	Text       string // for TextDelta: the new text; for a failed TurnFinal, why it failed
+	IsError    bool   // a tool failed (ToolFinished), or the run failed (TurnFinal)
 }
 
 // CancelRun asks a session to stop its current run.

@@ -59,14 +59,15 @@ const DefaultMaxLine = 32 << 10
 
 // Terminal is the terminal channel.
 type Terminal struct {
-	cfg   Config
-	final chan struct{} // one value per finished run
-	done  chan struct{} // closed after EOF, once the last line was answered
-	busy  atomic.Bool   // a run is going, or a line waits for its answer
-	mu    sync.Mutex    // serialises writes
-	once  sync.Once
-	ed    *term.Terminal // the line editor (Config.LineEditor) until the input ends; guarded by mu
-	left  bool           // Leave ended the prompt's line; guarded by mu
+	cfg    Config
+	final  chan struct{} // one value per finished run
+	done   chan struct{} // closed after EOF, once the last line was answered
+	busy   atomic.Bool   // a run is going, or a line waits for its answer
+	failed atomic.Bool   // a run ended in an error
+	mu     sync.Mutex    // serialises writes
+	once   sync.Once
+	ed     *term.Terminal // the line editor (Config.LineEditor) until the input ends; guarded by mu
+	left   bool           // Leave ended the prompt's line; guarded by mu
 
 	lines     chan string // input lines; closed at EOF
 	startRead sync.Once   // one reader for the Terminal's life, so a restarted Run loses no line
@@ -100,6 +101,10 @@ func (t *Terminal) Done() <-chan struct{} { return t.done }
 
 // Busy reports whether a run is answering a line now.
 func (t *Terminal) Busy() bool { return t.busy.Load() }
+
+// Failed reports whether a run ended in an error (the model unreachable, a model that does
+// not exist...): a script can tell from reef chat's exit status.
+func (t *Terminal) Failed() bool { return t.failed.Load() }
 
 // SetWidth tells the line editor the terminal's width in columns, so long lines wrap right.
 func (t *Terminal) SetWidth(width, height int) {
@@ -310,12 +315,19 @@ func (t *Terminal) Send(_ context.Context, out messages.Outbound) ([]string, err
 	return []string{""}, nil
 }
 
-// Progress shows tool activity (interactive mode) and notes the end of each run.
+// Progress shows tool activity (interactive mode) and notes the end of each run; a failed
+// run is reported on Info in both modes, so a script sees why.
 func (t *Terminal) Progress(_ context.Context, ev messages.TurnEvent) {
 	switch ev.Kind {
 	case messages.TurnStarted:
 		t.busy.Store(true)
 	case messages.TurnFinal:
+		if ev.IsError {
+			t.failed.Store(true)
+			if !t.cfg.Interactive && ev.Text != "" {
+				t.notice("reef: the run failed: %s", ev.Text)
+			}
+		}
 		t.busy.Store(false)
 		select {
 		case t.final <- struct{}{}:

@@ -362,6 +362,25 @@ func TestInteractiveModeReadsDuringARun(t *testing.T) {
 	}
 }
 
+// TestScriptModeReportsAFailedRun: a failed run is said on Info, and Failed tells reef chat
+// to exit non-zero.
+func TestScriptModeReportsAFailedRun(t *testing.T) {
+	h := start(t, Config{In: strings.NewReader("hi\n")}, nil)
+	h.next()
+	if h.term.Failed() {
+		t.Fatal("Failed() before any run")
+	}
+	h.term.Progress(context.Background(), messages.TurnEvent{Kind: messages.TurnFinal, IsError: true,
+		Text: "openai: model \"gpt-5x\" not found"})
+	h.waitDone()
+	if !h.term.Failed() {
+		t.Error("Failed() = false after a failed run")
+	}
+	if got, want := h.info.String(), "reef: the run failed: openai: model \"gpt-5x\" not found\n"; got != want {
+		t.Errorf("Info = %q, want %q", got, want)
+	}
+}
+
 // TestLineEditor: with the line editor, Ctrl-L clears the screen and keeps the line being
 // typed, a reply printed while typing leaves that line below it, everything goes to Out,
 // and colours are used when asked for.

@@ -20,7 +20,7 @@ import (
 // runChat talks to the default agent in this terminal. Interactive: lines are read while a
 // run goes (commands are answered at once, other text is queued), Ctrl-C stops the current
 // run, Ctrl-C twice (or Ctrl-D) exits. Piped: one message per line, each reply printed to
-// stdout, exit 0 at the end of input.
+// stdout; exit 0 at the end of input, or 1 when a run failed (the reason on stderr).
 func runChat(args []string, stderr io.Writer) int {
 	cfg, log, closeLog, code := startCommand("chat", args, true, stderr)
 	if code != 0 {
@@ -77,6 +77,9 @@ func runChat(args []string, stderr io.Writer) int {
 		case <-term.Done():
 			if !rt.settle(key, runLimit, 2*time.Second, sigs) {
 				log.Warn().Msg("exiting before every message was answered and its reply marked sent; reef finishes them on its next start")
+			}
+			if term.Failed() && !interactive {
+				return 1
 			}
 			return 0
 		case <-winch:
