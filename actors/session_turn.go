@@ -43,7 +43,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 
 	var outbox []*messages.Outbound
 	last := s.answering[len(s.answering)-1]
-	text := s.deps.redactor().apply(replyText(msg))
+	text := s.deps.redactor().apply(replyText(msg, last.Channel == "terminal"))
 	if last.Source == "heartbeat" && isHeartbeatOK(text) {
 		text = "" // nothing needs the user's attention
 	}
@@ -190,12 +190,12 @@ func isHeartbeatOK(text string) bool {
 
 // replyText is what the user is sent for a finished run: the answer, unless it is the silent
 // token, or a short explanation when the run failed.
-func replyText(msg *turnFinished) string {
+func replyText(msg *turnFinished, operator bool) string {
 	switch {
 	case msg.cancelled:
 		return "Stopped."
 	case msg.err != nil:
-		return failureText(msg.err) + partial(msg.reply)
+		return failureText(msg.err, operator) + partial(msg.reply)
 	case agent.IsSilent(msg.reply):
 		return ""
 	}
@@ -210,18 +210,27 @@ func partial(reply string) string {
 }
 
 // failureText turns a run's error into one friendly line; the detail stays in the log.
-func failureText(err error) string {
+// operator is true when the user is the operator (the terminal): they are told to run
+// `reef doctor` themselves.
+func failureText(err error, operator bool) string {
+	doctor := "the operator should run `reef doctor`"
+	if operator {
+		doctor = "run `reef doctor`"
+	}
 	switch {
 	case errors.Is(err, providers.ErrRateLimited), errors.Is(err, providers.ErrOverloaded):
 		return "The model is busy right now (rate limited or overloaded). Please try again in a minute."
 	case errors.Is(err, providers.ErrAuth):
+		if operator {
+			return "The model provider rejected reef's API key. Fix it in the configuration (run `reef doctor`)."
+		}
 		return "The model provider rejected reef's API key. The operator needs to fix it (run `reef doctor`)."
 	case errors.Is(err, providers.ErrContextOverflow):
 		return "This conversation no longer fits in the model's context window. Send /new to start fresh."
 	case errors.Is(err, providers.ErrIdleTimeout), errors.Is(err, providers.ErrStreamCut), errors.Is(err, providers.ErrServer):
 		return "I lost the connection to the model. Please try again."
 	case isNetError(err):
-		return "I could not reach the model's server. Please try again; if it keeps failing, the operator should run `reef doctor`."
+		return "I could not reach the model's server. Please try again; if it keeps failing, " + doctor + "."
 	case errors.Is(err, errTurnTimeout):
 		return "This took too long, so I stopped. Try asking for a smaller step."
 	case errors.Is(err, errToolLimit):

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,6 +22,10 @@ func TestPipedChatFailsWhenARunFails(t *testing.T) {
 	if !strings.Contains(res.stderr, "reef: the run failed:") || !strings.Contains(res.stderr, "connection refused") {
 		t.Errorf("stderr = %q, want the reason", res.stderr)
 	}
+	// The user of the terminal is the operator: not told to ask one.
+	if !strings.Contains(res.stdout, "run `reef doctor`") || strings.Contains(res.stdout, "operator") {
+		t.Errorf("stdout = %q, want to be told to run reef doctor", res.stdout)
+	}
 	if strings.Contains(res.stderr, canary) || strings.Contains(res.stdout, canary) {
 		t.Error("the API key was printed")
 	}
@@ -28,5 +34,27 @@ func TestPipedChatFailsWhenARunFails(t *testing.T) {
 	srv := newFake(t, fake.Reply{Text: "hello"})
 	if res := reef(t, withFake(home, srv), "hi\n", "chat"); res.code != 0 || res.stdout != "hello\n" {
 		t.Errorf("reef chat = %d, stdout %q, stderr %q; want 0 and the reply", res.code, res.stdout, res.stderr)
+	}
+}
+
+// TestChatUnknownSlashCommand: in the terminal "/stauts" is answered as not a command
+// instead of going to the model; a skill's name and a path still go to the model.
+func TestChatUnknownSlashCommand(t *testing.T) {
+	home := newHome(t)
+	skill := filepath.Join(home, "workspace", "skills", "pdf", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(skill), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(skill, []byte("---\nname: pdf\ndescription: read PDF files\n---\nUse pdftotext.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := newFake(t, fake.Reply{Text: "skill answer"}, fake.Reply{Text: "path answer"})
+	res := reef(t, withFake(home, srv), "/stauts\n/pdf report.pdf\n/tmp/x is full\n", "chat")
+	want := "/stauts is not a command, so it was not sent to the model. /help lists the commands.\nskill answer\npath answer\n"
+	if res.code != 0 || res.stdout != want {
+		t.Errorf("reef chat = %d, stdout %q, want %q; stderr %q", res.code, res.stdout, want, res.stderr)
+	}
+	if got := len(srv.Script().Requests()); got != 2 {
+		t.Errorf("%d model requests, want 2 (the skill and the path)", got)
 	}
 }
