@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reefgw/reef/providers/fake"
 )
@@ -56,5 +59,44 @@ func TestChatUnknownSlashCommand(t *testing.T) {
 	}
 	if got := len(srv.Script().Requests()); got != 2 {
 		t.Errorf("%d model requests, want 2 (the skill and the path)", got)
+	}
+}
+
+// TestFakeLLMTakesAFreePortWhenTheDefaultIsBusy: with 127.0.0.1:8089 taken, reef fake-llm
+// serves on another port and prints the exact line to paste, which works.
+func TestFakeLLMTakesAFreePortWhenTheDefaultIsBusy(t *testing.T) {
+	if ln, err := net.Listen("tcp", defaultFakeAddr); err == nil { // else something else holds it
+		defer ln.Close()
+	}
+	for _, args := range [][]string{{"fake-llm"}, {"fake-llm", "-addr", ":0"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		cmd := command(ctx, env{}, args...)
+		stdout := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = stdout, stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var line string
+		if !eventually(15*time.Second, func() bool {
+			for _, l := range strings.Split(stdout.String(), "\n") {
+				if strings.Contains(l, " reef chat") {
+					line = strings.TrimSpace(l)
+				}
+			}
+			return line != ""
+		}) {
+			t.Fatalf("reef %v printed no line to paste: %q", args, stdout)
+		}
+		base, ok := strings.CutPrefix(strings.Fields(line)[0], "OPENAI_BASE_URL=")
+		if !ok || strings.Contains(base, ":8089/") || line != "OPENAI_BASE_URL="+base+" REEF_MODEL=openai/fake reef chat" {
+			t.Errorf("reef %v: line to paste %q, want another port than 8089", args, line)
+		}
+		res := reef(t, env{"REEF_HOME": newHome(t), "HOME": t.TempDir(), "OPENAI_BASE_URL": base, "REEF_MODEL": "openai/fake"}, "hello\n", "chat")
+		if res.code != 0 || !strings.Contains(res.stdout, `You said: "hello"`) {
+			t.Errorf("the pasted line: reef chat = %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+		}
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		cancel()
 	}
 }
