@@ -53,12 +53,42 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		d.checkWorkspace(a)
 	}
 	d.checkProviders(cfg)
+	channels := d.checkChannels(cfg, path)
 	if d.problems > 0 {
 		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", d.problems)
 		return 1
 	}
+	if !channels {
+		fmt.Fprintln(stdout, "\nAll good. `reef chat` is ready; `reef gateway` has no channel to serve yet (see above).")
+		return 0
+	}
 	fmt.Fprintln(stdout, "\nAll good.")
 	return 0
+}
+
+// checkChannels lists the channels reef gateway would serve; with none it says how to add
+// one. That is no problem for reef chat, so it is a note, not a failure.
+func (d *doctor) checkChannels(cfg *configs.Config, path string) bool {
+	names := configuredChannels(cfg)
+	if t := cfg.Channels.Terminal; t != nil && t.Enabled {
+		names = append(names, "terminal")
+	}
+	if len(names) > 0 {
+		d.ok("channels", strings.Join(names, ", "))
+		return true
+	}
+	file := path
+	if strings.HasPrefix(path, "(") {
+		file = configs.DefaultPath(os.Getenv) + " (create it)"
+	}
+	fmt.Fprintf(d.out, "! channels: none configured: `reef chat` works, but `reef gateway` has nobody to talk to\n"+
+		"    fix: add a channel under `channels:` in %s, e.g.\n"+
+		"           channels:\n"+
+		"             telegram:\n"+
+		"               botToken: ${TELEGRAM_BOT_TOKEN}\n"+
+		"         (or just set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET);\n"+
+		"         every channel's keys are in configs/reef.example.yaml\n", file)
+	return false
 }
 
 type doctor struct {

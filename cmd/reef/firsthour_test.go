@@ -100,3 +100,49 @@ func TestFakeLLMTakesAFreePortWhenTheDefaultIsBusy(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestNoChannelIsExplained: with a config file that names no channel, reef doctor says so
+// and how to add one (not a failure: reef chat works), and reef gateway says so on stderr
+// and where its log goes, also when it logs to a file.
+func TestNoChannelIsExplained(t *testing.T) {
+	srv := newFake(t)
+	home, e := writeConfig(t, srv, "log:\n  file: ${REEF_HOME}/gateway.log\n")
+	reef(t, e, "", "init")
+	res := reef(t, e, "", "doctor")
+	if res.code != 0 {
+		t.Errorf("doctor: exit %d, want 0:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{
+		"! channels: none configured: `reef chat` works, but `reef gateway` has nobody to talk to",
+		"fix: add a channel under `channels:` in " + filepath.Join(home, "reef.yaml"),
+		"botToken: ${TELEGRAM_BOT_TOKEN}",
+		"All good. `reef chat` is ready; `reef gateway` has no channel to serve yet",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, res.stdout)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := command(ctx, e, "gateway")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Signal(os.Interrupt)
+	want := "reef gateway: logging to " + filepath.Join(home, "gateway.log") + " (log.file)\n" +
+		"reef gateway: no channels configured, so nobody can talk to reef."
+	if !eventually(15*time.Second, func() bool { return strings.Contains(stderr.String(), want) }) {
+		t.Errorf("gateway stderr = %q, want %q", stderr, want)
+	}
+
+	// With a channel, doctor lists it instead.
+	_, e = writeConfig(t, srv, "channels:\n  terminal:\n    enabled: true\n")
+	reef(t, e, "", "init")
+	if res := reef(t, e, "", "doctor"); !strings.Contains(res.stdout, "✓ channels: terminal") || !strings.Contains(res.stdout, "\nAll good.\n") {
+		t.Errorf("doctor with a channel:\n%s", res.stdout)
+	}
+}
