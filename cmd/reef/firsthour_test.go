@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +146,41 @@ func TestNoChannelIsExplained(t *testing.T) {
 	reef(t, e, "", "init")
 	if res := reef(t, e, "", "doctor"); !strings.Contains(res.stdout, "✓ channels: terminal") || !strings.Contains(res.stdout, "\nAll good.\n") {
 		t.Errorf("doctor with a channel:\n%s", res.stdout)
+	}
+}
+
+// TestAdminCommandsPrintTextUnlessJSON: every command that lists or changes something prints
+// text; -json is the only way to get JSON, anywhere on the command line.
+func TestAdminCommandsPrintTextUnlessJSON(t *testing.T) {
+	e := withFake(newHome(t), newFake(t))
+	add := reef(t, e, "", "cron", "add", "-name", "logs", "-every", "1h", "-text", "-json")
+	id := regexp.MustCompile(`added ([0-9a-f]+)`).FindStringSubmatch(add.stdout)
+	if add.code != 0 || id == nil {
+		t.Fatalf("cron add with the text -json = %d\n%s%s", add.code, add.stdout, add.stderr)
+	}
+	var jobs []struct{ ID, Name string }
+	list := reef(t, e, "", "cron", "list", "-json")
+	if err := json.Unmarshal([]byte(list.stdout), &jobs); err != nil || len(jobs) != 1 || jobs[0].ID != id[1] {
+		t.Errorf("cron list -json = %q (%v), want the job as JSON", list.stdout, err)
+	}
+	if res := reef(t, e, "", "cron", "rm", id[1]); res.code != 0 || res.stdout != "removed "+id[1]+"\n" {
+		t.Errorf("cron rm = %d, stdout %q, want text; stderr %q", res.code, res.stdout, res.stderr)
+	}
+	add = reef(t, e, "", "cron", "add", "-name", "x", "-every", "1h", "-text", "x")
+	id = regexp.MustCompile(`added ([0-9a-f]+)`).FindStringSubmatch(add.stdout)
+	var removed struct{ Removed string }
+	if res := reef(t, e, "", "cron", "-json", "rm", id[1]); json.Unmarshal([]byte(res.stdout), &removed) != nil || removed.Removed != id[1] {
+		t.Errorf("cron -json rm = %q, want JSON naming the job", res.stdout)
+	}
+
+	for _, args := range [][]string{{"status"}, {"pairing", "list"}} {
+		text := reef(t, e, "", args...)
+		if text.code != 0 || strings.HasPrefix(strings.TrimSpace(text.stdout), "{") || strings.HasPrefix(strings.TrimSpace(text.stdout), "[") {
+			t.Errorf("%v = %d, stdout %q, want text", args, text.code, text.stdout)
+		}
+		asJSON := reef(t, e, "", append(args, "-json")...)
+		if asJSON.code != 0 || !json.Valid([]byte(asJSON.stdout)) {
+			t.Errorf("%v -json = %d, stdout %q, stderr %q; want JSON", args, asJSON.code, asJSON.stdout, asJSON.stderr)
+		}
 	}
 }
