@@ -225,6 +225,8 @@ func failureText(err error, operator bool) string {
 			return "The model provider rejected reef's API key. Fix it in the configuration (run `reef doctor`)."
 		}
 		return "The model provider rejected reef's API key. The operator needs to fix it (run `reef doctor`)."
+	case errors.Is(err, providers.ErrModelNotFound):
+		return modelNotFoundText(err, operator)
 	case errors.Is(err, providers.ErrContextOverflow):
 		return "This conversation no longer fits in the model's context window. Send /new to start fresh."
 	case errors.Is(err, providers.ErrIdleTimeout), errors.Is(err, providers.ErrStreamCut), errors.Is(err, providers.ErrServer):
@@ -237,6 +239,29 @@ func failureText(err error, operator bool) string {
 		return fmt.Sprintf("I stopped: %v.", err)
 	}
 	return "Sorry, something went wrong while answering. Please try again."
+}
+
+// modelNotFoundText says which model the provider does not offer, what it offers, and how
+// to switch: /model, or (for the operator) the configuration.
+func modelNotFoundText(err error, operator bool) string {
+	var nf *providers.ModelNotFoundError
+	if !errors.As(err, &nf) {
+		return "The model was not found at the provider. Switch with /model <provider/name>."
+	}
+	text := fmt.Sprintf("The model %s/%s was not found: %s does not offer it.", nf.Provider, nf.Model, nf.Provider)
+	if n := len(nf.Offered); n > 0 {
+		shown := nf.Offered[:min(n, 12)]
+		text += fmt.Sprintf(" It offers: %s", strings.Join(shown, ", "))
+		if n > len(shown) {
+			text += fmt.Sprintf(" and %d more", n-len(shown))
+		}
+		text += "."
+	}
+	text += fmt.Sprintf(" Switch with /model %s/<name>", nf.Provider)
+	if operator {
+		text += ", or set the model in the configuration (the agent's `model` in reef.yaml, or REEF_MODEL) and check it with `reef doctor`"
+	}
+	return text + "."
 }
 
 // isNetError reports whether err is a failure to reach a server (refused, reset, DNS, timeout).

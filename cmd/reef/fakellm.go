@@ -40,6 +40,7 @@ func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	}
 	script := fake.NewScript()
 	script.KeepRequests = 1
+	script.Models = []string{"fake"} // what the line to paste names (it answers any model)
 	script.Respond = fakeReply
 	stop := make(chan struct{})
 	srv := &http.Server{Handler: openaitest.Handler(script, stop)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -182,5 +183,50 @@ func TestAdminCommandsPrintTextUnlessJSON(t *testing.T) {
 		if asJSON.code != 0 || !json.Valid([]byte(asJSON.stdout)) {
 			t.Errorf("%v -json = %d, stdout %q, stderr %q; want JSON", args, asJSON.code, asJSON.stdout, asJSON.stderr)
 		}
+	}
+}
+
+// TestUnknownModelAndProvider: a model the provider does not offer is named as such, with
+// what it offers and how to switch, in reef chat and in reef doctor; a misspelt provider
+// gets a did-you-mean.
+func TestUnknownModelAndProvider(t *testing.T) {
+	srv := newFake(t, fake.Reply{Status: http.StatusNotFound})
+	home := newHome(t)
+	e := withFake(home, srv)
+	e["REEF_MODEL"] = "openai/gpt-5x"
+	res := reef(t, e, "hi\n", "chat")
+	want := "The model openai/gpt-5x was not found: openai does not offer it. It offers: test-model. " +
+		"Switch with /model openai/<name>, or set the model in the configuration (the agent's `model` in reef.yaml, or REEF_MODEL) and check it with `reef doctor`.\n"
+	if res.code == 0 || res.stdout != want {
+		t.Errorf("reef chat = %d, stdout %q, want %q", res.code, res.stdout, want)
+	}
+	if !strings.Contains(res.stderr, `reef: the run failed: providers: failover (tried openai/gpt-5x): openai: model "gpt-5x" not found`) {
+		t.Errorf("stderr = %q, want the reason", res.stderr)
+	}
+
+	reef(t, e, "", "init")
+	e["REEF_MODEL"] = "openai/test-modle"
+	res = reef(t, e, "", "doctor")
+	for _, want := range []string{
+		"✗ model openai/test-modle: not found: openai does not offer it",
+		"fix: did you mean openai/test-model? use one it offers: test-model",
+		"set it as the agent's model in reef.yaml (or REEF_MODEL); in a chat, /model switches",
+	} {
+		if res.code != 1 || !strings.Contains(res.stdout, want) {
+			t.Errorf("doctor = %d, output lacks %q:\n%s", res.code, want, res.stdout)
+		}
+	}
+	e["REEF_MODEL"] = "openai/test-model"
+	if res := reef(t, e, "", "doctor"); !strings.Contains(res.stdout, "✓ model openai/test-model: offered") {
+		t.Errorf("doctor with a good model:\n%s", res.stdout)
+	}
+
+	e["REEF_MODEL"] = "opnai/fake-model"
+	want = `agents[0].model: "opnai/fake-model" names provider "opnai", which is not configured (did you mean "openai"? then write "openai/fake-model")`
+	if res := reef(t, e, "", "doctor"); res.code != 1 || !strings.Contains(res.stdout, want) {
+		t.Errorf("doctor = %d, output lacks %q:\n%s", res.code, want, res.stdout)
+	}
+	if res := reef(t, e, "hi\n", "chat"); res.code == 0 || !strings.Contains(res.stderr, want) {
+		t.Errorf("reef chat = %d, stderr lacks %q:\n%s", res.code, want, res.stderr)
 	}
 }
