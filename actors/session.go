@@ -286,6 +286,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		history:    s.history[:len(s.history):len(s.history)],
 		user:       s.turnUser,
 		owner:      s.isOwner(last),
+		senderID:   last.SenderID,
 		model:      model,
 		reasoning:  s.info.Think,
 		compact:    compactInput{hasSummary: s.cmp.hasSummary},

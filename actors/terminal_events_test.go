@@ -1,13 +1,16 @@
 package actors_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/tools"
+	"github.com/reefgw/reef/tools/cron"
 )
 
 // nextEvent waits for the chat's next progress event of kind.
@@ -56,5 +59,31 @@ func TestFailedRunFinalSaysWhy(t *testing.T) {
 	h.say("1", "again")
 	if ev := nextEvent(t, h, messages.TurnFinal); ev.IsError || ev.Text != "" {
 		t.Errorf("final event of a good run = %+v, want no error", ev)
+	}
+}
+
+// TestOwnerOnlyRefusalNamesTheSender: with allowFrom ["*"] everyone may talk but nobody is
+// the owner; cron's refusal says so and names the id that would make the sender the owner.
+func TestOwnerOnlyRefusalNamesTheSender(t *testing.T) {
+	script := fakellm.NewScript(
+		fakellm.Reply{ToolCalls: []messages.ToolCall{call("c1", "cron", map[string]any{"action": "list"})}},
+		fakellm.Reply{Text: "I may not"})
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{cron.New()},
+		access: &actors.Access{DMPolicy: "open", AllowFrom: []string{"*"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Timeout)
+	defer cancel()
+	if err := h.ch.Inject(ctx, messages.Inbound{ChatID: "42", ChatType: messages.ChatDirect, SenderID: "42", Text: "list my jobs"}); err != nil {
+		t.Fatal(err)
+	}
+	h.reply()
+	reqs := script.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	for _, want := range []string{"cron is owner-only", `"*" makes nobody the owner`, `add "42" to channels.fake.allowFrom`} {
+		if !strings.Contains(last.Content, want) {
+			t.Errorf("tool result %q lacks %q", last.Content, want)
+		}
 	}
 }

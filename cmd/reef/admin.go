@@ -91,6 +91,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}
 	printPairings(stdout, st.Pairing)
+	printOwners(stdout, cfg)
 	return 0
 }
 

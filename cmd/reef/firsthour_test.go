@@ -230,3 +230,21 @@ func TestUnknownModelAndProvider(t *testing.T) {
 		t.Errorf("reef chat = %d, stderr lacks %q:\n%s", res.code, want, res.stderr)
 	}
 }
+
+// TestStatusShowsOwners: reef status says who the owner is on each channel, and that
+// allowFrom "*" makes nobody the owner.
+func TestStatusShowsOwners(t *testing.T) {
+	_, e := writeConfig(t, newFake(t), "channels:\n"+
+		"  telegram:\n    botToken: \"123456:"+strings.Repeat("A", 35)+"\"\n    dmPolicy: open\n    allowFrom: [\"*\"]\n"+
+		"  discord:\n    token: abcdefghijkl\n    allowFrom: [\"1234\", \"*\"]\n")
+	res := reef(t, e, "", "status")
+	for _, want := range []string{
+		"owners (may use owner-only tools such as cron and exec): the terminal (reef chat)\n",
+		"  discord   1234 (in direct messages)\n",
+		`  telegram  nobody: allowFrom "*" lets everyone talk but makes nobody the owner; add your id to channels.telegram.allowFrom`,
+	} {
+		if res.code != 0 || !strings.Contains(res.stdout, want) {
+			t.Errorf("status = %d, lacks %q:\n%s%s", res.code, want, res.stdout, res.stderr)
+		}
+	}
+}
