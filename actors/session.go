@@ -60,6 +60,7 @@ type (
 		err    error
 		seqs   []uint64       // the seqs the run's entries were stored under
 		snap   *snapshotWrite // the run's compaction, stored with them (session_compact.go)
+		failed string         // why the run failed (redacted); "" when it did not
 	}
 	turnLost struct{ seq uint64 }
 )
@@ -208,7 +209,25 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 		s.onCommand(ctx, *in, cmd)
 		return
 	}
+	busy := s.turn != nil || s.saving || len(s.deferred) > 0
 	s.onMessage(ctx, *in)
+	if busy && !in.System {
+		s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.MessageQueued,
+			Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(s.queueSettings(in.Channel).Mode)})
+	}
+}
+
+// queuedNote tells the sender what happens to a message that arrived during a run.
+func queuedNote(mode string) string {
+	switch mode {
+	case QueueSteer:
+		return "noted: the running agent reads this at its next step"
+	case QueueCollect:
+		return "queued: answered with the others once you pause"
+	case QueueInterrupt:
+		return "queued: the current run stops and this is answered next"
+	}
+	return "queued: answered after the current run"
 }
 
 // maybeStartTurn starts a Turn for the queued messages when none is running (all of them,
@@ -261,6 +280,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		history:    s.history[:len(s.history):len(s.history)],
 		user:       s.turnUser,
 		owner:      s.isOwner(last),
+		senderID:   last.SenderID,
 		model:      model,
 		reasoning:  s.info.Think,
 		compact:    compactInput{hasSummary: s.cmp.hasSummary},

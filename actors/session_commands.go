@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
@@ -30,13 +31,42 @@ type (
 	}
 )
 
-// command parses in as a command if its sender may give one.
+// command parses in as a command if its sender may give one. In the terminal a word after
+// a slash that is neither a command nor one of the agent's skills is answered as an unknown
+// command ("/stauts"), not sent to the model; "/tmp/x is full" stays a message.
 func (s *Session) command(in *messages.Inbound) (command, bool) {
 	cmd, ok := parseCommand(in)
+	if !ok && in.Channel == "terminal" && !in.System {
+		if word, found := unknownCommand(in.Text); found && !s.isSkill(word) {
+			return command{name: "unknown", args: []string{word}}, true
+		}
+	}
 	if !ok || !s.mayCommand(in) {
 		return command{}, false
 	}
 	return cmd, true
+}
+
+// unknownCommand returns the word of a text that looks like a slash command: "/word" or
+// "/word args", the word made of letters, digits, '-' and '_'.
+func unknownCommand(text string) (string, bool) {
+	word, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	word, ok := strings.CutPrefix(word, "/")
+	if !ok || word == "" {
+		return "", false
+	}
+	for _, r := range word {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return "", false
+		}
+	}
+	return word, true
+}
+
+// isSkill reports whether name is one of the agent's skills ("/pdf" asks for the pdf skill).
+func (s *Session) isSkill(name string) bool {
+	ws, _ := s.agent.loadWorkspace() // cached for a second; loaded for every run anyway
+	return slices.ContainsFunc(ws.Skills, func(sk agent.Skill) bool { return strings.EqualFold(sk.Name, name) })
 }
 
 // mayCommand reports whether the sender of in may use commands.
@@ -64,6 +94,8 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 		s.answer(ctx, in, s.setQueue(cmd.args, in.Channel), nil)
 	case "compact":
 		s.compactNow(ctx, in, cmd.rest)
+	case "unknown":
+		s.answer(ctx, in, fmt.Sprintf("/%s is not a command, so it was not sent to the model. /help lists the commands.", cmd.args[0]), nil)
 	default:
 		s.answer(ctx, in, helpText(), nil)
 	}

@@ -43,7 +43,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 
 	var outbox []*messages.Outbound
 	last := s.answering[len(s.answering)-1]
-	text := s.deps.redactor().apply(replyText(msg))
+	text := s.deps.redactor().apply(replyText(msg, last.Channel == "terminal"))
 	if last.Source == "heartbeat" && isHeartbeatOK(text) {
 		text = "" // nothing needs the user's attention
 	}
@@ -62,6 +62,10 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	snap := s.snapshotFor(msg) // the run's compaction, stored in the same transaction
+	var failed string
+	if msg.err != nil && !msg.cancelled {
+		failed = s.deps.redactor().apply(msg.err.Error())
+	}
 	var seqs []uint64
 	attempts := s.attempts // never changed after the Session loaded it
 	ctx.Send(s.storage, &storeWrite{
@@ -76,7 +80,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			return settle(tx, key, inboxSeqs, outbox, info, attempts)
 		},
 		Done: func(err error) {
-			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap})
+			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed})
 		},
 	})
 	s.info = info
@@ -110,7 +114,11 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 			s.toConnector(ctx, out)
 		}
 	}
-	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal})
+	failed := msg.failed
+	if msg.err != nil {
+		failed = "could not save the conversation: " + msg.err.Error()
+	}
+	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal, IsError: failed != "", Text: failed})
 	s.answering = nil
 	s.runDeferred(ctx)
 	s.maybeStartTurn(ctx)
@@ -189,12 +197,12 @@ func isHeartbeatOK(text string) bool {
 
 // replyText is what the user is sent for a finished run: the answer, unless it is the silent
 // token, or a short explanation when the run failed.
-func replyText(msg *turnFinished) string {
+func replyText(msg *turnFinished, operator bool) string {
 	switch {
 	case msg.cancelled:
 		return "Stopped."
 	case msg.err != nil:
-		return failureText(msg.err) + partial(msg.reply)
+		return failureText(msg.err, operator) + partial(msg.reply)
 	case agent.IsSilent(msg.reply):
 		return ""
 	}
@@ -209,24 +217,58 @@ func partial(reply string) string {
 }
 
 // failureText turns a run's error into one friendly line; the detail stays in the log.
-func failureText(err error) string {
+// operator is true when the user is the operator (the terminal): they are told to run
+// `reef doctor` themselves.
+func failureText(err error, operator bool) string {
+	doctor := "the operator should run `reef doctor`"
+	if operator {
+		doctor = "run `reef doctor`"
+	}
 	switch {
 	case errors.Is(err, providers.ErrRateLimited), errors.Is(err, providers.ErrOverloaded):
 		return "The model is busy right now (rate limited or overloaded). Please try again in a minute."
 	case errors.Is(err, providers.ErrAuth):
+		if operator {
+			return "The model provider rejected reef's API key. Fix it in the configuration (run `reef doctor`)."
+		}
 		return "The model provider rejected reef's API key. The operator needs to fix it (run `reef doctor`)."
+	case errors.Is(err, providers.ErrModelNotFound):
+		return modelNotFoundText(err, operator)
 	case errors.Is(err, providers.ErrContextOverflow):
 		return "This conversation no longer fits in the model's context window. Send /new to start fresh."
 	case errors.Is(err, providers.ErrIdleTimeout), errors.Is(err, providers.ErrStreamCut), errors.Is(err, providers.ErrServer):
 		return "I lost the connection to the model. Please try again."
 	case isNetError(err):
-		return "I could not reach the model's server. Please try again; if it keeps failing, the operator should run `reef doctor`."
+		return "I could not reach the model's server. Please try again; if it keeps failing, " + doctor + "."
 	case errors.Is(err, errTurnTimeout):
 		return "This took too long, so I stopped. Try asking for a smaller step."
 	case errors.Is(err, errToolLimit):
 		return fmt.Sprintf("I stopped: %v.", err)
 	}
 	return "Sorry, something went wrong while answering. Please try again."
+}
+
+// modelNotFoundText says which model the provider does not offer, what it offers, and how
+// to switch: /model, or (for the operator) the configuration.
+func modelNotFoundText(err error, operator bool) string {
+	var nf *providers.ModelNotFoundError
+	if !errors.As(err, &nf) {
+		return "The model was not found at the provider. Switch with /model <provider/name>."
+	}
+	text := fmt.Sprintf("The model %s/%s was not found: %s does not offer it.", nf.Provider, nf.Model, nf.Provider)
+	if n := len(nf.Offered); n > 0 {
+		shown := nf.Offered[:min(n, 12)]
+		text += fmt.Sprintf(" It offers: %s", strings.Join(shown, ", "))
+		if n > len(shown) {
+			text += fmt.Sprintf(" and %d more", n-len(shown))
+		}
+		text += "."
+	}
+	text += fmt.Sprintf(" Switch with /model %s/<name>", nf.Provider)
+	if operator {
+		text += ", or set the model in the configuration (the agent's `model` in reef.yaml, or REEF_MODEL) and check it with `reef doctor`"
+	}
+	return text + "."
 }
 
 // isNetError reports whether err is a failure to reach a server (refused, reset, DNS, timeout).

@@ -52,7 +52,8 @@ type turnInput struct {
 	chatType   string
 	history    []messages.ChatMessage
 	user       []messages.ChatMessage
-	owner      bool // the run answers the owner (owner-only tools allowed)
+	owner      bool   // the run answers the owner (owner-only tools allowed)
+	senderID   string // who the run answers, for an owner-only tool's refusal
 	model      ModelChoice
 	reasoning  string // providers.Request.Reasoning ("" = provider default)
 	compact    compactInput

@@ -43,7 +43,7 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 		tool, _ := t.in.agent.Tools.Get(c.Name)
 		pid := ctx.Spawn(ToolRunProps(t.step, c, tool, tools.Env{
 			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
-			Owner: t.in.owner, Runtime: t.in.deps.toolRuntime,
+			Owner: t.in.owner, Channel: t.in.channel, SenderID: t.in.senderID, Runtime: t.in.deps.toolRuntime,
 		}, t.limits.ToolTimeout, t.log))
 		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)

@@ -132,6 +132,10 @@ func unknownKeyError(file string, key *yaml.Node, path string, known []string) e
 	return fmt.Errorf("%s", msg)
 }
 
+// Suggest returns the known name closest to name, or "" when none is close: the
+// did-you-mean of configuration keys, for other names a user types (models, providers).
+func Suggest(name string, known []string) string { return suggest(name, known) }
+
 // suggest returns the known name closest to key, or "" when none is close: names that
 // differ only in case, '_' or '-' match first, then an edit distance of at most 2
 // (1 for short keys).

@@ -175,11 +175,28 @@ func (c *Config) checkModelRef(v *validator, path, ref string) {
 	}
 	p, ok := c.Providers[prov]
 	switch {
+	case !ok && c.providerLike(prov) != "":
+		_, model, _ := SplitModel(ref)
+		like := c.providerLike(prov)
+		v.addf("%s: %q names provider %q, which is not configured (did you mean %q? then write %q)", path, ref, prov, like, like+"/"+model)
 	case !ok:
 		v.addf("%s: %q needs provider %q: %s", path, ref, prov, providerHint(prov))
 	case !p.usable():
 		v.addf("%s: %q needs provider %q, which has neither apiKey nor baseUrl: %s", path, ref, prov, providerHint(prov))
 	}
+}
+
+// providerLike returns the configured provider whose name is closest to a misspelt one
+// ("opnai" → "openai"), or "".
+func (c *Config) providerLike(name string) string {
+	known := make([]string, 0, len(c.Providers))
+	for k, p := range c.Providers {
+		if p.usable() {
+			known = append(known, k)
+		}
+	}
+	sort.Strings(known)
+	return suggest(name, known)
 }
 
 func providerHint(name string) string {

@@ -71,6 +71,9 @@ const (
 	ToolFinished TurnEventKind = "tool_finished"
 	TextDelta    TurnEventKind = "text_delta"
 	TurnFinal    TurnEventKind = "final"
+	// MessageQueued: a message arrived while a run was going and waits by the queue mode
+	// (Label says what will happen to it). It belongs to no run.
+	MessageQueued TurnEventKind = "queued"
 )
 
 // TurnEvent is a progress event of one agent run, for channels that render progress.
@@ -82,8 +85,8 @@ type TurnEvent struct {
 	Kind       TurnEventKind
 	StepID     string // stable id of a step (the tool call id)
 	Label      string // short human text: "read list_files.py", "exec: ls -la"
-	Text       string // for TextDelta: the new text
-	IsError    bool
+	Text       string // for TextDelta: the new text; for a failed TurnFinal, why it failed
+	IsError    bool   // a tool failed (ToolFinished), or the run failed (TurnFinal)
 }
 
 // CancelRun asks a session to stop its current run.

@@ -85,6 +85,7 @@ var (
 	ErrAuth            = errors.New("provider rejected the key") // 401, 403
 	ErrContextOverflow = errors.New("context window exceeded")
 	ErrBadRequest      = errors.New("provider rejected the request") // other 4xx
+	ErrModelNotFound   = errors.New("model not found")               // a ModelNotFoundError
 	ErrStreamCut       = errors.New("stream ended early")
 	ErrIdleTimeout     = errors.New("stream idle timeout")
 )

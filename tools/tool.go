@@ -34,6 +34,9 @@ type Env struct {
 	// Owner is true when the run answers the owner (the terminal, or a direct message from a
 	// sender listed in the channel's allowFrom). Owner-only tools refuse other callers.
 	Owner bool
+	// Channel and SenderID name who the run answers ("telegram", "42"), so that an
+	// owner-only tool's refusal can say which id would make the sender the owner.
+	Channel, SenderID string
 	// Runtime lets tools act on reef itself; nil where no runtime is available.
 	Runtime Runtime
 }

@@ -2,18 +2,23 @@
 // the agent's replies. Interactive mode shows a prompt and short lines for tool activity;
 // script mode (stdin not a terminal) prints only replies, so it can be piped.
 //
-// Each line is delivered and then answered before the next line is read, so a script's lines
-// get one reply each, in order.
+// In script mode each line is delivered and then answered before the next line is read, so
+// a script's lines get one reply each, in order. In interactive mode input is read while a
+// run goes, as on every other channel: a command (/status, stop) is answered at once and
+// other text is queued by the session's queue mode, which the terminal shows.
 package terminal
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/term"
 
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
@@ -31,8 +36,14 @@ type Config struct {
 	Out         io.Writer // replies
 	Info        io.Writer // tool lines (interactive mode) and notices (both modes); default Out
 	Interactive bool      // show a prompt, tool activity and the model's interim text
-	UserName    string
-	Greeting    string // printed to Info before the first prompt (interactive mode)
+	// LineEditor (interactive mode) means In and Out are a terminal that neither buffers
+	// lines nor echoes (the caller set that mode): the terminal edits the line itself, prints
+	// replies above the line being typed, and clears the screen on Ctrl-L. Everything,
+	// notices included, then goes to Out.
+	LineEditor bool
+	Color      bool // colour the prompt, tool lines and errors (interactive mode)
+	UserName   string
+	Greeting   string // printed to Info before the first prompt (interactive mode)
 	// MaxLine is the longest line, in bytes, handed to reef (default 32 KiB, the gateway's
 	// default inbound limit). A longer line is refused here with a notice on Info: the
 	// gateway answers an oversized message with a notice but no finished run, which would
@@ -48,12 +59,15 @@ const DefaultMaxLine = 32 << 10
 
 // Terminal is the terminal channel.
 type Terminal struct {
-	cfg   Config
-	final chan struct{} // one value per finished run
-	done  chan struct{} // closed after EOF, once the last line was answered
-	busy  atomic.Bool
-	mu    sync.Mutex // serialises writes
-	once  sync.Once
+	cfg    Config
+	final  chan struct{} // one value per finished run
+	done   chan struct{} // closed after EOF, once the last line was answered
+	busy   atomic.Bool   // a run is going, or a line waits for its answer
+	failed atomic.Bool   // a run ended in an error
+	mu     sync.Mutex    // serialises writes
+	once   sync.Once
+	ed     *term.Terminal // the line editor (Config.LineEditor) until the input ends; guarded by mu
+	left   bool           // Leave ended the prompt's line; guarded by mu
 
 	lines     chan string // input lines; closed at EOF
 	startRead sync.Once   // one reader for the Terminal's life, so a restarted Run loses no line
@@ -72,7 +86,14 @@ func New(cfg Config) *Terminal {
 	if cfg.MaxLine <= 0 {
 		cfg.MaxLine = DefaultMaxLine
 	}
-	return &Terminal{cfg: cfg, final: make(chan struct{}, 1), done: make(chan struct{}), lines: make(chan string)}
+	t := &Terminal{cfg: cfg, final: make(chan struct{}, 1), done: make(chan struct{}), lines: make(chan string)}
+	if cfg.Interactive && cfg.LineEditor {
+		t.ed = term.NewTerminal(struct {
+			io.Reader
+			io.Writer
+		}{cfg.In, cfg.Out}, t.paint(promptText, colorPrompt))
+	}
+	return t
 }
 
 // Done is closed when the input ended and every line was answered.
@@ -80,6 +101,19 @@ func (t *Terminal) Done() <-chan struct{} { return t.done }
 
 // Busy reports whether a run is answering a line now.
 func (t *Terminal) Busy() bool { return t.busy.Load() }
+
+// Failed reports whether a run ended in an error (the model unreachable, a model that does
+// not exist...): a script can tell from reef chat's exit status.
+func (t *Terminal) Failed() bool { return t.failed.Load() }
+
+// SetWidth tells the line editor the terminal's width in columns, so long lines wrap right.
+func (t *Terminal) SetWidth(width, height int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ed != nil && width > 0 {
+		t.ed.SetSize(width, height)
+	}
+}
 
 // Run reads lines until EOF or ctx ends. After EOF it waits for ctx (the caller decides when
 // reef stops), so the connector does not mistake the end of input for a failure. The input is
@@ -97,44 +131,26 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 	if t.cfg.Greeting != "" {
 		t.info("%s", t.cfg.Greeting)
 	}
+	if t.cfg.Interactive {
+		return t.runInteractive(ctx, deliver)
+	}
 	for {
-		t.prompt()
-		var line string
-		var ok bool
-		select {
-		case <-ctx.Done():
+		line, ok, stop := t.next(ctx)
+		if stop {
 			return nil
-		case line, ok = <-t.lines:
 		}
 		if !ok {
 			t.once.Do(func() { close(t.done) })
 			<-ctx.Done()
 			return nil
 		}
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		// Measure as the gateway does, after making the text valid UTF-8 without NUL bytes
-		// (an invalid byte becomes a 3-byte U+FFFD).
-		line = strings.ReplaceAll(strings.ToValidUTF8(line, "\uFFFD"), "\x00", "")
-		if len(line) > t.cfg.MaxLine {
-			// Only MaxLine+1 bytes of the line were kept, so its real length is unknown here.
-			t.notice("That line is longer than the limit of %s, so it was not sent. Please send it in smaller parts or as a file.",
-				size(t.cfg.MaxLine))
-			continue
-		}
 		t.drainFinal() // a run this terminal did not start (one recovered at startup) may have ended
 		t.busy.Store(true)
-		err := deliver(ctx, messages.Inbound{
-			ChatID: ChatID, ChatType: messages.ChatDirect, SenderID: SenderID,
-			SenderName: t.cfg.UserName, Text: line,
-		})
-		if err != nil {
+		if !t.deliver(ctx, deliver, line) {
 			t.busy.Store(false)
 			if ctx.Err() != nil {
 				return nil
 			}
-			t.notice("could not accept the message: %v", err)
 			continue
 		}
 		select {
@@ -146,11 +162,107 @@ func (t *Terminal) Run(ctx context.Context, deliver channels.Deliver) error {
 	}
 }
 
+// runInteractive delivers each line as it is typed, also while a run goes: the session
+// answers commands at once and queues other text by its queue mode.
+func (t *Terminal) runInteractive(ctx context.Context, deliver channels.Deliver) error {
+	for {
+		if !t.busy.Load() {
+			t.prompt()
+		}
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.final: // a run ended: prompt again
+			continue
+		case line, ok = <-t.lines:
+		}
+		if !ok {
+			t.Leave()
+			if t.busy.Load() { // Ctrl-D during a run: let it answer first
+				select {
+				case <-t.final:
+				case <-ctx.Done():
+					return nil
+				}
+			}
+			t.once.Do(func() { close(t.done) })
+			<-ctx.Done()
+			return nil
+		}
+		line, ok = t.check(line)
+		if !ok {
+			continue
+		}
+		wasBusy := t.busy.Swap(true)
+		if !t.deliver(ctx, deliver, line) {
+			t.busy.Store(wasBusy)
+			if ctx.Err() != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// next waits for the next line worth delivering; ok is false at the end of input, stop is
+// true when ctx ended.
+func (t *Terminal) next(ctx context.Context) (line string, ok, stop bool) {
+	for {
+		t.prompt()
+		select {
+		case <-ctx.Done():
+			return "", false, true
+		case line, ok = <-t.lines:
+		}
+		if !ok {
+			return "", false, false
+		}
+		if line, ok = t.check(line); ok {
+			return line, true, false
+		}
+	}
+}
+
+// check makes line what the gateway accepts: valid UTF-8 without NUL bytes, not blank, not
+// longer than MaxLine (refused with a notice).
+func (t *Terminal) check(line string) (string, bool) {
+	if strings.TrimSpace(line) == "" {
+		return "", false
+	}
+	// Measure as the gateway does, after making the text valid UTF-8 without NUL bytes
+	// (an invalid byte becomes a 3-byte U+FFFD).
+	line = strings.ReplaceAll(strings.ToValidUTF8(line, "\uFFFD"), "\x00", "")
+	if len(line) > t.cfg.MaxLine {
+		// Only MaxLine+1 bytes of the line were kept, so its real length is unknown here.
+		t.notice("That line is longer than the limit of %s, so it was not sent. Please send it in smaller parts or as a file.",
+			size(t.cfg.MaxLine))
+		return "", false
+	}
+	return line, true
+}
+
+// deliver hands line to reef; on failure it tells the user and reports false.
+func (t *Terminal) deliver(ctx context.Context, deliver channels.Deliver, line string) bool {
+	err := deliver(ctx, messages.Inbound{
+		ChatID: ChatID, ChatType: messages.ChatDirect, SenderID: SenderID,
+		SenderName: t.cfg.UserName, Text: line,
+	})
+	if err != nil && ctx.Err() == nil {
+		t.notice("could not accept the message: %v", err)
+	}
+	return err == nil
+}
+
 // read sends each input line to t.lines and closes it at EOF. Of a line longer than MaxLine
 // only MaxLine+1 bytes are kept (enough for Run to refuse it), so input without newlines
 // cannot exhaust memory.
 func (t *Terminal) read() {
 	defer close(t.lines)
+	if t.ed != nil {
+		t.readEdited()
+		return
+	}
 	r := bufio.NewReaderSize(t.cfg.In, 64<<10)
 	for {
 		line, err := t.readLine(r)
@@ -161,6 +273,17 @@ func (t *Terminal) read() {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// readEdited reads lines through the line editor until Ctrl-D on an empty line or an error.
+func (t *Terminal) readEdited() {
+	for {
+		line, err := t.ed.ReadLine()
+		if err != nil && !errors.Is(err, term.ErrPasteIndicator) {
+			return
+		}
+		t.lines <- line
 	}
 }
 
@@ -186,38 +309,103 @@ func (t *Terminal) Send(_ context.Context, out messages.Outbound) ([]string, err
 	if t.cfg.Interactive {
 		text = "\n" + text + "\n"
 	}
-	if _, err := fmt.Fprintln(t.cfg.Out, text); err != nil {
+	if err := t.write(t.cfg.Out, text+"\n"); err != nil {
 		return nil, fmt.Errorf("terminal: send: %w", err)
 	}
 	return []string{""}, nil
 }
 
-// Progress shows tool activity (interactive mode) and notes the end of each run.
+// Progress shows tool activity (interactive mode) and notes the end of each run; a failed
+// run is reported on Info in both modes, so a script sees why.
 func (t *Terminal) Progress(_ context.Context, ev messages.TurnEvent) {
 	switch ev.Kind {
+	case messages.TurnStarted:
+		t.busy.Store(true)
 	case messages.TurnFinal:
+		if ev.IsError {
+			t.failed.Store(true)
+			if !t.cfg.Interactive && ev.Text != "" {
+				t.notice("reef: the run failed: %s", ev.Text)
+			}
+		}
+		t.busy.Store(false)
 		select {
 		case t.final <- struct{}{}:
 		default:
 		}
+	case messages.MessageQueued:
+		t.info("%s", t.paint("  ↳ "+ev.Label, colorDim))
 	case messages.ToolStarted:
-		t.info("  · %s", ev.Label)
+		t.info("%s", t.paint("  · "+ev.Label, colorDim))
 	case messages.ToolFinished:
 		if ev.IsError && ev.Label != "" {
-			t.info("  ✗ %s", ev.Label)
+			t.info("%s", t.paint("  ✗ "+ev.Label, colorError))
 		}
 	case messages.TextDelta:
 		t.info("%s", strings.TrimSpace(ev.Text))
 	}
 }
 
+// Notice prints a line of reef's own (not the agent's) to Info in both modes.
+func (t *Terminal) Notice(text string) { t.notice("%s", text) }
+
+const promptText = "› "
+
+// ANSI colours (SGR parameters).
+const (
+	colorPrompt = "1;36" // bold cyan
+	colorDim    = "2"
+	colorError  = "31" // red
+)
+
+// paint colours s when colours are on.
+func (t *Terminal) paint(s, sgr string) string {
+	if !t.cfg.Color || !t.cfg.Interactive {
+		return s
+	}
+	return "\x1b[" + sgr + "m" + s + "\x1b[0m"
+}
+
+// prompt shows the prompt (the line editor shows its own).
 func (t *Terminal) prompt() {
 	if !t.cfg.Interactive {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprint(t.cfg.Out, "› ")
+	if t.ed == nil {
+		fmt.Fprint(t.cfg.Out, t.paint(promptText, colorPrompt))
+	}
+}
+
+// Leave ends the prompt's line (at Ctrl-D, or when reef chat exits), so the shell's prompt
+// starts on a line of its own; from then on output goes straight to Out.
+func (t *Terminal) Leave() {
+	if !t.cfg.Interactive {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.left {
+		return
+	}
+	t.left = true
+	if t.ed != nil {
+		t.ed = nil
+		fmt.Fprint(t.cfg.Out, "\r\x1b[K") // erase the editor's prompt
+		return
+	}
+	fmt.Fprintln(t.cfg.Out)
+}
+
+// write prints s to w, or through the line editor (which keeps the line being typed below
+// what is printed). The caller holds t.mu.
+func (t *Terminal) write(w io.Writer, s string) error {
+	if t.ed != nil {
+		w = t.ed
+	}
+	_, err := io.WriteString(w, s)
+	return err
 }
 
 func size(n int) string {
@@ -239,7 +427,7 @@ func (t *Terminal) drainFinal() {
 func (t *Terminal) notice(format string, args ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.cfg.Info, format+"\n", args...)
+	t.write(t.cfg.Info, fmt.Sprintf(format, args...)+"\n")
 }
 
 func (t *Terminal) info(format string, args ...any) {
@@ -248,5 +436,5 @@ func (t *Terminal) info(format string, args ...any) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	fmt.Fprintf(t.cfg.Info, format+"\n", args...)
+	t.write(t.cfg.Info, fmt.Sprintf(format, args...)+"\n")
 }

@@ -294,7 +294,10 @@ func TestLineLimitCountsTheNormalisedText(t *testing.T) {
 }
 
 func TestInteractiveModeShowsPromptGreetingAndToolLines(t *testing.T) {
-	h := start(t, Config{In: strings.NewReader("list files\n"), Interactive: true, Greeting: "hello from reef"}, nil)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	h := start(t, Config{In: pr, Interactive: true, Greeting: "hello from reef"}, nil)
+	go pw.Write([]byte("list files\n"))
 	h.next()
 	h.answer("here they are",
 		messages.TurnEvent{Kind: messages.TurnStarted},
@@ -304,14 +307,109 @@ func TestInteractiveModeShowsPromptGreetingAndToolLines(t *testing.T) {
 		messages.TurnEvent{Kind: messages.ToolStarted, StepID: "c2", Label: "read secret.txt"},
 		messages.TurnEvent{Kind: messages.ToolFinished, StepID: "c2", Label: "read secret.txt", IsError: true},
 	)
+	waitFor(t, h.out, "here they are\n\n› ")
+	pw.Close() // Ctrl-D
 	h.waitDone()
 	wantInfo := "hello from reef\nLet me look.\n  · ls .\n  · read secret.txt\n  ✗ read secret.txt\n"
 	if got := h.info.String(); got != wantInfo {
 		t.Errorf("Info = %q, want %q", got, wantInfo)
 	}
-	wantOut := "› \nhere they are\n\n› "
+	// At the end of input the prompt's line is ended, so the shell's prompt has its own.
+	wantOut := "› \nhere they are\n\n› \n"
 	if got := h.out.String(); got != wantOut {
 		t.Errorf("Out = %q, want %q", got, wantOut)
+	}
+}
+
+// waitFor waits until b holds want.
+func waitFor(t *testing.T, b *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !strings.Contains(b.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never written; got %q", want, b.String())
+		}
+		time.Sleep(5 * time.Millisecond) // bounded polling of the terminal's output
+	}
+}
+
+// TestInteractiveModeReadsDuringARun: a line typed while a run goes is delivered at once
+// (a command is answered at once, other text is queued by the session), and the terminal
+// shows what the session did with it; the prompt comes back only when the run ended.
+func TestInteractiveModeReadsDuringARun(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	h := start(t, Config{In: pr, Interactive: true}, nil)
+	go pw.Write([]byte("first\n"))
+	h.next()
+	h.term.Progress(context.Background(), messages.TurnEvent{Kind: messages.TurnStarted})
+	go pw.Write([]byte("/status\n"))
+	if got := h.next(); got.Text != "/status" {
+		t.Fatalf("delivered %q during the run, want /status", got.Text)
+	}
+	if !h.term.Busy() {
+		t.Error("Busy() = false while the run goes")
+	}
+	h.term.Progress(context.Background(), messages.TurnEvent{Kind: messages.MessageQueued, Label: "queued: answered after the current run"})
+	waitFor(t, h.info, "  ↳ queued: answered after the current run\n")
+	if got := strings.Count(h.out.String(), "› "); got != 1 {
+		t.Errorf("%d prompts during the run, want 1: %q", got, h.out.String())
+	}
+	h.answer("done")
+	waitFor(t, h.out, "done\n\n› ")
+	if h.term.Busy() {
+		t.Error("Busy() = true after the run ended")
+	}
+}
+
+// TestScriptModeReportsAFailedRun: a failed run is said on Info, and Failed tells reef chat
+// to exit non-zero.
+func TestScriptModeReportsAFailedRun(t *testing.T) {
+	h := start(t, Config{In: strings.NewReader("hi\n")}, nil)
+	h.next()
+	if h.term.Failed() {
+		t.Fatal("Failed() before any run")
+	}
+	h.term.Progress(context.Background(), messages.TurnEvent{Kind: messages.TurnFinal, IsError: true,
+		Text: "openai: model \"gpt-5x\" not found"})
+	h.waitDone()
+	if !h.term.Failed() {
+		t.Error("Failed() = false after a failed run")
+	}
+	if got, want := h.info.String(), "reef: the run failed: openai: model \"gpt-5x\" not found\n"; got != want {
+		t.Errorf("Info = %q, want %q", got, want)
+	}
+}
+
+// TestLineEditor: with the line editor, Ctrl-L clears the screen and keeps the line being
+// typed, a reply printed while typing leaves that line below it, everything goes to Out,
+// and colours are used when asked for.
+func TestLineEditor(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	h := start(t, Config{In: pr, Interactive: true, LineEditor: true, Color: true}, nil)
+	waitFor(t, h.out, "\x1b[1;36m› \x1b[0m")
+	pw.Write([]byte("hel"))
+	pw.Write([]byte("\x0c"))
+	waitFor(t, h.out, "\x1b[2J\x1b[H")
+	pw.Write([]byte("lo\r"))
+	if got := h.next(); got.Text != "hello" {
+		t.Errorf("delivered %q, want hello", got.Text)
+	}
+	h.term.Progress(context.Background(), messages.TurnEvent{Kind: messages.ToolStarted, Label: "exec: ls"})
+	pw.Write([]byte("more"))
+	h.answer("reply")
+	waitFor(t, h.out, "\r\nreply\r\n\r\n\x1b[1;36m› \x1b[0mmore")
+	if got := h.out.String(); !strings.Contains(got, "\x1b[2m  · exec: ls\x1b[0m") {
+		t.Errorf("no dim tool line in %q", got)
+	}
+	if got := h.info.String(); got != "" {
+		t.Errorf("Info = %q, want everything on Out", got)
+	}
+	pw.Write([]byte("\x15\x04")) // Ctrl-U, Ctrl-D
+	h.waitDone()
+	if got := h.out.String(); !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("Out ends %q, want the prompt erased", got[max(0, len(got)-30):])
 	}
 }
 

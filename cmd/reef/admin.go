@@ -30,6 +30,7 @@ func configuredChannels(cfg *configs.Config) []string {
 // reef is running.
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("status", stderr)
+	asJSON := flags.Bool("json", false, "print JSON")
 	if flags.Parse(args) != nil {
 		return 2
 	}
@@ -44,7 +45,6 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "reef status: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "reef %s running (pid %d) for %s\n", st.Version, st.PID, time.Since(st.Started).Round(time.Second))
 	} else {
 		store, err := openStore(cfg)
 		if err != nil {
@@ -56,6 +56,14 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "reef status: %v\n", err)
 			return 1
 		}
+	}
+	if *asJSON {
+		printJSON(stdout, st)
+		return 0
+	}
+	if st.PID != 0 {
+		fmt.Fprintf(stdout, "reef %s running (pid %d) for %s\n", st.Version, st.PID, time.Since(st.Started).Round(time.Second))
+	} else {
 		fmt.Fprintln(stdout, "reef is not running")
 	}
 	fmt.Fprint(stdout, sessionsLine(st))
@@ -83,6 +91,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}
 	printPairings(stdout, st.Pairing)
+	printOwners(stdout, cfg)
 	return 0
 }
 
@@ -121,11 +130,12 @@ func orDash(s string) string {
 // runPairing lists, approves or denies pairing requests.
 func runPairing(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("pairing", stderr)
-	if flags.Parse(args) != nil {
+	asJSON := flags.Bool("json", false, "print JSON")
+	rest, err := parseInterspersed(flags, args)
+	if err != nil {
 		return 2
 	}
-	rest := flags.Args()
-	usage := "usage: reef pairing list | reef pairing approve <channel> <code> | reef pairing deny <channel> <code>"
+	usage := "usage: reef pairing list | reef pairing approve <channel> <code> | reef pairing deny <channel> <code>  (-json: print JSON)"
 	if len(rest) == 0 || (rest[0] != "list" && len(rest) != 3) {
 		fmt.Fprintln(stderr, usage)
 		return 2
@@ -158,6 +168,10 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 			}
 			ps = st.Pairing
 		}
+		if *asJSON {
+			printJSON(stdout, append([]access.Pairing{}, ps...))
+			return 0
+		}
 		printPairings(stdout, ps)
 		return 0
 	}
@@ -167,7 +181,6 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var p access.Pairing
-	var err error
 	if control != nil {
 		p, err = control.pairing(action, channel, code)
 	} else {
@@ -186,6 +199,10 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "reef pairing: %s\n", strings.TrimSpace(err.Error()))
 		return 1
+	}
+	if *asJSON {
+		printJSON(stdout, p)
+		return 0
 	}
 	verb := "approved"
 	if action == "deny" {

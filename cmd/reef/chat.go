@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	xterm "golang.org/x/term"
 
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/terminal"
@@ -16,9 +17,10 @@ import (
 	"github.com/reefgw/reef/sessionkey"
 )
 
-// runChat talks to the default agent in this terminal. Interactive: Ctrl-C stops the current
-// run, a second Ctrl-C (or Ctrl-D) exits. Piped: one message per line, each reply printed to
-// stdout, exit 0 at the end of input.
+// runChat talks to the default agent in this terminal. Interactive: lines are read while a
+// run goes (commands are answered at once, other text is queued), Ctrl-C stops the current
+// run, Ctrl-C twice (or Ctrl-D) exits. Piped: one message per line, each reply printed to
+// stdout; exit 0 at the end of input, or 1 when a run failed (the reason on stderr).
 func runChat(args []string, stderr io.Writer) int {
 	cfg, log, closeLog, code := startCommand("chat", args, true, stderr)
 	if code != 0 {
@@ -29,11 +31,21 @@ func runChat(args []string, stderr io.Writer) int {
 	interactive := isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stdout.Fd())
 	ag := cfg.Agents[0]
 	// The terminal prints the greeting itself, so that it comes before the first prompt.
-	greeting := fmt.Sprintf("reef %s — agent %q on %s. Workspace: %s\nCtrl-C stops a run; Ctrl-C twice or Ctrl-D exits.\n",
+	greeting := fmt.Sprintf("reef %s — agent %q on %s. Workspace: %s\n"+
+		"Ctrl-C stops a run; Ctrl-C twice or Ctrl-D exits. /help lists the commands.\n",
 		version, ag.ID, ag.Model, ag.Workspace)
 	gate := make(chan struct{})
-	term := terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout, Info: os.Stderr,
-		Interactive: interactive, UserName: os.Getenv("USER"), Greeting: greeting, Gate: gate})
+	tcfg := terminal.Config{In: os.Stdin, Out: os.Stdout, Info: os.Stderr, Interactive: interactive,
+		UserName: os.Getenv("USER"), Greeting: greeting, Gate: gate, Color: interactive && colorOK()}
+	if interactive {
+		if restore, err := lineMode(int(os.Stdin.Fd())); err == nil {
+			defer restore()
+			tcfg.LineEditor = true
+		} else {
+			log.Debug().Err(err).Msg("terminal: no line editor")
+		}
+	}
+	term := terminal.New(tcfg)
 	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}}, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
@@ -46,6 +58,12 @@ func runChat(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	winch := make(chan os.Signal, 1)
+	if tcfg.LineEditor {
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
+		winch <- syscall.SIGWINCH // the size now
+	}
 	runLimit := time.Duration(ag.Limits.TurnTimeoutSeconds)*time.Second + 30*time.Second
 	// Lines an earlier run accepted but did not answer are answered first, on their own, so
 	// that each new line gets its own reply; then the terminal starts reading.
@@ -60,19 +78,37 @@ func runChat(args []string, stderr io.Writer) int {
 			if !rt.settle(key, runLimit, 2*time.Second, sigs) {
 				log.Warn().Msg("exiting before every message was answered and its reply marked sent; reef finishes them on its next start")
 			}
+			if term.Failed() && !interactive {
+				return 1
+			}
 			return 0
+		case <-winch:
+			if w, h, err := xterm.GetSize(int(os.Stdout.Fd())); err == nil {
+				term.SetWidth(w, h)
+			}
 		case sig := <-sigs:
 			if sig == syscall.SIGTERM || !interactive {
+				term.Leave()
 				return 0
 			}
-			if term.Busy() && time.Since(lastInt) > 2*time.Second {
-				lastInt = time.Now()
+			again := time.Since(lastInt) <= 2*time.Second
+			lastInt = time.Now()
+			switch {
+			case again:
+				term.Leave()
+				return 0
+			case term.Busy():
 				rt.Cancel(key)
-				fmt.Fprintln(stderr, "\n(stopping the run — press Ctrl-C again to exit)")
-				continue
+				term.Notice("(stopping the run — press Ctrl-C again to exit)")
+			default:
+				term.Notice("(press Ctrl-C again to exit, or Ctrl-D)")
 			}
-			fmt.Fprintln(stderr)
-			return 0
 		}
 	}
+}
+
+// colorOK reports whether the terminal may be coloured: not when NO_COLOR is set
+// (https://no-color.org) or the terminal is dumb.
+func colorOK() bool {
+	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && os.Getenv("TERM") != ""
 }

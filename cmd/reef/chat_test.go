@@ -168,20 +168,21 @@ func TestChatWithoutProviderExplainsWhatToSet(t *testing.T) {
 }
 
 func TestChatShowsAFailedRunAndGoesOn(t *testing.T) {
-	// The key is rejected for the first line; the second line is answered.
+	// The key is rejected for the first line; the second line is answered. The script is
+	// told through the exit status and stderr that a run failed.
 	srv := newFake(t, fake.Reply{Status: 401}, fake.Reply{Text: "back again"})
 	home := newHome(t)
 	res := reef(t, withFake(home, srv), "one\ntwo\n", "chat")
-	if res.code != 0 {
-		t.Fatalf("exit code %d; stderr:\n%s", res.code, res.stderr)
+	if res.code != 1 {
+		t.Fatalf("exit code %d, want 1; stderr:\n%s", res.code, res.stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "rejected") || lines[1] != "back again" {
 		t.Errorf("stdout = %q, want a short failure notice, then the second reply", res.stdout)
 	}
-	// The detail goes to the log file, not to the conversation's terminal.
-	if res.stderr != "" {
-		t.Errorf("stderr = %q, want nothing", res.stderr)
+	// Why it failed goes to stderr in one line, the detail to the log file.
+	if want := "reef: the run failed: providers: failover (tried openai/test-model): openai: provider rejected the key: Incorrect API key provided: [redacted].\n"; res.stderr != want {
+		t.Errorf("stderr = %q, want %q", res.stderr, want)
 	}
 	if log, err := os.ReadFile(filepath.Join(home, "logs", "reef.log")); err != nil || !strings.Contains(string(log), "run failed") {
 		t.Errorf("log file (%v) does not record the failed run:\n%s", err, log)

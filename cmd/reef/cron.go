@@ -18,19 +18,21 @@ import (
 )
 
 const cronUsage = `usage:
-  reef cron list
+  reef cron list [-json]
   reef cron add -name NAME (-cron "10 18 * * *" [-tz Asia/Shanghai] | -every 1h | -at 2026-03-08T09:00 [-tz ZONE])
                 -text TEXT [-isolated] [-deliver announce|none|CHANNEL:CHAT]
   reef cron rm|run|runs|enable|disable ID
+-json (anywhere) prints the answer as JSON instead of text.
 Through the running gateway when one runs, else on the database (run needs a running gateway).`
 
 // runCron lists and changes scheduled jobs.
 func runCron(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("cron", stderr)
+	asJSON := flags.Bool("json", false, "print JSON")
 	if flags.Parse(args) != nil {
 		return 2
 	}
-	rest := flags.Args()
+	rest, jsonLater := takeJSONFlag(flags.Args())
 	if len(rest) == 0 {
 		fmt.Fprintln(stderr, cronUsage)
 		return 2
@@ -49,8 +51,31 @@ func runCron(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef cron %s: %v\n", rest[0], err)
 		return 1
 	}
+	if *asJSON || jsonLater {
+		fmt.Fprintf(stdout, "%s\n", out)
+		return 0
+	}
 	return printCron(stdout, stderr, rest[0], out)
 }
+
+// takeJSONFlag removes -json from the arguments after the cron verb ("reef cron rm ID -json"),
+// except where it is the value of one of add's flags (-text -json).
+func takeJSONFlag(args []string) ([]string, bool) {
+	var out []string
+	found := false
+	for i, a := range args {
+		valueOf := i > 0 && cronValueFlag[strings.TrimLeft(args[i-1], "-")] && !strings.Contains(args[i-1], "=")
+		if (a == "-json" || a == "--json") && !valueOf {
+			found = true
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, found
+}
+
+// cronValueFlag names the flags of `reef cron add` that take a value.
+var cronValueFlag = map[string]bool{"name": true, "cron": true, "tz": true, "every": true, "at": true, "text": true, "deliver": true}
 
 // cronArgs turns the command line into a cron tool action and its JSON arguments.
 func cronArgs(rest []string) (string, []byte, error) {

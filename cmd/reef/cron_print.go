@@ -41,6 +41,20 @@ func printCron(stdout, stderr io.Writer, verb string, out json.RawMessage) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "%s %s: %s, next run %s\n", verbDone(verb), j.ID, j.Schedule.Describe(), nextRun(j))
+	case "rm":
+		var r struct{ Removed string }
+		if err := json.Unmarshal(out, &r); err != nil {
+			fmt.Fprintf(stderr, "reef cron: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "removed %s\n", r.Removed)
+	case "run":
+		var r struct{ ID string }
+		if err := json.Unmarshal(out, &r); err != nil {
+			fmt.Fprintf(stderr, "reef cron: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "started %s: it runs now (`reef cron runs %s` shows how it went)\n", r.ID, r.ID)
 	default:
 		fmt.Fprintf(stdout, "%s\n", out)
 	}

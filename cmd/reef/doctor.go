@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 			d.fail("configuration", "no LLM provider", configs.NoProviderHelp())
 		}
 		for _, p := range otherProblems(err) {
-			d.fail("configuration", p.Error(), "edit the file and run `reef doctor` again")
+			d.fail("configuration", p.Error(), "edit the file (or the environment: REEF_MODEL, OPENAI_API_KEY...) and run `reef doctor` again")
 		}
 		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", d.problems)
 		return 1
@@ -53,12 +54,42 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		d.checkWorkspace(a)
 	}
 	d.checkProviders(cfg)
+	channels := d.checkChannels(cfg, path)
 	if d.problems > 0 {
 		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", d.problems)
 		return 1
 	}
+	if !channels {
+		fmt.Fprintln(stdout, "\nAll good. `reef chat` is ready; `reef gateway` has no channel to serve yet (see above).")
+		return 0
+	}
 	fmt.Fprintln(stdout, "\nAll good.")
 	return 0
+}
+
+// checkChannels lists the channels reef gateway would serve; with none it says how to add
+// one. That is no problem for reef chat, so it is a note, not a failure.
+func (d *doctor) checkChannels(cfg *configs.Config, path string) bool {
+	names := configuredChannels(cfg)
+	if t := cfg.Channels.Terminal; t != nil && t.Enabled {
+		names = append(names, "terminal")
+	}
+	if len(names) > 0 {
+		d.ok("channels", strings.Join(names, ", "))
+		return true
+	}
+	file := path
+	if strings.HasPrefix(path, "(") {
+		file = configs.DefaultPath(os.Getenv) + " (create it)"
+	}
+	fmt.Fprintf(d.out, "! channels: none configured: `reef chat` works, but `reef gateway` has nobody to talk to\n"+
+		"    fix: add a channel under `channels:` in %s, e.g.\n"+
+		"           channels:\n"+
+		"             telegram:\n"+
+		"               botToken: ${TELEGRAM_BOT_TOKEN}\n"+
+		"         (or just set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET);\n"+
+		"         every channel's keys are in configs/reef.example.yaml\n", file)
+	return false
 }
 
 type doctor struct {
@@ -117,13 +148,18 @@ func (d *doctor) checkWorkspace(a configs.AgentConfig) {
 	}
 }
 
-// checkProviders pings every provider an agent uses (declared but unused ones are skipped).
+// checkProviders pings every provider an agent uses (declared but unused ones are skipped),
+// and checks that it offers the models the agents name, when it can list them.
 func (d *doctor) checkProviders(cfg *configs.Config) {
 	used := map[string]bool{}
+	models := map[string][]string{} // provider → the models agents name on it
 	for _, a := range cfg.Agents {
 		for _, ref := range append([]string{a.Model}, a.Fallbacks...) {
-			if prov, _, err := configs.SplitModel(ref); err == nil {
+			if prov, model, err := configs.SplitModel(ref); err == nil {
 				used[prov] = true
+				if !slices.Contains(models[prov], model) {
+					models[prov] = append(models[prov], model)
+				}
 			}
 		}
 	}
@@ -156,7 +192,38 @@ func (d *doctor) checkProviders(cfg *configs.Config) {
 			d.fail("provider "+name, err.Error(), "check providers."+name+".baseUrl"+envNote(name, "BASE_URL")+" and that the server is running")
 		default:
 			d.ok("provider "+name, "reachable"+baseURLNote(pc))
+			d.checkModels(p, name, models[name])
 		}
+	}
+}
+
+// checkModels reports each model the provider does not list, with what it offers.
+func (d *doctor) checkModels(p providers.Provider, name string, models []string) {
+	lister, ok := p.(providers.ModelLister)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	offered, err := lister.Models(ctx)
+	cancel()
+	if err != nil || len(offered) == 0 { // some compatible servers list nothing: no verdict
+		return
+	}
+	sort.Strings(offered)
+	for _, m := range models {
+		if slices.Contains(offered, m) {
+			d.ok("model "+name+"/"+m, "offered")
+			continue
+		}
+		fix := "use one it offers: " + strings.Join(offered[:min(len(offered), 12)], ", ")
+		if len(offered) > 12 {
+			fix += fmt.Sprintf(" and %d more", len(offered)-12)
+		}
+		if like := configs.Suggest(m, offered); like != "" {
+			fix = fmt.Sprintf("did you mean %s/%s? ", name, like) + fix
+		}
+		fix += "\nset it as the agent's model in reef.yaml (or REEF_MODEL); in a chat, /model switches"
+		d.fail("model "+name+"/"+m, "not found: "+name+" does not offer it", fix)
 	}
 }
 

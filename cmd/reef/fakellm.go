@@ -20,25 +20,32 @@ import (
 
 // runFakeLLM serves a scripted OpenAI-compatible model on loopback, so reef can be tried (and
 // benchmarked) with no API key and no network. It echoes what it is told, and shows tool use:
-// "ls" makes it list the workspace, "write NAME TEXT" makes it write a file.
+// "ls" makes it list the workspace, "write NAME TEXT" makes it write a file, "exec CMD" runs
+// a command.
 func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("fake-llm", flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	addr := flags.String("addr", "127.0.0.1:8089", "address to listen on")
+	addr := flags.String("addr", defaultFakeAddr, "address to listen on (:0 or 127.0.0.1:0 for any free port)")
 	if flags.Parse(args) != nil {
 		return 2
 	}
 	ln, err := net.Listen("tcp", *addr)
+	if err != nil && !setOnCommandLine(flags, "addr") { // the default port is taken: any free one will do
+		fmt.Fprintf(stderr, "reef fake-llm: %s is taken; using a free port instead\n", defaultFakeAddr)
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "reef fake-llm: %v\n", err)
 		return 1
 	}
 	script := fake.NewScript()
 	script.KeepRequests = 1
+	script.Models = []string{"fake"} // what the line to paste names (it answers any model)
 	script.Respond = fakeReply
 	stop := make(chan struct{})
 	srv := &http.Server{Handler: openaitest.Handler(script, stop)}
-	fmt.Fprintf(stdout, "fake LLM on http://%s/v1 — try:\n  OPENAI_BASE_URL=http://%s/v1 REEF_MODEL=openai/fake go run ./cmd/reef chat\n", ln.Addr(), ln.Addr())
+	url := "http://" + dialAddr(ln.Addr()) + "/v1"
+	fmt.Fprintf(stdout, "fake LLM on %s — in another terminal, paste:\n\n  OPENAI_BASE_URL=%s REEF_MODEL=openai/fake reef chat\n\n", url, url)
 	go func() {
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -53,6 +60,26 @@ func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// setOnCommandLine reports whether the command line set the flag name.
+func setOnCommandLine(flags *flag.FlagSet, name string) bool {
+	set := false
+	flags.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// defaultFakeAddr is where reef fake-llm listens unless told otherwise.
+const defaultFakeAddr = "127.0.0.1:8089"
+
+// dialAddr is addr as a client dials it: a listener on every address (":0") is reached
+// on 127.0.0.1.
+func dialAddr(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return addr.String()
+	}
+	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+}
+
 // fakeReply answers the newest user message, or reports on the tool results it asked for.
 func fakeReply(r fake.Request) fake.Reply {
 	last := r.Messages[len(r.Messages)-1]
@@ -63,11 +90,14 @@ func fakeReply(r fake.Request) fake.Reply {
 	switch fields := strings.Fields(text); {
 	case len(fields) == 1 && fields[0] == "ls":
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "ls", Arguments: `{"path":"."}`}}}
+	case len(fields) >= 2 && fields[0] == "exec":
+		args, _ := json.Marshal(map[string]string{"command": strings.Join(fields[1:], " ")})
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "exec", Arguments: string(args)}}}
 	case len(fields) >= 3 && fields[0] == "write":
 		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}
 	}
-	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\" or \"write notes.txt hello\" to see tools work.",
+	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\", \"write notes.txt hello\" or \"exec sleep 5\" to see tools work.",
 		text, countUser(r.Messages))}
 }
 

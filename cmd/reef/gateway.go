@@ -37,6 +37,9 @@ func runGateway(args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	if cfg.Log.File != "" { // nothing more comes here: say where to look
+		fmt.Fprintf(stderr, "reef gateway: logging to %s (log.file)\n", cfg.Log.File)
+	}
 	if *pprofAddr != "" {
 		stopPprof, err := servePprof(*pprofAddr)
 		if err != nil {
@@ -71,7 +74,10 @@ func runGateway(args []string, stderr io.Writer) int {
 		defer stopControl()
 	}
 	if len(chans) == 0 {
-		log.Warn().Msg("no channels configured: reef will run but nobody can talk to it (see channels in configs/reef.example.yaml)")
+		log.Warn().Msg(noChannels)
+		if cfg.Log.File != "" { // the warning went to the file: the person starting reef must see it
+			fmt.Fprintf(stderr, "reef gateway: %s\n", noChannels)
+		}
 	}
 	log.Info().Dur("startup", time.Since(processStart)).Int("channels", len(chans)).
 		Str("dataDir", cfg.DataDir).Msg("reef gateway ready")
@@ -87,6 +93,11 @@ func runGateway(args []string, stderr io.Writer) int {
 	log.Info().Msg("stopped")
 	return 0
 }
+
+// noChannels is the gateway's warning when it has no channel to serve.
+const noChannels = "no channels configured, so nobody can talk to reef. Add one under `channels:` in the config " +
+	"(or set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or FEISHU_APP_ID and FEISHU_APP_SECRET); `reef doctor` shows how. " +
+	"To talk to reef in this terminal, run `reef chat` instead."
 
 // A burst, for the heap: burstRate messages within a second arm huge pages in a reserve of
 // heapReserve bytes of heap address space, until burstHold after the last such second (see

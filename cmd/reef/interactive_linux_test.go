@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
 )
 
@@ -82,16 +83,16 @@ func startInteractive(t *testing.T, e env) *interactive {
 		cmd.Process.Kill()
 		<-c.exited
 	})
-	c.waitFor("stderr", c.stderr, "Ctrl-C stops a run")
+	c.waitFor("tty", c.tty, "Ctrl-C stops a run")
 	return c
 }
 
-// waitFor waits until buf holds want (line ends as the terminal writes them, \r\n, are
-// compared as \n).
+// waitFor waits until buf holds want (carriage returns, which the terminal writes before
+// each line end, are left out).
 func (c *interactive) waitFor(name string, buf *syncBuffer, want string) {
 	c.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(strings.ReplaceAll(buf.String(), "\r\n", "\n"), want) {
+	for !strings.Contains(strings.ReplaceAll(buf.String(), "\r", ""), want) {
 		select {
 		case <-c.exited:
 			c.t.Fatalf("reef chat exited (%v) before %s showed %q:\ntty: %q\nstderr: %q", c.err, name, want, c.tty, c.stderr)
@@ -132,16 +133,21 @@ func TestInteractiveChatCtrlCStopsTheRunThenExits(t *testing.T) {
 	// Ctrl-C during a run stops the run, not reef.
 	c.running()
 	c.signal(syscall.SIGINT)
-	c.waitFor("stderr", c.stderr, "(stopping the run — press Ctrl-C again to exit)")
+	c.waitFor("tty", c.tty, "(stopping the run — press Ctrl-C again to exit)")
 	c.waitFor("tty", c.tty, "\nStopped.\n")
 
 	c.master.WriteString("and now?\n")
 	c.waitFor("tty", c.tty, "\nthe second answer\n")
 
-	// Ctrl-C with no run going exits at once, cleanly.
+	// Ctrl-C with no run going asks for a second one, as the greeting says ...
+	time.Sleep(2100 * time.Millisecond) // out of the first Ctrl-C's two seconds
+	c.signal(syscall.SIGINT)
+	c.waitFor("tty", c.tty, "(press Ctrl-C again to exit, or Ctrl-D)")
+	c.running()
+	// ... and exits cleanly on it.
 	c.signal(syscall.SIGINT)
 	if err := c.exit(5 * time.Second); err != nil {
-		t.Errorf("reef chat after Ctrl-C: %v; stderr: %q", err, c.stderr)
+		t.Errorf("reef chat after Ctrl-C twice: %v; stderr: %q", err, c.stderr)
 	}
 	checkDatabase(t, home)
 	noCanary(t, home, srv, c.tty.String(), c.stderr.String())
@@ -157,8 +163,63 @@ func TestInteractiveChatCtrlDExits(t *testing.T) {
 	if err := c.exit(5 * time.Second); err != nil {
 		t.Errorf("reef chat after Ctrl-D: %v; stderr: %q", err, c.stderr)
 	}
-	if got := c.stderr.String(); !strings.Contains(got, `agent "main" on openai/test-model`) {
-		t.Errorf("no greeting on stderr: %q", got)
+	if got := c.tty.String(); !strings.Contains(got, `agent "main" on openai/test-model`) {
+		t.Errorf("no greeting on the terminal: %q", got)
+	}
+	// The shell's prompt gets a line of its own: reef's prompt is erased, not left behind.
+	if got := c.tty.String(); !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("the terminal does not end with reef's prompt erased: %q", got[max(0, len(got)-40):])
+	}
+}
+
+// TestInteractiveChatAnswersCommandsDuringARun: the terminal reads while a run goes, so
+// /status is answered while a tool runs (and names it), other text is queued with a note,
+// and stop stops the run.
+func TestInteractiveChatAnswersCommandsDuringARun(t *testing.T) {
+	srv := newFake(t,
+		fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "exec", Arguments: `{"command":"sleep 30"}`}}},
+		fake.Reply{Text: "after the stop"})
+	home := newHome(t)
+	c := startInteractive(t, withFake(home, srv))
+	c.master.WriteString("sleep a while\n")
+	c.waitFor("tty", c.tty, "· exec sleep 30")
+
+	asked := time.Now()
+	c.master.WriteString("/status\n")
+	c.waitFor("tty", c.tty, "Now: running exec sleep 30")
+	t.Logf("/status answered %v after it was typed", time.Since(asked))
+
+	c.master.WriteString("and then?\n")
+	c.waitFor("tty", c.tty, "↳ noted: the running agent reads this at its next step")
+
+	c.master.WriteString("stop\n")
+	c.waitFor("tty", c.tty, "\nStopped.\n")
+	if got := c.tty.String(); strings.Contains(got, "after the stop") {
+		t.Errorf("the stopped run went on to the model's next reply: %q", got)
+	}
+	c.master.WriteString("\x04")
+	if err := c.exit(5 * time.Second); err != nil {
+		t.Errorf("reef chat after Ctrl-D: %v; stderr: %q", err, c.stderr)
+	}
+	checkDatabase(t, home)
+}
+
+// TestInteractiveChatCtrlLClearsTheScreen: Ctrl-L clears the screen and redraws the line
+// being typed, instead of echoing ^L.
+func TestInteractiveChatCtrlLClearsTheScreen(t *testing.T) {
+	srv := newFake(t, fake.Reply{Text: "cleared and answered"})
+	c := startInteractive(t, withFake(newHome(t), srv))
+	c.waitFor("tty", c.tty, "› ")
+	c.master.WriteString("half a li")
+	c.master.WriteString("\x0c")
+	c.waitFor("tty", c.tty, "\x1b[2J\x1b[H")
+	c.master.WriteString("ne\n")
+	c.waitFor("tty", c.tty, "\ncleared and answered\n")
+	if got := c.tty.String(); strings.Contains(got, "^L") {
+		t.Errorf("Ctrl-L echoed as ^L: %q", got)
+	}
+	if got := srv.Script().Requests(); len(got) != 1 || !strings.Contains(lastUser(got[0]), "half a line") {
+		t.Errorf("the model was not asked %q: %+v", "half a line", got)
 	}
 }
 

@@ -38,12 +38,13 @@ Usage:
                                 run every configured channel until Ctrl-C / SIGTERM
   reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
-  reef status  [-config FILE]   channels, sessions and pending pairing requests (live while reef runs)
+  reef status  [-config FILE] [-json]
+                                channels, sessions and pending pairing requests (live while reef runs)
   reef sessions list | show <key> | export <key> [-format jsonl|md] [-o FILE]
                                 conversations: who, tokens, last update; one transcript; a full export
-  reef pairing list | approve <channel> <code> | deny <channel> <code>
+  reef pairing list | approve <channel> <code> | deny <channel> <code> [-json]
                                 decide who may talk to your bots
-  reef cron list | add ... | rm|run|runs|enable|disable <id>
+  reef cron list | add ... | rm|run|runs|enable|disable <id> [-json]
                                 scheduled jobs (next runs shown in each job's time zone)
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)

@@ -95,7 +95,9 @@ func reef(t *testing.T, e env, stdin string, args ...string) result {
 // newFake starts a fake OpenAI server playing replies; it is closed when the test ends.
 func newFake(t *testing.T, replies ...fake.Reply) *openaitest.Server {
 	t.Helper()
-	srv := openaitest.NewServer(fake.NewScript(replies...))
+	script := fake.NewScript(replies...)
+	script.Models = []string{"test-model"} // what withFake names
+	srv := openaitest.NewServer(script)
 	t.Cleanup(srv.Close)
 	return srv
 }

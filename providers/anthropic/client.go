@@ -54,8 +54,9 @@ type Client struct {
 }
 
 var (
-	_ providers.Provider = (*Client)(nil)
-	_ providers.Pinger   = (*Client)(nil)
+	_ providers.Provider    = (*Client)(nil)
+	_ providers.Pinger      = (*Client)(nil)
+	_ providers.ModelLister = (*Client)(nil)
 )
 
 // New returns a client. It starts nothing and does no network I/O.
@@ -109,7 +110,7 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	}
 	resp, cancel, err := c.open(ctx, "/v1/messages", body)
 	if err != nil {
-		return nil, err
+		return nil, providers.CheckModel(ctx, err, c.name, req.Model, c.Models)
 	}
 	return newStream(ctx, cancel, c, sse.NewReader(resp.Body, c.idle)), nil
 }
@@ -123,12 +124,30 @@ func (c *Client) open(ctx context.Context, path string, body reqbody.Body) (*htt
 
 // Ping lists models: it checks that the endpoint answers and accepts the key.
 func (c *Client) Ping(ctx context.Context) error {
-	resp, err := c.do(ctx, http.MethodGet, "/v1/models", nil)
+	_, err := c.Models(ctx)
+	return err
+}
+
+// Models lists the ids of the models the key may use (GET /v1/models, the first 1000).
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	resp, err := c.do(ctx, http.MethodGet, "/v1/models?limit=1000", nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return resp.Body.Close()
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
+		return nil, fmt.Errorf("%s: list models: %w", c.name, err)
+	}
+	ids := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
 }
 
 // do sends a request and returns a 2xx response, or the classified error.

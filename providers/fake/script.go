@@ -51,6 +51,8 @@ type Script struct {
 	// KeepRequests, when > 0, bounds the record to about the last KeepRequests requests
 	// (long benchmarks); 0 keeps every request.
 	KeepRequests int
+	// Models, when set, is what the OpenAI fake's GET /v1/models lists (default: fake-model).
+	Models []string
 }
 
 // NewScript returns a script that plays replies in order.

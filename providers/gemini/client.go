@@ -12,6 +12,7 @@ package gemini
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -53,8 +54,9 @@ type Client struct {
 }
 
 var (
-	_ providers.Provider = (*Client)(nil)
-	_ providers.Pinger   = (*Client)(nil)
+	_ providers.Provider    = (*Client)(nil)
+	_ providers.Pinger      = (*Client)(nil)
+	_ providers.ModelLister = (*Client)(nil)
 )
 
 // New returns a client. It starts nothing and does no network I/O.
@@ -106,7 +108,7 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	path := "/v1beta/models/" + url.PathEscape(model) + ":streamGenerateContent?alt=sse"
 	resp, cancel, err := c.open(ctx, path, body)
 	if err != nil {
-		return nil, err
+		return nil, providers.CheckModel(ctx, err, c.name, model, c.Models)
 	}
 	return newStream(ctx, cancel, c, sse.NewReader(resp.Body, c.idle)), nil
 }
@@ -120,12 +122,31 @@ func (c *Client) open(ctx context.Context, path string, body reqbody.Body) (*htt
 
 // Ping lists models: it checks that the endpoint answers and accepts the key.
 func (c *Client) Ping(ctx context.Context) error {
-	resp, err := c.do(ctx, http.MethodGet, "/v1beta/models", nil)
+	_, err := c.Models(ctx)
+	return err
+}
+
+// Models lists the models the key may use (GET /v1beta/models, the first 1000), without
+// the "models/" prefix.
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	resp, err := c.do(ctx, http.MethodGet, "/v1beta/models?pageSize=1000", nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return resp.Body.Close()
+	defer resp.Body.Close()
+	var list struct {
+		Models []struct {
+			Name string `json:"name"`
+		} `json:"models"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
+		return nil, fmt.Errorf("%s: list models: %w", c.name, err)
+	}
+	names := make([]string, 0, len(list.Models))
+	for _, m := range list.Models {
+		names = append(names, strings.TrimPrefix(m.Name, "models/"))
+	}
+	return names, nil
 }
 
 // do sends a request and returns a 2xx response, or the classified error.

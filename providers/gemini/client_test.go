@@ -277,7 +277,7 @@ func TestKeyInHeaderNeverInURL(t *testing.T) {
 		t.Error("request body contains the API key")
 	}
 	uris := srv.RequestURIs()
-	want := []string{"/v1beta/models/gemini-fake:streamGenerateContent?alt=sse", "/v1beta/models"}
+	want := []string{"/v1beta/models/gemini-fake:streamGenerateContent?alt=sse", "/v1beta/models?pageSize=1000"}
 	if diff := cmp.Diff(want, uris); diff != "" {
 		t.Errorf("request URIs (-want +got):\n%s", diff)
 	}

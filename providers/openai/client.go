@@ -40,8 +40,9 @@ type Client struct {
 }
 
 var (
-	_ providers.Provider = (*Client)(nil)
-	_ providers.Pinger   = (*Client)(nil)
+	_ providers.Provider    = (*Client)(nil)
+	_ providers.Pinger      = (*Client)(nil)
+	_ providers.ModelLister = (*Client)(nil)
 )
 
 // New returns a client. It starts nothing and makes no request.
@@ -103,7 +104,7 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	}
 	if resp.StatusCode/100 != 2 {
 		defer cancel()
-		return nil, c.statusError(resp)
+		return nil, providers.CheckModel(ctx, c.statusError(resp), c.cfg.Name, req.Model, c.Models)
 	}
 	return &stream{
 		name:   c.cfg.Name,
@@ -115,21 +116,38 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 
 // Ping lists the models: it checks the endpoint is reachable and the key accepted.
 func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.Models(ctx)
+	return err
+}
+
+// Models lists the ids of the models the server offers (GET /models).
+func (c *Client) Models(ctx context.Context) ([]string, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/models", nil)
 	if err != nil {
-		return fmt.Errorf("%s: ping: %w", c.cfg.Name, err)
+		return nil, fmt.Errorf("%s: list models: %w", c.cfg.Name, err)
 	}
 	c.setHeaders(hreq)
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return c.transportError(ctx, fmt.Errorf("ping: %w", err))
+		return nil, c.transportError(ctx, fmt.Errorf("list models: %w", err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return c.statusError(resp)
+		return nil, c.statusError(resp)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return nil
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
+		return nil, fmt.Errorf("%s: list models: %w", c.cfg.Name, err)
+	}
+	ids := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
 }
 
 func (c *Client) setHeaders(r *http.Request) {

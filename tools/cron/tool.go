@@ -40,7 +40,7 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		return tools.Result{}, fmt.Errorf("unknown action %q; use one of status, list, get, add, update, remove, run, runs", args.Action)
 	}
 	if !call.Env.Owner {
-		return tools.Result{}, errors.New("cron is owner-only: only the owner's own chats may schedule jobs")
+		return tools.Result{}, errors.New(tools.OwnerOnly("cron", call.Env))
 	}
 	if call.Env.Runtime == nil {
 		return tools.Result{}, errors.New("cron is not available here (no scheduler is running)")

@@ -65,10 +65,15 @@ func (s *Server) Close() {
 }
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list",
-		"data":   []map[string]any{{"id": "fake-model", "object": "model", "owned_by": "reef"}},
-	})
+	ids := s.script.Models
+	if len(ids) == 0 {
+		ids = []string{"fake-model"}
+	}
+	data := make([]map[string]any, 0, len(ids))
+	for _, id := range ids {
+		data = append(data, map[string]any{"id": id, "object": "model", "owned_by": "reef"})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
@@ -141,6 +146,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request, reply fake.Reply
 		typ, code, msg = "invalid_request_error", "invalid_api_key", "Incorrect API key provided: "+key+"."
 	case http.StatusBadRequest:
 		typ, msg = "invalid_request_error", "Invalid request."
+	case http.StatusNotFound: // what OpenAI answers for a model it does not offer
+		typ, code, msg = "invalid_request_error", "model_not_found", "The model does not exist or you do not have access to it."
 	}
 	writeError(w, reply.Status, typ, code, msg)
 }

@@ -164,7 +164,7 @@ func BenchmarkPIDSet(b *testing.B) {
 }
 
 // TestPIDSet_RemoveReleasesSlots: no removed PID stays in the backing array past the
-// length, where it would keep its cached process reachable (reef patch 5).
+// length, where it would keep its cached process reachable (reef patch 5 in README.md).
 func TestPIDSet_RemoveReleasesSlots(t *testing.T) {
 	tests := []struct {
 		name   string
