@@ -20,8 +20,6 @@
 //	Gateway                        Start                      Runtime.Stop (shutdown message)
 //	Storage                        Gateway.Started            Gateway, after every other child stopped; drains first
 //	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
-//	release ticker goroutine       Storage.Started            Storage.Stopping
-//	release goroutine (madvise)    Storage, every minute      the release returns; Stopping waits
 //	Connector                      Gateway.Started            Gateway shutdown; restarted on panic
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s

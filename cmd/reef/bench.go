@@ -13,20 +13,17 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"slices"
 	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
-
-	"github.com/reefgw/reef/internal/procmem"
 )
 
 const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
 
 Usage:
   reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10 [-at-once]] [-llm-latency 0s]
-             [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m] [-release-after 5s] [-pprof ADDR] [-cpuprofile FILE] [-json]
+             [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m] [-pprof ADDR] [-cpuprofile FILE] [-json]
   reef bench -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
   reef bench crash [-messages 300 -chats 100 -kills 20]
   reef bench soak  [-duration 30m -rate 50]
@@ -89,22 +86,11 @@ type benchOpts struct {
 	progress   io.Writer
 	tty        bool
 	gatewayArg []string
-	// idle: the window sampled, and -release-after of the gateway
-	idleFor, releaseAfter time.Duration
+	// idle: the window sampled
+	idleFor time.Duration
 }
 
-// benchHeap is the heap reserve of reef bench's own process, where the fakes run: a burst
-// grows their heap by tens of megabytes too, and under load it grows in huge pages (see
-// procmem.Burst; a load generator need not stay small). Not in the idle scenario: there the
-// fakes' first touches of 2 MiB pages would slow their first answers, and the gateway's
-// start-up is measured by them.
-var benchHeap *procmem.HeapReserve
-
 func runBench(args []string, stdout, stderr io.Writer) int {
-	benchHeap = procmem.ReserveHeap(512 << 20)
-	benchHeap.Collect()
-	benchHeap.Wait() // before any gateway starts
-	benchHeap.SetHuge(len(args) > 0 && (args[0] == "crash" || args[0] == "soak"))
 	if len(args) > 0 {
 		switch args[0] {
 		case "crash":
@@ -129,9 +115,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
 	flags.DurationVar(&o.idleFor, "idle-for", 3*time.Minute,
-		"idle: how long to sample RSS, every second, once the channels are connected (and start-up's memory released)")
-	flags.DurationVar(&o.releaseAfter, "release-after", defaultReleaseAfter,
-		"idle: the gateway's -release-after (0: it keeps start-up's memory); the idle window starts after the release")
+		"idle: how long to sample memory, every second, once the channels are connected")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
 	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of this process (the fakes) to this file")
 	if flags.Parse(args) != nil {
@@ -155,8 +139,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef bench: -queue %q: want steer, followup, collect or interrupt\n", o.queueMode)
 		return 2
 	}
-	if o.idleFor <= 0 || o.releaseAfter < 0 {
-		fmt.Fprintln(stderr, "reef bench: -idle-for must be positive and -release-after not negative")
+	if o.idleFor <= 0 {
+		fmt.Fprintln(stderr, "reef bench: -idle-for must be positive")
 		return 2
 	}
 	if o.pprofAddr != "" {
@@ -214,11 +198,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 
 // runScenario runs one scenario on its own rig and gateway process.
 func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, error) {
-	benchHeap.SetHuge(name != "idle")
 	res := benchResult{Scenario: name, Floor: o.floor, LLMLatencyMs: ms(o.latency)}
 	limit := o.timeout
 	if name == "idle" {
-		limit += o.releaseAfter + o.idleFor
+		limit += o.idleFor
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -234,7 +217,6 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	args := o.gatewayArg
 	if name == "idle" {
 		rig.startPlatforms()
-		args = append(slices.Clone(args), "-release-after", o.releaseAfter.String())
 	}
 	if err := rig.writeConfig(o.llmCap, name == "idle"); err != nil {
 		return res, err

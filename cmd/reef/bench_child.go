@@ -88,7 +88,7 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 // binary. This bench process runs the same file, and the pages of it that the bench touched
 // stay in the page cache, where the kernel's fault-around would map them into the child: the
 // child's resident set would look larger than a deployed gateway's, and the release of its
-// executable's cached pages (procmem) would be undone. The copy is synced, so its cached
+// executable's cached pages would be counted. The copy is synced, so its cached
 // pages are clean and can be dropped, as an installed binary's are.
 func (r *benchRig) gatewayExe() (string, error) {
 	if r.exe != "" {

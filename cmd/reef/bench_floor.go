@@ -19,7 +19,6 @@ import (
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/telegram"
-	"github.com/reefgw/reef/internal/procmem"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
 )
@@ -31,7 +30,6 @@ import (
 // and the next poll does not wait for anything to be written. What it takes is the floor of
 // the machine and of the bench's fakes: the time reef takes above it is reef's.
 func runBenchFloor(args []string, stderr io.Writer) int {
-	heap := procmem.ReserveHeap(heapReserve) // as reef gateway: the same memory for a burst
 	start := time.Now()
 	cfg, log, closeLog, code := startCommand("bench-floor", args, false, stderr)
 	if code != 0 {
@@ -58,15 +56,12 @@ func runBenchFloor(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
-	burst := procmem.NewBurst(heap, burstRate, burstHold)
-	defer burst.Close()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		done <- bot.RunBatches(ctx, func(_ context.Context, ins []messages.Inbound) []error {
-			burst.Note(len(ins))
 			for _, in := range ins {
 				f.wg.Go(func() { f.answer(ctx, in) })
 			}
@@ -74,8 +69,6 @@ func runBenchFloor(args []string, stderr io.Writer) int {
 		})
 	}()
 	log.Info().Dur("startup", time.Since(start)).Msg("reef gateway ready (bench floor)")
-	collect := time.AfterFunc(collectAfter, heap.Collect)
-	defer collect.Stop()
 	select {
 	case <-ctx.Done():
 	case err = <-done:

@@ -34,7 +34,7 @@ func runChat(args []string, stderr io.Writer) int {
 	gate := make(chan struct{})
 	term := terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout, Info: os.Stderr,
 		Interactive: interactive, UserName: os.Getenv("USER"), Greeting: greeting, Gate: gate})
-	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}}, nil)
+	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}})
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
