@@ -15,7 +15,6 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/providers/openai/openaitest"
 )
 
 // runFakeLLM serves a scripted OpenAI-compatible model on loopback, so reef can be tried (and
@@ -37,7 +36,7 @@ func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	script.KeepRequests = 1
 	script.Respond = fakeReply
 	stop := make(chan struct{})
-	srv := &http.Server{Handler: openaitest.Handler(script, stop)}
+	srv := &http.Server{Handler: fake.OpenAIHandler(script, stop)}
 	fmt.Fprintf(stdout, "fake LLM on http://%s/v1 — try:\n  OPENAI_BASE_URL=http://%s/v1 REEF_MODEL=openai/fake go run ./cmd/reef chat\n", ln.Addr(), ln.Addr())
 	go func() {
 		sigs := make(chan os.Signal, 1)

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -41,10 +40,6 @@ type benchChild struct {
 
 // startGateway starts `reef gateway` on the rig's home with args and waits until it is ready.
 func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChild, error) {
-	exe, err := r.gatewayExe()
-	if err != nil {
-		return nil, err
-	}
 	c := &benchChild{ready: make(chan struct{}), exited: make(chan struct{})}
 	c.log = &benchLog{onReady: func(line string) {
 		c.readyAt = time.Now()
@@ -57,7 +52,7 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 		close(c.ready)
 	}}
 	command := cmp.Or(r.command, "gateway")
-	c.cmd = exec.Command(exe, append([]string{command}, args...)...)
+	c.cmd = exec.Command(r.exe, append([]string{command}, args...)...)
 	c.cmd.Env = benchChildEnv(r.home)
 	c.cmd.Stderr = c.log
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -83,60 +78,15 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 	}
 }
 
-// gatewayExe returns the executable the children run: a copy of this one in the rig's
-// directory, made at the first call. A deployed gateway is the only process that maps its
-// binary. This bench process runs the same file, and the pages of it that the bench touched
-// stay in the page cache, where the kernel's fault-around would map them into the child: the
-// child's resident set would look larger than a deployed gateway's, and the release of its
-// executable's cached pages would be counted. The copy is synced, so its cached
-// pages are clean and can be dropped, as an installed binary's are.
-func (r *benchRig) gatewayExe() (string, error) {
-	if r.exe != "" {
-		return r.exe, nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	exe := filepath.Join(r.dir, "reef")
-	if err := copyExecutable(self, exe); err != nil {
-		return "", fmt.Errorf("bench: copy the gateway's executable: %w", err)
-	}
-	r.exe = exe
-	return exe, nil
-}
-
-// copyExecutable copies the file src to a new executable dst and syncs it.
-func copyExecutable(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // benchChildEnv is this process's environment without reef's and the providers' variables
-// (reef.yaml says everything), with REEF_HOME set. REEF_TEST_MAIN stays, so a test binary's
-// child runs main too.
+// (reef.yaml says everything), with REEF_HOME set.
 func benchChildEnv(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		skip := false
 		for _, p := range []string{"REEF_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "TELEGRAM_", "DISCORD_", "FEISHU_"} {
-			if strings.HasPrefix(name, p) && name != "REEF_TEST_MAIN" {
+			if strings.HasPrefix(name, p) {
 				skip = true
 			}
 		}

@@ -57,11 +57,24 @@ type soakReport struct {
 	Samples         []soakSample `json:"samples"`
 }
 
+const soakUsage = `reef-bench soak — a steady load on a reef gateway for a long time
+
+Usage:
+  reef-bench soak [-reef PATH] [-duration 30m] [-rate 50] [-chats N] [-per-chat 5] [-idle-minutes 1]
+                  [-every 10s] [-warmup 3m] [-llm-latency 0s] [-heapprofile PREFIX] [-json]
+
+It samples the gateway's anonymous RSS and PSS (VmRSS as secondary), what the Go runtime holds
+from the OS, the Go heap, the database size, goroutines, threads and open files every -every,
+and reports their growth (last quarter over first) after the warm-up.
+
+Flags:
+`
+
 // runBenchSoak puts a steady load on the gateway for a long time and samples its RSS,
 // goroutines (from its pprof endpoint), threads and open files every interval.
 func runBenchSoak(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("bench soak", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := flag.NewFlagSet("reef-bench soak", flag.ContinueOnError)
+	reefPath := reefFlag(flags)
 	duration := flags.Duration("duration", 30*time.Minute, "how long to keep the load on")
 	rate := flags.Float64("rate", 50, "messages per second")
 	chats := flags.Int("chats", 0, "chats talking at any time, taking turns (default 4 × rate)")
@@ -72,11 +85,11 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	latency := flags.Duration("llm-latency", 0, "the fake LLM waits this long before each answer")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	heapProfile := flags.String("heapprofile", "", "save the gateway's heap profile to `PREFIX`-warmup.pb.gz at the end of the warm-up and PREFIX-end.pb.gz at the end")
-	if flags.Parse(args) != nil {
-		return 2
+	if code, done := parseFlags(flags, args, soakUsage, stdout, stderr); done {
+		return code
 	}
 	if *rate <= 0 || *duration <= 0 || *every <= 0 {
-		fmt.Fprintln(stderr, "reef bench soak: -rate, -duration and -every must be positive")
+		fmt.Fprintln(stderr, "reef-bench soak: -rate, -duration and -every must be positive")
 		return 2
 	}
 	if *chats <= 0 {
@@ -85,10 +98,15 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "reef bench soak: %v\n", err)
+		fmt.Fprintf(stderr, "reef-bench soak: %v\n", err)
 		return 1
 	}
-	rig, err := newBenchRig(*latency)
+	reef, cleanup, err := resolveReef(*reefPath, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	defer cleanup()
+	rig, err := newBenchRig(*latency, reef)
 	if err != nil {
 		return fail(err)
 	}
@@ -158,7 +176,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		mu.Lock()
 		n := len(injected)
 		mu.Unlock()
-		return fmt.Sprintf("reef bench soak: %.0fs of %.0fs, %d injected, %d answered", time.Since(start).Seconds(), duration.Seconds(), n, rig.replied.Load())
+		return fmt.Sprintf("reef-bench soak: %.0fs of %.0fs, %d injected, %d answered", time.Since(start).Seconds(), duration.Seconds(), n, rig.replied.Load())
 	})
 	first, since, err := sample(0)
 	if err != nil {

@@ -13,30 +13,41 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 )
 
-const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
+const benchUsage = `reef-bench — measure a reef binary against fake platforms and a fake LLM on loopback
 
 Usage:
-  reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10 [-at-once]] [-llm-latency 0s]
-             [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m] [-pprof ADDR] [-cpuprofile FILE] [-json]
-  reef bench -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
-  reef bench crash [-messages 300 -chats 100 -kills 20]
-  reef bench soak  [-duration 30m -rate 50]
+  reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated] [-n 200] [-k 20 -m 10 [-at-once]]
+             [-llm-latency 0s] [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m]
+             [-pprof ADDR] [-cpuprofile FILE] [-json]
+  reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
+  reef-bench crash [-reef PATH] [-messages 300 -chats 100 -kills 20]
+  reef-bench soak  [-reef PATH] [-duration 30m -rate 50]
 
-Each scenario runs "reef gateway" (this executable) as a child process on a temporary
+Each scenario runs "reef gateway" (the binary given by -reef; default: a reef next to
+reef-bench, else one built from ./cmd/reef with go build) as a child process on a temporary
 REEF_HOME and measures it from outside: latency from injection to the reply's sendMessage at
-the fake, CPU time and peak RSS from /proc. The idle scenario also connects Discord and Feishu
-to fakes and reports the highest RSS sampled over -idle-for.
+the fake, CPU time, and memory from /proc: anonymous RSS (RssAnon, /proc/PID/status) and PSS
+(Pss, Pss_Anon, /proc/PID/smaps_rollup), sampled while the scenario runs; VmRSS and VmHWM
+only as secondary figures (they count the binary's clean file-backed pages, which the kernel
+reclaims by itself). The idle scenario connects Telegram, Discord and Feishu to fakes and
+reports the highest anonymous RSS sampled over -idle-for. The passivated scenario sends one
+message from each of -n chats (try -n 100000), waits until every conversation was unloaded
+(session.idleMinutes 1), and samples the memory of the gateway then.
 
 -floor runs the burst against the least a gateway can do instead: reef's own Telegram
 channel and model client with nothing in between (no storage, sessions, drafts or typing;
-the request of an agent's first turn). It is the floor of this machine and of these fakes,
-which share its cores: what reef takes above it is reef's.
+the request of an agent's first turn), in a child "reef-bench floor-gateway". It is the
+floor of this machine and of these fakes, which share its cores: what reef takes above it
+is reef's.
+
+Flags:
 `
 
 // benchResult is what one scenario measured.
@@ -73,11 +84,12 @@ type benchResult struct {
 	idleResult
 }
 
-// benchOpts are the flags of reef bench.
+// benchOpts are the flags of reef-bench.
 type benchOpts struct {
 	n, k, m    int
 	atOnce     bool   // chats: every message of a chat sent at once, not each after the previous reply
-	floor      bool   // burst: run bench-floor, not reef gateway
+	floor      bool   // burst: run the floor gateway, not reef gateway
+	reef       string // the reef binary
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
 	llmCap     int
 	latency    time.Duration
@@ -90,21 +102,26 @@ type benchOpts struct {
 	idleFor time.Duration
 }
 
-func runBench(args []string, stdout, stderr io.Writer) int {
+// run is reef-bench: it dispatches to the subcommands, or runs the scenarios.
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "crash":
 			return runBenchCrash(args[1:], stdout, stderr)
 		case "soak":
 			return runBenchSoak(args[1:], stdout, stderr)
+		case floorCommand: // the child of -floor; not in the usage
+			return runFloorGateway(args[1:], stdout, stderr)
+		case "help":
+			fmt.Fprint(stdout, strings.TrimSuffix(benchUsage, "\nFlags:\n"))
+			return 0
 		}
 	}
-	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() { fmt.Fprint(stderr, benchUsage); flags.PrintDefaults() }
-	scenario := flags.String("scenario", "all", "all | idle | burst | chats | tools")
+	flags := flag.NewFlagSet("reef-bench", flag.ContinueOnError)
+	scenario := flags.String("scenario", "all", "all (idle, burst, chats, tools) | idle | burst | chats | tools | passivated")
 	var o benchOpts
-	flags.IntVar(&o.n, "n", 200, "burst and tools: chats, one message each")
+	reefPath := reefFlag(flags)
+	flags.IntVar(&o.n, "n", 200, "burst, tools and passivated: chats, one message each")
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
@@ -118,29 +135,29 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		"idle: how long to sample memory, every second, once the channels are connected")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
 	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of this process (the fakes) to this file")
-	if flags.Parse(args) != nil {
-		return 2
+	if code, done := parseFlags(flags, args, benchUsage, stdout, stderr); done {
+		return code
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "reef bench: %v\n", err)
+			fmt.Fprintf(stderr, "reef-bench: %v\n", err)
 			return 1
 		}
 		defer stop()
 	}
 	if o.n <= 0 || o.k <= 0 || o.m <= 0 {
-		fmt.Fprintln(stderr, "reef bench: -n, -k and -m must be positive")
+		fmt.Fprintln(stderr, "reef-bench: -n, -k and -m must be positive")
 		return 2
 	}
 	switch o.queueMode {
 	case "", "steer", "followup", "collect", "interrupt":
 	default:
-		fmt.Fprintf(stderr, "reef bench: -queue %q: want steer, followup, collect or interrupt\n", o.queueMode)
+		fmt.Fprintf(stderr, "reef-bench: -queue %q: want steer, followup, collect or interrupt\n", o.queueMode)
 		return 2
 	}
 	if o.idleFor <= 0 {
-		fmt.Fprintln(stderr, "reef bench: -idle-for must be positive")
+		fmt.Fprintln(stderr, "reef-bench: -idle-for must be positive")
 		return 2
 	}
 	if o.pprofAddr != "" {
@@ -150,19 +167,26 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		*scenario = "burst" // the only one it measures
 	}
 	if o.floor && *scenario != "burst" {
-		fmt.Fprintln(stderr, "reef bench: -floor measures the burst scenario only (-scenario burst)")
+		fmt.Fprintln(stderr, "reef-bench: -floor measures the burst scenario only (-scenario burst)")
 		return 2
 	}
 	var names []string
 	switch *scenario {
 	case "all":
 		names = []string{"idle", "burst", "chats", "tools"}
-	case "idle", "burst", "chats", "tools":
+	case "idle", "burst", "chats", "tools", "passivated":
 		names = []string{*scenario}
 	default:
-		fmt.Fprintf(stderr, "reef bench: unknown scenario %q\n", *scenario)
+		fmt.Fprintf(stderr, "reef-bench: unknown scenario %q\n", *scenario)
 		return 2
 	}
+	reef, cleanup, err := resolveReef(*reefPath, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef-bench: %v\n", err)
+		return 1
+	}
+	defer cleanup()
+	o.reef = reef
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	o.progress = stderr
@@ -174,7 +198,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	for _, name := range names {
 		res, err := runScenario(ctx, name, o)
 		if err != nil {
-			fmt.Fprintf(stderr, "reef bench: %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "reef-bench: %s: %v\n", name, err)
 			return 1
 		}
 		if res.Lost+res.Duplicated+res.OutOfOrder > 0 {
@@ -190,7 +214,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		printBench(stdout, results)
 	}
 	if failed {
-		fmt.Fprintln(stderr, "reef bench: messages were lost, duplicated or answered out of order")
+		fmt.Fprintln(stderr, "reef-bench: messages were lost, duplicated or answered out of order")
 		return 1
 	}
 	return 0
@@ -205,14 +229,16 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	rig, err := newBenchRig(o.latency)
+	rig, err := newBenchRig(o.latency, o.reef)
 	if err != nil {
 		return res, err
 	}
 	defer rig.Close()
 	rig.queueMode = o.queueMode
 	if o.floor {
-		rig.command = "bench-floor"
+		if err := rig.useFloor(); err != nil {
+			return res, err
+		}
 	}
 	args := o.gatewayArg
 	if name == "idle" {
@@ -244,7 +270,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		mu.Lock()
 		n := len(all)
 		mu.Unlock()
-		return fmt.Sprintf("reef bench %s: %d injected, %d answered, %.1fs", name, n, rig.replied.Load(), time.Since(start).Seconds())
+		return fmt.Sprintf("reef-bench %s: %d injected, %d answered, %.1fs", name, n, rig.replied.Load(), time.Since(start).Seconds())
 	})
 	var runErr error
 	switch name {
@@ -304,7 +330,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	rig.mu.Unlock()
 	if runErr != nil {
-		fmt.Fprintf(o.progress, "reef bench %s: not every message was answered: %v\n", name, runErr)
+		fmt.Fprintf(o.progress, "reef-bench %s: not every message was answered: %v\n", name, runErr)
 	}
 	// A moment for duplicates to show, then a clean shutdown.
 	time.Sleep(300 * time.Millisecond)
