@@ -73,13 +73,21 @@ type benchResult struct {
 	ToModelMaxMs float64 `json:"toModelMaxMs"`
 	CPUSeconds   float64 `json:"cpuSeconds"`
 	CPUMsPerMsg  float64 `json:"cpuMsPerMessage"`
-	PeakRSSMB    float64 `json:"peakRssMB"`
-	Lost         int     `json:"lost"`
-	Duplicated   int     `json:"duplicated"`
-	OutOfOrder   int     `json:"chatsOutOfOrder"`
-	LLMCalls     int64   `json:"llmCalls"`
+	// PeakAnonMB .. PeakPssAnonMB: the highest RssAnon, Pss and Pss_Anon sampled every 100 ms
+	// from the first injection to the last reply. PeakRSSMB is VmHWM, the highest VmRSS since
+	// the gateway started (secondary: it counts clean file-backed pages).
+	PeakAnonMB    float64 `json:"peakAnonMB"`
+	PeakPSSMB     float64 `json:"peakPssMB"`
+	PeakPssAnonMB float64 `json:"peakPssAnonMB"`
+	PeakRSSMB     float64 `json:"peakRssMB"`
+	Lost          int     `json:"lost"`
+	Duplicated    int     `json:"duplicated"`
+	OutOfOrder    int     `json:"chatsOutOfOrder"`
+	LLMCalls      int64   `json:"llmCalls"`
 	// APICalls counts the gateway's Bot API calls by method over the whole run.
 	APICalls map[string]int `json:"apiCalls"`
+	// Passivated: the memory once every conversation was unloaded (the passivated scenario).
+	Passivated *passivatedResult `json:"passivated,omitempty"`
 
 	idleResult
 }
@@ -132,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
 	flags.DurationVar(&o.idleFor, "idle-for", 3*time.Minute,
-		"idle: how long to sample memory, every second, once the channels are connected")
+		"idle and passivated: how long to sample memory, every second, once the channels are connected (idle) or every conversation was unloaded (passivated)")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
 	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of this process (the fakes) to this file")
 	if code, done := parseFlags(flags, args, benchUsage, stdout, stderr); done {
@@ -224,8 +232,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, error) {
 	res := benchResult{Scenario: name, Floor: o.floor, LLMLatencyMs: ms(o.latency)}
 	limit := o.timeout
-	if name == "idle" {
+	switch name {
+	case "idle":
 		limit += o.idleFor
+	case "passivated":
+		limit += o.idleFor + passivateWithin
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -235,6 +246,9 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	defer rig.Close()
 	rig.queueMode = o.queueMode
+	if name == "passivated" {
+		rig.sessionIdle = 1
+	}
 	if o.floor {
 		if err := rig.useFloor(); err != nil {
 			return res, err
@@ -264,6 +278,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		return res, err
 	}
 	start := time.Now()
+	sampler := sampleMem(child.pid(), 100*time.Millisecond)
 	var all []*benchMsg
 	var mu sync.Mutex
 	stopProgress := benchProgress(o.progress, o.tty, func() string {
@@ -274,7 +289,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	})
 	var runErr error
 	switch name {
-	case "burst", "tools":
+	case "burst", "tools", "passivated":
 		res.Chats, res.Messages = o.n, o.n
 		for c := range o.n {
 			m := rig.inject(int64(10000+c), 0, name == "tools")
@@ -320,6 +335,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		runErr = <-errs
 	}
 	after, procErr := readProc(child.pid())
+	peaks := sampler()
 	stopProgress()
 	var last time.Time
 	rig.mu.Lock()
@@ -338,6 +354,13 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		if peak, err := readProc(child.pid()); err == nil {
 			after.hwmKB = peak.hwmKB
 		}
+	}
+	if name == "passivated" && runErr == nil && procErr == nil {
+		p, err := awaitPassivated(ctx, rig, child, o)
+		if err != nil {
+			return res, err
+		}
+		res.Passivated = p
 	}
 	stopErr := child.stop()
 	if procErr != nil {
@@ -363,6 +386,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.CPUSeconds = cpu.Seconds()
 	res.CPUMsPerMsg = ms(cpu) / float64(res.Messages)
 	res.PeakRSSMB = float64(after.hwmKB) / 1024
+	res.PeakAnonMB, res.PeakPSSMB, res.PeakPssAnonMB = kbMB(peaks.anonKB), kbMB(peaks.pssKB), kbMB(peaks.pssAnonKB)
 	res.LLMCalls = rig.llmCalls.Load()
 	rig.mu.Lock()
 	res.APICalls = maps.Clone(rig.calls)
@@ -404,19 +428,24 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // printBench prints the results as a table.
 func printBench(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tchats\tmsgs\tLLM\twall\treplies/s\tp50\tp95\tp99\tto model p50/max\tCPU/msg\tpeak RSS\tlost\tdup\tout of order\t")
+	fmt.Fprintln(tw, "scenario\tchats\tmsgs\tLLM\twall\treplies/s\tp50\tp95\tp99\tto model p50/max\tCPU/msg\tpeak anon\tpeak PSS\tVmHWM\tlost\tdup\tout of order\t")
 	var idle []benchResult
 	for _, r := range results {
 		if r.Scenario == "idle" {
 			idle = append(idle, r)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.0f/%.0fms\t%.2fms\t%.1fMB\t%d\t%d\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.0f/%.0fms\t%.2fms\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t\n",
 			r.label(), r.Chats, r.Messages, time.Duration(r.LLMLatencyMs*float64(time.Millisecond)), r.WallSeconds, r.RepliesPerSec,
-			r.P50Ms, r.P95Ms, r.P99Ms, r.ToModelP50Ms, r.ToModelMaxMs, r.CPUMsPerMsg, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
+			r.P50Ms, r.P95Ms, r.P99Ms, r.ToModelP50Ms, r.ToModelMaxMs, r.CPUMsPerMsg, r.PeakAnonMB, r.PeakPSSMB, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
 	}
 	if len(idle) < len(results) {
 		tw.Flush()
+	}
+	for _, r := range results {
+		if r.Passivated != nil {
+			printPassivated(w, r)
+		}
 	}
 	for _, r := range idle {
 		printIdle(w, r)

@@ -275,7 +275,8 @@ func TestBenchIdleSmall(t *testing.T) {
 	if r.IdleSamples != 3 || r.IdleForSeconds != 2 {
 		t.Errorf("%d samples over %vs, want 3 over 2s (at 0, 1 and 2s)", r.IdleSamples, r.IdleForSeconds)
 	}
-	if r.IdleRSSMB < r.IdleLastRSSMB || r.IdleRSSMB < r.IdleAnonMB+r.IdleFileMB-0.01 || r.IdleFileMB <= 0 || r.PeakRSSMB < r.IdleRSSMB {
+	if r.IdleAnonMB < r.IdleLastAnonMB || r.IdleAnonMB <= 0 || r.IdlePssAnonMB <= 0 || r.IdlePSSMB < r.IdlePssAnonMB ||
+		r.IdlePSSMB > r.IdleRSSMB+0.01 || r.IdleRSSMB < r.IdleAnonMB+r.IdleFileMB-0.01 || r.IdleFileMB <= 0 || r.PeakRSSMB < r.IdleRSSMB {
 		t.Errorf("inconsistent memory: %+v", r.idleResult)
 	}
 }

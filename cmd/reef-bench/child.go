@@ -197,11 +197,16 @@ func (l *benchLog) tail() string {
 	return strings.Join(lines, "\n")
 }
 
-// procStat is what /proc says about a process.
+// procStat is what /proc says about a process. Memory is in kB. The figure that matters is
+// the anonymous memory (RssAnon; Pss_Anon, its proportional share): the heap, stacks and the
+// runtime's own. VmRSS and RssFile also count clean file-backed pages (the binary, the mapped
+// database) that the kernel reclaims by itself when memory is short.
 type procStat struct {
 	cpu            time.Duration // utime + stime
-	rssKB, hwmKB   int
-	anonKB, fileKB int // RssAnon, RssFile (the binary's pages and the mapped database)
+	rssKB, hwmKB   int           // VmRSS, VmHWM
+	anonKB, fileKB int           // RssAnon, RssFile
+	pssKB          int           // Pss (smaps_rollup): each page divided by the processes that map it
+	pssAnonKB      int           // Pss_Anon
 	threads, fds   int
 }
 
@@ -223,32 +228,73 @@ func readProc(pid int) (procStat, error) {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	stt, _ := strconv.ParseInt(f[12], 10, 64)
 	st.cpu = time.Duration(ut+stt) * clockTick
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	if err := readMem(pid, &st); err != nil {
 		return st, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(status))
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ":")
-		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		switch k {
-		case "VmRSS":
-			st.rssKB = n
-		case "VmHWM":
-			st.hwmKB = n
-		case "RssAnon":
-			st.anonKB = n
-		case "RssFile":
-			st.fileKB = n
-		case "Threads":
-			st.threads = n
-		}
 	}
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err == nil {
 		st.fds = len(fds)
 	}
 	return st, nil
+}
+
+// readMem reads the memory figures and threads of pid into st: /proc/PID/status and
+// /proc/PID/smaps_rollup.
+func readMem(pid int, st *procStat) error {
+	fields := map[string]*int{"VmRSS": &st.rssKB, "VmHWM": &st.hwmKB, "RssAnon": &st.anonKB, "RssFile": &st.fileKB,
+		"Threads": &st.threads, "Pss": &st.pssKB, "Pss_Anon": &st.pssAnonKB}
+	for _, name := range []string{"status", "smaps_rollup"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ":")
+			if p := fields[k]; p != nil {
+				*p, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			}
+		}
+	}
+	return nil
+}
+
+// memPeaks are the highest memory figures of a process sampled over a while.
+type memPeaks struct {
+	anonKB, pssKB, pssAnonKB, rssKB int
+	samples                         int
+}
+
+// sampleMem reads pid's memory every period until stop is called, which returns the peaks
+// (a sample at the start and one at the stop included).
+func sampleMem(pid int, every time.Duration) (stop func() memPeaks) {
+	var p memPeaks
+	take := func() {
+		var st procStat
+		if readMem(pid, &st) != nil {
+			return
+		}
+		p.anonKB, p.pssKB = max(p.anonKB, st.anonKB), max(p.pssKB, st.pssKB)
+		p.pssAnonKB, p.rssKB = max(p.pssAnonKB, st.pssAnonKB), max(p.rssKB, st.rssKB)
+		p.samples++
+	}
+	take()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				take()
+				return
+			case <-t.C:
+				take()
+			}
+		}
+	}()
+	return func() memPeaks { close(done); <-finished; return p }
 }
 
 // goroutines reads the goroutine count from a pprof endpoint at addr.
