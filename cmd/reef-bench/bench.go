@@ -146,6 +146,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(flags, args, benchUsage, stdout, stderr); done {
 		return code
 	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "reef-bench: unexpected argument %q (a subcommand comes first: reef-bench crash -reef PATH ...)\n", flags.Arg(0))
+		return 2
+	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {

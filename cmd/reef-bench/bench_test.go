@@ -118,8 +118,10 @@ func TestHelp(t *testing.T) {
 	if _, stdout, _ := benchCommandSplit(t, 30*time.Second, "-h"); !strings.Contains(stdout, "-reef") || !strings.Contains(stdout, "-floor") {
 		t.Errorf("reef-bench -h lacks the flags:\n%s", stdout)
 	}
-	if all, _, code := benchCommandSplit(t, 30*time.Second, "-no-such-flag"); code != 2 || !strings.Contains(all, "no-such-flag") {
-		t.Errorf("reef-bench -no-such-flag: exit %d:\n%s", code, all)
+	for _, args := range [][]string{{"-no-such-flag"}, {"-json", "crash"}, {"crash", "-kills", "1", "extra"}} {
+		if all, _, code := benchCommandSplit(t, 30*time.Second, args...); code != 2 || !strings.Contains(all, args[len(args)-1]) {
+			t.Errorf("reef-bench %s: exit %d, want 2 and a message naming %s:\n%s", strings.Join(args, " "), code, args[len(args)-1], all)
+		}
 	}
 }
 

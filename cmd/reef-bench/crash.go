@@ -51,6 +51,10 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(flags, args, crashUsage, stdout, stderr); done {
 		return code
 	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "reef-bench crash: unexpected argument %q\n", flags.Arg(0))
+		return 2
+	}
 	if *total <= 0 || *chats <= 0 || *kills < 0 {
 		fmt.Fprintln(stderr, "reef-bench crash: -messages and -chats must be positive, -kills not negative")
 		return 2

@@ -91,6 +91,10 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(flags, args, soakUsage, stdout, stderr); done {
 		return code
 	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "reef-bench soak: unexpected argument %q\n", flags.Arg(0))
+		return 2
+	}
 	if *rate <= 0 || *duration <= 0 || *every <= 0 {
 		fmt.Fprintln(stderr, "reef-bench soak: -rate, -duration and -every must be positive")
 		return 2
