@@ -52,9 +52,6 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 				batch = append(batch, &intake{idx: i, in: in, store: limiter.take(rateKey(in), c.deps.now())})
 			}
 		}
-		if c.deps.Intake != nil && len(batch) > 0 {
-			c.deps.Intake(len(batch))
-		}
 		c.acceptAll(ctx, root, batch, refused)
 		for _, it := range batch {
 			switch {

@@ -71,13 +71,9 @@ func injectBatch(t *testing.T, h *harness, ins []messages.Inbound) []error {
 
 // TestBatchAcceptedInOneCommit: a platform batch (a Telegram getUpdates answer) reaches the
 // inboxes in one transaction, each chat's messages in order, and every chat is answered.
-// Deps.Intake hears of the batch's size (reef gateway tells a burst by it).
 func TestBatchAcceptedInOneCommit(t *testing.T) {
 	store := &inboxStore{}
-	var intake []int
-	var intakeMu sync.Mutex
-	h := newHarness(t, harnessOpts{wrapStore: func(s persistence.Store) persistence.Store { store.Store = s; return store },
-		intake: func(n int) { intakeMu.Lock(); intake = append(intake, n); intakeMu.Unlock() }})
+	h := newHarness(t, harnessOpts{wrapStore: func(s persistence.Store) persistence.Store { store.Store = s; return store }})
 	var ins []messages.Inbound
 	for i := range 3 {
 		for chat := range 10 {
@@ -93,11 +89,6 @@ func TestBatchAcceptedInOneCommit(t *testing.T) {
 	if len(commits) != 1 || len(commits[0]) != len(ins) {
 		t.Fatalf("inbox commits %v, want the %d messages in one", commits, len(ins))
 	}
-	intakeMu.Lock()
-	if len(intake) != 1 || intake[0] != len(ins) {
-		t.Errorf("Intake heard %v, want [%d]", intake, len(ins))
-	}
-	intakeMu.Unlock()
 	for i, text := range commits[0] {
 		if text != ins[i].Text {
 			t.Fatalf("inbox order %v, want the batch's order", commits[0])

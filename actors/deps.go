@@ -33,9 +33,6 @@ type Deps struct {
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by
 	// "[redacted]" in tool results and replies before anything stores or sends them.
 	Secrets []string
-	// Intake, when set, is told how many messages each batch from a channel brings, as it
-	// arrives, before it is stored (reef gateway tells a burst by it: procmem.Burst).
-	Intake func(n int)
 
 	redactOnce sync.Once
 	redact     redactor

@@ -52,7 +52,6 @@ type harnessOpts struct {
 	session   actors.SessionSettings                    // idle, when set, replaces its IdleAfter
 	channel   string                                    // the fake channel's name, default "fake"
 	wrapStore func(persistence.Store) persistence.Store // what the actors see of the store
-	intake    func(n int)                               // Deps.Intake
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -102,7 +101,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		seen = o.wrapStore(store)
 	}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: seen, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session, Intake: o.intake}
+		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session}
 	if o.clock != nil {
 		deps.Now, deps.Clock = o.clock.Now, o.clock
 	}

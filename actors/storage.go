@@ -3,7 +3,6 @@ package actors
 import (
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,9 +22,6 @@ type Storage struct {
 	pending  []*storeWrite
 	busy     bool
 	inflight chan struct{} // closed when the running commit is done
-
-	stopRelease func()         // stops the release ticker
-	releasing   sync.WaitGroup // a ReleaseMapped in progress
 }
 
 // storeWrite asks Storage to apply writes in a transaction. Done is called exactly once, from
@@ -38,15 +34,8 @@ type storeWrite struct {
 // storageStats counts commits and the writes they carried (group-commit efficiency).
 var storageStats struct{ commits, writes, nanos atomic.Int64 }
 
-// Self-messages of Storage.
-type (
-	committed  struct{} // a batch is durable (or failed)
-	releaseDue struct{} // time to give back the mapped database pages
-)
-
-// releaseEvery is how often Storage gives back the database pages read since the last time
-// (see persistence.Releaser): the RSS then follows what reef reads, not what it has stored.
-var releaseEvery = time.Minute // a variable for tests
+// committed is Storage's self-message: a batch is durable (or failed).
+type committed struct{}
 
 // StorageProps is the recipe for the Storage actor.
 func StorageProps(store persistence.Store, log zerolog.Logger) *actor.Props {
@@ -63,15 +52,7 @@ func (s *Storage) Receive(ctx actor.Context) {
 	case committed:
 		s.busy = false
 		s.flush(ctx)
-	case *actor.Started:
-		s.startReleasing(ctx)
-	case releaseDue:
-		s.release()
 	case *actor.Stopping:
-		if s.stopRelease != nil {
-			s.stopRelease()
-		}
-		s.releasing.Wait()
 		s.drain()
 	}
 }
@@ -133,25 +114,6 @@ func commit(store persistence.Store, batch []*storeWrite, log zerolog.Logger) {
 		}
 		w.Done(err)
 	}
-}
-
-// startReleasing starts the ticker of releaseDue, if the store can release.
-func (s *Storage) startReleasing(ctx actor.Context) {
-	if _, ok := s.store.(persistence.Releaser); !ok {
-		return
-	}
-	s.stopRelease = tickSelf(ctx, releaseEvery, releaseDue{})
-}
-
-// release gives back the mapped pages in a goroutine (a read transaction: commits go on).
-func (s *Storage) release() {
-	s.releasing.Add(1)
-	go func() {
-		defer s.releasing.Done()
-		if err := s.store.(persistence.Releaser).ReleaseMapped(); err != nil {
-			s.log.Warn().Err(err).Msg("release mapped database pages")
-		}
-	}()
 }
 
 // drain finishes the running commit and commits what is pending, so a clean shutdown loses

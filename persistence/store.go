@@ -160,10 +160,3 @@ type OutboxItem struct {
 
 // ErrLocked is returned by Open functions when another process holds the database.
 var ErrLocked = errors.New("database is in use by another reef process")
-
-// Releaser is implemented by stores that hold memory for reading which they can give back
-// while running (the bolt store's mapped file).
-type Releaser interface {
-	// ReleaseMapped gives back what can be read again cheaply; it changes no data.
-	ReleaseMapped() error
-}

@@ -46,7 +46,7 @@ func runChat(args []string, stderr io.Writer) int {
 		}
 	}
 	term := terminal.New(tcfg)
-	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}}, nil)
+	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}})
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1

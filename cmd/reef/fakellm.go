@@ -15,7 +15,6 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/providers/openai/openaitest"
 )
 
 // runFakeLLM serves a scripted OpenAI-compatible model on loopback, so reef can be tried (and
@@ -43,7 +42,7 @@ func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	script.Models = []string{"fake"} // what the line to paste names (it answers any model)
 	script.Respond = fakeReply
 	stop := make(chan struct{})
-	srv := &http.Server{Handler: openaitest.Handler(script, stop)}
+	srv := &http.Server{Handler: fake.OpenAIHandler(script, stop)}
 	url := "http://" + dialAddr(ln.Addr()) + "/v1"
 	fmt.Fprintf(stdout, "fake LLM on %s — in another terminal, paste:\n\n  OPENAI_BASE_URL=%s REEF_MODEL=openai/fake reef chat\n\n", url, url)
 	go func() {

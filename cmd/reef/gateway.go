@@ -10,20 +10,13 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
-
-	"github.com/rs/zerolog"
-
-	"github.com/reefgw/reef/internal/procmem"
 )
 
 // runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
 // runs are stopped, pending writes committed, the database closed.
 func runGateway(args []string, stderr io.Writer) int {
-	heap := procmem.ReserveHeap(heapReserve) // first: see ReserveHeap
 	flags, configPath := commandFlags("gateway", stderr)
 	pprofAddr := flags.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); off by default")
-	releaseAfter := flags.Duration("release-after", defaultReleaseAfter,
-		"give back start-up's memory (the executable's pages, on Linux) this long after ready; 0 keeps it")
 	if flags.Parse(args) != nil {
 		return 2
 	}
@@ -60,9 +53,7 @@ func runGateway(args []string, stderr io.Writer) int {
 		return 1
 	}
 	chans := set.chans
-	burst := procmem.NewBurst(heap, burstRate, burstHold)
-	defer burst.Close()
-	rt, err := startRuntime(cfg, log, set, burst.Note)
+	rt, err := startRuntime(cfg, log, set)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
@@ -81,12 +72,8 @@ func runGateway(args []string, stderr io.Writer) int {
 	}
 	log.Info().Dur("startup", time.Since(processStart)).Int("channels", len(chans)).
 		Str("dataDir", cfg.DataDir).Msg("reef gateway ready")
-	// The collection that readies the heap reserve waits until start-up is over (the first
-	// messages start it sooner).
-	collect := time.AfterFunc(collectAfter, func() { heap.Collect(); logReserve(heap, log) })
-	defer collect.Stop()
 
-	sig := awaitSignal(sigs, *releaseAfter, log)
+	sig := <-sigs
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
 	signal.Stop(sigs)
 	rt.stop()
@@ -98,66 +85,6 @@ func runGateway(args []string, stderr io.Writer) int {
 const noChannels = "no channels configured, so nobody can talk to reef. Add one under `channels:` in the config " +
 	"(or set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or FEISHU_APP_ID and FEISHU_APP_SECRET); `reef doctor` shows how. " +
 	"To talk to reef in this terminal, run `reef chat` instead."
-
-// A burst, for the heap: burstRate messages within a second arm huge pages in a reserve of
-// heapReserve bytes of heap address space, until burstHold after the last such second (see
-// procmem.Burst). A thousand conversations waiting for the model hold about 100 MB.
-const (
-	heapReserve  = 256 << 20
-	collectAfter = 200 * time.Millisecond // after ready: the channels have connected
-	burstRate    = 100
-	burstHold    = time.Minute
-)
-
-// logReserve logs the heap reserve once it is made (or why none was).
-func logReserve(heap *procmem.HeapReserve, log zerolog.Logger) {
-	size, err := heap.Wait()
-	switch {
-	case err != nil:
-		log.Warn().Err(err).Msg("no heap reserve for bursts")
-	case size > 0:
-		log.Debug().Int64("bytes", size).Msg("heap reserve for bursts made")
-	}
-}
-
-// defaultReleaseAfter is when, after ready, the gateway gives back start-up's memory: start-up
-// and the first connections to the platforms are over by then on an ordinary network. The
-// gateway cannot see when a platform connection is up (channels do not report it), and a later
-// release only keeps start-up's pages a little longer; pages of a connection made after it
-// are simply faulted in when used.
-const defaultReleaseAfter = 5 * time.Second
-
-// awaitSignal waits for a signal. On the way, releaseAfter (> 0) after ready, it gives back
-// start-up's memory, once.
-func awaitSignal(sigs <-chan os.Signal, releaseAfter time.Duration, log zerolog.Logger) os.Signal {
-	if releaseAfter > 0 {
-		t := time.NewTimer(releaseAfter)
-		defer t.Stop()
-		select {
-		case sig := <-sigs:
-			return sig
-		case <-t.C:
-			releaseStartup(log)
-		}
-	}
-	return <-sigs
-}
-
-// releaseStartup drops the executable's pages that start-up faulted in from the resident set
-// and from the page cache (procmem). What still runs reads its pages back in, once.
-func releaseStartup(log zerolog.Logger) {
-	start := time.Now()
-	r, err := procmem.ReleaseExecutable()
-	if err != nil {
-		log.Warn().Err(err).Msg("could not release start-up memory")
-		return
-	}
-	if r.Mappings == 0 { // not Linux
-		return
-	}
-	log.Info().Int64("bytes", r.Bytes).Int("mappings", r.Mappings).Int("kept", r.Kept).
-		Bool("evicted", r.Evicted).Dur("took", time.Since(start)).Msg("released start-up memory")
-}
 
 // servePprof serves net/http/pprof on its own mux at addr (never on a channel's listener),
 // and returns a function that stops it.

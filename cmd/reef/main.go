@@ -6,7 +6,6 @@
 //	reef init      create $REEF_HOME with a starter workspace
 //	reef doctor    check the configuration, data directory, workspace and providers
 //	reef sessions  list conversations, show one, export a transcript (JSONL or Markdown)
-//	reef bench     measure reef against fake Telegram and LLM servers
 //	reef version   print the version
 package main
 
@@ -48,8 +47,6 @@ Usage:
                                 scheduled jobs (next runs shown in each job's time zone)
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
-  reef bench [-scenario all|idle|burst|chats|tools] | bench crash | bench soak
-                                measure reef against fake Telegram and LLM servers (see BENCHMARKS.md)
 
 Configuration comes from $REEF_HOME/reef.yaml (see configs/reef.example.yaml) or, without a
 file, from the environment: REEF_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY,
@@ -70,8 +67,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runChat(args[1:], stderr)
 	case "gateway":
 		return runGateway(args[1:], stderr)
-	case "bench-floor": // for reef bench -floor; not in the usage
-		return runBenchFloor(args[1:], stderr)
 	case "init":
 		return runInit(args[1:], stdout, stderr)
 	case "doctor":
@@ -86,8 +81,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCron(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
-	case "bench":
-		return runBench(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "reef %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

@@ -165,8 +165,8 @@ type running struct {
 
 // startRuntime opens the store, builds the agents and starts the actor tree with chans. The
 // store is opened first, so a second reef on the same data directory fails before it
-// touches anything else. intake, when set, is told the size of each accepted batch.
-func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet, intake func(int)) (*running, error) {
+// touches anything else.
+func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*running, error) {
 	store, err := openStore(cfg)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet, intak
 	}
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
-		Session: sessionSettings(cfg), Intake: intake,
+		Session: sessionSettings(cfg),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()

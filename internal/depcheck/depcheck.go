@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -51,6 +52,46 @@ func Check(root string) ([]Violation, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, nil
+}
+
+// CheckBinaries lists, for each rule of binaryRules whose command exists under root, the
+// dependencies of the command that break it (`go list -deps`, once per GOOS of the rule).
+// File is the command's directory, Rule names the GOOS.
+func CheckBinaries(root string) ([]Violation, error) {
+	var out []Violation
+	for _, r := range binaryRules {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(r.cmd))); err != nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, goos := range r.goos {
+			deps, err := listDeps(root, r.cmd, goos)
+			if err != nil {
+				return nil, err
+			}
+			for _, dep := range deps {
+				if r.bad(dep) && !seen[dep] {
+					seen[dep] = true
+					out = append(out, Violation{File: r.cmd, Import: dep, Rule: r.name + ", GOOS=" + goos})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// listDeps returns the import paths of the packages the command in dir links for goos.
+func listDeps(root, dir, goos string) ([]string, error) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./"+dir)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("depcheck: go list -deps ./%s (GOOS=%s): %v\n%s", dir, goos, err, stderr.String())
+	}
+	return strings.Fields(string(out)), nil
 }
 
 // checkFile applies the rules to one file; each import is reported once, under the first

@@ -23,6 +23,64 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// TestBinaryRules: what cmd/reef links holds no test code (testing, httptest, the fakes):
+// the benchmark and the fakes live in cmd/reef-bench and the *test packages.
+func TestBinaryRules(t *testing.T) {
+	violations, err := CheckBinaries(moduleRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range violations {
+		t.Error(v)
+	}
+}
+
+// TestCheckBinariesCatchesTestCode: test packages linked by cmd/reef, directly or through
+// another package, are reported; a command without rules (cmd/reef-bench) is not checked.
+func TestCheckBinariesCatchesTestCode(t *testing.T) {
+	root := writeModule(t, map[string]string{
+		"cmd/reef/main.go":            "main; os example.com/m/wiring",
+		"wiring/w.go":                 "wiring; net/http/httptest testing example.com/m/channels/fake/faketest",
+		"channels/fake/faketest/f.go": "faketest; strings",
+		"cmd/reef-bench/main.go":      "main; testing",
+	})
+	got, err := CheckBinaries(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deps []string
+	for _, v := range got {
+		if v.File != "cmd/reef" {
+			t.Errorf("violation outside cmd/reef: %v", v)
+		}
+		deps = append(deps, v.Import)
+	}
+	want := []string{"example.com/m/channels/fake/faketest", "net/http/httptest", "testing"}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(deps, " "), w) {
+			t.Errorf("CheckBinaries did not report %s: %v", w, got)
+		}
+	}
+	for _, d := range deps {
+		if _, ok := stdTestInternals[d]; ok {
+			t.Errorf("reported %s, which every program links", d)
+		}
+	}
+}
+
+func TestTestCode(t *testing.T) {
+	for dep, want := range map[string]bool{
+		"testing": true, "testing/fstest": true, "net/http/httptest": true,
+		"github.com/reefgw/reef/channels/telegram/telegramtest": true,
+		"internal/testlog": false, "internal/synctest": false,
+		"net/http": false, "github.com/reefgw/reef/providers/fake": false, "github.com/x/testingtools": false,
+	} {
+		if got := testCode(dep); got != want {
+			t.Errorf("testCode(%s) = %v, want %v", dep, got, want)
+		}
+	}
+}
+
 func moduleRoot(t *testing.T) string {
 	t.Helper()
 	dir, err := os.Getwd()

@@ -15,5 +15,11 @@
 //   - agent imports no reef package but messages.
 //
 // A package may always import itself (an external _test package does).
+//
+// CheckBinaries applies the rules of whole programs (binaryRules): everything cmd/reef links
+// (`go list -deps`, for Linux and macOS) is free of test code: no testing, no
+// net/http/httptest, no package whose name ends in "test". The standard library's own
+// internal/testlog and internal/synctest are allowed: os and sync import them, so every Go
+// program links them.
 // The test in depcheck_test.go runs Check on this module.
 package depcheck

@@ -1,6 +1,9 @@
 package depcheck
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // importRef is one import as the rules see it.
 type importRef struct {
@@ -81,6 +84,41 @@ func policyImport(f File, i importRef) bool {
 		return false
 	}
 	return !under(i.rel, "messages") && i.rel != "persistence"
+}
+
+// binaryRule: the packages a command links (all its dependencies, as `go list -deps` sees
+// them) must include none for which bad is true.
+type binaryRule struct {
+	name string
+	cmd  string   // module-relative directory of the command
+	goos []string // checked for each of these (build constraints differ)
+	bad  func(dep string) bool
+}
+
+// binaryRules hold for whole programs, not single imports.
+var binaryRules = []binaryRule{
+	{
+		name: "the product binary links no test code (testing, httptest, *test packages)",
+		cmd:  "cmd/reef",
+		goos: []string{"linux", "darwin"},
+		bad:  testCode,
+	},
+}
+
+// stdTestInternals are the standard library's own test hooks that every Go program links,
+// with why: they cannot be avoided, and do nothing outside a test.
+var stdTestInternals = map[string]string{
+	"internal/testlog":  "os imports it: the hook behind go test's -test.testlogfile",
+	"internal/synctest": "sync imports it: the bubbles of testing/synctest",
+}
+
+// testCode reports whether dep is test code: testing and below, or a package whose name
+// ends in "test" (httptest, channeltest, openaitest...).
+func testCode(dep string) bool {
+	if _, ok := stdTestInternals[dep]; ok {
+		return false
+	}
+	return under(dep, "testing") || strings.HasSuffix(path.Base(dep), "test")
 }
 
 // pluginParents hold plugins: their direct children.

@@ -1,8 +1,9 @@
 // Package fake plays scripted LLM answers, for tests and demos. A Script is a queue of Replies
 // (text, tool calls, or faults such as 429, 500, 529, a hang, a stream cut in the middle of a
-// tool call) and a record of every request it served. Provider plays a Script in process; the
-// wire-format fake servers (openai/openaitest, anthropic/anthropictest, gemini/geminitest) play
-// the same Script over HTTP so the real clients run unchanged.
+// tool call) and a record of every request it served. Provider plays a Script in process;
+// OpenAIHandler plays it over HTTP in OpenAI's wire format (`reef fake-llm`), and the test
+// servers (openai/openaitest, anthropic/anthropictest, gemini/geminitest) play the same Script
+// over HTTP so the real clients run unchanged.
 package fake
 
 import (

@@ -101,7 +101,7 @@ func New(t testing.TB, cfg Config) *Server {
 	return s
 }
 
-// Start starts a fake Discord on 127.0.0.1 outside of a test (reef bench runs it this way).
+// Start starts a fake Discord on 127.0.0.1 outside of a test (reef-bench runs it this way).
 // The caller stops it with Close.
 func Start(cfg Config) *Server {
 	if cfg.Token == "" {

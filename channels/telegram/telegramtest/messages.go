@@ -143,7 +143,7 @@ func (s *Server) sendChatAction(w http.ResponseWriter, _ *http.Request, body []b
 	writeOK(w, true)
 }
 
-// secretToken is compiled on first use: reef bench links this package into the reef binary,
+// secretToken is compiled on first use: reef-bench links this package into its binary,
 // and compiling `{1,256}` at init would slow every start of it.
 var secretToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`) })
 

@@ -95,7 +95,7 @@ func NewWithToken(t testing.TB, token string) *Server {
 	return s
 }
 
-// Start starts a fake server accepting token on 127.0.0.1, outside of a test (reef bench
+// Start starts a fake server accepting token on 127.0.0.1, outside of a test (reef-bench
 // runs it this way). The caller closes it with Close.
 func Start(token string) (*Server, error) {
 	if !tokenShape().MatchString(token) {
@@ -120,7 +120,7 @@ func Start(token string) (*Server, error) {
 }
 
 // OnCall sets a function called at the start of every call with a valid token, with the
-// method's name (reef bench notes the first getUpdates). nil removes it.
+// method's name (reef-bench notes the first getUpdates). nil removes it.
 func (s *Server) OnCall(fn func(method string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,7 +128,7 @@ func (s *Server) OnCall(fn func(method string)) {
 }
 
 // OnSend sets a function called with a copy of every message the bot sends or edits (Edits
-// > 0 after an edit), once it is recorded and before the response is written (reef bench
+// > 0 after an edit), once it is recorded and before the response is written (reef-bench
 // times replies this way). nil removes it.
 func (s *Server) OnSend(fn func(SentMessage)) {
 	s.mu.Lock()

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -41,10 +40,6 @@ type benchChild struct {
 
 // startGateway starts `reef gateway` on the rig's home with args and waits until it is ready.
 func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChild, error) {
-	exe, err := r.gatewayExe()
-	if err != nil {
-		return nil, err
-	}
 	c := &benchChild{ready: make(chan struct{}), exited: make(chan struct{})}
 	c.log = &benchLog{onReady: func(line string) {
 		c.readyAt = time.Now()
@@ -57,7 +52,7 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 		close(c.ready)
 	}}
 	command := cmp.Or(r.command, "gateway")
-	c.cmd = exec.Command(exe, append([]string{command}, args...)...)
+	c.cmd = exec.Command(r.exe, append([]string{command}, args...)...)
 	c.cmd.Env = benchChildEnv(r.home)
 	c.cmd.Stderr = c.log
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -83,60 +78,15 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 	}
 }
 
-// gatewayExe returns the executable the children run: a copy of this one in the rig's
-// directory, made at the first call. A deployed gateway is the only process that maps its
-// binary. This bench process runs the same file, and the pages of it that the bench touched
-// stay in the page cache, where the kernel's fault-around would map them into the child: the
-// child's resident set would look larger than a deployed gateway's, and the release of its
-// executable's cached pages (procmem) would be undone. The copy is synced, so its cached
-// pages are clean and can be dropped, as an installed binary's are.
-func (r *benchRig) gatewayExe() (string, error) {
-	if r.exe != "" {
-		return r.exe, nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	exe := filepath.Join(r.dir, "reef")
-	if err := copyExecutable(self, exe); err != nil {
-		return "", fmt.Errorf("bench: copy the gateway's executable: %w", err)
-	}
-	r.exe = exe
-	return exe, nil
-}
-
-// copyExecutable copies the file src to a new executable dst and syncs it.
-func copyExecutable(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // benchChildEnv is this process's environment without reef's and the providers' variables
-// (reef.yaml says everything), with REEF_HOME set. REEF_TEST_MAIN stays, so a test binary's
-// child runs main too.
+// (reef.yaml says everything), with REEF_HOME set.
 func benchChildEnv(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		skip := false
 		for _, p := range []string{"REEF_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "TELEGRAM_", "DISCORD_", "FEISHU_"} {
-			if strings.HasPrefix(name, p) && name != "REEF_TEST_MAIN" {
+			if strings.HasPrefix(name, p) {
 				skip = true
 			}
 		}
@@ -247,11 +197,16 @@ func (l *benchLog) tail() string {
 	return strings.Join(lines, "\n")
 }
 
-// procStat is what /proc says about a process.
+// procStat is what /proc says about a process. Memory is in kB. The figure that matters is
+// the anonymous memory (RssAnon; Pss_Anon, its proportional share): the heap, stacks and the
+// runtime's own. VmRSS and RssFile also count clean file-backed pages (the binary, the mapped
+// database) that the kernel reclaims by itself when memory is short.
 type procStat struct {
 	cpu            time.Duration // utime + stime
-	rssKB, hwmKB   int
-	anonKB, fileKB int // RssAnon, RssFile (the binary's pages and the mapped database)
+	rssKB, hwmKB   int           // VmRSS, VmHWM
+	anonKB, fileKB int           // RssAnon, RssFile
+	pssKB          int           // Pss (smaps_rollup): each page divided by the processes that map it
+	pssAnonKB      int           // Pss_Anon
 	threads, fds   int
 }
 
@@ -273,32 +228,73 @@ func readProc(pid int) (procStat, error) {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	stt, _ := strconv.ParseInt(f[12], 10, 64)
 	st.cpu = time.Duration(ut+stt) * clockTick
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	if err := readMem(pid, &st); err != nil {
 		return st, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(status))
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ":")
-		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		switch k {
-		case "VmRSS":
-			st.rssKB = n
-		case "VmHWM":
-			st.hwmKB = n
-		case "RssAnon":
-			st.anonKB = n
-		case "RssFile":
-			st.fileKB = n
-		case "Threads":
-			st.threads = n
-		}
 	}
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err == nil {
 		st.fds = len(fds)
 	}
 	return st, nil
+}
+
+// readMem reads the memory figures and threads of pid into st: /proc/PID/status and
+// /proc/PID/smaps_rollup.
+func readMem(pid int, st *procStat) error {
+	fields := map[string]*int{"VmRSS": &st.rssKB, "VmHWM": &st.hwmKB, "RssAnon": &st.anonKB, "RssFile": &st.fileKB,
+		"Threads": &st.threads, "Pss": &st.pssKB, "Pss_Anon": &st.pssAnonKB}
+	for _, name := range []string{"status", "smaps_rollup"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ":")
+			if p := fields[k]; p != nil {
+				*p, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			}
+		}
+	}
+	return nil
+}
+
+// memPeaks are the highest memory figures of a process sampled over a while.
+type memPeaks struct {
+	anonKB, pssKB, pssAnonKB, rssKB int
+	samples                         int
+}
+
+// sampleMem reads pid's memory every period until stop is called, which returns the peaks
+// (a sample at the start and one at the stop included).
+func sampleMem(pid int, every time.Duration) (stop func() memPeaks) {
+	var p memPeaks
+	take := func() {
+		var st procStat
+		if readMem(pid, &st) != nil {
+			return
+		}
+		p.anonKB, p.pssKB = max(p.anonKB, st.anonKB), max(p.pssKB, st.pssKB)
+		p.pssAnonKB, p.rssKB = max(p.pssAnonKB, st.pssAnonKB), max(p.rssKB, st.rssKB)
+		p.samples++
+	}
+	take()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				take()
+				return
+			case <-t.C:
+				take()
+			}
+		}
+	}()
+	return func() memPeaks { close(done); <-finished; return p }
 }
 
 // goroutines reads the goroutine count from a pprof endpoint at addr.

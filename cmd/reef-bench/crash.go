@@ -22,24 +22,41 @@ import (
 	"github.com/reefgw/reef/persistence/bolt"
 )
 
+const crashUsage = `reef-bench crash — SIGKILL and restart a reef gateway under load
+
+Usage:
+  reef-bench crash [-reef PATH] [-messages 300] [-chats 100] [-kills 20] [-llm-latency 20ms] [-timeout 5m]
+
+Chats talk to the gateway (each message after the previous one was answered; every third one
+with a tool call) while it is SIGKILLed at random moments and restarted. It exits non-zero
+unless every message got exactly one reply, the database passes bbolt's check with nothing
+pending, and every tool call in every transcript has exactly one result.
+
+Flags:
+`
+
 // runBenchCrash is the crash harness: chats talk to the gateway (each message after the
 // previous one was answered; every third one with a tool call) while the gateway is
 // SIGKILLed at random moments and restarted. In the end every message must have exactly one
 // reply, the database must pass bbolt's check and hold nothing pending, and no transcript
 // may hold a tool call without its result.
 func runBenchCrash(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("bench crash", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := flag.NewFlagSet("reef-bench crash", flag.ContinueOnError)
+	reefPath := reefFlag(flags)
 	total := flags.Int("messages", 300, "messages in all")
 	chats := flags.Int("chats", 100, "chats sending them")
 	kills := flags.Int("kills", 20, "SIGKILLs of the gateway")
 	latency := flags.Duration("llm-latency", 20*time.Millisecond, "the most the fake LLM waits before an answer (random up to this)")
 	timeout := flags.Duration("timeout", 5*time.Minute, "bound of the whole run")
-	if flags.Parse(args) != nil {
+	if code, done := parseFlags(flags, args, crashUsage, stdout, stderr); done {
+		return code
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "reef-bench crash: unexpected argument %q\n", flags.Arg(0))
 		return 2
 	}
 	if *total <= 0 || *chats <= 0 || *kills < 0 {
-		fmt.Fprintln(stderr, "reef bench crash: -messages and -chats must be positive, -kills not negative")
+		fmt.Fprintln(stderr, "reef-bench crash: -messages and -chats must be positive, -kills not negative")
 		return 2
 	}
 	*chats = min(*chats, *total)
@@ -48,21 +65,27 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
-	rig, err := newBenchRig(0)
+	reef, cleanup, err := resolveReef(*reefPath, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "reef bench crash: %v\n", err)
+		fmt.Fprintf(stderr, "reef-bench crash: %v\n", err)
+		return 1
+	}
+	defer cleanup()
+	rig, err := newBenchRig(0, reef)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef-bench crash: %v\n", err)
 		return 1
 	}
 	defer rig.Close()
 	rig.jitter = *latency
 	if err := rig.writeConfig(0, false); err != nil {
-		fmt.Fprintf(stderr, "reef bench crash: %v\n", err)
+		fmt.Fprintf(stderr, "reef-bench crash: %v\n", err)
 		return 1
 	}
 	var cur atomic.Pointer[benchChild]
 	child, err := rig.startGateway(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "reef bench crash: %v\n", err)
+		fmt.Fprintf(stderr, "reef-bench crash: %v\n", err)
 		return 1
 	}
 	cur.Store(child)
@@ -100,7 +123,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	}
 	var killed atomic.Int64
 	stopProgress := benchProgress(stderr, tty, func() string {
-		return fmt.Sprintf("reef bench crash: %d/%d answered, %d/%d kills, %.1fs", answered.Load(), *total, killed.Load(), *kills, time.Since(start).Seconds())
+		return fmt.Sprintf("reef-bench crash: %d/%d answered, %d/%d kills, %.1fs", answered.Load(), *total, killed.Load(), *kills, time.Since(start).Seconds())
 	})
 
 	// Kill when a random number of messages were answered, plus a random moment.
@@ -188,7 +211,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	}
 	violations = append(violations, checkCrashDB(filepath.Join(rig.home, "data", "reef.db"))...)
 
-	fmt.Fprintf(stdout, "reef bench crash: %d messages from %d chats (%d tool calls made), %d SIGKILLs, %d model calls, %.1fs\n",
+	fmt.Fprintf(stdout, "reef-bench crash: %d messages from %d chats (%d tool calls made), %d SIGKILLs, %d model calls, %.1fs\n",
 		injected, *chats, rig.toolCalls.Load(), killed.Load(), rig.llmCalls.Load(), elapsed.Seconds())
 	fmt.Fprintf(stdout, "  in the chats at the end: lost %d, duplicated %d, drafts left showing \"…\" %d; replies that ever showed in a second message: %d (%d the same answer re-delivered, %d different answers)\n",
 		lost, dup, drafts, everDup, resent, rerun)
@@ -227,7 +250,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// crashExitDuplicated is the exit status of reef bench crash when nothing was lost and the
+// crashExitDuplicated is the exit status of reef-bench crash when nothing was lost and the
 // database is sound, but some replies were duplicated (in the end, or for a while).
 const crashExitDuplicated = 3
 

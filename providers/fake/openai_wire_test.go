@@ -1,4 +1,4 @@
-package openaitest
+package fake
 
 import (
 	"encoding/json"

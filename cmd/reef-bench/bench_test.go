@@ -7,10 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,27 +21,123 @@ import (
 	"github.com/reefgw/reef/persistence"
 )
 
-// benchCommand runs `reef bench args...` as a child (this test binary re-executed, see
-// TestMain) and returns its output and exit code.
+// The tests build reef and reef-bench with go build, once, into one directory (reef beside
+// reef-bench, where reef-bench looks for it), and run reef-bench as users do.
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binaries builds reef and reef-bench and returns the directory that holds them.
+func binaries(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "reef-bench-test-"); buildErr != nil {
+			return
+		}
+		for _, name := range []string{"reef", "reef-bench"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "github.com/reefgw/reef/cmd/"+name).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", name, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+// benchCommand runs `reef-bench args...` (built by binaries) and returns its output (stdout
+// and stderr together) and exit code.
 func benchCommand(t *testing.T, limit time.Duration, args ...string) (string, int) {
 	t.Helper()
+	out, _, code := benchCommandSplit(t, limit, args...)
+	return out, code
+}
+
+// benchCommandSplit is benchCommand with stdout apart: it returns everything, stdout, code.
+func benchCommandSplit(t *testing.T, limit time.Duration, args ...string) (all, stdout string, code int) {
+	t.Helper()
+	dir := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"bench"}, args...)...)
-	cmd.Env = append(os.Environ(), reexecEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "reef-bench"), args...)
 	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var both, out syncBuffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&both, &out), &both
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return out.String(), 0
+		return both.String(), out.String(), 0
 	case errors.As(err, &exit) && ctx.Err() == nil:
-		return out.String(), exit.ExitCode()
+		return both.String(), out.String(), exit.ExitCode()
 	}
-	t.Fatalf("reef bench %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	return "", -1
+	t.Fatalf("reef-bench %s: %v\n%s", strings.Join(args, " "), err, both.String())
+	return "", "", -1
+}
+
+// syncBuffer is a bytes.Buffer that two writers may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestHelp: -h and --help print usage on stdout and exit 0, for reef-bench and each
+// subcommand; help names the flags; a bad flag exits 2.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"crash", "-h"}, {"soak", "--help"}, {floorCommand, "-h"}} {
+		all, stdout, code := benchCommandSplit(t, 30*time.Second, args...)
+		if code != 0 || !strings.Contains(stdout, "Usage:") || all != stdout {
+			t.Errorf("reef-bench %s: exit %d, stdout:\n%s\nall:\n%s", strings.Join(args, " "), code, stdout, all)
+		}
+	}
+	if _, stdout, _ := benchCommandSplit(t, 30*time.Second, "-h"); !strings.Contains(stdout, "-reef") || !strings.Contains(stdout, "-floor") {
+		t.Errorf("reef-bench -h lacks the flags:\n%s", stdout)
+	}
+	for _, args := range [][]string{{"-no-such-flag"}, {"-json", "crash"}, {"crash", "-kills", "1", "extra"}} {
+		if all, _, code := benchCommandSplit(t, 30*time.Second, args...); code != 2 || !strings.Contains(all, args[len(args)-1]) {
+			t.Errorf("reef-bench %s: exit %d, want 2 and a message naming %s:\n%s", strings.Join(args, " "), code, args[len(args)-1], all)
+		}
+	}
+}
+
+// TestReefFlag: -reef names the binary to run; a path that is not a file is refused.
+func TestReefFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a gateway")
+	}
+	reef := filepath.Join(binaries(t), "reef")
+	out, code := benchCommand(t, time.Minute, "-reef", reef, "-scenario", "burst", "-n", "5", "-json")
+	if code != 0 || !strings.Contains(out, `"messages": 5`) {
+		t.Errorf("-reef %s: exit %d:\n%s", reef, code, out)
+	}
+	if out, code := benchCommand(t, time.Minute, "-reef", t.TempDir(), "-scenario", "burst"); code != 1 || !strings.Contains(out, "not a file") {
+		t.Errorf("-reef DIR: exit %d:\n%s", code, out)
+	}
 }
 
 // TestBenchCrash runs the crash harness at a small size: chats talk to the gateway while it
@@ -54,7 +153,7 @@ func TestBenchCrash(t *testing.T) {
 	switch {
 	case code == 0:
 	default:
-		t.Fatalf("reef bench crash exit %d:\n%s", code, out)
+		t.Fatalf("reef-bench crash exit %d:\n%s", code, out)
 	}
 	if !strings.Contains(out, "40 messages from 10 chats") || !strings.Contains(out, "3 SIGKILLs") {
 		t.Errorf("unexpected report:\n%s", out)
@@ -68,7 +167,7 @@ func TestBenchBurstSmall(t *testing.T) {
 	}
 	out, code := benchCommand(t, time.Minute, "-scenario", "burst", "-n", "20", "-json")
 	if code != 0 {
-		t.Fatalf("reef bench exit %d:\n%s", code, out)
+		t.Fatalf("reef-bench exit %d:\n%s", code, out)
 	}
 	for _, want := range []string{`"scenario": "burst"`, `"messages": 20`, `"lost": 0`, `"duplicated": 0`} {
 		if !strings.Contains(out, want) {
@@ -86,7 +185,7 @@ func TestBenchFloorSmall(t *testing.T) {
 	}
 	out, code := benchCommand(t, time.Minute, "-floor", "-n", "20", "-llm-latency", "700ms", "-json") // burst by default
 	if code != 0 {
-		t.Fatalf("reef bench -floor exit %d:\n%s", code, out)
+		t.Fatalf("reef-bench -floor exit %d:\n%s", code, out)
 	}
 	var res []benchResult
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "["):]), &res); err != nil || len(res) != 1 {
@@ -144,7 +243,7 @@ func TestBenchSoakHeapProfile(t *testing.T) {
 	prefix := filepath.Join(t.TempDir(), "heap")
 	out, code := benchCommand(t, time.Minute, "soak", "-duration", "4s", "-every", "1s", "-warmup", "2s", "-rate", "5", "-heapprofile", prefix)
 	if code != 0 {
-		t.Fatalf("reef bench soak exit %d:\n%s", code, out)
+		t.Fatalf("reef-bench soak exit %d:\n%s", code, out)
 	}
 	for _, name := range []string{prefix + "-warmup.pb.gz", prefix + "-end.pb.gz"} {
 		b, err := os.ReadFile(name)
@@ -158,15 +257,14 @@ func TestBenchSoakHeapProfile(t *testing.T) {
 }
 
 // TestBenchIdleSmall runs the idle scenario with a short window: the three channels connect
-// to their fakes, the gateway releases start-up's memory, and the window's samples are
-// reported.
+// to their fakes and the window's samples are reported.
 func TestBenchIdleSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a gateway")
 	}
-	out, code := benchCommand(t, time.Minute, "-scenario", "idle", "-idle-for", "2s", "-release-after", "100ms", "-json")
+	out, code := benchCommand(t, time.Minute, "-scenario", "idle", "-idle-for", "2s", "-json")
 	if code != 0 {
-		t.Fatalf("reef bench exit %d:\n%s", code, out)
+		t.Fatalf("reef-bench exit %d:\n%s", code, out)
 	}
 	var res []benchResult
 	if err := json.Unmarshal([]byte(out[strings.Index(out, "["):]), &res); err != nil || len(res) != 1 {
@@ -179,10 +277,8 @@ func TestBenchIdleSmall(t *testing.T) {
 	if r.IdleSamples != 3 || r.IdleForSeconds != 2 {
 		t.Errorf("%d samples over %vs, want 3 over 2s (at 0, 1 and 2s)", r.IdleSamples, r.IdleForSeconds)
 	}
-	if r.ReleasedMB <= 0 {
-		t.Errorf("released %.1fMB, want the start-up pages the gateway logged", r.ReleasedMB)
-	}
-	if r.IdleRSSMB < r.IdleLastRSSMB || r.IdleRSSMB < r.IdleAnonMB+r.IdleFileMB-0.01 || r.IdleFileMB <= 0 || r.PeakRSSMB < r.IdleRSSMB {
+	if r.IdleAnonMB < r.IdleLastAnonMB || r.IdleAnonMB <= 0 || r.IdlePssAnonMB <= 0 || r.IdlePSSMB < r.IdlePssAnonMB ||
+		r.IdlePSSMB > r.IdleRSSMB+0.01 || r.IdleRSSMB < r.IdleAnonMB+r.IdleFileMB-0.01 || r.IdleFileMB <= 0 || r.PeakRSSMB < r.IdleRSSMB {
 		t.Errorf("inconsistent memory: %+v", r.idleResult)
 	}
 }

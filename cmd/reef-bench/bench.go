@@ -13,33 +13,41 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
-
-	"github.com/reefgw/reef/internal/procmem"
 )
 
-const benchUsage = `reef bench — measure reef against a fake Telegram Bot API and a fake LLM on loopback
+const benchUsage = `reef-bench — measure a reef binary against fake platforms and a fake LLM on loopback
 
 Usage:
-  reef bench [-scenario all|idle|burst|chats|tools] [-n 200] [-k 20 -m 10 [-at-once]] [-llm-latency 0s]
-             [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m] [-release-after 5s] [-pprof ADDR] [-cpuprofile FILE] [-json]
-  reef bench -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
-  reef bench crash [-messages 300 -chats 100 -kills 20]
-  reef bench soak  [-duration 30m -rate 50]
+  reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated] [-n 200] [-k 20 -m 10 [-at-once]]
+             [-llm-latency 0s] [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m]
+             [-pprof ADDR] [-cpuprofile FILE] [-json]
+  reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
+  reef-bench crash [-reef PATH] [-messages 300 -chats 100 -kills 20]
+  reef-bench soak  [-reef PATH] [-duration 30m -rate 50]
 
-Each scenario runs "reef gateway" (this executable) as a child process on a temporary
+Each scenario runs "reef gateway" (the binary given by -reef; default: a reef next to
+reef-bench, else one built from ./cmd/reef with go build) as a child process on a temporary
 REEF_HOME and measures it from outside: latency from injection to the reply's sendMessage at
-the fake, CPU time and peak RSS from /proc. The idle scenario also connects Discord and Feishu
-to fakes and reports the highest RSS sampled over -idle-for.
+the fake, CPU time, and memory from /proc: anonymous RSS (RssAnon, /proc/PID/status) and PSS
+(Pss, Pss_Anon, /proc/PID/smaps_rollup), sampled while the scenario runs; VmRSS and VmHWM
+only as secondary figures (they count the binary's clean file-backed pages, which the kernel
+reclaims by itself). The idle scenario connects Telegram, Discord and Feishu to fakes and
+reports the highest anonymous RSS sampled over -idle-for. The passivated scenario sends one
+message from each of -n chats (try -n 100000), waits until every conversation was unloaded
+(session.idleMinutes 1), and samples the memory of the gateway then.
 
 -floor runs the burst against the least a gateway can do instead: reef's own Telegram
 channel and model client with nothing in between (no storage, sessions, drafts or typing;
-the request of an agent's first turn). It is the floor of this machine and of these fakes,
-which share its cores: what reef takes above it is reef's.
+the request of an agent's first turn), in a child "reef-bench floor-gateway". It is the
+floor of this machine and of these fakes, which share its cores: what reef takes above it
+is reef's.
+
+Flags:
 `
 
 // benchResult is what one scenario measured.
@@ -65,22 +73,31 @@ type benchResult struct {
 	ToModelMaxMs float64 `json:"toModelMaxMs"`
 	CPUSeconds   float64 `json:"cpuSeconds"`
 	CPUMsPerMsg  float64 `json:"cpuMsPerMessage"`
-	PeakRSSMB    float64 `json:"peakRssMB"`
-	Lost         int     `json:"lost"`
-	Duplicated   int     `json:"duplicated"`
-	OutOfOrder   int     `json:"chatsOutOfOrder"`
-	LLMCalls     int64   `json:"llmCalls"`
+	// PeakAnonMB .. PeakPssAnonMB: the highest RssAnon, Pss and Pss_Anon sampled every 100 ms
+	// from the first injection to the last reply. PeakRSSMB is VmHWM, the highest VmRSS since
+	// the gateway started (secondary: it counts clean file-backed pages).
+	PeakAnonMB    float64 `json:"peakAnonMB"`
+	PeakPSSMB     float64 `json:"peakPssMB"`
+	PeakPssAnonMB float64 `json:"peakPssAnonMB"`
+	PeakRSSMB     float64 `json:"peakRssMB"`
+	Lost          int     `json:"lost"`
+	Duplicated    int     `json:"duplicated"`
+	OutOfOrder    int     `json:"chatsOutOfOrder"`
+	LLMCalls      int64   `json:"llmCalls"`
 	// APICalls counts the gateway's Bot API calls by method over the whole run.
 	APICalls map[string]int `json:"apiCalls"`
+	// Passivated: the memory once every conversation was unloaded (the passivated scenario).
+	Passivated *passivatedResult `json:"passivated,omitempty"`
 
 	idleResult
 }
 
-// benchOpts are the flags of reef bench.
+// benchOpts are the flags of reef-bench.
 type benchOpts struct {
 	n, k, m    int
 	atOnce     bool   // chats: every message of a chat sent at once, not each after the previous reply
-	floor      bool   // burst: run bench-floor, not reef gateway
+	floor      bool   // burst: run the floor gateway, not reef gateway
+	reef       string // the reef binary
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
 	llmCap     int
 	latency    time.Duration
@@ -89,36 +106,30 @@ type benchOpts struct {
 	progress   io.Writer
 	tty        bool
 	gatewayArg []string
-	// idle: the window sampled, and -release-after of the gateway
-	idleFor, releaseAfter time.Duration
+	// idle: the window sampled
+	idleFor time.Duration
 }
 
-// benchHeap is the heap reserve of reef bench's own process, where the fakes run: a burst
-// grows their heap by tens of megabytes too, and under load it grows in huge pages (see
-// procmem.Burst; a load generator need not stay small). Not in the idle scenario: there the
-// fakes' first touches of 2 MiB pages would slow their first answers, and the gateway's
-// start-up is measured by them.
-var benchHeap *procmem.HeapReserve
-
-func runBench(args []string, stdout, stderr io.Writer) int {
-	benchHeap = procmem.ReserveHeap(512 << 20)
-	benchHeap.Collect()
-	benchHeap.Wait() // before any gateway starts
-	benchHeap.SetHuge(len(args) > 0 && (args[0] == "crash" || args[0] == "soak"))
+// run is reef-bench: it dispatches to the subcommands, or runs the scenarios.
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "crash":
 			return runBenchCrash(args[1:], stdout, stderr)
 		case "soak":
 			return runBenchSoak(args[1:], stdout, stderr)
+		case floorCommand: // the child of -floor; not in the usage
+			return runFloorGateway(args[1:], stdout, stderr)
+		case "help":
+			fmt.Fprint(stdout, strings.TrimSuffix(benchUsage, "\nFlags:\n"))
+			return 0
 		}
 	}
-	flags := flag.NewFlagSet("bench", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() { fmt.Fprint(stderr, benchUsage); flags.PrintDefaults() }
-	scenario := flags.String("scenario", "all", "all | idle | burst | chats | tools")
+	flags := flag.NewFlagSet("reef-bench", flag.ContinueOnError)
+	scenario := flags.String("scenario", "all", "all (idle, burst, chats, tools) | idle | burst | chats | tools | passivated")
 	var o benchOpts
-	flags.IntVar(&o.n, "n", 200, "burst and tools: chats, one message each")
+	reefPath := reefFlag(flags)
+	flags.IntVar(&o.n, "n", 200, "burst, tools and passivated: chats, one message each")
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
@@ -129,34 +140,36 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
 	flags.DurationVar(&o.idleFor, "idle-for", 3*time.Minute,
-		"idle: how long to sample RSS, every second, once the channels are connected (and start-up's memory released)")
-	flags.DurationVar(&o.releaseAfter, "release-after", defaultReleaseAfter,
-		"idle: the gateway's -release-after (0: it keeps start-up's memory); the idle window starts after the release")
+		"idle and passivated: how long to sample memory, every second, once the channels are connected (idle) or every conversation was unloaded (passivated)")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
 	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of this process (the fakes) to this file")
-	if flags.Parse(args) != nil {
+	if code, done := parseFlags(flags, args, benchUsage, stdout, stderr); done {
+		return code
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "reef-bench: unexpected argument %q (a subcommand comes first: reef-bench crash -reef PATH ...)\n", flags.Arg(0))
 		return 2
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "reef bench: %v\n", err)
+			fmt.Fprintf(stderr, "reef-bench: %v\n", err)
 			return 1
 		}
 		defer stop()
 	}
 	if o.n <= 0 || o.k <= 0 || o.m <= 0 {
-		fmt.Fprintln(stderr, "reef bench: -n, -k and -m must be positive")
+		fmt.Fprintln(stderr, "reef-bench: -n, -k and -m must be positive")
 		return 2
 	}
 	switch o.queueMode {
 	case "", "steer", "followup", "collect", "interrupt":
 	default:
-		fmt.Fprintf(stderr, "reef bench: -queue %q: want steer, followup, collect or interrupt\n", o.queueMode)
+		fmt.Fprintf(stderr, "reef-bench: -queue %q: want steer, followup, collect or interrupt\n", o.queueMode)
 		return 2
 	}
-	if o.idleFor <= 0 || o.releaseAfter < 0 {
-		fmt.Fprintln(stderr, "reef bench: -idle-for must be positive and -release-after not negative")
+	if o.idleFor <= 0 {
+		fmt.Fprintln(stderr, "reef-bench: -idle-for must be positive")
 		return 2
 	}
 	if o.pprofAddr != "" {
@@ -166,19 +179,26 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		*scenario = "burst" // the only one it measures
 	}
 	if o.floor && *scenario != "burst" {
-		fmt.Fprintln(stderr, "reef bench: -floor measures the burst scenario only (-scenario burst)")
+		fmt.Fprintln(stderr, "reef-bench: -floor measures the burst scenario only (-scenario burst)")
 		return 2
 	}
 	var names []string
 	switch *scenario {
 	case "all":
 		names = []string{"idle", "burst", "chats", "tools"}
-	case "idle", "burst", "chats", "tools":
+	case "idle", "burst", "chats", "tools", "passivated":
 		names = []string{*scenario}
 	default:
-		fmt.Fprintf(stderr, "reef bench: unknown scenario %q\n", *scenario)
+		fmt.Fprintf(stderr, "reef-bench: unknown scenario %q\n", *scenario)
 		return 2
 	}
+	reef, cleanup, err := resolveReef(*reefPath, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef-bench: %v\n", err)
+		return 1
+	}
+	defer cleanup()
+	o.reef = reef
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	o.progress = stderr
@@ -190,7 +210,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	for _, name := range names {
 		res, err := runScenario(ctx, name, o)
 		if err != nil {
-			fmt.Fprintf(stderr, "reef bench: %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "reef-bench: %s: %v\n", name, err)
 			return 1
 		}
 		if res.Lost+res.Duplicated+res.OutOfOrder > 0 {
@@ -206,7 +226,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		printBench(stdout, results)
 	}
 	if failed {
-		fmt.Fprintln(stderr, "reef bench: messages were lost, duplicated or answered out of order")
+		fmt.Fprintln(stderr, "reef-bench: messages were lost, duplicated or answered out of order")
 		return 1
 	}
 	return 0
@@ -214,27 +234,33 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 
 // runScenario runs one scenario on its own rig and gateway process.
 func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, error) {
-	benchHeap.SetHuge(name != "idle")
 	res := benchResult{Scenario: name, Floor: o.floor, LLMLatencyMs: ms(o.latency)}
 	limit := o.timeout
-	if name == "idle" {
-		limit += o.releaseAfter + o.idleFor
+	switch name {
+	case "idle":
+		limit += o.idleFor
+	case "passivated":
+		limit += o.idleFor + passivateWithin
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	rig, err := newBenchRig(o.latency)
+	rig, err := newBenchRig(o.latency, o.reef)
 	if err != nil {
 		return res, err
 	}
 	defer rig.Close()
 	rig.queueMode = o.queueMode
+	if name == "passivated" {
+		rig.sessionIdle = 1
+	}
 	if o.floor {
-		rig.command = "bench-floor"
+		if err := rig.useFloor(); err != nil {
+			return res, err
+		}
 	}
 	args := o.gatewayArg
 	if name == "idle" {
 		rig.startPlatforms()
-		args = append(slices.Clone(args), "-release-after", o.releaseAfter.String())
 	}
 	if err := rig.writeConfig(o.llmCap, name == "idle"); err != nil {
 		return res, err
@@ -256,17 +282,18 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		return res, err
 	}
 	start := time.Now()
+	sampler := sampleMem(child.pid(), 100*time.Millisecond)
 	var all []*benchMsg
 	var mu sync.Mutex
 	stopProgress := benchProgress(o.progress, o.tty, func() string {
 		mu.Lock()
 		n := len(all)
 		mu.Unlock()
-		return fmt.Sprintf("reef bench %s: %d injected, %d answered, %.1fs", name, n, rig.replied.Load(), time.Since(start).Seconds())
+		return fmt.Sprintf("reef-bench %s: %d injected, %d answered, %.1fs", name, n, rig.replied.Load(), time.Since(start).Seconds())
 	})
 	var runErr error
 	switch name {
-	case "burst", "tools":
+	case "burst", "tools", "passivated":
 		res.Chats, res.Messages = o.n, o.n
 		for c := range o.n {
 			m := rig.inject(int64(10000+c), 0, name == "tools")
@@ -312,6 +339,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		runErr = <-errs
 	}
 	after, procErr := readProc(child.pid())
+	peaks := sampler()
 	stopProgress()
 	var last time.Time
 	rig.mu.Lock()
@@ -322,7 +350,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	rig.mu.Unlock()
 	if runErr != nil {
-		fmt.Fprintf(o.progress, "reef bench %s: not every message was answered: %v\n", name, runErr)
+		fmt.Fprintf(o.progress, "reef-bench %s: not every message was answered: %v\n", name, runErr)
 	}
 	// A moment for duplicates to show, then a clean shutdown.
 	time.Sleep(300 * time.Millisecond)
@@ -330,6 +358,13 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		if peak, err := readProc(child.pid()); err == nil {
 			after.hwmKB = peak.hwmKB
 		}
+	}
+	if name == "passivated" && runErr == nil && procErr == nil {
+		p, err := awaitPassivated(ctx, rig, child, o)
+		if err != nil {
+			return res, err
+		}
+		res.Passivated = p
 	}
 	stopErr := child.stop()
 	if procErr != nil {
@@ -355,6 +390,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.CPUSeconds = cpu.Seconds()
 	res.CPUMsPerMsg = ms(cpu) / float64(res.Messages)
 	res.PeakRSSMB = float64(after.hwmKB) / 1024
+	res.PeakAnonMB, res.PeakPSSMB, res.PeakPssAnonMB = kbMB(peaks.anonKB), kbMB(peaks.pssKB), kbMB(peaks.pssAnonKB)
 	res.LLMCalls = rig.llmCalls.Load()
 	rig.mu.Lock()
 	res.APICalls = maps.Clone(rig.calls)
@@ -396,19 +432,24 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // printBench prints the results as a table.
 func printBench(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tchats\tmsgs\tLLM\twall\treplies/s\tp50\tp95\tp99\tto model p50/max\tCPU/msg\tpeak RSS\tlost\tdup\tout of order\t")
+	fmt.Fprintln(tw, "scenario\tchats\tmsgs\tLLM\twall\treplies/s\tp50\tp95\tp99\tto model p50/max\tCPU/msg\tpeak anon\tpeak PSS\tVmHWM\tlost\tdup\tout of order\t")
 	var idle []benchResult
 	for _, r := range results {
 		if r.Scenario == "idle" {
 			idle = append(idle, r)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.0f/%.0fms\t%.2fms\t%.1fMB\t%d\t%d\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2fs\t%.0f\t%.0fms\t%.0fms\t%.0fms\t%.0f/%.0fms\t%.2fms\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t\n",
 			r.label(), r.Chats, r.Messages, time.Duration(r.LLMLatencyMs*float64(time.Millisecond)), r.WallSeconds, r.RepliesPerSec,
-			r.P50Ms, r.P95Ms, r.P99Ms, r.ToModelP50Ms, r.ToModelMaxMs, r.CPUMsPerMsg, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
+			r.P50Ms, r.P95Ms, r.P99Ms, r.ToModelP50Ms, r.ToModelMaxMs, r.CPUMsPerMsg, r.PeakAnonMB, r.PeakPSSMB, r.PeakRSSMB, r.Lost, r.Duplicated, r.OutOfOrder)
 	}
 	if len(idle) < len(results) {
 		tw.Flush()
+	}
+	for _, r := range results {
+		if r.Passivated != nil {
+			printPassivated(w, r)
+		}
 	}
 	for _, r := range idle {
 		printIdle(w, r)

@@ -22,6 +22,7 @@ type soakSample struct {
 	AtSeconds  float64 `json:"atSeconds"`
 	RSSMB      float64 `json:"rssMB"`
 	AnonMB     float64 `json:"anonMB"` // RssAnon: the heap, stacks and runtime
+	PSSMB      float64 `json:"pssMB"`  // Pss (smaps_rollup)
 	FileMB     float64 `json:"fileMB"` // RssFile: the binary's pages and the mapped database
 	DBMB       float64 `json:"dbMB"`   // size of reef.db
 	HeapMB     float64 `json:"heapMB"` // Go heap in use (HeapInuse)
@@ -47,7 +48,9 @@ type soakReport struct {
 	Lost            int          `json:"lost"`
 	Duplicated      int          `json:"duplicated"`
 	CPUMsPerMsg     float64      `json:"cpuMsPerMessage"`
-	PeakRSSMB       float64      `json:"peakRssMB"`
+	PeakAnonMB      float64      `json:"peakAnonMB"`    // highest RssAnon sampled
+	PeakPSSMB       float64      `json:"peakPssMB"`     // highest Pss sampled
+	PeakRSSMB       float64      `json:"peakRssMB"`     // VmHWM (secondary)
 	WarmupSeconds   float64      `json:"warmupSeconds"` // samples before this are left out of the growth
 	RSSGrowthPct    float64      `json:"rssGrowthPct"`  // mean of the last quarter's samples over the first quarter's
 	AnonGrowthPct   float64      `json:"anonGrowthPct"`
@@ -57,11 +60,24 @@ type soakReport struct {
 	Samples         []soakSample `json:"samples"`
 }
 
+const soakUsage = `reef-bench soak — a steady load on a reef gateway for a long time
+
+Usage:
+  reef-bench soak [-reef PATH] [-duration 30m] [-rate 50] [-chats N] [-per-chat 5] [-idle-minutes 1]
+                  [-every 10s] [-warmup 3m] [-llm-latency 0s] [-heapprofile PREFIX] [-json]
+
+It samples the gateway's anonymous RSS and PSS (VmRSS as secondary), what the Go runtime holds
+from the OS, the Go heap, the database size, goroutines, threads and open files every -every,
+and reports their growth (last quarter over first) after the warm-up.
+
+Flags:
+`
+
 // runBenchSoak puts a steady load on the gateway for a long time and samples its RSS,
 // goroutines (from its pprof endpoint), threads and open files every interval.
 func runBenchSoak(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("bench soak", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := flag.NewFlagSet("reef-bench soak", flag.ContinueOnError)
+	reefPath := reefFlag(flags)
 	duration := flags.Duration("duration", 30*time.Minute, "how long to keep the load on")
 	rate := flags.Float64("rate", 50, "messages per second")
 	chats := flags.Int("chats", 0, "chats talking at any time, taking turns (default 4 × rate)")
@@ -72,11 +88,15 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	latency := flags.Duration("llm-latency", 0, "the fake LLM waits this long before each answer")
 	asJSON := flags.Bool("json", false, "print the report as JSON")
 	heapProfile := flags.String("heapprofile", "", "save the gateway's heap profile to `PREFIX`-warmup.pb.gz at the end of the warm-up and PREFIX-end.pb.gz at the end")
-	if flags.Parse(args) != nil {
+	if code, done := parseFlags(flags, args, soakUsage, stdout, stderr); done {
+		return code
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "reef-bench soak: unexpected argument %q\n", flags.Arg(0))
 		return 2
 	}
 	if *rate <= 0 || *duration <= 0 || *every <= 0 {
-		fmt.Fprintln(stderr, "reef bench soak: -rate, -duration and -every must be positive")
+		fmt.Fprintln(stderr, "reef-bench soak: -rate, -duration and -every must be positive")
 		return 2
 	}
 	if *chats <= 0 {
@@ -85,10 +105,15 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "reef bench soak: %v\n", err)
+		fmt.Fprintf(stderr, "reef-bench soak: %v\n", err)
 		return 1
 	}
-	rig, err := newBenchRig(*latency)
+	reef, cleanup, err := resolveReef(*reefPath, stderr)
+	if err != nil {
+		return fail(err)
+	}
+	defer cleanup()
+	rig, err := newBenchRig(*latency, reef)
 	if err != nil {
 		return fail(err)
 	}
@@ -148,7 +173,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 			dbMB = float64(fi.Size()) / (1 << 20)
 		}
 		return soakSample{AtSeconds: time.Since(start).Seconds(), RSSMB: float64(st.rssKB) / 1024, Goroutines: g,
-			AnonMB: float64(st.anonKB) / 1024, FileMB: float64(st.fileKB) / 1024, DBMB: dbMB,
+			AnonMB: float64(st.anonKB) / 1024, PSSMB: kbMB(st.pssKB), FileMB: float64(st.fileKB) / 1024, DBMB: dbMB,
 			HeapMB: mb(mem["HeapInuse"]), KeptMB: mb(mem["HeapIdle"] - mem["HeapReleased"]),
 			GoMB:    mb(mem["Sys"] - mem["HeapReleased"]),
 			Threads: st.threads, FDs: st.fds, CPUSeconds: st.cpu.Seconds(), Injected: len(msgs),
@@ -158,7 +183,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		mu.Lock()
 		n := len(injected)
 		mu.Unlock()
-		return fmt.Sprintf("reef bench soak: %.0fs of %.0fs, %d injected, %d answered", time.Since(start).Seconds(), duration.Seconds(), n, rig.replied.Load())
+		return fmt.Sprintf("reef-bench soak: %.0fs of %.0fs, %d injected, %d answered", time.Since(start).Seconds(), duration.Seconds(), n, rig.replied.Load())
 	})
 	first, since, err := sample(0)
 	if err != nil {
@@ -254,6 +279,9 @@ loop:
 	lost, dup, _ := rig.tally()
 	rep.Injected, rep.Answered, rep.Lost, rep.Duplicated = len(all), rig.replied.Load(), lost, dup
 	rep.PeakRSSMB = float64(st.hwmKB) / 1024
+	for _, s := range rep.Samples {
+		rep.PeakAnonMB, rep.PeakPSSMB = max(rep.PeakAnonMB, s.AnonMB), max(rep.PeakPSSMB, s.PSSMB)
+	}
 	if len(all) > 0 {
 		rep.CPUMsPerMsg = (final.CPUSeconds - first.CPUSeconds) * 1000 / float64(len(all))
 	}
@@ -295,20 +323,20 @@ loop:
 		enc.Encode(rep)
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "t\tRSS\tanon\tfile\tGo holds\theap\tkept\tdb\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
+		fmt.Fprintln(tw, "t\tanon\tPSS\tRSS\tfile\tGo holds\theap\tkept\tdb\tgoroutines\tthreads\tfds\tCPU\tinjected\tanswered\tp99\t")
 		for _, s := range rep.Samples {
-			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.RSSMB, s.AnonMB, s.FileMB, s.GoMB, s.HeapMB, s.KeptMB, s.DBMB,
+			fmt.Fprintf(tw, "%.0fs\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%.1fMB\t%d\t%d\t%d\t%.1fs\t%d\t%d\t%.0fms\t\n", s.AtSeconds, s.AnonMB, s.PSSMB, s.RSSMB, s.FileMB, s.GoMB, s.HeapMB, s.KeptMB, s.DBMB,
 				s.Goroutines, s.Threads, s.FDs, s.CPUSeconds, s.Injected, s.Answered, s.P99Ms)
 		}
 		tw.Flush()
-		fmt.Fprintf(stdout, "soak: %.0fs at %.0f msg/s, %d chats at a time (%d in all): %d injected (%d turns skipped while a chat waited), %d answered, lost %d, duplicated %d, %.2fms CPU/msg, peak RSS %.1fMB\n",
-			rep.DurationSeconds, rep.Rate, rep.Chats, rep.ChatsInAll, rep.Injected, skipped, rep.Answered, rep.Lost, rep.Duplicated, rep.CPUMsPerMsg, rep.PeakRSSMB)
+		fmt.Fprintf(stdout, "soak: %.0fs at %.0f msg/s, %d chats at a time (%d in all): %d injected (%d turns skipped while a chat waited), %d answered, lost %d, duplicated %d, %.2fms CPU/msg, peak anonymous RSS %.1fMB, peak PSS %.1fMB (VmHWM %.1fMB)\n",
+			rep.DurationSeconds, rep.Rate, rep.Chats, rep.ChatsInAll, rep.Injected, skipped, rep.Answered, rep.Lost, rep.Duplicated, rep.CPUMsPerMsg, rep.PeakAnonMB, rep.PeakPSSMB, rep.PeakRSSMB)
 		from := "the first sample under load"
 		if rep.WarmupSeconds > 0 {
 			from = fmt.Sprintf("%s of warm-up", time.Duration(rep.WarmupSeconds*float64(time.Second)))
 		}
-		fmt.Fprintf(stdout, "growth after %s, last quarter over first quarter: RSS %+.1f%% (anonymous %+.1f%%, held by the Go runtime %+.1f%%), goroutines %+.1f%%, fds %+.1f%%\n",
-			from, rep.RSSGrowthPct, rep.AnonGrowthPct, rep.GoGrowthPct, rep.GoroutineGrowth, rep.FDGrowthPct)
+		fmt.Fprintf(stdout, "growth after %s, last quarter over first quarter: anonymous RSS %+.1f%% (VmRSS %+.1f%%, held by the Go runtime %+.1f%%), goroutines %+.1f%%, fds %+.1f%%\n",
+			from, rep.AnonGrowthPct, rep.RSSGrowthPct, rep.GoGrowthPct, rep.GoroutineGrowth, rep.FDGrowthPct)
 	}
 	if stopErr != nil {
 		return fail(stopErr)

@@ -24,12 +24,11 @@ import (
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/providers/openai/openaitest"
 )
 
-// The rig of reef bench: a fake Telegram Bot API and a fake OpenAI model on loopback, a
+// The rig of reef-bench: a fake Telegram Bot API and a fake OpenAI model on loopback, a
 // temporary REEF_HOME whose reef.yaml points at them, and `reef gateway` children started
-// from this same executable. Every injected message carries a marker ("bm-<chat>-<i>"); the
+// from the reef binary measured. Every injected message carries a marker ("bm-<chat>-<i>"); the
 // fake model answers "reply to <markers>" for the markers of the user messages it answers,
 // and the fake Bot API reports each sendMessage, so the rig knows when each message was
 // answered, and how often.
@@ -61,8 +60,8 @@ type benchMsg struct {
 // benchRig is the fakes, the home and the record of messages and replies.
 type benchRig struct {
 	dir, home string
-	exe       string // the gateway's executable (gatewayExe)
-	command   string // what it runs: "gateway" (when empty) or "bench-floor"
+	exe       string // the gateway's executable: reef, or reef-bench for the floor
+	command   string // what it runs: "gateway" (when empty) or floorCommand
 	tg        *telegramtest.Server
 	dc        *discordtest.Server // idle only: Discord's gateway and REST API
 	fs        *feishutest.Server  // idle only: Feishu's REST API and long connection
@@ -90,13 +89,13 @@ type benchRig struct {
 	calls     map[string]int // Bot API method → calls
 }
 
-// newBenchRig starts the fakes and writes a home; Close undoes it.
-func newBenchRig(latency time.Duration) (*benchRig, error) {
+// newBenchRig starts the fakes and writes a home for the gateway reef (a path); Close undoes it.
+func newBenchRig(latency time.Duration, reef string) (*benchRig, error) {
 	dir, err := os.MkdirTemp("", "reef-bench-")
 	if err != nil {
 		return nil, err
 	}
-	r := &benchRig{dir: dir, home: filepath.Join(dir, "home"), latency: latency,
+	r := &benchRig{dir: dir, home: filepath.Join(dir, "home"), latency: latency, exe: reef,
 		msgs: map[string]*benchMsg{}, asked: map[string]int{}, calls: map[string]int{}, order: map[int64][]string{}, llmStop: make(chan struct{})}
 	if r.tg, err = telegramtest.Start(benchToken); err != nil {
 		os.RemoveAll(dir)
@@ -112,10 +111,21 @@ func newBenchRig(latency time.Duration) (*benchRig, error) {
 	script := fake.NewScript()
 	script.KeepRequests = 1
 	script.Respond = r.respond
-	r.llm = &http.Server{Handler: openaitest.Handler(script, r.llmStop)}
+	r.llm = &http.Server{Handler: fake.OpenAIHandler(script, r.llmStop)}
 	r.llmURL = "http://" + ln.Addr().String() + "/v1"
 	go r.llm.Serve(ln)
 	return r, nil
+}
+
+// useFloor makes the rig run the floor gateway (this executable's floorCommand) instead of
+// reef gateway.
+func (r *benchRig) useFloor() error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	r.exe, r.command = self, floorCommand
+	return nil
 }
 
 // Close stops the fakes and removes the temporary directory.

@@ -1,4 +1,4 @@
-package openaitest
+package fake
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	gojson "github.com/grbit/go-json"
 
 	"github.com/reefgw/reef/messages"
-	"github.com/reefgw/reef/providers/fake"
 )
 
 // chatRequest is the part of a Chat Completions request the fake reads.
@@ -38,8 +37,8 @@ type chatRequest struct {
 
 // record normalises the request: the leading system message becomes System, the others
 // become ChatMessages (tool results named after the call they answer).
-func (req chatRequest) record() fake.Request {
-	rec := fake.Request{Model: req.Model}
+func (req chatRequest) record() Request {
+	rec := Request{Model: req.Model}
 	names := map[string]string{} // tool call id → name
 	for i, m := range req.Messages {
 		if i == 0 && m.Role == "system" {
@@ -184,7 +183,7 @@ func (st *streamer) cut() {
 
 // play streams reply: reasoning, text and tool calls in pieces, the finish reason, a usage
 // chunk and [DONE]; or a cut where the reply asks for one.
-func (st *streamer) play(r fake.Reply) {
+func (st *streamer) play(r Reply) {
 	st.delta(map[string]any{"role": "assistant", "content": ""}, nil)
 	for _, p := range pieces(r.Reasoning, 2) {
 		st.delta(map[string]any{"reasoning_content": p}, nil)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -13,45 +12,40 @@ import (
 
 // The idle scenario: a gateway with Telegram, Discord and Feishu connected to their fakes,
 // and nobody talking. Once all three are connected (the first getUpdates, the Discord
-// session identified, Feishu's long connection up) and the gateway has released start-up's
-// memory (unless -release-after 0), RSS is sampled every second for -idle-for; the idle RSS
-// is the highest sample. A short window misses the first garbage collections and the pages
-// the heartbeats and long polls fault in again after the release.
+// session identified, Feishu's long connection up), memory is sampled every second for
+// -idle-for; the idle figure is the highest sample. A short window misses the first garbage
+// collections.
 
 // idleResult is what the idle scenario measured.
 type idleResult struct {
-	Channels    string             `json:"channels,omitempty"`    // the channels connected when the window started
-	ConnectedMs map[string]float64 `json:"connectedMs,omitempty"` // channel → child started → connected at its fake
-	ReadyMs     float64            `json:"readyMs,omitempty"`     // child started → "reef gateway ready" read
-	StartupMs   float64            `json:"startupMs,omitempty"`   // process start → ready, as the gateway logs it
-	FirstPollMs float64            `json:"firstPollMs,omitempty"` // child started → first getUpdates at the fake
-	// ReleasedMB is what the gateway logged it released of start-up's memory; 0 when it did not.
-	ReleasedMB     float64 `json:"releasedMB,omitempty"`
-	IdleForSeconds float64 `json:"idleForSeconds,omitempty"`
-	IdleSamples    int     `json:"idleSamples,omitempty"`
-	// IdleRSSMB is the highest VmRSS sampled in the window, at IdlePeakAtSeconds into it,
-	// with its RssAnon (heap, stacks, runtime) and RssFile (the binary's pages, the mapped
-	// database).
-	IdleRSSMB         float64 `json:"idleRssMB,omitempty"`
+	Channels       string             `json:"channels,omitempty"`    // the channels connected when the window started
+	ConnectedMs    map[string]float64 `json:"connectedMs,omitempty"` // channel → child started → connected at its fake
+	ReadyMs        float64            `json:"readyMs,omitempty"`     // child started → "reef gateway ready" read
+	StartupMs      float64            `json:"startupMs,omitempty"`   // process start → ready, as the gateway logs it
+	FirstPollMs    float64            `json:"firstPollMs,omitempty"` // child started → first getUpdates at the fake
+	IdleForSeconds float64            `json:"idleForSeconds,omitempty"`
+	IdleSamples    int                `json:"idleSamples,omitempty"`
+	// IdleAnonMB is the highest RssAnon sampled in the window (the heap, stacks and runtime),
+	// at IdlePeakAtSeconds into it, with the PSS (Pss, Pss_Anon) and, as secondary figures,
+	// the VmRSS and RssFile (the binary's pages, the mapped database) of that sample.
 	IdleAnonMB        float64 `json:"idleAnonMB,omitempty"`
+	IdlePSSMB         float64 `json:"idlePssMB,omitempty"`
+	IdlePssAnonMB     float64 `json:"idlePssAnonMB,omitempty"`
+	IdleRSSMB         float64 `json:"idleRssMB,omitempty"`
 	IdleFileMB        float64 `json:"idleFileMB,omitempty"`
 	IdlePeakAtSeconds float64 `json:"idlePeakAtSeconds,omitempty"`
 	// The last sample of the window.
-	IdleLastRSSMB  float64 `json:"idleLastRssMB,omitempty"`
 	IdleLastAnonMB float64 `json:"idleLastAnonMB,omitempty"`
-	IdleLastFileMB float64 `json:"idleLastFileMB,omitempty"`
-	// After the window, one message: injected → answered, and the RSS then. What the gateway
-	// released, the first message's code faults back in, from disk when it is no longer cached.
+	IdleLastPSSMB  float64 `json:"idleLastPssMB,omitempty"`
+	IdleLastRSSMB  float64 `json:"idleLastRssMB,omitempty"`
+	// After the window, one message: injected → answered, and the memory then.
 	WakeReplyMs float64 `json:"wakeReplyMs,omitempty"`
+	WakeAnonMB  float64 `json:"wakeAnonMB,omitempty"`
 	WakeRSSMB   float64 `json:"wakeRssMB,omitempty"`
 }
 
-// releaseLine is the message of the gateway's log line after it released start-up's memory.
-const releaseLine = "released start-up memory"
-
 // runIdle measures a started idle gateway and stops it.
 func runIdle(ctx context.Context, rig *benchRig, child *benchChild, o benchOpts, res benchResult) (benchResult, error) {
-	released := child.log.await(releaseLine)
 	connected, err := rig.awaitConnected(ctx, child.started, 15*time.Second)
 	res.ConnectedMs = connected
 	if err != nil {
@@ -62,30 +56,15 @@ func runIdle(ctx context.Context, rig *benchRig, child *benchChild, o benchOpts,
 	res.ReadyMs = ms(child.readyAt.Sub(child.started))
 	res.StartupMs = child.startupMs
 	res.FirstPollMs = ms(first.Sub(child.started))
-	if o.releaseAfter > 0 {
-		select {
-		case line := <-released:
-			var v struct {
-				Bytes int64 `json:"bytes"`
-			}
-			if err := json.Unmarshal([]byte(line), &v); err != nil {
-				return res, fmt.Errorf("release log line %q: %w", line, err)
-			}
-			res.ReleasedMB = mb(v.Bytes)
-		case <-time.After(o.releaseAfter + 10*time.Second):
-			return res, fmt.Errorf("the gateway did not log %q within %v of connecting:\n%s", releaseLine, o.releaseAfter+10*time.Second, child.log.tail())
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
-	}
 	peak, last, n, err := sampleIdle(ctx, child.pid(), o.idleFor)
 	if err != nil {
 		return res, err
 	}
 	res.IdleForSeconds, res.IdleSamples = o.idleFor.Seconds(), n
-	res.IdleRSSMB, res.IdleAnonMB, res.IdleFileMB = kbMB(peak.st.rssKB), kbMB(peak.st.anonKB), kbMB(peak.st.fileKB)
+	res.IdleAnonMB, res.IdlePSSMB, res.IdlePssAnonMB = kbMB(peak.st.anonKB), kbMB(peak.st.pssKB), kbMB(peak.st.pssAnonKB)
+	res.IdleRSSMB, res.IdleFileMB = kbMB(peak.st.rssKB), kbMB(peak.st.fileKB)
 	res.IdlePeakAtSeconds = peak.at.Round(time.Second).Seconds()
-	res.IdleLastRSSMB, res.IdleLastAnonMB, res.IdleLastFileMB = kbMB(last.st.rssKB), kbMB(last.st.anonKB), kbMB(last.st.fileKB)
+	res.IdleLastAnonMB, res.IdleLastPSSMB, res.IdleLastRSSMB = kbMB(last.st.anonKB), kbMB(last.st.pssKB), kbMB(last.st.rssKB)
 	res.PeakRSSMB = kbMB(last.st.hwmKB)
 	res.CPUSeconds = last.st.cpu.Seconds()
 	if !rig.dc.Connected() || !rig.fs.Connected() {
@@ -114,7 +93,7 @@ func wake(ctx context.Context, rig *benchRig, child *benchChild, res *benchResul
 	if err != nil {
 		return err
 	}
-	res.WakeRSSMB = kbMB(st.rssKB)
+	res.WakeAnonMB, res.WakeRSSMB = kbMB(st.anonKB), kbMB(st.rssKB)
 	return nil
 }
 
@@ -161,8 +140,8 @@ type idleSample struct {
 }
 
 // sampleIdle reads pid's memory at the start of a window of length d, every second in it
-// and at its end, and returns the sample with the highest RSS, the last one and how many
-// were taken.
+// and at its end, and returns the sample with the highest anonymous RSS, the last one and how
+// many were taken.
 func sampleIdle(ctx context.Context, pid int, d time.Duration) (peak, last idleSample, n int, err error) {
 	start := time.Now()
 	for next := time.Duration(0); ; next = min(next+time.Second, d) {
@@ -178,7 +157,7 @@ func sampleIdle(ctx context.Context, pid int, d time.Duration) (peak, last idleS
 			return peak, last, n, err
 		}
 		last = idleSample{at: time.Since(start), st: st}
-		if n == 0 || st.rssKB > peak.st.rssKB {
+		if n == 0 || st.anonKB > peak.st.anonKB {
 			peak = last
 		}
 		n++
@@ -198,13 +177,9 @@ func printIdle(w io.Writer, r benchResult) {
 	}
 	fmt.Fprintf(w, "idle: connected %s after exec (ready %.0fms; the gateway logs startup %.0fms)\n",
 		strings.Join(conn, ", "), r.ReadyMs, r.StartupMs)
-	if r.ReleasedMB > 0 {
-		fmt.Fprintf(w, "idle: the gateway released %.1fMB of start-up's pages\n", r.ReleasedMB)
-	} else {
-		fmt.Fprintln(w, "idle: the gateway kept start-up's pages (-release-after 0)")
-	}
-	fmt.Fprintf(w, "idle: RSS over %gs, sampled every second (%d samples): peak %.1fMB at %.0fs (%.1fMB anonymous, %.1fMB file-backed); last %.1fMB (%.1f + %.1f); VmHWM since start %.1fMB\n",
-		r.IdleForSeconds, r.IdleSamples, r.IdleRSSMB, r.IdlePeakAtSeconds, r.IdleAnonMB, r.IdleFileMB,
-		r.IdleLastRSSMB, r.IdleLastAnonMB, r.IdleLastFileMB, r.PeakRSSMB)
-	fmt.Fprintf(w, "idle: then one message, answered in %.0fms; RSS after it %.1fMB\n", r.WakeReplyMs, r.WakeRSSMB)
+	fmt.Fprintf(w, "idle: over %gs, sampled every second (%d samples): anonymous RSS peak %.1fMB at %.0fs, last %.1fMB; PSS %.1fMB (anon %.1fMB) at the peak, last %.1fMB\n",
+		r.IdleForSeconds, r.IdleSamples, r.IdleAnonMB, r.IdlePeakAtSeconds, r.IdleLastAnonMB, r.IdlePSSMB, r.IdlePssAnonMB, r.IdleLastPSSMB)
+	fmt.Fprintf(w, "idle: secondary: VmRSS %.1fMB at the peak (%.1fMB file-backed), last %.1fMB; VmHWM since start %.1fMB\n",
+		r.IdleRSSMB, r.IdleFileMB, r.IdleLastRSSMB, r.PeakRSSMB)
+	fmt.Fprintf(w, "idle: then one message, answered in %.0fms; anonymous RSS after it %.1fMB (VmRSS %.1fMB)\n", r.WakeReplyMs, r.WakeAnonMB, r.WakeRSSMB)
 }

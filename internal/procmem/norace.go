@@ -1,5 +1,0 @@
-//go:build !race
-
-package procmem
-
-const raceEnabled = false
