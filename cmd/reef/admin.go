@@ -31,8 +31,8 @@ func configuredChannels(cfg *configs.Config) []string {
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("status", stderr)
 	asJSON := flags.Bool("json", false, "print JSON")
-	if flags.Parse(args) != nil {
-		return 2
+	if code, ok := parseFlags(flags, args, stdout); !ok {
+		return code
 	}
 	cfg := adminConfig(*configPath, stderr)
 	if cfg == nil {
@@ -133,7 +133,7 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 	asJSON := flags.Bool("json", false, "print JSON")
 	rest, err := parseInterspersed(flags, args)
 	if err != nil {
-		return 2
+		return flagExit(err, flags, stdout)
 	}
 	usage := "usage: reef pairing list | reef pairing approve <channel> <code> | reef pairing deny <channel> <code>  (-json: print JSON)"
 	if len(rest) == 0 || (rest[0] != "list" && len(rest) != 3) {

@@ -21,9 +21,9 @@ import (
 // run goes (commands are answered at once, other text is queued), Ctrl-C stops the current
 // run, Ctrl-C twice (or Ctrl-D) exits. Piped: one message per line, each reply printed to
 // stdout; exit 0 at the end of input, or 1 when a run failed (the reason on stderr).
-func runChat(args []string, stderr io.Writer) int {
-	cfg, log, closeLog, code := startCommand("chat", args, true, stderr)
-	if code != 0 {
+func runChat(args []string, stdout, stderr io.Writer) int {
+	cfg, log, closeLog, code := startCommand("chat", args, true, stdout, stderr)
+	if cfg == nil {
 		return code
 	}
 	defer closeLog()

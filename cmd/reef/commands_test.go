@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -242,6 +243,53 @@ func TestVersionHelpAndUnknownCommands(t *testing.T) {
 				t.Errorf("stderr = %q, want it to contain %q", res.stderr, tt.stderrPart)
 			}
 		})
+	}
+}
+
+// TestEveryCommandAnswersHelp: -h and --help on every command and subcommand print its usage
+// on stdout and exit 0, with nothing on stderr and nothing done; a bad flag still exits 2.
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	home := newHome(t)
+	e := env{"REEF_HOME": home}
+	tests := []struct {
+		args []string
+		want string // in stdout
+	}{
+		{[]string{"chat"}, "reef chat"},
+		{[]string{"gateway"}, "-pprof"},
+		{[]string{"init"}, "reef init"},
+		{[]string{"doctor"}, "reef doctor"},
+		{[]string{"status"}, "reef status"},
+		{[]string{"sessions"}, "reef sessions list"},
+		{[]string{"sessions", "list"}, "reef sessions list"},
+		{[]string{"sessions", "show", "k"}, "reef sessions show"},
+		{[]string{"sessions", "export"}, "-format"},
+		{[]string{"pairing"}, "reef pairing"},
+		{[]string{"pairing", "list"}, "reef pairing"},
+		{[]string{"pairing", "approve", "telegram"}, "reef pairing"},
+		{[]string{"cron"}, "reef cron add"},
+		{[]string{"cron", "list"}, "reef cron add"},
+		{[]string{"cron", "add", "-name", "x"}, "reef cron add"},
+		{[]string{"cron", "rm"}, "reef cron add"},
+		{[]string{"fake-llm"}, "-addr"},
+	}
+	for _, tt := range tests {
+		for _, h := range []string{"-h", "--help"} {
+			args := append(slices.Clone(tt.args), h)
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				res := reef(t, e, "", args...)
+				if res.code != 0 || res.stderr != "" || !strings.Contains(res.stdout, tt.want) {
+					t.Errorf("exit %d, stdout %q, stderr %q; want 0, usage with %q, nothing", res.code, res.stdout, res.stderr, tt.want)
+				}
+			})
+		}
+	}
+	if _, err := os.Stat(home); err == nil {
+		t.Errorf("asking for help created REEF_HOME %s", home)
+	}
+	res := reef(t, e, "", "sessions", "list", "-bogus")
+	if res.code != 2 || !strings.Contains(res.stderr, "-bogus") || !strings.Contains(res.stderr, "reef sessions list") {
+		t.Errorf("a bad flag: exit %d, stderr %q; want 2, the problem and the usage", res.code, res.stderr)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,8 +30,8 @@ Through the running gateway when one runs, else on the database (run needs a run
 func runCron(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("cron", stderr)
 	asJSON := flags.Bool("json", false, "print JSON")
-	if flags.Parse(args) != nil {
-		return 2
+	if code, ok := parseFlags(flags, args, stdout); !ok {
+		return code
 	}
 	rest, jsonLater := takeJSONFlag(flags.Args())
 	if len(rest) == 0 {
@@ -38,6 +39,10 @@ func runCron(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	action, body, err := cronArgs(rest)
+	if errors.Is(err, flag.ErrHelp) || isHelp(rest[0]) || (rest[0] != "add" && slices.ContainsFunc(rest[1:], isHelp)) {
+		fmt.Fprintln(stdout, cronUsage)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "reef cron: %v\n%s\n", err, cronUsage)
 		return 2

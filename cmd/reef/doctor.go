@@ -22,8 +22,8 @@ import (
 // runDoctor checks everything reef needs and prints each problem with its fix.
 func runDoctor(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("doctor", stderr)
-	if flags.Parse(args) != nil {
-		return 2
+	if code, ok := parseFlags(flags, args, stdout); !ok {
+		return code
 	}
 	d := &doctor{out: stdout}
 	cfg, err := loadConfig(*configPath)

@@ -22,11 +22,10 @@ import (
 // "ls" makes it list the workspace, "write NAME TEXT" makes it write a file, "exec CMD" runs
 // a command.
 func runFakeLLM(args []string, stdout, stderr io.Writer) int {
-	flags := flag.NewFlagSet("fake-llm", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := newFlags("fake-llm", stderr)
 	addr := flags.String("addr", defaultFakeAddr, "address to listen on (:0 or 127.0.0.1:0 for any free port)")
-	if flags.Parse(args) != nil {
-		return 2
+	if code, ok := parseFlags(flags, args, stdout); !ok {
+		return code
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil && !setOnCommandLine(flags, "addr") { // the default port is taken: any free one will do

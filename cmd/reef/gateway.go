@@ -14,11 +14,11 @@ import (
 
 // runGateway runs every configured channel until SIGINT or SIGTERM, then shuts down cleanly:
 // runs are stopped, pending writes committed, the database closed.
-func runGateway(args []string, stderr io.Writer) int {
+func runGateway(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("gateway", stderr)
 	pprofAddr := flags.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); off by default")
-	if flags.Parse(args) != nil {
-		return 2
+	if code, ok := parseFlags(flags, args, stdout); !ok {
+		return code
 	}
 	cfg := configOrExplain(*configPath, stderr)
 	if cfg == nil {

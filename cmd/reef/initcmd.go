@@ -14,6 +14,10 @@ import (
 // agents of reef.yaml if there is one) and a commented example configuration. It never
 // overwrites a file.
 func runInit(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprint(stdout, commandUsage("init"))
+		return 0
+	}
 	if len(args) > 0 {
 		fmt.Fprintln(stderr, "usage: reef init")
 		return 2

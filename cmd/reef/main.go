@@ -64,9 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "chat":
-		return runChat(args[1:], stderr)
+		return runChat(args[1:], stdout, stderr)
 	case "gateway":
-		return runGateway(args[1:], stderr)
+		return runGateway(args[1:], stdout, stderr)
 	case "init":
 		return runInit(args[1:], stdout, stderr)
 	case "doctor":
@@ -93,12 +93,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // startCommand parses the flags of a command that has only -config, then loads the
-// configuration and opens the logs (to the log file when toFile). A non-zero code is the exit
-// status to return: what went wrong is printed.
-func startCommand(name string, args []string, toFile bool, stderr io.Writer) (cfg *configs.Config, log zerolog.Logger, closeLog func(), code int) {
+// configuration and opens the logs (to the log file when toFile). A nil cfg ends the command
+// with code: 0 after the usage it was asked for, else after printing what went wrong.
+func startCommand(name string, args []string, toFile bool, stdout, stderr io.Writer) (cfg *configs.Config, log zerolog.Logger, closeLog func(), code int) {
 	flags, configPath := commandFlags(name, stderr)
-	if flags.Parse(args) != nil {
-		return nil, log, nil, 2
+	if code, ok := parseFlags(flags, args, stdout); !ok {
+		return nil, log, nil, code
 	}
 	if cfg = configOrExplain(*configPath, stderr); cfg == nil {
 		return nil, log, nil, 2
@@ -156,7 +156,6 @@ func otherProblems(err error) []error {
 
 // commandFlags returns a subcommand's flag set with the -config flag every command shares.
 func commandFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
-	flags := flag.NewFlagSet(name, flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := newFlags(name, stderr)
 	return flags, flags.String("config", "", "config file (default $REEF_HOME/reef.yaml)")
 }

@@ -30,13 +30,16 @@ type sessionSource interface {
 
 // runSessions lists stored conversations, shows one, or exports its whole transcript.
 func runSessions(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, sessionsUsage)
 		return 2
 	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(stdout, sessionsUsage)
+		return 0
+	}
 	verb := args[0]
 	flags, configPath := commandFlags("sessions "+verb, stderr)
-	flags.Usage = func() { fmt.Fprintln(stderr, sessionsUsage) }
 	var run func(src sessionSource, pos []string) error
 	switch verb {
 	case "list":
@@ -90,7 +93,7 @@ func runSessions(args []string, stdout, stderr io.Writer) int {
 	}
 	pos, err := parseInterspersed(flags, args[1:])
 	if err != nil {
-		return 2
+		return flagExit(err, flags, stdout)
 	}
 	cfg := adminConfig(*configPath, stderr)
 	if cfg == nil {
