@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reefgw/reef/internal/testutil"
 )
 
 // TestImportRules is the test DESIGN.md §1 refers to: it fails on every import in this
 // module that breaks a rule.
 func TestImportRules(t *testing.T) {
-	root := moduleRoot(t)
+	root := testutil.ModuleRoot(t)
 	violations, err := Check(root)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +28,7 @@ func TestImportRules(t *testing.T) {
 // TestBinaryRules: what cmd/reef links holds no test code (testing, httptest, the fakes):
 // the benchmark and the fakes live in cmd/reef-bench and the *test packages.
 func TestBinaryRules(t *testing.T) {
-	violations, err := CheckBinaries(moduleRoot(t))
+	violations, err := CheckBinaries(testutil.ModuleRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,24 +80,6 @@ func TestTestCode(t *testing.T) {
 		if got := testCode(dep); got != want {
 			t.Errorf("testCode(%s) = %v, want %v", dep, got, want)
 		}
-	}
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
 	}
 }
 

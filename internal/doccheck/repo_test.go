@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reefgw/reef/internal/testutil"
 )
 
 // TestRepositoryLinks checks every relative link of the repository's Markdown files.
 func TestRepositoryLinks(t *testing.T) {
-	root := moduleRoot(t)
+	root := testutil.ModuleRoot(t)
 	files := markdownFiles(t, root)
 	for _, want := range []string{"README.md", "docs/architecture.md"} {
 		if !slices.Contains(files, want) {
@@ -31,7 +33,7 @@ func TestRepositoryLinks(t *testing.T) {
 // TestReadme keeps the README a page people finish: short, linking every docs/ page, and
 // showing the test command CI runs word for word.
 func TestReadme(t *testing.T) {
-	root := moduleRoot(t)
+	root := testutil.ModuleRoot(t)
 	readme := read(t, filepath.Join(root, "README.md"))
 	if n := strings.Count(readme, "\n"); n >= 150 {
 		t.Errorf("README.md has %d lines; keep it under 150 and move detail to docs/", n)
@@ -107,24 +109,6 @@ func markdownFiles(t *testing.T, root string) []string {
 	})
 	slices.Sort(files)
 	return files
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
 }
 
 func read(t *testing.T, path string) string {

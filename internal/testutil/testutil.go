@@ -4,6 +4,8 @@
 package testutil
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -73,5 +75,24 @@ func Receive[T any](t testing.TB, ch <-chan T) T {
 		var zero T
 		t.Fatalf("timed out waiting for %T", zero)
 		return zero
+	}
+}
+
+// ModuleRoot returns the directory of reef's go.mod, found upwards from the test's directory.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
 	}
 }
