@@ -155,7 +155,8 @@ func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string)
 		}
 	}
 	return []*messages.Outbound{{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
-		ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key}}
+		ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key,
+		Failed: msg.err != nil && !msg.cancelled}}
 }
 
 // maxShownReasoning caps the reasoning shown with /reasoning on, in runes.

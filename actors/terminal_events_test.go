@@ -47,7 +47,8 @@ func TestMessageDuringARunIsShownQueued(t *testing.T) {
 }
 
 // TestFailedRunFinalSaysWhy: the final event of a failed run says it failed and why, so the
-// terminal can exit non-zero; a run that succeeds is not marked.
+// terminal can exit non-zero, and its reply is marked Failed, so the terminal shows it as an
+// error; a run that succeeds is not marked.
 func TestFailedRunFinalSaysWhy(t *testing.T) {
 	h := newHarness(t, harnessOpts{script: fakellm.NewScript(fakellm.Reply{Status: 401}, fakellm.Reply{Text: "fine"})})
 	h.say("1", "hello")
@@ -55,10 +56,15 @@ func TestFailedRunFinalSaysWhy(t *testing.T) {
 	if !ev.IsError || ev.Text == "" {
 		t.Errorf("final event of a failed run = %+v, want IsError and a reason", ev)
 	}
-	h.reply()
+	if out := h.reply(); !out.Failed {
+		t.Errorf("reply of a failed run = %+v, want Failed", out)
+	}
 	h.say("1", "again")
 	if ev := nextEvent(t, h, messages.TurnFinal); ev.IsError || ev.Text != "" {
 		t.Errorf("final event of a good run = %+v, want no error", ev)
+	}
+	if out := h.reply(); out.Failed {
+		t.Errorf("reply of a good run = %+v, want it not Failed", out)
 	}
 }
 

@@ -49,6 +49,8 @@ type Outbound struct {
 	// Direct replies are sent as new messages and leave the running reply's draft alone
 	// (a /status answer during a run).
 	Direct bool `json:"direct,omitempty"`
+	// Failed marks the explanation of a failed run (a terminal shows it as an error).
+	Failed bool `json:"failed,omitempty"`
 
 	SessionKey string `json:"sessionKey,omitempty"`
 	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`

@@ -306,6 +306,9 @@ func (t *Terminal) Send(_ context.Context, out messages.Outbound) ([]string, err
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	text := strings.TrimRight(out.Text, "\n")
+	if out.Failed {
+		text = t.paint(text, colorError)
+	}
 	if t.cfg.Interactive {
 		text = "\n" + text + "\n"
 	}

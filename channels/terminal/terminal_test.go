@@ -406,6 +406,10 @@ func TestLineEditor(t *testing.T) {
 	if got := h.info.String(); got != "" {
 		t.Errorf("Info = %q, want everything on Out", got)
 	}
+	if _, err := h.term.Send(context.Background(), messages.Outbound{ChatID: ChatID, Text: "It failed.", Failed: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, h.out, "\x1b[31mIt failed.\x1b[0m")
 	pw.Write([]byte("\x15\x04")) // Ctrl-U, Ctrl-D
 	h.waitDone()
 	if got := h.out.String(); !strings.HasSuffix(got, "\r\x1b[K") {
