@@ -69,7 +69,7 @@ func redact(s, token string) string {
 
 // stdJSONConstructor encodes request bodies with encoding/json instead of telego's go-json,
 // whose encoder needs a deep stack: nearly every call, made on a fresh goroutine, grew and
-// copied its stack once or twice (reef bench).
+// copied its stack once or twice (seen in reef-bench profiles).
 type stdJSONConstructor struct{ ta.DefaultConstructor }
 
 func (stdJSONConstructor) JSONRequest(parameters any) (*ta.RequestData, error) {

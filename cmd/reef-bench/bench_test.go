@@ -219,7 +219,7 @@ func TestBenchChatsAtOnce(t *testing.T) {
 	} {
 		out, code := benchCommand(t, time.Minute, "-scenario", "chats", "-k", "3", "-m", "4", "-at-once", "-queue", tc.mode, "-json")
 		if code != 0 {
-			t.Fatalf("%s: reef bench exit %d:\n%s", tc.mode, code, out)
+			t.Fatalf("%s: reef-bench exit %d:\n%s", tc.mode, code, out)
 		}
 		var res []benchResult
 		if err := json.Unmarshal([]byte(out[strings.IndexByte(out, '['):]), &res); err != nil || len(res) != 1 {
