@@ -122,4 +122,8 @@ func TestRefusalNamesTheFix(t *testing.T) {
 			t.Errorf("refusal %q lacks %q", msg, want)
 		}
 	}
+	if msg := Refusal("read", "telegram", "42"); !strings.Contains(msg, "read is not available in this chat") ||
+		strings.Contains(msg, "owner-only") || !strings.Contains(msg, "channels.telegram") {
+		t.Errorf("refusal of a denied guest tool: %q", msg)
+	}
 }
