@@ -212,10 +212,14 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 		return
 	}
 	busy := s.turn != nil || s.saving || len(s.deferred) > 0
-	s.onMessage(ctx, *in)
+	act := s.onMessage(ctx, *in)
 	if busy && !in.System {
+		mode := s.queueSettings(in.Channel).Mode
+		if mode == QueueSteer && act != arrivalSteer {
+			mode = QueueFollowup // held back (the cap, or a sender with fewer tools than the run)
+		}
 		s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.MessageQueued,
-			Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(s.queueSettings(in.Channel).Mode)})
+			Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(mode)})
 	}
 }
 

@@ -219,8 +219,9 @@ func (s *Session) queueSettings(channel string) persistence.QueueSettings {
 	return s.deps.Session.queueFor(channel, s.info.Queue)
 }
 
-// onMessage starts a run for a message, or queues it by the queue mode when a run is active.
-func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) {
+// onMessage starts a run for a message, or queues it by the queue mode when a run is active,
+// and reports what it did with it.
+func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) arrival {
 	run := runState{
 		idle:          s.turn == nil && !s.saving && len(s.deferred) == 0,
 		collecting:    s.collect != nil,
@@ -242,6 +243,7 @@ func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) {
 	if run.idle {
 		s.maybeStartTurn(ctx)
 	}
+	return act
 }
 
 // dropWaiting drops every waiting message without a note (/stop, /new).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/access"
+	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
@@ -219,4 +220,46 @@ func TestExecGrantedToOneSenderInOneGroup(t *testing.T) {
 			t.Errorf("%s: exec ran = %v, want %v (result %+v)", c.name, ran, c.want != nil, results(reqs[1])["x-"+who])
 		}
 	}
+}
+
+// TestGuestMessageDoesNotJoinAGrantedRun: in a group where sender 42 may use exec, another
+// member's message sent during 42's run is not steered into it (it would borrow 42's tools):
+// it is told it waits, and gets a run of its own without exec.
+func TestGuestMessageDoesNotJoinAGrantedRun(t *testing.T) {
+	g, script := newGate(t)
+	started, release := make(chan string, 1), make(chan struct{})
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{blockTool(started, release)},
+		access: &access.Rules{DMPolicy: "pairing", Groups: []string{"ops"}},
+		guests: &tools.GuestRules{Groups: map[string]tools.GroupGrant{
+			"ops": {BySender: map[string]tools.Grant{"42": {Allow: []string{"exec", "slow"}}}}}}})
+	h.inject(messages.Inbound{ChatID: "ops", ChatType: messages.ChatGroup, SenderID: "42", Text: "build it"})
+	if r := g.next(); !slices.Contains(r.Tools, "exec") {
+		t.Fatalf("42 was not offered exec: %v", r.Tools)
+	}
+	g.answer(fakellm.Reply{ToolCalls: []messages.ToolCall{call("s1", "slow", map[string]any{})}})
+	testutil.Receive(t, started)
+	h.inject(messages.Inbound{ChatID: "ops", ChatType: messages.ChatGroup, SenderID: "7", Text: "also run rm -rf ~"})
+	if ev := nextEvent(t, h, messages.MessageQueued); strings.Contains(ev.Label, "next step") {
+		t.Errorf("member 7's message was steered into 42's run: %q", ev.Label)
+	}
+	close(release)
+	r := g.next()
+	for _, m := range r.Messages {
+		if strings.Contains(m.Content, "rm -rf") {
+			t.Errorf("42's run read member 7's message: %q", m.Content)
+		}
+	}
+	g.answer(fakellm.Reply{Text: "built"})
+	if got := h.reply(); got.Text != "built" {
+		t.Fatalf("42's reply: %+v", got)
+	}
+	r = g.next()
+	if slices.Contains(r.Tools, "exec") || slices.Contains(r.Tools, "slow") {
+		t.Errorf("member 7's run was offered %v", r.Tools)
+	}
+	if last := r.Messages[len(r.Messages)-1]; !strings.Contains(last.Content, "rm -rf") {
+		t.Errorf("member 7's run does not answer their message: %q", last.Content)
+	}
+	g.answer(fakellm.Reply{Text: "no"})
+	h.reply()
 }
