@@ -7,6 +7,7 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/tools"
 )
 
 var hostLine = runtime.GOOS + "/" + runtime.GOARCH
@@ -17,15 +18,18 @@ const workspaceTTL = time.Second
 
 // agentCache holds what an Agent derives from its configuration and workspace.
 type agentCache struct {
-	specsOnce  sync.Once
-	specs      []messages.ToolSpec
-	specTokens int
-
 	mu       sync.Mutex
+	specs    map[string]toolSpecs // tools.Policy.Key → the specs it offers
 	ws       agent.Workspace
 	loadedAt time.Time
 	gen      int                     // counts workspace loads
-	prefix   map[string]stablePrefix // chat type → the prompt's stable prefix
+	prefix   map[string]stablePrefix // chat type and tool policy key → the prompt's stable prefix
+}
+
+// toolSpecs are the specs a policy offers, with their estimated tokens.
+type toolSpecs struct {
+	specs  []messages.ToolSpec
+	tokens int
 }
 
 // stablePrefix is a cached stable prefix of the system prompt, built from workspace load gen.
@@ -35,47 +39,63 @@ type stablePrefix struct {
 	tokens int
 }
 
-// toolSpecs returns the specs of the tools this agent may use (fixed at start).
-func (a *Agent) toolSpecs() []messages.ToolSpec {
-	a.cache.specsOnce.Do(func() {
-		if a.Tools != nil {
-			a.cache.specs = a.Tools.Specs(a.Policy)
-		}
-		a.cache.specTokens = agent.EstimateToolSpecs(a.cache.specs)
-	})
-	return a.cache.specs
+// toolSpecs returns the specs of the tools p allows (a run's policy, within the agent's),
+// sorted by name: what the model is offered. They are built once per policy.
+func (a *Agent) toolSpecs(p tools.Policy) []messages.ToolSpec {
+	return a.specsFor(p).specs
 }
 
-// toolSpecTokens estimates the tokens of toolSpecs in a request.
-func (a *Agent) toolSpecTokens() int {
-	a.toolSpecs()
-	return a.cache.specTokens
+// toolSpecTokens estimates the tokens of toolSpecs(p) in a request.
+func (a *Agent) toolSpecTokens(p tools.Policy) int {
+	return a.specsFor(p).tokens
 }
 
-// stablePrompt returns the stable prefix of the system prompt for a chat type, and its
-// estimated tokens. It is rebuilt only after the workspace was reloaded: every run of every
-// conversation would otherwise format the same tool list and files again.
-func (a *Agent) stablePrompt(chatType string) (string, int) {
-	ws, gen := a.loadWorkspace()
+func (a *Agent) specsFor(p tools.Policy) toolSpecs {
+	key := p.Key()
 	c := &a.cache
 	c.mu.Lock()
-	p, ok := c.prefix[chatType]
+	defer c.mu.Unlock()
+	if ts, ok := c.specs[key]; ok {
+		return ts
+	}
+	var ts toolSpecs
+	if a.Tools != nil {
+		ts.specs = a.Tools.Specs(p)
+	}
+	ts.tokens = agent.EstimateToolSpecs(ts.specs)
+	if c.specs == nil {
+		c.specs = map[string]toolSpecs{}
+	}
+	c.specs[key] = ts
+	return ts
+}
+
+// stablePrompt returns the stable prefix of the system prompt for a chat type and the tools
+// of policy p, and its estimated tokens. It is rebuilt only after the workspace was reloaded:
+// every run of every conversation would otherwise format the same tool list and files again.
+func (a *Agent) stablePrompt(chatType string, p tools.Policy) (string, int) {
+	ws, gen := a.loadWorkspace()
+	specs := a.toolSpecs(p)
+	key := chatType + "\x00" + p.Key()
+	c := &a.cache
+	c.mu.Lock()
+	p0, ok := c.prefix[key]
 	c.mu.Unlock()
-	if ok && p.gen == gen {
-		return p.text, p.tokens
+	if ok && p0.gen == gen {
+		return p0.text, p0.tokens
 	}
 	text := agent.StablePrompt(agent.PromptInput{AgentName: a.Name, ChatType: chatType,
-		Tools: a.toolSpecs(), Workspace: ws})
-	p = stablePrefix{gen: gen, text: text, tokens: agent.EstimateTokens(text)}
+		Tools: specs, Workspace: ws})
+	p0 = stablePrefix{gen: gen, text: text, tokens: agent.EstimateTokens(text)}
 	c.mu.Lock()
 	if c.prefix == nil {
 		c.prefix = map[string]stablePrefix{}
 	}
 	if c.gen == gen {
-		c.prefix[chatType] = p
+		c.prefix[key] = p0
 	}
 	c.mu.Unlock()
-	return p.text, p.tokens
+	return p0.text, p0.tokens
 }
 
 // loadWorkspace returns the workspace files, reloaded at most every workspaceTTL, and the

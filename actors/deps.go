@@ -26,10 +26,13 @@ type Deps struct {
 	Channels map[string]channels.Channel // by channel name ("terminal", "telegram", ...)
 	// Access is enforced per channel name; a channel without an entry (the terminal) admits
 	// everyone who can reach it.
-	Access  map[string]*access.Rules
-	Session SessionSettings
-	Now     func() time.Time // default time.Now
-	Clock   Clock            // the Timer's clock; default the real one
+	Access map[string]*access.Rules
+	// ToolGrants say which tools guests (everyone but the owner) may use, per channel name;
+	// a channel without an entry gives them tools.GuestTools. The owner gets Agent.Policy.
+	ToolGrants map[string]*tools.GuestPolicy
+	Session    SessionSettings
+	Now        func() time.Time // default time.Now
+	Clock      Clock            // the Timer's clock; default the real one
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by
 	// "[redacted]" in tool results and replies before anything stores or sends them.
 	Secrets []string

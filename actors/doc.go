@@ -68,11 +68,14 @@
 //	session_queue.go:Session.onMessage          otherwise: start a run, or queue, steer or interrupt
 //	                                            by the queue mode (sessionQueue.arrive)
 //	session.go:Session.maybeStartTurn           takes the run's messages (sessionQueue.take), spawns the Turn
+//	                                            with the tools its senders may use (Session.toolPolicy:
+//	                                            tools.GuestPolicy per channel; the owner gets the agent's)
 //	turn.go:Turn.onStarted, Turn.begin          TurnStarted; the first model call
 //	turn_llm.go:Turn.startLLM                   the prompt (requestPrompt) and the provider's stream in
 //	                                            a goroutine (callLLM), back as llmDone
 //	turn_llm.go:Turn.onLLMDone                  no tool calls: Turn.finish; else Turn.dispatch
-//	turn_tools.go:Turn.dispatch                 one ToolRun per call (toolrun.go:ToolRun.onStarted, runTool)
+//	turn_tools.go:Turn.dispatch                 one ToolRun per call (toolrun.go:ToolRun.onStarted, runTool);
+//	                                            Turn.precheck refuses a tool the run may not use first
 //	turn_tools.go:Turn.onToolDone               the result; Turn.maybeNextStep calls the model again
 //	turn.go:Turn.finish                         turnFinished to the Session; the Turn stops
 //	session_turn.go:Session.onTurnFinished      one Storage write: the run's transcript entries, its

@@ -46,6 +46,9 @@ type harnessOpts struct {
 	now       func() time.Time
 	idle      time.Duration
 	access    *access.Rules
+	// guests are the fake channel's tool grants to guests; nil gives guests every tool (tests
+	// of other things run as guests: without access rules nobody on the fake channel is the owner).
+	guests    *tools.GuestRules
 	editable  *fake.Editable  // use this platform (it keeps chats across harnesses) instead of a plain fake
 	clock     *testutil.Clock // drives Deps.Now and Deps.Clock
 	agentHook func(*actors.Agent)
@@ -76,6 +79,14 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	guests := tools.GuestRules{Channel: tools.Grant{Allow: []string{tools.All}}}
+	if o.guests != nil {
+		guests = *o.guests
+	}
+	grants, err := tools.NewGuestPolicy(guests, reg.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
 	store, err := bolt.Open(o.dbPath, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +112,8 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		seen = o.wrapStore(store)
 	}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: seen, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session}
+		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session,
+		ToolGrants: map[string]*tools.GuestPolicy{o.channel: grants}}
 	if o.clock != nil {
 		deps.Now, deps.Clock = o.clock.Now, o.clock
 	}

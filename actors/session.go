@@ -12,6 +12,7 @@ import (
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/tools"
 )
 
 // Session owns one conversation: its transcript, the queue of accepted messages, and at most
@@ -46,8 +47,9 @@ type Session struct {
 	turnSeq   uint64
 	answering []messages.Inbound // what the running turn answers
 	turnUser  []messages.ChatMessage
-	turnDrop  []uint64 // inbox seqs the running turn deletes without answering
-	saving    bool     // a finished turn is being committed
+	turnTools tools.Policy // what the running Turn may use: a message may steer it only with these rights
+	turnDrop  []uint64     // inbox seqs the running turn deletes without answering
+	saving    bool         // a finished turn is being committed
 
 	cmp sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
 }
@@ -210,10 +212,14 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 		return
 	}
 	busy := s.turn != nil || s.saving || len(s.deferred) > 0
-	s.onMessage(ctx, *in)
+	act := s.onMessage(ctx, *in)
 	if busy && !in.System {
+		mode := s.queueSettings(in.Channel).Mode
+		if mode == QueueSteer && act != arrivalSteer {
+			mode = QueueFollowup // held back (the cap, or a sender with fewer tools than the run)
+		}
 		s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.MessageQueued,
-			Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(s.queueSettings(in.Channel).Mode)})
+			Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(mode)})
 	}
 }
 
@@ -269,6 +275,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.turnDrop = s.queue.takeDiscarded()
 	s.turnSeq = turnSeqs.Add(1)
+	s.turnTools = s.toolPolicy(s.answering...)
 	s.tools, s.toolSent = nil, nil
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
@@ -279,7 +286,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		chatType:   string(last.ChatType),
 		history:    s.history[:len(s.history):len(s.history)],
 		user:       s.turnUser,
-		owner:      s.isOwner(last),
+		tools:      s.turnTools,
 		senderID:   last.SenderID,
 		model:      model,
 		reasoning:  s.info.Think,
@@ -354,6 +361,19 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 // isOwner reports whether in comes from the owner (access.Rules.IsOwner).
 func (s *Session) isOwner(in messages.Inbound) bool {
 	return s.deps.Access[in.Channel].IsOwner(&in)
+}
+
+// toolPolicy is what a run answering ins may use: what every one of their senders may use
+// (Deps.ToolGrants), so a message answered together with the owner's never borrows the
+// owner's tools. Cron and heartbeat runs are the owner's.
+func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
+	p := s.agent.Policy
+	for _, in := range ins {
+		c := tools.Caller{Owner: s.isOwner(in), ChatID: in.ChatID, SenderID: in.SenderID,
+			Group: in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread}
+		p = p.Intersect(s.deps.ToolGrants[in.Channel].Resolve(s.agent.Policy, c))
+	}
+	return p
 }
 
 func agentOf(key string) string {

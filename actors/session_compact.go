@@ -144,6 +144,7 @@ func (s *Session) startCompactTurn(ctx actor.Context) bool {
 	s.answering = []messages.Inbound{req.in}
 	s.turnUser = nil
 	s.turnSeq = turnSeqs.Add(1)
+	s.turnTools = s.toolPolicy(req.in)
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
 		agent:      s.agent,
@@ -152,7 +153,7 @@ func (s *Session) startCompactTurn(ctx actor.Context) bool {
 		channel:    req.in.Channel,
 		chatType:   string(req.in.ChatType),
 		history:    s.history[:len(s.history):len(s.history)],
-		owner:      s.isOwner(req.in),
+		tools:      s.toolPolicy(req.in),
 		model:      model,
 		compact:    compactInput{hasSummary: s.cmp.hasSummary, manual: true, instructions: req.instructions},
 	}))
@@ -165,7 +166,7 @@ func (s *Session) startCompactTurn(ctx actor.Context) bool {
 func (s *Session) contextTokens() int {
 	if s.cmp.fixed == 0 { // no run yet in this Session's life
 		s.cmp.fixed = requestPrompt(&turnInput{agent: s.agent, deps: s.deps, sessionKey: s.key,
-			channel: s.info.Channel}).fixed
+			channel: s.info.Channel, tools: s.agent.Policy}).fixed
 	}
 	return s.cmp.fixed + agent.EstimateMessages(s.history)
 }

@@ -49,6 +49,9 @@ type runState struct {
 	collecting    bool // idle, and collect mode holds waiting messages back until a quiet window
 	turn          bool // a Turn is running: it can take the message in (steer) or be cancelled
 	interruptible bool // the running Turn answers messages (a /compact is never interrupted)
+	// mayJoin: the message's sender may use every tool the running Turn may, so it may steer
+	// it; a guest's message never joins a run that has the owner's tools, it waits instead.
+	mayJoin bool
 }
 
 // arrival is what the Session does with a message after sessionQueue.arrive.
@@ -75,7 +78,7 @@ func (q *sessionQueue) arrive(in messages.Inbound, settings queueSettingsFor, no
 	if run.turn && !in.System {
 		switch set.Mode {
 		case QueueSteer:
-			if q.len() < set.Cap {
+			if q.len() < set.Cap && run.mayJoin {
 				q.steering = append(q.steering, in)
 				return arrivalSteer, false
 			}
@@ -216,14 +219,16 @@ func (s *Session) queueSettings(channel string) persistence.QueueSettings {
 	return s.deps.Session.queueFor(channel, s.info.Queue)
 }
 
-// onMessage starts a run for a message, or queues it by the queue mode when a run is active.
-func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) {
+// onMessage starts a run for a message, or queues it by the queue mode when a run is active,
+// and reports what it did with it.
+func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) arrival {
 	run := runState{
 		idle:          s.turn == nil && !s.saving && len(s.deferred) == 0,
 		collecting:    s.collect != nil,
 		turn:          s.turn != nil,
 		interruptible: len(s.turnUser) > 0,
 	}
+	run.mayJoin = run.turn && s.toolPolicy(in).Covers(s.turnTools)
 	act, dropped := s.queue.arrive(in, s.queueSettings, s.deps.now, run)
 	if dropped {
 		s.log.Info().Str("session", s.key).Bool("summarized", s.queueSettings(in.Channel).Drop == DropSummarize).
@@ -238,6 +243,7 @@ func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) {
 	if run.idle {
 		s.maybeStartTurn(ctx)
 	}
+	return act
 }
 
 // dropWaiting drops every waiting message without a note (/stop, /new).

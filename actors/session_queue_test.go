@@ -32,7 +32,7 @@ func texts(in []messages.Inbound) []string {
 
 func TestSessionQueueArrive(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
-	running := runState{turn: true, interruptible: true}
+	running := runState{turn: true, interruptible: true, mayJoin: true}
 	system := accepted(9, "cron")
 	system.System = true
 	tests := []struct {
@@ -56,6 +56,9 @@ func TestSessionQueueArrive(t *testing.T) {
 		{name: "steer: sent to the running Turn",
 			set: persistence.QueueSettings{Mode: QueueSteer, Cap: 3}, in: accepted(1, "a"), run: running,
 			act: arrivalSteer, after: sessionQueue{steering: []messages.Inbound{accepted(1, "a")}, lastArrival: t0}},
+		{name: "steer: a sender with fewer tools than the run (a guest in the owner's run) waits",
+			set: persistence.QueueSettings{Mode: QueueSteer, Cap: 3}, in: accepted(1, "a"), run: runState{turn: true, interruptible: true},
+			act: arrivalWait, after: sessionQueue{waiting: []messages.Inbound{accepted(1, "a")}, lastArrival: t0}},
 		{name: "steer: a system event waits",
 			set: persistence.QueueSettings{Mode: QueueSteer, Cap: 3}, in: system, run: running,
 			act: arrivalWait, after: sessionQueue{waiting: []messages.Inbound{system}, lastArrival: t0}},

@@ -75,7 +75,7 @@ func TestOwnerOnlyRefusalNamesTheSender(t *testing.T) {
 		fakellm.Reply{ToolCalls: []messages.ToolCall{call("c1", "cron", map[string]any{"action": "list"})}},
 		fakellm.Reply{Text: "I may not"})
 	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{cron.New()},
-		access: &access.Rules{DMPolicy: "open", AllowFrom: []string{"*"}}})
+		access: &access.Rules{DMPolicy: "open", AllowFrom: []string{"*"}}, guests: &tools.GuestRules{}})
 	ctx, cancel := context.WithTimeout(context.Background(), testutil.Timeout)
 	defer cancel()
 	if err := h.ch.Inject(ctx, messages.Inbound{ChatID: "42", ChatType: messages.ChatDirect, SenderID: "42", Text: "list my jobs"}); err != nil {
@@ -87,7 +87,7 @@ func TestOwnerOnlyRefusalNamesTheSender(t *testing.T) {
 		t.Fatalf("%d model requests, want 2", len(reqs))
 	}
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
-	for _, want := range []string{"cron is owner-only", `"*" makes nobody the owner`, `add "42" to channels.fake.allowFrom`} {
+	for _, want := range []string{"cron is owner-only", `"*" makes nobody the owner`, `add "42" to channels.fake.allowFrom`, "channels.fake.toolsBySender.42.allow"} {
 		if !strings.Contains(last.Content, want) {
 			t.Errorf("tool result %q lacks %q", last.Content, want)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/tools"
 )
 
 // Turn is one agent run: it streams the model's answer, runs each tool call in its own
@@ -52,8 +53,8 @@ type turnInput struct {
 	chatType   string
 	history    []messages.ChatMessage
 	user       []messages.ChatMessage
-	owner      bool   // the run answers the owner (owner-only tools allowed)
-	senderID   string // who the run answers, for an owner-only tool's refusal
+	tools      tools.Policy // what the run may use: offered to the model, and the only tools it may call
+	senderID   string       // who the run answers, for a refused tool's message
 	model      ModelChoice
 	reasoning  string // providers.Request.Reasoning ("" = provider default)
 	compact    compactInput

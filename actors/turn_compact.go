@@ -178,7 +178,7 @@ func (t *Turn) mayFlush() bool {
 	if !t.in.agent.Compaction.MemoryFlush {
 		return false
 	}
-	for _, s := range t.in.agent.toolSpecs() {
+	for _, s := range t.in.agent.toolSpecs(t.in.tools) {
 		if s.Name == "write" || s.Name == "edit" {
 			return true
 		}

@@ -45,8 +45,8 @@ type sysPrompt struct {
 // requests. The stable prefix comes from the agent's cache.
 func requestPrompt(in *turnInput) sysPrompt {
 	a := in.agent
-	specs, specTokens := a.toolSpecs(), a.toolSpecTokens()
-	prefix, prefixTokens := a.stablePrompt(in.chatType)
+	specs, specTokens := a.toolSpecs(in.tools), a.toolSpecTokens(in.tools)
+	prefix, prefixTokens := a.stablePrompt(in.chatType, in.tools)
 	tail := agent.VolatilePrompt(agent.PromptInput{
 		AgentID: a.ID, Model: in.model.Label, SessionKey: in.sessionKey,
 		Channel: in.channel, ChatType: in.chatType,

@@ -43,7 +43,7 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 		tool, _ := t.in.agent.Tools.Get(c.Name)
 		pid := ctx.Spawn(ToolRunProps(t.step, c, tool, tools.Env{
 			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
-			Owner: t.in.owner, Channel: t.in.channel, SenderID: t.in.senderID, Runtime: t.in.deps.toolRuntime,
+			Channel: t.in.channel, SenderID: t.in.senderID, Runtime: t.in.deps.toolRuntime,
 		}, t.limits.ToolTimeout, t.log))
 		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)
@@ -52,7 +52,8 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 }
 
 // precheck refuses calls over the tool-call limit, to unknown or denied tools, or with arguments that
-// are not JSON.
+// are not JSON. A tool the agent has but this run's caller may not use (a guest asking for exec)
+// gets a refusal that says who may; it was never offered, so the model made the name up.
 func (t *Turn) precheck(c messages.ToolCall) (messages.ChatMessage, bool) {
 	a := t.in.agent
 	t.toolCount++
@@ -60,9 +61,13 @@ func (t *Turn) precheck(c messages.ToolCall) (messages.ChatMessage, bool) {
 		t.stopErr = fmt.Errorf("%w: %d tool calls in one run", errToolLimit, t.limits.MaxToolCalls)
 		return toolResult(c, fmt.Sprintf("not run: this run reached its limit of %d tool calls", t.limits.MaxToolCalls), true), false
 	}
-	if _, ok := a.Tools.Get(c.Name); !ok || !a.Policy.Allows(c.Name) {
-		names := make([]string, 0, len(a.toolSpecs()))
-		for _, s := range a.toolSpecs() {
+	if _, ok := a.Tools.Get(c.Name); ok && a.Policy.Allows(c.Name) && !t.in.tools.Allows(c.Name) {
+		return toolResult(c, tools.Refusal(c.Name, t.in.channel, t.in.senderID), true), false
+	}
+	if _, ok := a.Tools.Get(c.Name); !ok || !t.in.tools.Allows(c.Name) {
+		specs := a.toolSpecs(t.in.tools)
+		names := make([]string, 0, len(specs))
+		for _, s := range specs {
 			names = append(names, s.Name)
 		}
 		return toolResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(names, ", ")), true), false

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestChannelsFromEnvironment(t *testing.T) {
@@ -60,5 +62,38 @@ func TestChannelsValidate(t *testing.T) {
 				t.Errorf("Validate = %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestGuestToolKeys: the tool grants of every platform load (strict keys) and reach Access().
+func TestGuestToolKeys(t *testing.T) {
+	grants := `
+    tools: {allow: [web_fetch], deny: [read]}
+    groupTools:
+      "-100": {allow: [ls], deny: [message], bySender: {"42": {allow: [exec]}}}
+    toolsBySender:
+      "7": {allow: ["group:fs"]}
+`
+	body := "providers:\n  openai:\n    apiKey: k\nchannels:\n" +
+		"  telegram:\n    botToken: \"1:t\"" + grants +
+		"  discord:\n    token: d" + grants +
+		"  feishu:\n    appId: a\n    appSecret: s" + grants
+	c, err := Load(writeConfig(t, t.TempDir(), body), envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := GuestTools{
+		Tools:         ToolPolicy{Allow: []string{"web_fetch"}, Deny: []string{"read"}},
+		GroupTools:    map[string]GroupToolPolicy{"-100": {Allow: []string{"ls"}, Deny: []string{"message"}, BySender: map[string]ToolPolicy{"42": {Allow: []string{"exec"}}}}},
+		ToolsBySender: map[string]ToolPolicy{"7": {Allow: []string{"group:fs"}}},
+	}
+	for name, a := range map[string]AccessConfig{"telegram": c.Channels.Telegram.Access(), "discord": c.Channels.Discord.Access(), "feishu": c.Channels.Feishu.Access()} {
+		if diff := cmp.Diff(want, a.Guests); diff != "" {
+			t.Errorf("%s guests (-want +got):\n%s", name, diff)
+		}
+	}
+	_, err = Load(writeConfig(t, t.TempDir(), "providers:\n  openai:\n    apiKey: k\nchannels:\n  telegram:\n    botToken: \"1:t\"\n    groupTools:\n      g: {alow: [exec]}\n"), envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), "alow") {
+		t.Errorf("a misspelt key: %v, want an error naming it", err)
 	}
 }

@@ -159,6 +159,24 @@ type AccessConfig struct {
 	Groups []string
 	// RequireMention: in groups, answer only when mentioned or replied to (default true).
 	RequireMention bool
+	// Guests are the tools granted to (or taken from) everyone but the owner on the channel.
+	Guests GuestTools
+}
+
+// GuestTools grant tools to guests (paired senders, group members, open DMs) beyond the
+// read-only set they get by default, or take tools away from them; deny always wins. The
+// owner is not affected (agents[].tools limits the owner).
+type GuestTools struct {
+	Tools         ToolPolicy                 // every guest on the channel
+	GroupTools    map[string]GroupToolPolicy // the members of one group, by group id ("*": every group)
+	ToolsBySender map[string]ToolPolicy      // one sender, by sender id, in direct messages and groups
+}
+
+// GroupToolPolicy grants tools in one group, and to single senders (by id) in that group.
+type GroupToolPolicy struct {
+	Allow    []string              `yaml:"allow"`
+	Deny     []string              `yaml:"deny"`
+	BySender map[string]ToolPolicy `yaml:"bySender"`
 }
 
 // TelegramConfig is a Telegram bot.
@@ -173,6 +191,11 @@ type TelegramConfig struct {
 	AllowFrom      []string `yaml:"allowFrom"`
 	Groups         []string `yaml:"groups"`
 	RequireMention *bool    `yaml:"requireMention"`
+	// Tools for guests on this channel (GuestTools): tools.allow / tools.deny, groupTools.<id>,
+	// toolsBySender.<id>.
+	Tools         ToolPolicy                 `yaml:"tools"`
+	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
+	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
 }
 
 // DiscordConfig is a Discord bot.
@@ -183,6 +206,11 @@ type DiscordConfig struct {
 	AllowFrom      []string `yaml:"allowFrom"`
 	Groups         []string `yaml:"groups"`
 	RequireMention *bool    `yaml:"requireMention"`
+	// Tools for guests on this channel (GuestTools): tools.allow / tools.deny, groupTools.<id>,
+	// toolsBySender.<id>.
+	Tools         ToolPolicy                 `yaml:"tools"`
+	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
+	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
 }
 
 // FeishuConfig is a Feishu (Lark) app bot.
@@ -199,6 +227,11 @@ type FeishuConfig struct {
 	AllowFrom         []string `yaml:"allowFrom"`
 	Groups            []string `yaml:"groups"`
 	RequireMention    *bool    `yaml:"requireMention"`
+	// Tools for guests on this channel (GuestTools): tools.allow / tools.deny, groupTools.<id>,
+	// toolsBySender.<id>.
+	Tools         ToolPolicy                 `yaml:"tools"`
+	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
+	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
 }
 
 func access(policy string, allow, groups []string, mention *bool) AccessConfig {
@@ -208,17 +241,23 @@ func access(policy string, allow, groups []string, mention *bool) AccessConfig {
 
 // Access returns the channel's access settings with defaults.
 func (t *TelegramConfig) Access() AccessConfig {
-	return access(t.DMPolicy, t.AllowFrom, t.Groups, t.RequireMention)
+	a := access(t.DMPolicy, t.AllowFrom, t.Groups, t.RequireMention)
+	a.Guests = GuestTools{Tools: t.Tools, GroupTools: t.GroupTools, ToolsBySender: t.ToolsBySender}
+	return a
 }
 
 // Access returns the channel's access settings with defaults.
 func (d *DiscordConfig) Access() AccessConfig {
-	return access(d.DMPolicy, d.AllowFrom, d.Groups, d.RequireMention)
+	a := access(d.DMPolicy, d.AllowFrom, d.Groups, d.RequireMention)
+	a.Guests = GuestTools{Tools: d.Tools, GroupTools: d.GroupTools, ToolsBySender: d.ToolsBySender}
+	return a
 }
 
 // Access returns the channel's access settings with defaults.
 func (f *FeishuConfig) Access() AccessConfig {
-	return access(f.DMPolicy, f.AllowFrom, f.Groups, f.RequireMention)
+	a := access(f.DMPolicy, f.AllowFrom, f.Groups, f.RequireMention)
+	a.Guests = GuestTools{Tools: f.Tools, GroupTools: f.GroupTools, ToolsBySender: f.ToolsBySender}
+	return a
 }
 
 // TerminalConfig enables the terminal channel in `reef gateway` (reef chat always uses it).

@@ -31,11 +31,8 @@ type Env struct {
 	Workspace  string // absolute path of the agent's workspace; file tools are confined to it
 	AgentID    string
 	SessionKey string
-	// Owner is true when the run answers the owner (the terminal, or a direct message from a
-	// sender listed in the channel's allowFrom). Owner-only tools refuse other callers.
-	Owner bool
-	// Channel and SenderID name who the run answers ("telegram", "42"), so that an
-	// owner-only tool's refusal can say which id would make the sender the owner.
+	// Channel and SenderID name who the run answers ("telegram", "42"). Who may use which
+	// tool is decided before a call reaches the tool (GuestPolicy), not by the tool.
 	Channel, SenderID string
 	// Runtime lets tools act on reef itself; nil where no runtime is available.
 	Runtime Runtime

@@ -55,6 +55,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 	d.checkProviders(cfg)
 	channels := d.checkChannels(cfg, path)
+	d.checkGuestTools(cfg)
 	if d.problems > 0 {
 		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", d.problems)
 		return 1

@@ -270,7 +270,8 @@ func TestE2ETelegramManyChats(t *testing.T) {
 }
 
 // TestE2ETelegramAccess: with the default pairing policy an unknown sender gets one pairing
-// code and never reaches the model; in a group the bot answers only when mentioned.
+// code and never reaches the model; in a group the bot answers only when mentioned, and
+// offers a group member none of the owner's tools.
 func TestE2ETelegramAccess(t *testing.T) {
 	const (
 		owner    = int64(500)
@@ -330,6 +331,18 @@ func TestE2ETelegramAccess(t *testing.T) {
 	}
 	if got := llm.total(); got != 2 {
 		t.Errorf("%d model requests, want 2 (the mention and the owner's DM)", got)
+	}
+	// The group member is a guest: offered none of the owner's tools; the owner's DM is.
+	for _, r := range llm.srv.Script().Requests() {
+		body := string(r.Body)
+		for _, name := range []string{"exec", "write", "edit", "cron"} {
+			if strings.Contains(body, tok("group", 1)) && slices.Contains(r.Tools, name) {
+				t.Errorf("a group member was offered %s: %v", name, r.Tools)
+			}
+			if strings.Contains(body, tok("owner", 0)) && !slices.Contains(r.Tools, name) {
+				t.Errorf("the owner was not offered %s: %v", name, r.Tools)
+			}
+		}
 	}
 	checkSettled(t, home)
 	noSecrets(t, home, n.logs(), tgToken, canary)

@@ -176,12 +176,17 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		store.Close()
 		return nil, err
 	}
+	grants, err := toolGrants(cfg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	for _, note := range cfg.Notes() {
 		log.Warn().Msg(note)
 	}
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
-		Session: sessionSettings(cfg),
+		Session: sessionSettings(cfg), ToolGrants: grants,
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()

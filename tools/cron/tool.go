@@ -1,6 +1,8 @@
 // Package cron is the agent-facing `cron` tool: agents schedule reminders and recurring
-// work with it. The job model lives in package schedule; the tool checks who calls and hands
-// the action to the Timer through tools.Runtime.
+// work with it. The job model lives in package schedule; the tool hands the action to the
+// Timer through tools.Runtime. Who may call it is the tool policy's business (it is one of
+// tools.OwnerTools): a run that may not use it is never offered it, and a call is refused
+// before the tool runs.
 package cron
 
 import (
@@ -14,8 +16,8 @@ import (
 	"github.com/reefgw/reef/tools"
 )
 
-// Tool is the `cron` tool: agents schedule reminders and recurring work with it. It is
-// owner-only and needs a runtime (the Timer).
+// Tool is the `cron` tool: agents schedule reminders and recurring work with it. It needs a
+// runtime (the Timer).
 type Tool struct{}
 
 var _ tools.Tool = Tool{}
@@ -38,9 +40,6 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	}
 	if !known {
 		return tools.Result{}, fmt.Errorf("unknown action %q; use one of status, list, get, add, update, remove, run, runs", args.Action)
-	}
-	if !call.Env.Owner {
-		return tools.Result{}, errors.New(tools.OwnerOnly("cron", call.Env))
 	}
 	if call.Env.Runtime == nil {
 		return tools.Result{}, errors.New("cron is not available here (no scheduler is running)")
