@@ -153,15 +153,15 @@ func salvage(pf *pageFile, dst string, rep *RepairReport) error {
 	return nil
 }
 
-// DamageHelp is what to tell a user whose database is damaged: what happened to the file
+// DamageHelp is what to tell a user whose database at path is damaged: that it is untouched,
 // and what to run.
 func DamageHelp(path string) string {
+	base := filepath.Base(path)
 	return strings.Join([]string{
-		"The database " + path + " is damaged (a crash of the machine or the disk, or a partial copy).",
-		"reef has not changed it. To go on:",
-		"  reef doctor             says what is wrong",
-		"  reef doctor --repair    copies every record still readable into a new " + filepath.Base(path) + ",",
-		"                          keeping the damaged file beside it as " + filepath.Base(path) + ".corrupt-<time>",
-		"Or put back a backup of the file.",
+		"reef has not changed the file. To go on, stop every reef using it, then:",
+		"  reef doctor            says what is wrong",
+		"  reef doctor --repair   copies every record still readable into a new " + base + ",",
+		"                         keeping the damaged file beside it as " + base + ".corrupt-<time>",
+		"or put back a backup of " + path + ".",
 	}, "\n")
 }

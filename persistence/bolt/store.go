@@ -91,6 +91,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if errors.Is(err, bbolt.ErrTimeout) || errors.Is(err, persistence.ErrLocked) {
 		return nil, fmt.Errorf("bolt: open %s: %w (is reef already running?)", path, persistence.ErrLocked)
 	}
+	if d, ok := errors.AsType[*DamagedError](err); ok {
+		d.Path = path
+		return nil, d
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
@@ -100,6 +104,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if err := guard(func() error { return prepare(initSchema) }); err != nil {
 		closeSoon(db)
+		if d, ok := errors.AsType[*DamagedError](err); ok {
+			d.Path = path
+			return nil, d
+		}
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	return &Store{db: db, path: path}, nil
@@ -129,7 +137,7 @@ func openDB(path string, opts Options) (db *bbolt.DB, err error) {
 		}
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("%w: %w", persistence.ErrCorrupt, err)
+			return nil, &DamagedError{Path: path, Problem: err}
 		}
 	}
 	err = guard(func() error {
@@ -149,7 +157,7 @@ func openDB(path string, opts Options) (db *bbolt.DB, err error) {
 		f.Close() // bbolt has closed it, unless it panicked
 	}
 	if errors.Is(err, bbolt.ErrInvalid) || errors.Is(err, bbolt.ErrChecksum) {
-		err = fmt.Errorf("%w: %w", persistence.ErrCorrupt, err)
+		err = &DamagedError{Path: path, Problem: err}
 	}
 	return db, err
 }
@@ -168,12 +176,25 @@ func closeSoon(db *bbolt.DB) {
 	}
 }
 
+// DamagedError is Open's error for a damaged file: it wraps persistence.ErrCorrupt and
+// says what is wrong. DamageHelp says what to do.
+type DamagedError struct {
+	Path    string
+	Problem error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("bolt: open %s: %v: %v", e.Path, persistence.ErrCorrupt, e.Problem)
+}
+
+func (e *DamagedError) Unwrap() []error { return []error{persistence.ErrCorrupt, e.Problem} }
+
 // guard runs fn and turns a panic (bbolt's reaction to a page that is not what it expects)
 // into an error wrapping persistence.ErrCorrupt.
 func guard(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", persistence.ErrCorrupt, r)
+			err = &DamagedError{Problem: fmt.Errorf("%v", r)}
 		}
 	}()
 	return fn()
