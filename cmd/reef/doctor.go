@@ -171,6 +171,9 @@ func (d *doctor) repairDatabase(path string, damage *bolt.DamagedError) {
 		return err
 	})
 	d.ok("database", fmt.Sprintf("repaired: %d records in %d buckets (%d conversations) copied into a new %s", rep.Records, rep.Buckets, sessions, path))
+	if rep.Recovered > 0 {
+		fmt.Fprintf(d.out, "  ! %d of them were found outside the damaged tree and may be older than they were: check them with `reef sessions list`\n", rep.Recovered)
+	}
 	if rep.Older {
 		fmt.Fprintln(d.out, "  ! the last write could not be read: the copy is the state just before it")
 	}

@@ -1,10 +1,13 @@
 package bolt
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +25,9 @@ type RepairReport struct {
 	Records int    // records copied
 	Lost    int    // problems met while copying: each is a page, an element or a bucket not copied
 	Older   bool   // copied from the state one transaction before the last: the last one is unreadable
+	// Recovered counts conversations found in pages the tree no longer reaches (below a
+	// damaged page, or in the part of a truncated file that is left) and copied.
+	Recovered int
 }
 
 // Repair copies every record still readable in the damaged database at path into a new file
@@ -133,9 +139,18 @@ func salvage(pf *pageFile, dst string, rep *RepairReport) error {
 			rep.Records++
 		}
 		w.walk()
+		rep.Lost = w.count
+		for _, o := range lostSessions(pf, w.seen, buckets[name([][]byte{bucketSessions})]) {
+			rw := newWalker(pf) // problems in pages outside the tree are expected: not counted
+			rw.bucket, rw.value = w.bucket, w.value
+			if buckets[name([][]byte{bucketSessions})] == nil {
+				rw.bucket([][]byte{bucketSessions}, 0)
+			}
+			o.walk(rw)
+			rep.Recovered++
+		}
 		return nil
 	})
-	rep.Lost = w.count
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -164,4 +179,125 @@ func DamageHelp(path string) string {
 		"                         keeping the damaged file beside it as " + base + ".corrupt-<time>",
 		"or put back a backup of " + path + ".",
 	}, "\n")
+}
+
+// orphan is a session bucket found in a leaf page outside the tree.
+type orphan struct {
+	key, value []byte // the session key and its bucket header (and inline page)
+}
+
+// walk copies the session through w's callbacks.
+func (o orphan) walk(w *walker) {
+	path := [][]byte{bucketSessions, o.key}
+	w.bucket(path, native.Uint64(o.value[8:]))
+	if root := native.Uint64(o.value[0:]); root != 0 {
+		w.tree(path, root, 1)
+	} else {
+		w.leaf(path, o.value[bucketHeaderSize:], "inline session", 1)
+	}
+}
+
+// sessionKeys are the keys a session's bucket holds (tx.go); a bucket with others is not one.
+var sessionKeys = map[string]bool{"info": true, "msgs": true, "snaps": true, "inbox": true, "outbox": true}
+
+// lostSessions finds sessions whose pages the tree no longer reaches: it reads every page
+// the walk did not visit, takes the session buckets listed in leaf pages (keys "agent:..."),
+// and keeps, for each key not in sessions already, the version that holds a session's
+// buckets and the most records. Old versions of pages linger in a bbolt file until reused, so
+// what is found may be older than what was lost; it is better than nothing.
+func lostSessions(pf *pageFile, seen map[uint64]bool, sessions *bbolt.Bucket) []orphan {
+	best := map[string]orphan{}
+	most := map[string]int{}
+	last := min(pf.meta.pgid, uint64(pf.size)/pf.meta.pageSize)
+	for id := uint64(2); id < last; id++ {
+		if seen[id] {
+			continue
+		}
+		buf, err := pf.page(id)
+		if err != nil || native.Uint16(buf[8:])&pageLeaf == 0 {
+			continue
+		}
+		consider := func(o orphan) {
+			if sessions != nil && sessions.Bucket(o.key) != nil {
+				return
+			}
+			if count := o.records(pf); count > most[string(o.key)] {
+				best[string(o.key)], most[string(o.key)] = o, count
+			}
+		}
+		if key := sessionRoot(buf); key != nil { // the page is a session's own
+			hdr := make([]byte, bucketHeaderSize)
+			native.PutUint64(hdr, id)
+			consider(orphan{key: key, value: hdr})
+		}
+		n := elems(buf)
+		for i := range max(n, 0) {
+			e := pageHeaderSize + i*pageElemSize
+			flags := native.Uint32(buf[e:])
+			pos, ksize, vsize := uint64(native.Uint32(buf[e+4:])), uint64(native.Uint32(buf[e+8:])), uint64(native.Uint32(buf[e+12:]))
+			start := uint64(e) + pos
+			if flags&leafBucket == 0 || start+ksize+vsize > uint64(len(buf)) || vsize < bucketHeaderSize {
+				continue
+			}
+			k, v := buf[start:start+ksize], buf[start+ksize:start+ksize+vsize]
+			if strings.HasPrefix(string(k), "agent:") {
+				consider(orphan{key: k, value: v})
+			}
+		}
+	}
+	out := make([]orphan, 0, len(best))
+	for _, o := range best {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b orphan) int { return bytes.Compare(a.key, b.key) })
+	return out
+}
+
+// sessionRoot returns the key of the session whose bucket's top page buf is (its info
+// record names it), or nil when buf is not such a page.
+func sessionRoot(buf []byte) []byte {
+	var key []byte
+	for i := range max(elems(buf), 0) {
+		e := pageHeaderSize + i*pageElemSize
+		pos, ksize, vsize := uint64(native.Uint32(buf[e+4:])), uint64(native.Uint32(buf[e+8:])), uint64(native.Uint32(buf[e+12:]))
+		start := uint64(e) + pos
+		if start+ksize+vsize > uint64(len(buf)) {
+			return nil
+		}
+		k := string(buf[start : start+ksize])
+		if !sessionKeys[k] {
+			return nil
+		}
+		if k == "info" {
+			var info struct{ Key string }
+			if json.Unmarshal(buf[start+ksize:start+ksize+vsize], &info) != nil || !strings.HasPrefix(info.Key, "agent:") {
+				return nil
+			}
+			key = []byte(info.Key)
+		}
+	}
+	return key
+}
+
+// records counts what the session holds, or 0 when its top level is not a session's.
+func (o orphan) records(pf *pageFile) int {
+	dry := newWalker(pf)
+	n, info, other := 0, false, false
+	dry.bucket = func(path [][]byte, _ uint64) {
+		if len(path) == 3 && !sessionKeys[string(path[2])] {
+			other = true
+		}
+	}
+	dry.value = func(path [][]byte, k, _ []byte) {
+		n++
+		if len(path) == 2 {
+			info = info || string(k) == "info"
+			other = other || string(k) != "info"
+		}
+	}
+	o.walk(dry)
+	if !info || other {
+		return 0
+	}
+	return n
 }
