@@ -138,19 +138,22 @@ func (pf *pageFile) page(id uint64) ([]byte, error) {
 	if id < 2 || id >= hwm {
 		return nil, fmt.Errorf("page %d: out of range [2, %d)", id, hwm)
 	}
-	var h [pageHeaderSize]byte
-	if _, err := pf.f.ReadAt(h[:], int64(id*ps)); err != nil {
+	buf := make([]byte, ps)
+	if _, err := pf.f.ReadAt(buf, int64(id*ps)); err != nil {
 		return nil, fmt.Errorf("page %d: %w", id, err)
 	}
-	if got := native.Uint64(h[0:]); got != id {
+	if got := native.Uint64(buf[0:]); got != id {
 		return nil, fmt.Errorf("page %d: holds the header of page %d (overwritten)", id, got)
 	}
-	overflow := uint64(native.Uint32(h[12:]))
+	overflow := uint64(native.Uint32(buf[12:]))
+	if overflow == 0 {
+		return buf, nil
+	}
 	if id+overflow >= hwm || (id+overflow+1)*ps > uint64(pf.size) {
 		return nil, fmt.Errorf("page %d: %d overflow pages run past the end", id, overflow)
 	}
-	buf := make([]byte, (overflow+1)*ps)
-	if _, err := pf.f.ReadAt(buf, int64(id*ps)); err != nil {
+	buf = append(buf, make([]byte, overflow*ps)...)
+	if _, err := pf.f.ReadAt(buf[ps:], int64((id+1)*ps)); err != nil {
 		return nil, fmt.Errorf("page %d: %w", id, err)
 	}
 	return buf, nil
@@ -253,7 +256,7 @@ func (w *walker) tree(path [][]byte, id uint64, depth int) {
 	case flags&pageBranch != 0:
 		w.branch(path, id, buf, depth)
 	case flags&pageLeaf != 0:
-		w.leaf(path, buf, fmt.Sprintf("page %d", id), depth)
+		w.leaf(path, buf, place{page: id}, depth)
 	default:
 		w.problem("page %d: neither a branch nor a leaf page (flags %#x)", id, flags)
 	}
@@ -285,10 +288,23 @@ func (w *walker) branch(path [][]byte, id uint64, buf []byte, depth int) {
 	}
 }
 
-func (w *walker) leaf(path [][]byte, buf []byte, where string, depth int) {
+// place names a leaf page in a problem: a page, or the inline page of a bucket in one.
+type place struct {
+	page   uint64
+	bucket []byte
+}
+
+func (p place) String() string {
+	if p.bucket != nil {
+		return fmt.Sprintf("page %d, bucket %q", p.page, p.bucket)
+	}
+	return fmt.Sprintf("page %d", p.page)
+}
+
+func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int) {
 	n := elems(buf)
 	if n < 0 {
-		w.problem("%s: %d elements do not fit", where, native.Uint16(buf[10:]))
+		w.problem("%v: %d elements do not fit", where, native.Uint16(buf[10:]))
 		return
 	}
 	for i := range n {
@@ -297,7 +313,7 @@ func (w *walker) leaf(path [][]byte, buf []byte, where string, depth int) {
 		pos, ksize, vsize := uint64(native.Uint32(buf[e+4:])), uint64(native.Uint32(buf[e+8:])), uint64(native.Uint32(buf[e+12:]))
 		start := uint64(e) + pos
 		if start+ksize+vsize > uint64(len(buf)) {
-			w.problem("%s: element %d points past the page", where, i)
+			w.problem("%v: element %d points past the page", where, i)
 			continue
 		}
 		k, v := buf[start:start+ksize], buf[start+ksize:start+ksize+vsize]
@@ -309,7 +325,7 @@ func (w *walker) leaf(path [][]byte, buf []byte, where string, depth int) {
 		}
 		child := append(append([][]byte(nil), path...), k)
 		if len(v) < bucketHeaderSize {
-			w.problem("%s: bucket %q: header too short", where, k)
+			w.problem("%v: bucket %q: header too short", where, k)
 			continue
 		}
 		if w.bucket != nil {
@@ -322,10 +338,10 @@ func (w *walker) leaf(path [][]byte, buf []byte, where string, depth int) {
 		}
 		inline := v[bucketHeaderSize:]
 		if len(inline) < pageHeaderSize || native.Uint16(inline[8:])&pageLeaf == 0 {
-			w.problem("%s: bucket %q: its inline page is not a leaf page", where, k)
+			w.problem("%v: bucket %q: its inline page is not a leaf page", where, k)
 			continue
 		}
-		w.leaf(child, inline, fmt.Sprintf("%s, bucket %q", where, k), depth+1)
+		w.leaf(child, inline, place{page: where.page, bucket: k}, depth+1)
 	}
 }
 

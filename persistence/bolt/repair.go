@@ -193,7 +193,7 @@ func (o orphan) walk(w *walker) {
 	if root := native.Uint64(o.value[0:]); root != 0 {
 		w.tree(path, root, 1)
 	} else {
-		w.leaf(path, o.value[bucketHeaderSize:], "inline session", 1)
+		w.leaf(path, o.value[bucketHeaderSize:], place{bucket: o.key}, 1)
 	}
 }
 
