@@ -201,3 +201,43 @@ func TestRepairCopiesWhatIsReadable(t *testing.T) {
 		t.Errorf("Repair of a healthy file left %v", m)
 	}
 }
+
+// FuzzDamagedOpen: whatever bytes are overwritten in a real file, Open and Repair end with
+// an error or a store, never a crash (bbolt faults and asserts on what the walk lets by).
+func FuzzDamagedOpen(f *testing.F) {
+	base := filepath.Join(f.TempDir(), "base.db")
+	fill(&testing.T{}, base, 6)
+	good, err := os.ReadFile(base)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(uint32(3*4096), []byte("\xde\xad\xbe\xef"))
+	f.Add(uint32(4096+16), []byte{0xff, 0xff})
+	f.Add(uint32(5*4096+10), []byte{0xff, 0xff, 0, 0})
+	f.Fuzz(func(t *testing.T, off uint32, junk []byte) {
+		b := bytes.Clone(good)
+		copy(b[int(off)%len(b):], junk)
+		path := filepath.Join(t.TempDir(), "reef.db")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := bolt.Open(path, bolt.Options{}); err == nil {
+			_ = s.View(func(r persistence.Reader) error {
+				infos, _ := r.Sessions()
+				for _, in := range infos {
+					_, _ = r.Messages(in.Key, 0)
+				}
+				return nil
+			})
+			s.Close()
+			return
+		}
+		if _, err := bolt.Repair(path, time.Now()); err == nil {
+			s, err := bolt.Open(path, bolt.Options{})
+			if err != nil {
+				t.Fatalf("the repaired file does not open: %v", err)
+			}
+			s.Close()
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
@@ -203,7 +204,7 @@ func (w *walker) walk() {
 		w.problem("the root page %d is a meta page", root)
 		return
 	}
-	w.tree(nil, w.pf.meta.root, 0)
+	w.tree(nil, w.pf.meta.root, 0, nil, nil)
 }
 
 func (w *walker) freelist(id uint64) {
@@ -213,7 +214,7 @@ func (w *walker) freelist(id uint64) {
 		return
 	}
 	w.mark(id, buf)
-	if flags := native.Uint16(buf[8:]); flags&pageFreelist == 0 {
+	if flags := native.Uint16(buf[8:]); flags != pageFreelist {
 		w.problem("freelist page %d: flags %#x", id, flags)
 		return
 	}
@@ -236,30 +237,41 @@ func (w *walker) mark(id uint64, buf []byte) {
 	}
 }
 
-// tree visits the page id (a bucket's root or a page below it).
-func (w *walker) tree(path [][]byte, id uint64, depth int) {
+// tree visits the page id (a bucket's root or a page below it), whose keys must lie in
+// [lo, hi) (nil: unbounded), and returns the greatest key below it. The key order is checked
+// as bbolt checks it when it rebuilds the freelist at open: there, a problem is a panic while
+// bbolt's checking goroutine goes on reading a closed transaction, a crash.
+func (w *walker) tree(path [][]byte, id uint64, depth int, lo, hi []byte) []byte {
 	if depth > maxDepth {
 		w.problem("page %d: more than %d levels deep (a cycle?)", id, maxDepth)
-		return
+		return nil
 	}
 	if w.seen[id] {
 		w.problem("page %d: referenced twice", id)
-		return
+		return nil
 	}
 	buf, err := w.pf.page(id)
 	if err != nil {
 		w.problem("%v", err)
-		return
+		return nil
 	}
 	w.mark(id, buf)
 	switch flags := native.Uint16(buf[8:]); {
-	case flags&pageBranch != 0:
-		w.branch(path, id, buf, depth)
-	case flags&pageLeaf != 0:
-		w.leaf(path, buf, place{page: id}, depth)
+	case flags == pageBranch:
+		return w.branch(path, id, buf, depth, lo, hi)
+	case flags == pageLeaf:
+		return w.leaf(path, buf, place{page: id}, depth, lo, hi)
 	default:
 		w.problem("page %d: neither a branch nor a leaf page (flags %#x)", id, flags)
+		return nil
 	}
+}
+
+// inOrder reports whether key, the i-th on its page, comes after prev (the previous key, or
+// the lower bound for the first) and before hi, as bbolt's verifyKeyOrder wants.
+func inOrder(i int, key, prev, hi []byte) bool {
+	c := bytes.Compare(prev, key)
+	return (i == 0 && (prev == nil || c <= 0) || i > 0 && c < 0) && (hi == nil || bytes.Compare(key, hi) < 0)
 }
 
 // elems returns the element count of a page, or -1 when the elements do not fit in it.
@@ -271,21 +283,41 @@ func elems(buf []byte) int {
 	return n
 }
 
-func (w *walker) branch(path [][]byte, id uint64, buf []byte, depth int) {
+func (w *walker) branch(path [][]byte, id uint64, buf []byte, depth int, lo, hi []byte) []byte {
 	n := elems(buf)
 	if n < 0 {
 		w.problem("page %d: %d elements do not fit", id, native.Uint16(buf[10:]))
-		return
+		return nil
 	}
-	for i := range n {
+	key := func(i int) []byte {
 		e := pageHeaderSize + i*pageElemSize
 		pos, ksize := uint64(native.Uint32(buf[e:])), uint64(native.Uint32(buf[e+4:]))
-		if uint64(e)+pos+ksize > uint64(len(buf)) {
-			w.problem("page %d: element %d points past the page", id, i)
-			continue
+		if start := uint64(e) + pos; start+ksize <= uint64(len(buf)) {
+			return buf[start : start+ksize]
 		}
-		w.tree(path, native.Uint64(buf[e+8:]), depth+1)
+		return nil
 	}
+	for i := range n {
+		if key(i) == nil || i < n-1 && key(i+1) == nil {
+			w.problem("page %d: element %d points past the page", id, i)
+			return nil
+		}
+	}
+	running, greatest := lo, []byte(nil)
+	for i := range n {
+		k := key(i)
+		if !inOrder(i, k, running, hi) {
+			w.problem("page %d: key %d out of order", id, i)
+		}
+		upper := hi
+		if i < n-1 {
+			upper = key(i + 1)
+		}
+		e := pageHeaderSize + i*pageElemSize
+		greatest = w.tree(path, native.Uint64(buf[e+8:]), depth+1, k, upper)
+		running = greatest
+	}
+	return greatest
 }
 
 // place names a leaf page in a problem: a page, or the inline page of a bucket in one.
@@ -301,12 +333,13 @@ func (p place) String() string {
 	return fmt.Sprintf("page %d", p.page)
 }
 
-func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int) {
+func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int, lo, hi []byte) []byte {
 	n := elems(buf)
 	if n < 0 {
 		w.problem("%v: %d elements do not fit", where, native.Uint16(buf[10:]))
-		return
+		return nil
 	}
+	running := lo
 	for i := range n {
 		e := pageHeaderSize + i*pageElemSize
 		flags := native.Uint32(buf[e:])
@@ -317,6 +350,10 @@ func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int) {
 			continue
 		}
 		k, v := buf[start:start+ksize], buf[start+ksize:start+ksize+vsize]
+		if !inOrder(i, k, running, hi) {
+			w.problem("%v: key %d out of order", where, i)
+		}
+		running = k
 		if flags&leafBucket == 0 {
 			if w.value != nil {
 				w.value(path, k, v)
@@ -333,16 +370,20 @@ func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int) {
 		}
 		root := native.Uint64(v[0:])
 		if root != 0 {
-			w.tree(child, root, depth+1)
+			w.tree(child, root, depth+1, nil, nil)
 			continue
 		}
 		inline := v[bucketHeaderSize:]
-		if len(inline) < pageHeaderSize || native.Uint16(inline[8:])&pageLeaf == 0 {
+		if len(inline) < pageHeaderSize || native.Uint16(inline[8:]) != pageLeaf {
 			w.problem("%v: bucket %q: its inline page is not a leaf page", where, k)
 			continue
 		}
-		w.leaf(child, inline, place{page: where.page, bucket: k}, depth+1)
+		w.leaf(child, inline, place{page: where.page, bucket: k}, depth+1, nil, nil)
 	}
+	if n == 0 {
+		return nil // as bbolt: an empty page bounds nothing
+	}
+	return running
 }
 
 // verifyFile walks the file and returns what is wrong with it, or nil. It reads only.

@@ -191,9 +191,9 @@ func (o orphan) walk(w *walker) {
 	path := [][]byte{bucketSessions, o.key}
 	w.bucket(path, native.Uint64(o.value[8:]))
 	if root := native.Uint64(o.value[0:]); root != 0 {
-		w.tree(path, root, 1)
+		w.tree(path, root, 1, nil, nil)
 	} else {
-		w.leaf(path, o.value[bucketHeaderSize:], place{bucket: o.key}, 1)
+		w.leaf(path, o.value[bucketHeaderSize:], place{bucket: o.key}, 1, nil, nil)
 	}
 }
 
@@ -214,7 +214,7 @@ func lostSessions(pf *pageFile, seen map[uint64]bool, sessions *bbolt.Bucket) []
 			continue
 		}
 		buf, err := pf.page(id)
-		if err != nil || native.Uint16(buf[8:])&pageLeaf == 0 {
+		if err != nil || native.Uint16(buf[8:]) != pageLeaf {
 			continue
 		}
 		consider := func(o orphan) {
