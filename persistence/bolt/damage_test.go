@@ -16,7 +16,7 @@ import (
 )
 
 // fill writes n sessions of 20 entries each (a few hundred pages) and closes the store.
-func fill(t *testing.T, path string, n int) {
+func fill(t testing.TB, path string, n int) {
 	t.Helper()
 	s, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
@@ -206,7 +206,7 @@ func TestRepairCopiesWhatIsReadable(t *testing.T) {
 // an error or a store, never a crash (bbolt faults and asserts on what the walk lets by).
 func FuzzDamagedOpen(f *testing.F) {
 	base := filepath.Join(f.TempDir(), "base.db")
-	fill(&testing.T{}, base, 6)
+	fill(f, base, 6)
 	good, err := os.ReadFile(base)
 	if err != nil {
 		f.Fatal(err)
