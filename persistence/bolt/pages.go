@@ -15,9 +15,10 @@ import (
 // garbled page makes it fault (a goroutine dump no recover catches) or fail an assertion,
 // some of it in goroutines of its own. pageFile reads the same format with every offset
 // checked against the file, and walker visits every bucket, key and value reachable from
-// the current meta page, collecting what is wrong instead of trusting it. Open walks the
-// file this way before bbolt reads any page but the meta pages (verify); Repair walks it to
-// copy out whatever is still readable (salvage).
+// the current meta page, collecting what is wrong instead of trusting it, and checking what
+// bbolt's own open checks (it rebuilds the freelist by walking every page). Open walks the
+// file this way, under the file's lock, before bbolt sees it (verifyFile); Repair walks it
+// to copy out whatever is still readable (salvage).
 //
 // The format (go.etcd.io/bbolt v1.5.0, internal/common; native byte order):
 //
