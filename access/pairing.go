@@ -12,10 +12,15 @@ import (
 	"github.com/reefgw/reef/persistence"
 )
 
-// Pairing limits.
+// Pairing limits. Each sender has at most one pending code. A channel holds at most
+// MaxPendingPairing pending codes; when it is full, a new sender's request evicts the oldest
+// pending one if that is at least PairingMinAge old, so a burst of throwaway accounts cannot
+// lock newcomers out for long; a sender who finds the queue full of younger requests is told
+// to try again later, never left without an answer.
 const (
 	PairingTTL        = time.Hour
-	MaxPendingPairing = 3
+	MaxPendingPairing = 50
+	PairingMinAge     = 10 * time.Minute
 	pairingAlphabet   = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I
 )
 
@@ -47,25 +52,68 @@ func Approved(r persistence.Reader, channel, sender string) (bool, error) {
 	return ok, err
 }
 
-// RequestPairing records a pairing code for the sender of in, unless one is pending for it
-// or MaxPendingPairing are pending already. It returns the new code, or "" when none was made.
-func RequestPairing(tx persistence.Tx, channel string, in *messages.Inbound, now time.Time) (string, error) {
+// PairingStatus says what RequestPairing did.
+type PairingStatus int
+
+const (
+	// PairingNew: a new code was made; tell the sender with PairingNotice.
+	PairingNew PairingStatus = iota
+	// PairingPending: the sender has a pending code already and was told it; say nothing more.
+	PairingPending
+	// PairingRefused: the channel's queue is full of recent requests; tell the sender
+	// PairingBusyNotice.
+	PairingRefused
+)
+
+// RequestPairing records a pairing code for the sender of in. A sender with a pending code
+// gets no second one. When MaxPendingPairing are pending, the oldest is evicted to make room
+// if it is at least PairingMinAge old; otherwise the request is refused.
+func RequestPairing(tx persistence.Tx, channel string, in *messages.Inbound, now time.Time) (string, PairingStatus, error) {
 	pending, err := ListPairings(tx, channel, now)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	for _, p := range pending {
 		if p.SenderID == in.SenderID {
-			return "", nil
+			return "", PairingPending, nil
 		}
 	}
-	if len(pending) >= MaxPendingPairing {
-		return "", nil
+	for len(pending) >= MaxPendingPairing {
+		oldest := pending[0]
+		if now.Sub(oldest.Created) < PairingMinAge {
+			return "", PairingRefused, nil
+		}
+		if err := tx.Delete(pairingBucket(channel), oldest.Code); err != nil {
+			return "", 0, err
+		}
+		pending = pending[1:]
+	}
+	if err := pruneExpired(tx, channel, now); err != nil {
+		return "", 0, err
 	}
 	p := Pairing{Channel: channel, Code: newCode(), SenderID: in.SenderID, SenderName: in.SenderName,
 		ChatID: in.ChatID, Created: now, Expires: now.Add(PairingTTL)}
 	b, _ := json.Marshal(p)
-	return p.Code, tx.Put(pairingBucket(channel), p.Code, b)
+	return p.Code, PairingNew, tx.Put(pairingBucket(channel), p.Code, b)
+}
+
+// pruneExpired deletes expired and unreadable pairing requests, so the bucket does not grow
+// with every sender that ever wrote.
+func pruneExpired(tx persistence.Tx, channel string, now time.Time) error {
+	var stale []string
+	err := tx.Scan(pairingBucket(channel), "", func(k string, v []byte) error {
+		var p Pairing
+		if json.Unmarshal(v, &p) != nil || !now.Before(p.Expires) {
+			stale = append(stale, k)
+		}
+		return nil
+	})
+	for _, k := range stale {
+		if err == nil {
+			err = tx.Delete(pairingBucket(channel), k)
+		}
+	}
+	return err
 }
 
 func newCode() string {
@@ -127,3 +175,7 @@ func PairingNotice(channel, code string) string {
 	return fmt.Sprintf("Hi! I only talk to people my owner has approved. To ask for access, send my owner this code: %s\n"+
 		"They approve it with: reef pairing approve %s %s\n(The code expires in one hour.)", code, channel, code)
 }
+
+// PairingBusyNotice is what an unknown sender is told when the channel's pairing queue is full.
+const PairingBusyNotice = "Hi! I only talk to people my owner has approved, and too many access requests are waiting right now. " +
+	"Please write again in a few minutes to get a code."

@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -46,10 +47,26 @@ func TestPairing(t *testing.T) {
 	for _, who := range []string{"u2", "u3", "u4"} {
 		h.inject(messages.Inbound{ChatID: who, SenderID: who, Text: "hi"})
 	}
-	for range 2 {
-		codeIn(t, h.reply().Text)
+	for range 3 {
+		codeIn(t, h.reply().Text) // u4 too: a few pending requests lock nobody out (issue #20, finding 6)
 	}
-	h.noReply() // u4: three requests are pending already
+
+	// A queue full of fresh requests: the next sender is told to try later, not left in silence.
+	if err := h.rt.Write(context.Background(), func(tx persistence.Tx) error {
+		for i := range access.MaxPendingPairing {
+			who := fmt.Sprintf("spam%d", i)
+			if _, _, err := access.RequestPairing(tx, "fake", &messages.Inbound{SenderID: who, ChatID: who}, time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.inject(messages.Inbound{ChatID: "late", SenderID: "late", Text: "hi"})
+	if got := h.reply(); got.ChatID != "late" || got.Text != access.PairingBusyNotice {
+		t.Fatalf("a sender refused by a full queue got %+v, want the busy notice", got)
+	}
 
 	if err := h.rt.Write(context.Background(), func(tx persistence.Tx) error {
 		_, err := access.ApprovePairing(tx, "fake", code, time.Now())

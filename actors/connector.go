@@ -227,7 +227,8 @@ func (c *Connector) onRunExited(msg *runExited) {
 }
 
 // admit enforces the channel's access rules. Messages it refuses are acknowledged and dropped; an
-// unknown sender under the pairing policy is sent a pairing code (once while it is pending).
+// unknown sender under the pairing policy is sent a pairing code (once while it is pending), or
+// told to try later when the channel's pairing queue is full.
 func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *actor.PID, in *messages.Inbound) (bool, error) {
 	acc := c.deps.Access[c.name]
 	if acc == nil {
@@ -244,28 +245,37 @@ func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *ac
 		return v == access.Admit, err
 	}
 	if v == access.Pair {
-		code, err := c.requestPairing(ctx, root, in)
+		code, status, err := c.requestPairing(ctx, root, in)
 		if err != nil {
 			return false, err
 		}
-		if code != "" {
+		text := ""
+		switch status {
+		case access.PairingNew:
 			c.log.Info().Str("sender", in.SenderID).Str("code", code).Msg("pairing requested: approve with `reef pairing approve`")
+			text = access.PairingNotice(c.name, code)
+		case access.PairingRefused:
+			c.log.Warn().Str("sender", in.SenderID).Msg("pairing queue full: sender told to try later")
+			text = access.PairingBusyNotice
+		}
+		if text != "" {
 			root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
-				ReplyToID: in.MessageID, Text: access.PairingNotice(c.name, code)})
+				ReplyToID: in.MessageID, Text: text})
 		}
 	}
 	return false, nil
 }
 
-func (c *Connector) requestPairing(ctx context.Context, root *actor.RootContext, in *messages.Inbound) (string, error) {
+func (c *Connector) requestPairing(ctx context.Context, root *actor.RootContext, in *messages.Inbound) (string, access.PairingStatus, error) {
 	var code string
+	var status access.PairingStatus
 	now := c.deps.now()
 	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		var err error
-		code, err = access.RequestPairing(tx, c.name, in, now)
+		code, status, err = access.RequestPairing(tx, c.name, in, now)
 		return err
 	})
-	return code, err
+	return code, status, err
 }
 
 // writeAndWait sends a write to Storage and waits until it is durable.

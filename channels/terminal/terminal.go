@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/internal/termtext"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -305,7 +306,8 @@ func (t *Terminal) readLine(r *bufio.Reader) (string, error) {
 func (t *Terminal) Send(_ context.Context, out messages.Outbound) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	text := strings.TrimRight(out.Text, "\n")
+	text := strings.TrimRight(termtext.Text(out.Text), "
+") // the model's words may carry escapes from outside
 	if out.Failed {
 		text = t.paint(text, colorError)
 	}
@@ -328,7 +330,7 @@ func (t *Terminal) Progress(_ context.Context, ev messages.TurnEvent) {
 		if ev.IsError {
 			t.failed.Store(true)
 			if !t.cfg.Interactive && ev.Text != "" {
-				t.notice("reef: the run failed: %s", ev.Text)
+				t.notice("reef: the run failed: %s", termtext.Line(ev.Text))
 			}
 		}
 		t.busy.Store(false)
@@ -337,15 +339,15 @@ func (t *Terminal) Progress(_ context.Context, ev messages.TurnEvent) {
 		default:
 		}
 	case messages.MessageQueued:
-		t.info("%s", t.paint("  ↳ "+ev.Label, colorDim))
+		t.info("%s", t.paint("  ↳ "+termtext.Line(ev.Label), colorDim))
 	case messages.ToolStarted:
-		t.info("%s", t.paint("  · "+ev.Label, colorDim))
+		t.info("%s", t.paint("  · "+termtext.Line(ev.Label), colorDim))
 	case messages.ToolFinished:
 		if ev.IsError && ev.Label != "" {
-			t.info("%s", t.paint("  ✗ "+ev.Label, colorError))
+			t.info("%s", t.paint("  ✗ "+termtext.Line(ev.Label), colorError))
 		}
 	case messages.TextDelta:
-		t.info("%s", strings.TrimSpace(ev.Text))
+		t.info("%s", strings.TrimSpace(termtext.Text(ev.Text)))
 	}
 }
 

@@ -531,3 +531,25 @@ func TestARestartedRunLosesNoLine(t *testing.T) {
 	// ... and the next Run delivers it.
 	runOnce("second\n")
 }
+
+// TestOutsideTextLosesTerminalControls: a reply, a progress line or a failure carrying
+// escape sequences, carriage returns or bidi overrides (from a web page the model quoted,
+// say) cannot clear, overwrite or reorder what the terminal shows (issue #20, finding 7).
+func TestOutsideTextLosesTerminalControls(t *testing.T) {
+	out, info := &syncBuffer{}, &syncBuffer{}
+	term := New(Config{Out: out, Info: info, Interactive: true})
+	evil := "\x1b[2K\rreef: \u202eapproved\x1b]0;title\x07"
+	if _, err := term.Send(context.Background(), messages.Outbound{Text: "answer " + evil}); err != nil {
+		t.Fatal(err)
+	}
+	term.Progress(context.Background(), messages.TurnEvent{Kind: messages.ToolStarted, Label: "web_fetch " + evil + "\nforged line"})
+	term.Progress(context.Background(), messages.TurnEvent{Kind: messages.TextDelta, Text: "delta " + evil})
+	for name, got := range map[string]string{"Out": out.String(), "Info": info.String()} {
+		if strings.ContainsAny(got, "\x1b\r\u202e\a") || strings.Contains(got, "\nforged") {
+			t.Errorf("%s = %q: terminal controls or a forged line got through", name, got)
+		}
+	}
+	if got := out.String(); !strings.Contains(got, "answer reef: approved") {
+		t.Errorf("Out = %q, want the reply's text without its controls", got)
+	}
+}

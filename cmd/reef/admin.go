@@ -8,6 +8,7 @@ import (
 
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/internal/termtext"
 	"github.com/reefgw/reef/persistence"
 )
 
@@ -78,14 +79,14 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "channel %-9s %-9s last message %s, restarts %d", ch.Name, state, last, ch.Restarts)
 		if ch.LastError != "" {
-			fmt.Fprintf(stdout, ", last error: %s", ch.LastError)
+			fmt.Fprintf(stdout, ", last error: %s", termtext.Line(ch.LastError))
 		}
 		fmt.Fprintln(stdout)
 	}
 	if n := len(st.DeadLetters); n > 0 {
 		d := st.DeadLetters[n-1]
 		fmt.Fprintf(stdout, "dead letters: %d (messages that made reef fail twice and were set aside; latest in %s, inbox seq %d: %q)\n",
-			n, d.SessionKey, d.InboxSeq, shorten(d.Inbound.Text, 60))
+			n, termtext.ID(d.SessionKey), d.InboxSeq, shorten(d.Inbound.Text, 60))
 	}
 	for agent, why := range st.HeartbeatsPaused {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
@@ -115,7 +116,7 @@ func printPairings(w io.Writer, ps []access.Pairing) {
 	}
 	fmt.Fprintln(w, "pending pairing requests (approve with `reef pairing approve <channel> <code>`):")
 	for _, p := range ps {
-		fmt.Fprintf(w, "  %-9s %s  from %s (id %s), expires in %s\n", p.Channel, p.Code, orDash(p.SenderName), p.SenderID,
+		fmt.Fprintf(w, "  %-9s %s  from %s (id %s), expires in %s\n", p.Channel, p.Code, termtext.Quote(p.SenderName), termtext.ID(p.SenderID),
 			time.Until(p.Expires).Round(time.Minute))
 	}
 }
@@ -208,6 +209,6 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 	if action == "deny" {
 		verb = "denied"
 	}
-	fmt.Fprintf(stdout, "%s %s (id %s) on %s\n", verb, orDash(p.SenderName), p.SenderID, channel)
+	fmt.Fprintf(stdout, "%s %s (id %s) on %s\n", verb, termtext.Quote(p.SenderName), termtext.ID(p.SenderID), channel)
 	return 0
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/internal/termtext"
 	"github.com/reefgw/reef/schedule"
 )
 
@@ -29,7 +30,7 @@ func printCron(stdout, stderr io.Writer, verb string, out json.RawMessage) int {
 			return 1
 		}
 		for _, r := range runs {
-			fmt.Fprintf(stdout, "%s  %-8s %-8s %s\n", time.UnixMilli(r.AtMs).UTC().Format("2006-01-02 15:04 UTC"), r.Reason, r.Status, r.SessionKey)
+			fmt.Fprintf(stdout, "%s  %-8s %-8s %s\n", time.UnixMilli(r.AtMs).UTC().Format("2006-01-02 15:04 UTC"), r.Reason, r.Status, termtext.ID(r.SessionKey))
 		}
 		if len(runs) == 0 {
 			fmt.Fprintln(stdout, "no runs yet")
@@ -81,7 +82,7 @@ func printJobs(w io.Writer, jobs []schedule.Job) {
 		if !j.Enabled {
 			status = "disabled"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, orDash(j.Name), j.Schedule.Describe(), nextRun(j), last, status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.ID(j.ID), orDash(termtext.Line(j.Name)), j.Schedule.Describe(), nextRun(j), last, status)
 	}
 	tw.Flush()
 }

@@ -22,10 +22,11 @@ import (
 // runDoctor checks everything reef needs and prints each problem with its fix.
 func runDoctor(args []string, stdout, stderr io.Writer) int {
 	flags, configPath := commandFlags("doctor", stderr)
+	repair := flags.Bool("repair", false, "if the database is damaged, copy every record still readable into a new one (the damaged file is kept beside it)")
 	if code, ok := parseFlags(flags, args, stdout); !ok {
 		return code
 	}
-	d := &doctor{out: stdout}
+	d := &doctor{out: stdout, repair: *repair}
 	cfg, err := loadConfig(*configPath)
 	switch {
 	case err != nil:
@@ -96,6 +97,7 @@ func (d *doctor) checkChannels(cfg *configs.Config, path string) bool {
 type doctor struct {
 	out      io.Writer
 	problems int
+	repair   bool // --repair: repair a damaged database
 }
 
 func (d *doctor) ok(what, detail string) { fmt.Fprintf(d.out, "✓ %s: %s\n", what, detail) }
@@ -116,10 +118,23 @@ func (d *doctor) checkDataDir(cfg *configs.Config) {
 		d.fail("data directory", err.Error(), "make "+cfg.DataDir+" writable or set REEF_HOME")
 		return
 	}
-	st, err := bolt.Open(filepath.Join(cfg.DataDir, "reef.db"), bolt.Options{})
+	path := filepath.Join(cfg.DataDir, "reef.db")
+	st, err := bolt.Open(path, bolt.Options{})
+	damage, isDamaged := errors.AsType[*bolt.DamagedError](err)
 	switch {
+	case errors.Is(err, persistence.ErrLocked) && d.repair:
+		d.fail("database", "in use by a running reef", "stop it, then run `reef doctor --repair` again")
+		return
 	case errors.Is(err, persistence.ErrLocked):
 		d.ok("database", "in use by a running reef (that is fine)")
+		return
+	case isDamaged && d.repair:
+		d.repairDatabase(path, damage)
+		return
+	case isDamaged:
+		d.fail("database", "damaged (nothing was changed): "+damage.Problem.Error(),
+			"stop every reef using it, then run `reef doctor --repair`: it copies every record still readable\n"+
+				"into a new "+filepath.Base(path)+" and keeps the damaged file beside it; or put back a backup")
 		return
 	case err != nil:
 		d.fail("database", err.Error(), "move the damaged file aside; reef creates a new one")
@@ -130,7 +145,43 @@ func (d *doctor) checkDataDir(cfg *configs.Config) {
 		d.fail("database", "integrity check failed: "+err.Error(), "restore a backup of "+st.Path())
 		return
 	}
+	if d.repair {
+		fmt.Fprintln(d.out, "  ! the database is not damaged: nothing to repair")
+	}
 	d.ok("database", st.Path())
+}
+
+// repairDatabase runs bolt.Repair on the damaged database at path and says what it did.
+func (d *doctor) repairDatabase(path string, damage *bolt.DamagedError) {
+	fmt.Fprintf(d.out, "  ! database %s is damaged: %v\n  ! repairing: copying every readable record into a new file...\n", path, damage.Problem)
+	rep, err := bolt.Repair(path, time.Now())
+	if err != nil {
+		d.fail("database", "repair failed, nothing was changed: "+err.Error(), "put back a backup of "+path)
+		return
+	}
+	st, err := bolt.Open(path, bolt.Options{ReadOnly: true})
+	if err != nil {
+		d.fail("database", "the repaired database does not open: "+err.Error(), "put back "+rep.Kept+" or a backup")
+		return
+	}
+	defer st.Close()
+	sessions := 0
+	_ = st.View(func(r persistence.Reader) error {
+		infos, err := r.Sessions()
+		sessions = len(infos)
+		return err
+	})
+	d.ok("database", fmt.Sprintf("repaired: %d records in %d buckets (%d conversations) copied into a new %s", rep.Records, rep.Buckets, sessions, path))
+	if rep.Recovered > 0 {
+		fmt.Fprintf(d.out, "  ! %d of them were found outside the damaged tree and may be older than they were: check them with `reef sessions list`\n", rep.Recovered)
+	}
+	if rep.Older {
+		fmt.Fprintln(d.out, "  ! the last write could not be read: the copy is the state just before it")
+	}
+	if rep.Lost > 0 {
+		fmt.Fprintf(d.out, "  ! %d damaged part(s) could not be copied: what they held is lost\n", rep.Lost)
+	}
+	fmt.Fprintf(d.out, "  ! the damaged file is kept, unchanged, as %s: delete it once you are happy with the repair\n", rep.Kept)
 }
 
 func (d *doctor) checkWorkspace(a configs.AgentConfig) {

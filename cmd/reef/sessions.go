@@ -163,7 +163,7 @@ func openSessions(cfg *configs.Config) (src sessionSource, done func(), err erro
 	case errors.Is(err, persistence.ErrLocked):
 		return nil, nil, fmt.Errorf("the database %s is in use by a reef that does not answer on %s; try again in a moment", path, socketPath(cfg))
 	case err != nil:
-		return nil, nil, err
+		return nil, nil, damaged(err)
 	}
 	return storeSessions{store: store, live: notRunning}, func() { store.Close() }, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/reefgw/reef/internal/termtext"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
@@ -26,7 +27,7 @@ func printSessionList(w io.Writer, list sessionList) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tAGENT\tCHANNEL\tTURNS\tTOKENS IN/OUT\tUPDATED\tLIVE")
 	for _, s := range list.Sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", s.Key, orDash(s.AgentID), orDash(s.Channel), s.Turns,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", termtext.ID(s.Key), orDash(s.AgentID), orDash(s.Channel), s.Turns,
 			tokens(s.Usage.InputTokens), tokens(s.Usage.OutputTokens), when(s.Updated, now), liveWord(s.Live))
 	}
 	tw.Flush()
@@ -41,11 +42,11 @@ func printSessionDetail(w io.Writer, d sessionDetail) {
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(w, "%-10s %s\n", label, fmt.Sprintf(format, args...))
 	}
-	line("session", "%s", in.Key)
+	line("session", "%s", termtext.ID(in.Key))
 	line("agent", "%s", orDash(in.AgentID))
 	line("channel", "%s", where(in))
 	if in.Model != "" {
-		line("model", "%s (set for this session)", in.Model)
+		line("model", "%s (set for this session)", termtext.Line(in.Model))
 	}
 	if in.Think != "" || in.ShowReasoning {
 		line("thinking", "%s, reasoning shown: %v", cmp.Or(in.Think, "default"), in.ShowReasoning)
@@ -168,8 +169,9 @@ func compactJSON(s string) string {
 }
 
 // shorten folds whitespace to single spaces and cuts s to at most n runes, marking the cut.
+// Terminal controls are removed (see termtext): what it shortens came from outside.
 func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(termtext.Line(s)), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -184,13 +186,13 @@ func where(in persistence.SessionInfo) string {
 	}
 	s := in.Channel
 	if in.Account != "" && in.Account != "default" {
-		s += " (account " + in.Account + ")"
+		s += " (account " + termtext.ID(in.Account) + ")"
 	}
 	if in.ChatID != "" {
-		s += ", chat " + in.ChatID
+		s += ", chat " + termtext.ID(in.ChatID)
 	}
 	if in.ThreadID != "" {
-		s += ", thread " + in.ThreadID
+		s += ", thread " + termtext.ID(in.ThreadID)
 	}
 	return s
 }

@@ -33,7 +33,16 @@ func openStore(cfg *configs.Config) (*bolt.Store, error) {
 	if errors.Is(err, persistence.ErrLocked) {
 		return nil, fmt.Errorf("another reef is already running with the data directory %s (stop it first, or set REEF_HOME to use another one)", cfg.DataDir)
 	}
-	return st, err
+	return st, damaged(err)
+}
+
+// damaged turns Open's error for a damaged database into what happened and what to do;
+// other errors pass as they are.
+func damaged(err error) error {
+	if d, ok := errors.AsType[*bolt.DamagedError](err); ok {
+		return fmt.Errorf("the database %s is damaged: %v\n%s", d.Path, d.Problem, bolt.DamageHelp(d.Path))
+	}
+	return err
 }
 
 // buildAgents turns the configured agents into runnable ones: providers wrapped with the

@@ -72,7 +72,9 @@ var _ persistence.Store = (*Store)(nil)
 
 // Open opens or creates the database at path, creating its parent directory (0700) and the
 // file (0600). It fails with an error wrapping persistence.ErrLocked if another process
-// holds the file, and refuses a file written by a newer schema.
+// holds the file, refuses a file written by a newer schema, and fails with an error wrapping
+// persistence.ErrCorrupt, saying what is wrong, if the file is damaged (see pages.go): it
+// then writes nothing to the file.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
@@ -85,17 +87,13 @@ func Open(path string, opts Options) (*Store, error) {
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout:  opts.LockTimeout,
-		NoSync:   opts.NoSync,
-		ReadOnly: opts.ReadOnly,
-		// The freelist is rebuilt from the pages at open instead of being written by every
-		// commit: fewer pages per fsync on the hot path, a slightly slower open.
-		NoFreelistSync: true,
-		FreelistType:   bbolt.FreelistMapType,
-	})
-	if errors.Is(err, bbolt.ErrTimeout) {
+	db, err := openDB(path, opts)
+	if errors.Is(err, bbolt.ErrTimeout) || errors.Is(err, persistence.ErrLocked) {
 		return nil, fmt.Errorf("bolt: open %s: %w (is reef already running?)", path, persistence.ErrLocked)
+	}
+	if d, ok := errors.AsType[*DamagedError](err); ok {
+		d.Path = path
+		return nil, d
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
@@ -104,11 +102,102 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		prepare = db.View
 	}
-	if err := prepare(initSchema); err != nil {
-		_ = db.Close()
+	if err := guard(func() error { return prepare(initSchema) }); err != nil {
+		closeSoon(db)
+		if d, ok := errors.AsType[*DamagedError](err); ok {
+			d.Path = path
+			return nil, d
+		}
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	return &Store{db: db, path: path}, nil
+}
+
+// openDB opens the file with bbolt, after checking it: bbolt, opening a file for writing,
+// walks every page at once (to rebuild the freelist) and crashes on a damaged one. The file
+// is locked first, as bbolt locks it, and handed to bbolt still locked, so no other process
+// can change it between the check and the open. A damaged meta page is an error of bbolt's;
+// a panic (bbolt asserts much of what it reads) is turned into one.
+func openDB(path string, opts Options) (db *bbolt.DB, err error) {
+	flag := os.O_RDWR | os.O_CREATE
+	if opts.ReadOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(f, !opts.ReadOnly, opts.LockTimeout); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() > 0 { // an empty file is a new database
+		if err == nil {
+			err = verifyFile(f)
+		}
+		if err != nil {
+			f.Close()
+			return nil, &DamagedError{Path: path, Problem: err}
+		}
+	}
+	err = guard(func() error {
+		db, err = bbolt.Open(path, 0o600, &bbolt.Options{
+			Timeout:  opts.LockTimeout,
+			NoSync:   opts.NoSync,
+			ReadOnly: opts.ReadOnly,
+			// The freelist is rebuilt from the pages at open instead of being written by every
+			// commit: fewer pages per fsync on the hot path, a slightly slower open.
+			NoFreelistSync: true,
+			FreelistType:   bbolt.FreelistMapType,
+			OpenFile:       func(string, int, os.FileMode) (*os.File, error) { return f, nil },
+		})
+		return err
+	})
+	if err != nil {
+		f.Close() // bbolt has closed it, unless it panicked
+	}
+	if errors.Is(err, bbolt.ErrInvalid) || errors.Is(err, bbolt.ErrChecksum) {
+		err = &DamagedError{Path: path, Problem: err}
+	}
+	return db, err
+}
+
+// closeSoon closes db, waiting at most a second: after a panic inside a transaction bbolt
+// may still hold the lock that Close takes.
+func closeSoon(db *bbolt.DB) {
+	done := make(chan struct{})
+	go func() {
+		_ = db.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+}
+
+// DamagedError is Open's error for a damaged file: it wraps persistence.ErrCorrupt and
+// says what is wrong. DamageHelp says what to do.
+type DamagedError struct {
+	Path    string
+	Problem error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("bolt: open %s: %v: %v", e.Path, persistence.ErrCorrupt, e.Problem)
+}
+
+func (e *DamagedError) Unwrap() []error { return []error{persistence.ErrCorrupt, e.Problem} }
+
+// guard runs fn and turns a panic (bbolt's reaction to a page that is not what it expects)
+// into an error wrapping persistence.ErrCorrupt.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &DamagedError{Problem: fmt.Errorf("%v", r)}
+		}
+	}()
+	return fn()
 }
 
 // initSchema creates the top buckets and checks or writes the schema version. In a read-only
