@@ -306,8 +306,7 @@ func (t *Terminal) readLine(r *bufio.Reader) (string, error) {
 func (t *Terminal) Send(_ context.Context, out messages.Outbound) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	text := strings.TrimRight(termtext.Text(out.Text), "
-") // the model's words may carry escapes from outside
+	text := strings.TrimRight(termtext.Text(out.Text), "\n") // the model's words may carry escapes from outside
 	if out.Failed {
 		text = t.paint(text, colorError)
 	}
