@@ -75,7 +75,7 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 // platform all the same), and an error when the message must be delivered again.
 func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *actor.PID, settings SessionSettings, in *messages.Inbound) (bool, error) {
 	in.Channel = c.name
-	in.Text = normalizeText(in.Text)
+	in.Text = c.deps.redactor().apply(normalizeText(in.Text)) // the inbox and everything after see no secret
 	if len(in.Text) > settings.MaxInbound {
 		root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
 			ThreadID: in.ThreadID, ReplyToID: in.MessageID,

@@ -118,6 +118,7 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	m := msg.msg
 	red := t.in.deps.redactor()
 	m.Content, m.Reasoning = red.apply(m.Content), red.apply(m.Reasoning)
+	m.ToolCalls = red.toolCalls(m.ToolCalls) // before the tool, the transcript and the next request see them
 	if t.flushStep(ctx, m) {
 		return
 	}

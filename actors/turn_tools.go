@@ -136,7 +136,7 @@ func (t *Turn) injectSteered() {
 		return // not into the memory flush: its entries are dropped; after the compaction
 	}
 	for _, in := range t.steer {
-		t.msgs = append(t.msgs, userEntry(in))
+		t.msgs = append(t.msgs, userEntry(in, t.in.deps.redactor()))
 	}
 	t.injected = append(t.injected, t.steer...)
 	if len(t.steer) > 0 {
