@@ -113,7 +113,9 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	if err != nil {
 		return nil, providers.CheckModel(ctx, err, c.name, req.Model, c.Models)
 	}
-	return newStream(ctx, cancel, c, sse.NewReader(resp.Body, c.idle)), nil
+	r := sse.NewReader(resp.Body, c.idle)
+	r.Keepalive = func(ev sse.Event) bool { return ev.Name == "ping" } // not progress: a pinging server still times out
+	return newStream(ctx, cancel, c, r), nil
 }
 
 // open posts a streaming request; the idle timeout also bounds the wait for the headers.
