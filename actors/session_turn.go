@@ -242,6 +242,8 @@ func failureText(err error, operator bool) string {
 		return "I could not reach the model's server. Please try again; if it keeps failing, " + doctor + "."
 	case errors.Is(err, errTurnTimeout):
 		return "This took too long, so I stopped. Try asking for a smaller step."
+	case errors.Is(err, errStreamTimeout):
+		return "The model's answer took too long, so I stopped it. Try asking for a shorter answer."
 	case errors.Is(err, errToolLimit):
 		return fmt.Sprintf("I stopped: %v.", err)
 	}
