@@ -27,7 +27,11 @@ func TestAnswerCapped(t *testing.T) {
 	script := fakellm.NewScript(fakellm.Reply{Text: long, ToolCalls: []messages.ToolCall{call("t", "touch", map[string]any{})}})
 	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{touch}, limits: actors.Limits{MaxAnswerChars: 1000}})
 	h.say("1", "talk a lot")
-	got := h.reply().Text
+	out := h.reply()
+	got := out.Text
+	if out.MaxChunks != 20 {
+		t.Errorf("reply MaxChunks = %d, want the default 20 (Limits.MaxReplyChunks)", out.MaxChunks)
+	}
 	if !strings.HasPrefix(got, strings.Repeat("é", 1000)+"\n") || strings.HasPrefix(got, strings.Repeat("é", 1001)) {
 		t.Errorf("reply starts %q, want exactly 1000 characters of the answer", got[:min(len(got), 40)])
 	}

@@ -52,6 +52,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	}
 	if last.Channel != "" {
 		outbox = s.replies(last, msg, text)
+		for _, out := range outbox {
+			out.MaxChunks = s.agent.Limits.withDefaults().MaxReplyChunks
+		}
 	}
 	inboxSeqs := append(s.turnDrop, s.queue.takeDiscarded()...) // with messages /stop or the queue cap dropped
 	s.turnDrop = nil

@@ -49,6 +49,9 @@ type Outbound struct {
 	// Direct replies are sent as new messages and leave the running reply's draft alone
 	// (a /status answer during a run).
 	Direct bool `json:"direct,omitempty"`
+	// MaxChunks caps the platform messages Text is split into; past it the rest is replaced by
+	// a note. 0 means the channel's default (channels.DefaultMaxChunks).
+	MaxChunks int `json:"maxChunks,omitempty"`
 
 	SessionKey string `json:"sessionKey,omitempty"`
 	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`
