@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/providers/openai"
 	"github.com/reefgw/reef/providers/openai/openaitest"
@@ -65,5 +67,37 @@ func TestStreamTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// TestSummaryCapped: a compaction summary the model makes far too long is kept to
+// Limits.MaxAnswerChars, like any answer (#20 finding 8).
+func TestSummaryCapped(t *testing.T) {
+	script := fakellm.NewScript()
+	script.Respond = func(r fakellm.Request) fakellm.Reply {
+		if isSummaryCall(r) {
+			return fakellm.Reply{Text: strings.Repeat("summary ", 100_000)}
+		}
+		return fakellm.Reply{Text: "ok"}
+	}
+	h := newHarness(t, harnessOpts{script: script, limits: actors.Limits{MaxAnswerChars: 5000}})
+	for turn := 1; turn <= 4; turn++ {
+		h.say("1", filler(fmt.Sprintf("TURN-%d", turn), 7000))
+		h.reply()
+	}
+	h.say("1", "/compact")
+	if out := h.reply(); !strings.HasPrefix(out.Text, "Compacted: ") {
+		t.Fatalf("/compact reply = %q", out.Text)
+	}
+	var snap persistence.Snapshot
+	if err := h.store.View(func(r persistence.Reader) error {
+		var err error
+		snap, _, err = r.LatestSnapshot(h.key("1"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := utf8.RuneCountInString(snap.Summary); n == 0 || n > 5000 {
+		t.Errorf("stored summary has %d characters, want 1..5000", n)
 	}
 }
