@@ -39,23 +39,27 @@ func (b *slowBody) Close() error {
 
 func TestIdleWatchdog(t *testing.T) {
 	ping := func(ev Event) bool { return ev.Name == "ping" }
+	// Keep-alives: 40 parts 50 ms apart (2 s in all) against an idle timeout of 500 ms, which
+	// must fire. Data: 12 parts 5 ms apart against 2 s, which no slow machine reaches.
 	tests := []struct {
-		name      string
-		part      string
-		keepalive func(Event) bool
-		want      error
+		name        string
+		part        string
+		keepalive   func(Event) bool
+		n           int
+		pause, idle time.Duration
+		want        error
 	}{
-		{"comments are not progress", ": keepalive\n\n", nil, ErrIdle},
-		{"marked keep-alive events are not progress", "event: ping\ndata: {}\n\n", ping, ErrIdle},
-		{"data events are progress", "data: x\n\n", nil, io.EOF},
+		{"comments are not progress", ": keepalive\n\n", nil, 40, 50 * time.Millisecond, 500 * time.Millisecond, ErrIdle},
+		{"marked keep-alive events are not progress", "event: ping\ndata: {}\n\n", ping, 40, 50 * time.Millisecond, 500 * time.Millisecond, ErrIdle},
+		{"data events are progress", "data: x\n\n", nil, 12, 5 * time.Millisecond, 2 * time.Second, io.EOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parts := make([]string, 12) // 12 × 40 ms = 480 ms in all, against an idle timeout of 150 ms
+			parts := make([]string, tt.n)
 			for i := range parts {
 				parts[i] = tt.part
 			}
-			r := NewReader(&slowBody{parts: parts, pause: 40 * time.Millisecond, closed: make(chan struct{})}, 150*time.Millisecond)
+			r := NewReader(&slowBody{parts: parts, pause: tt.pause, closed: make(chan struct{})}, tt.idle)
 			r.Keepalive = tt.keepalive
 			defer r.Close()
 			var err error
