@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/tools"
 )
@@ -29,7 +30,9 @@ func TestSecretsRedactedEverywhere(t *testing.T) {
 		}
 		return fakellm.Reply{ToolCalls: []messages.ToolCall{call("e", "echo", map[string]any{"text": "key=" + secret})}}
 	}
-	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{echo}})
+	store := &inboxStore{}
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{echo},
+		wrapStore: func(s persistence.Store) persistence.Store { store.Store = s; return store }})
 	h.deps.Secrets = []string{secret}
 	h.say("1", "my key is "+secret+", and its start is "+secret[:14])
 	if out := h.reply(); strings.Contains(out.Text, secret) {
@@ -37,6 +40,16 @@ func TestSecretsRedactedEverywhere(t *testing.T) {
 	}
 	if args := <-gotArgs; strings.Contains(args, secret) || !strings.Contains(args, "[redacted]") {
 		t.Errorf("the tool got arguments %s, want the secret redacted", args)
+	}
+	if len(store.inboxCommits()) == 0 {
+		t.Error("no message reached the inbox")
+	}
+	for _, texts := range store.inboxCommits() {
+		for _, text := range texts {
+			if strings.Contains(text, secret[:12]) {
+				t.Errorf("the inbox got %q", text)
+			}
+		}
 	}
 	leaks := []string{secret, secret[:12], base64.StdEncoding.EncodeToString([]byte("user:" + secret))[8:30]}
 	sawCall := false
