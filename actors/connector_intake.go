@@ -75,7 +75,9 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 // platform all the same), and an error when the message must be delivered again.
 func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *actor.PID, settings SessionSettings, in *messages.Inbound) (bool, error) {
 	in.Channel = c.name
-	in.Text = normalizeText(in.Text)
+	red := c.deps.redactor() // the inbox and everything after see no secret a person pasted or quoted
+	in.Text = red.apply(normalizeText(in.Text))
+	in.ReplyTo = red.apply(in.ReplyTo)
 	if len(in.Text) > settings.MaxInbound {
 		root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
 			ThreadID: in.ThreadID, ReplyToID: in.MessageID,

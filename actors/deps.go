@@ -95,6 +95,16 @@ type Limits struct {
 	ToolTimeout time.Duration // hard stop for one tool call that ignores cancellation, default 31 min
 	// DailyTokenBudget, when > 0, replaces SessionSettings.DailyTokenBudget for this agent's sessions.
 	DailyTokenBudget int
+	// MaxAnswerChars caps one model answer (text, reasoning and tool-call arguments, in
+	// characters): past it reef stops reading, keeps the text so far with a note that it was cut
+	// and runs none of its tool calls. Default 100,000.
+	MaxAnswerChars int
+	// StreamTimeout caps the wall time of one model call, however steadily it streams (the idle
+	// watchdog only catches silence). Default 10 min.
+	StreamTimeout time.Duration
+	// MaxReplyChunks caps the messages one reply is split into when sent; the rest is replaced by
+	// a note. Default 20.
+	MaxReplyChunks int
 }
 
 // SessionSettings shapes conversations.
@@ -151,6 +161,15 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.ToolTimeout <= 0 {
 		l.ToolTimeout = 31 * time.Minute
+	}
+	if l.MaxAnswerChars <= 0 {
+		l.MaxAnswerChars = 100_000
+	}
+	if l.StreamTimeout <= 0 {
+		l.StreamTimeout = 10 * time.Minute
+	}
+	if l.MaxReplyChunks <= 0 {
+		l.MaxReplyChunks = 20
 	}
 	return l
 }

@@ -1,43 +1,38 @@
 package actors
 
 import (
-	"sort"
-	"strings"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/redact"
 )
 
-// minSecret is the shortest value treated as a secret: shorter ones would redact ordinary words.
-const minSecret = 8
-
 // redactor replaces the gateway's secret values (API keys, bot tokens) in text that reaches a
-// transcript, an LLM request or a platform: tool output can contain them (a command may read
-// the gateway's environment), and redacting at that source keeps every later copy clean.
-type redactor struct{ r *strings.Replacer }
+// transcript, an LLM request, a tool or a platform: tool output can contain them (a command may
+// read the gateway's environment), the model can copy one into a tool call's arguments and a
+// user can paste one. Redacting at those sources keeps every later copy clean. See package
+// redact for what counts as a copy.
+type redactor struct{ r *redact.Redactor }
 
-func newRedactor(secrets []string) redactor {
-	uniq := map[string]bool{}
-	for _, s := range secrets {
-		if len(s) >= minSecret {
-			uniq[s] = true
+func newRedactor(secrets []string) redactor { return redactor{redact.New(secrets...)} }
+
+func (r redactor) apply(s string) string { return r.r.String(s) }
+
+// toolCalls returns calls with their arguments redacted (a new slice when anything changed).
+// The tool gets the redacted arguments too: a secret the model wrote into an argument never
+// reaches a tool, a transcript or a later request.
+func (r redactor) toolCalls(calls []messages.ToolCall) []messages.ToolCall {
+	var out []messages.ToolCall
+	for i, c := range calls {
+		a := r.apply(c.Arguments)
+		if a == c.Arguments {
+			continue
 		}
+		if out == nil {
+			out = append([]messages.ToolCall(nil), calls...)
+		}
+		out[i].Arguments = a
 	}
-	if len(uniq) == 0 {
-		return redactor{}
+	if out == nil {
+		return calls
 	}
-	list := make([]string, 0, len(uniq))
-	for s := range uniq {
-		list = append(list, s)
-	}
-	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) }) // longest first
-	pairs := make([]string, 0, 2*len(list))
-	for _, s := range list {
-		pairs = append(pairs, s, "[redacted]")
-	}
-	return redactor{strings.NewReplacer(pairs...)}
-}
-
-func (r redactor) apply(s string) string {
-	if r.r == nil {
-		return s
-	}
-	return r.r.Replace(s)
+	return out
 }

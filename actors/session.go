@@ -271,7 +271,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.turnUser = s.openingEntries()
 	for _, in := range s.answering {
-		s.turnUser = append(s.turnUser, userEntry(in))
+		s.turnUser = append(s.turnUser, userEntry(in, s.deps.redactor()))
 	}
 	s.turnDrop = s.queue.takeDiscarded()
 	s.turnSeq = turnSeqs.Add(1)
@@ -313,12 +313,13 @@ func (s *Session) openingEntries() []messages.ChatMessage {
 	return out
 }
 
-// userEntry is how an accepted message appears in the transcript.
-func userEntry(in messages.Inbound) messages.ChatMessage {
+// userEntry is how an accepted message appears in the transcript, with secrets redacted (a user
+// may paste one; neither the transcript nor the model gets it).
+func userEntry(in messages.Inbound, red redactor) messages.ChatMessage {
 	if in.System {
-		return messages.ChatMessage{Role: messages.RoleSystem, Content: in.Text, Time: in.Time}
+		return messages.ChatMessage{Role: messages.RoleSystem, Content: red.apply(in.Text), Time: in.Time}
 	}
-	return messages.ChatMessage{Role: messages.RoleUser, Content: agent.FormatInbound(in), Time: in.Time}
+	return messages.ChatMessage{Role: messages.RoleUser, Content: red.apply(agent.FormatInbound(in)), Time: in.Time}
 }
 
 // onTurnEvent forwards a run's progress to the channel and keeps the running tools for /status.

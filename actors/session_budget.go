@@ -71,7 +71,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 				Msg("skipped: the session's daily token budget is used up")
 			continue
 		}
-		entries = append(entries, userEntry(in))
+		entries = append(entries, userEntry(in, s.deps.redactor()))
 		notify = &s.answering[i]
 	}
 	var outbox []*messages.Outbound

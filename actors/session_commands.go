@@ -142,7 +142,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 	}
 	var before []messages.ChatMessage
 	for _, q := range s.queue.waiting { // sent before the command: kept in the old part of the transcript
-		before = append(before, userEntry(q))
+		before = append(before, userEntry(q, s.deps.redactor()))
 	}
 	s.dropWaiting()
 	s.resetNow(ctx, in, cmd, before)

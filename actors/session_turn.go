@@ -52,6 +52,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	}
 	if last.Channel != "" {
 		outbox = s.replies(last, msg, text)
+		for _, out := range outbox {
+			out.MaxChunks = s.agent.Limits.withDefaults().MaxReplyChunks
+		}
 	}
 	inboxSeqs := append(s.turnDrop, s.queue.takeDiscarded()...) // with messages /stop or the queue cap dropped
 	s.turnDrop = nil
@@ -243,6 +246,8 @@ func failureText(err error, operator bool) string {
 		return "I could not reach the model's server. Please try again; if it keeps failing, " + doctor + "."
 	case errors.Is(err, errTurnTimeout):
 		return "This took too long, so I stopped. Try asking for a smaller step."
+	case errors.Is(err, errStreamTimeout):
+		return "The model's answer took too long, so I stopped it. Try asking for a shorter answer."
 	case errors.Is(err, errToolLimit):
 		return fmt.Sprintf("I stopped: %v.", err)
 	}

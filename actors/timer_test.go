@@ -156,7 +156,21 @@ func inboxEmpty(t *testing.T, store persistence.Store, key string) bool {
 	return n == 0
 }
 
-func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+// jsonUnmarshal decodes a tool result's JSON, unwrapped from its untrusted-data markers.
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(unwrapped(s)), v) }
+
+// unwrapped returns the text between a tool result's untrusted-data markers (s itself when it
+// has none).
+func unwrapped(s string) string {
+	if !strings.HasPrefix(s, "<<<UNTRUSTED ") {
+		return s
+	}
+	_, body, _ := strings.Cut(s, ">>>\n")
+	if i := strings.LastIndex(body, "\n<<<END_UNTRUSTED id="); i >= 0 {
+		body = body[:i]
+	}
+	return body
+}
 
 // timerIdle reports whether the Timer has no run in flight or waiting.
 func timerIdle(t *testing.T, h *harness) bool {

@@ -30,8 +30,12 @@ type ToolRun struct {
 	reported bool
 }
 
-// toolOutput is the ToolRun's self-message with the tool's result.
-type toolOutput struct{ result tools.Result }
+// toolOutput is the ToolRun's self-message with the tool's result. outside is set when the
+// content came from the tool (its output or its error), not from reef (a timeout, a crash).
+type toolOutput struct {
+	result  tools.Result
+	outside bool
+}
 
 // ToolRunProps is the recipe for the ToolRun of one call.
 func ToolRunProps(step int, call messages.ToolCall, tool tools.Tool, env tools.Env, timeout time.Duration, log zerolog.Logger) *actor.Props {
@@ -46,7 +50,7 @@ func (r *ToolRun) Receive(ctx actor.Context) {
 	case *actor.Started:
 		r.onStarted(ctx)
 	case *toolOutput:
-		r.report(ctx, msg.result)
+		r.report(ctx, msg.result, msg.outside)
 	case *actor.Stopping:
 		if r.cancel != nil {
 			r.cancel()
@@ -60,7 +64,8 @@ func (r *ToolRun) Receive(ctx actor.Context) {
 func (r *ToolRun) onStarted(ctx actor.Context) {
 	call := tools.Call{ID: r.call.ID, Args: []byte(r.call.Arguments), Env: r.env}
 	if _, ok := r.tool.(tools.Sync); ok {
-		r.report(ctx, runTool(context.Background(), r.tool, call, r.timeout))
+		res, outside := runTool(context.Background(), r.tool, call, r.timeout)
+		r.report(ctx, res, outside)
 		return
 	}
 	runCtx, cancel := context.WithTimeout(context.Background(), r.timeout)
@@ -68,38 +73,40 @@ func (r *ToolRun) onStarted(ctx actor.Context) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	grace := min(2*time.Second, r.timeout/4)
 	r.timer = time.AfterFunc(r.timeout+grace, func() {
-		root.Send(self, &toolOutput{tools.Result{IsError: true,
+		root.Send(self, &toolOutput{result: tools.Result{IsError: true,
 			Content: fmt.Sprintf("the tool did not finish within %s and was abandoned", r.timeout)}})
 	})
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
 				r.log.Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("tool panicked")
-				root.Send(self, &toolOutput{tools.Result{IsError: true, Content: fmt.Sprintf("the tool crashed: %v", p)}})
+				root.Send(self, &toolOutput{result: tools.Result{IsError: true, Content: fmt.Sprintf("the tool crashed: %v", p)}})
 			}
 		}()
-		root.Send(self, &toolOutput{runTool(runCtx, r.tool, call, r.timeout)})
+		res, outside := runTool(runCtx, r.tool, call, r.timeout)
+		root.Send(self, &toolOutput{result: res, outside: outside})
 	}()
 }
 
-// runTool runs the tool and turns an error into an error result.
-func runTool(ctx context.Context, tool tools.Tool, call tools.Call, timeout time.Duration) tools.Result {
+// runTool runs the tool and turns an error into an error result. outside reports whether the
+// content is the tool's (false for reef's own timeout note).
+func runTool(ctx context.Context, tool tools.Tool, call tools.Call, timeout time.Duration) (res tools.Result, outside bool) {
 	res, err := tool.Run(ctx, call)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return tools.Result{IsError: true, Content: fmt.Sprintf("the tool timed out after %s", timeout)}
+		return tools.Result{IsError: true, Content: fmt.Sprintf("the tool timed out after %s", timeout)}, false
 	case err != nil:
-		return tools.Result{IsError: true, Content: err.Error()}
+		return tools.Result{IsError: true, Content: err.Error()}, true
 	}
-	return res
+	return res, true
 }
 
-func (r *ToolRun) report(ctx actor.Context, res tools.Result) {
+func (r *ToolRun) report(ctx actor.Context, res tools.Result, outside bool) {
 	if r.reported {
 		return
 	}
 	r.reported = true
 	ctx.Send(ctx.Parent(), &toolDone{step: r.step, callID: r.call.ID,
-		result: toolResult(r.call, res.Content, res.IsError)})
+		result: toolResult(r.call, res.Content, res.IsError), outside: outside})
 	ctx.Stop(ctx.Self())
 }

@@ -32,6 +32,7 @@ type Turn struct {
 	step      int                 // LLM calls made; stale results carry an older step
 	pending   []messages.ToolCall // calls of the current step
 	results   map[string]*messages.ChatMessage
+	outside   map[string]bool   // calls of the step whose result content came from the tool
 	runs      map[string]runRef // ToolRun pid id → its call
 	toolCount int
 	repeats   map[string]int
@@ -87,9 +88,10 @@ type (
 		fixed      int  // estimated tokens of the system prompt and tool specs
 	}
 	toolDone struct {
-		step   int
-		callID string
-		result messages.ChatMessage
+		step    int
+		callID  string
+		result  messages.ChatMessage
+		outside bool // the content is the tool's: wrapped as untrusted data
 	}
 )
 
@@ -135,6 +137,7 @@ func (t *Turn) Receive(ctx actor.Context) {
 func (t *Turn) onStarted(ctx actor.Context) {
 	t.runCtx, t.cancel = context.WithCancel(context.Background())
 	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]runRef{}, map[string]int{}
+	t.outside = map[string]bool{}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	t.timer = time.AfterFunc(t.limits.TurnTimeout, func() { root.Send(self, &turnTimeout{}) })
 	t.event(ctx, messages.TurnStarted, "", "", false)

@@ -38,7 +38,8 @@ func runCompaction(ctx context.Context, in *turnInput, j *compactJob) *compactDo
 	chunkTokens := b.SummaryChunkTokens(agent.EstimateTokens(system))
 	summary := j.previous
 	for _, chunk := range agent.ChunkMessages(part, chunkTokens) {
-		text, usage, err := summarize(ctx, in.model, system, agent.SummaryInput(summary, chunk, chunkTokens), maxTokens)
+		text, usage, err := summarize(ctx, in.model, system, agent.SummaryInput(summary, chunk, chunkTokens), maxTokens,
+			in.agent.Limits.withDefaults())
 		done.usage = done.usage.Add(usage)
 		if err != nil {
 			done.err = fmt.Errorf("compaction: summary of %d messages: %w", len(part), err)
@@ -55,26 +56,29 @@ func runCompaction(ctx context.Context, in *turnInput, j *compactJob) *compactDo
 // errEmptySummary is a summary call that answered nothing.
 var errEmptySummary = errors.New("the model returned an empty summary")
 
-// summarize makes one summary call with the run's model, without tools.
-func summarize(ctx context.Context, m ModelChoice, system, input string, maxTokens int) (string, messages.Usage, error) {
+// summarize makes one summary call with the run's model, without tools, within the limits on
+// a model answer (its length and its wall time).
+func summarize(ctx context.Context, m ModelChoice, system, input string, maxTokens int, lim Limits) (string, messages.Usage, error) {
+	callCtx, cancel := context.WithTimeout(ctx, lim.StreamTimeout)
+	defer cancel()
 	_, model, _ := strings.Cut(m.Label, "/")
-	stream, err := m.Provider.Stream(ctx, providers.Request{
+	stream, err := m.Provider.Stream(callCtx, providers.Request{
 		Model: model, System: system, MaxTokens: maxTokens,
 		Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: input}},
 	})
 	if err != nil {
-		return "", messages.Usage{}, err
+		return "", messages.Usage{}, streamErr(ctx, callCtx, err, lim.StreamTimeout)
 	}
 	defer stream.Close()
 	var text strings.Builder
 	var usage messages.Usage
-	for {
+	for text.Len() <= lim.MaxAnswerChars { // bytes ≥ characters: stops at the latest past the cap
 		ev, err := stream.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", usage, err
+			return "", usage, streamErr(ctx, callCtx, err, lim.StreamTimeout)
 		}
 		switch ev.Kind {
 		case providers.EventText:
@@ -83,7 +87,7 @@ func summarize(ctx context.Context, m ModelChoice, system, input string, maxToke
 			usage = ev.Usage
 		}
 	}
-	summary := strings.TrimSpace(text.String())
+	summary := strings.TrimSpace(runePrefix(text.String(), lim.MaxAnswerChars))
 	if summary == "" {
 		return "", usage, errEmptySummary
 	}

@@ -2,10 +2,13 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -65,33 +68,40 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 	if limit > 0 && fixed+agent.EstimateMessages(msgs) > limit {
 		return &llmDone{step: step, overBudget: true, fixed: fixed}
 	}
+	lim := in.agent.Limits.withDefaults()
+	callCtx, cancel := context.WithTimeout(ctx, lim.StreamTimeout)
+	defer cancel()
 	_, model, _ := strings.Cut(in.model.Label, "/")
-	stream, err := in.model.Provider.Stream(ctx, providers.Request{
+	stream, err := in.model.Provider.Stream(callCtx, providers.Request{
 		Model: model, System: sp.stable, SystemStable: len(sp.stable), SystemTail: sp.tail, Messages: msgs, Tools: sp.specs,
 		MaxTokens: in.model.MaxTokens, Reasoning: in.reasoning,
 	})
 	if err != nil {
-		return &llmDone{step: step, err: err}
+		return &llmDone{step: step, err: streamErr(ctx, callCtx, err, lim.StreamTimeout)}
 	}
 	defer stream.Close()
 	var text, reasoning strings.Builder
 	done := &llmDone{step: step, fixed: fixed}
-	for {
+	chars := 0 // of the answer so far: text, reasoning and tool-call arguments
+	for chars <= lim.MaxAnswerChars {
 		ev, err := stream.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			done.err = err
+			done.err = streamErr(ctx, callCtx, err, lim.StreamTimeout)
 			return done
 		}
 		switch ev.Kind {
 		case providers.EventText:
 			text.WriteString(ev.Text)
+			chars += utf8.RuneCountInString(ev.Text)
 		case providers.EventReasoning:
 			reasoning.WriteString(ev.Text)
+			chars += utf8.RuneCountInString(ev.Text)
 		case providers.EventToolCall:
 			done.msg.ToolCalls = append(done.msg.ToolCalls, ev.ToolCall)
+			chars += utf8.RuneCountInString(ev.ToolCall.Arguments)
 		case providers.EventUsage:
 			done.usage = ev.Usage
 		}
@@ -99,8 +109,50 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 	done.msg.Role = messages.RoleAssistant
 	done.msg.Content = text.String()
 	done.msg.Reasoning = reasoning.String()
+	if chars > lim.MaxAnswerChars {
+		cutAnswer(&done.msg, lim.MaxAnswerChars)
+	}
 	done.msg.Time = in.deps.now()
 	return done
+}
+
+// errStreamTimeout is a model call that streamed for longer than Limits.StreamTimeout.
+var errStreamTimeout = errors.New("model call timed out")
+
+// streamErr names a call cut by the stream timeout (rather than by the run's own context).
+func streamErr(runCtx, callCtx context.Context, err error, limit time.Duration) error {
+	if runCtx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: the answer streamed for longer than %s (llm.streamTimeoutSeconds)", errStreamTimeout, limit)
+	}
+	return err
+}
+
+// cutAnswer keeps at most limit characters of an answer that went past it, text first, says so
+// in its text, and drops its tool calls: a cut answer is not acted on.
+func cutAnswer(m *messages.ChatMessage, limit int) {
+	m.Content = runePrefix(m.Content, limit)
+	m.Reasoning = runePrefix(m.Reasoning, max(0, limit-utf8.RuneCountInString(m.Content)))
+	dropped := ""
+	if n := len(m.ToolCalls); n > 0 {
+		dropped = fmt.Sprintf("; its %d tool call(s) were not run", n)
+		m.ToolCalls = nil
+	}
+	m.Content += fmt.Sprintf("\n\n[reef: this answer was cut at %d characters (llm.maxAnswerChars)%s]", limit, dropped)
+}
+
+// runePrefix returns the first n characters of s.
+func runePrefix(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
 }
 
 func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
@@ -118,6 +170,7 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	m := msg.msg
 	red := t.in.deps.redactor()
 	m.Content, m.Reasoning = red.apply(m.Content), red.apply(m.Reasoning)
+	m.ToolCalls = red.toolCalls(m.ToolCalls) // before the tool, the transcript and the next request see them
 	if t.flushStep(ctx, m) {
 		return
 	}

@@ -34,6 +34,7 @@ type toolLost struct {
 func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 	t.pending = calls
 	clear(t.results)
+	clear(t.outside)
 	for _, c := range calls {
 		if res, ok := t.precheck(c); !ok {
 			t.results[c.ID] = &res
@@ -84,6 +85,7 @@ func (t *Turn) onToolDone(ctx actor.Context, msg *toolDone) {
 	}
 	r := msg.result
 	t.results[msg.callID] = &r
+	t.outside[msg.callID] = msg.outside
 	if !r.IsError && !readOnlyTools[r.ToolName] {
 		t.in.agent.forgetWorkspace() // the tool may have changed files the prompt injects
 	}
@@ -141,7 +143,7 @@ func (t *Turn) injectSteered() {
 		return // not into the memory flush: its entries are dropped; after the compaction
 	}
 	for _, in := range t.steer {
-		t.msgs = append(t.msgs, userEntry(in))
+		t.msgs = append(t.msgs, userEntry(in, t.in.deps.redactor()))
 	}
 	t.injected = append(t.injected, t.steer...)
 	if len(t.steer) > 0 {
@@ -150,12 +152,19 @@ func (t *Turn) injectSteered() {
 	t.steer = nil
 }
 
-// appendResults records the step's results in call order, truncated to the model's window.
+// appendResults records the step's results in call order: redacted, truncated to the model's
+// window, and a tool's own output wrapped as untrusted data (the model is told to treat it as
+// data, never as instructions; a forged end marker inside is neutralised). Reef's own notes
+// (refusals, timeouts, the loop warning) stay outside the markers.
 func (t *Turn) appendResults() {
 	for _, c := range t.pending {
 		r := *t.results[c.ID]
 		r.Content = agent.TruncateToolResult(t.in.deps.redactor().apply(r.Content), t.in.model.ContextWindow)
-		r.Content += t.watchLoop(c, r)
+		note := t.watchLoop(c, r) // on the unwrapped content: the markers' ids differ every time
+		if t.outside[c.ID] {
+			r.Content = agent.WrapUntrusted("tool:"+c.Name, r.Content)
+		}
+		r.Content += note
 		r.Time = t.in.deps.now()
 		t.msgs = append(t.msgs, r)
 	}

@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -190,4 +191,27 @@ func openFence(s string) (bool, string) {
 		}
 	}
 	return open, info
+}
+
+// DefaultMaxChunks is how many messages one reply is split into at most when its Outbound
+// sets no MaxChunks.
+const DefaultMaxChunks = 20
+
+// CapChunks keeps at most max chunks (DefaultMaxChunks when max <= 0): past it, the first
+// max-1 are kept and the last place holds note(the number of chunks left out), so a runaway
+// answer cannot flood a chat.
+func CapChunks[T any](chunks []T, max int, note func(omitted int) T) []T {
+	if max <= 0 {
+		max = DefaultMaxChunks
+	}
+	if len(chunks) <= max {
+		return chunks
+	}
+	out := append(chunks[:max-1:max-1], note(len(chunks)-(max-1)))
+	return out
+}
+
+// OmittedNote is the text that replaces the chunks CapChunks leaves out.
+func OmittedNote(omitted int) string {
+	return fmt.Sprintf("[reef: this reply was too long to send in full; the remaining %d parts were left out]", omitted)
 }

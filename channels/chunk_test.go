@@ -1,6 +1,9 @@
 package channels
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,4 +86,27 @@ func FuzzSplit(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCapChunks(t *testing.T) {
+	note := func(n int) string { return fmt.Sprintf("note %d", n) }
+	tests := []struct {
+		n, max int
+		want   []string
+	}{
+		{3, 5, []string{"0", "1", "2"}},
+		{5, 5, []string{"0", "1", "2", "3", "4"}},
+		{6, 5, []string{"0", "1", "2", "3", "note 2"}},
+		{30, 0, append(strings.Split("0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", " "), "note 11")},
+		{3, 1, []string{"note 3"}},
+	}
+	for _, tt := range tests {
+		in := make([]string, tt.n)
+		for i := range in {
+			in[i] = strconv.Itoa(i)
+		}
+		if got := CapChunks(in, tt.max, note); !slices.Equal(got, tt.want) {
+			t.Errorf("CapChunks(%d chunks, %d) = %v, want %v", tt.n, tt.max, got, tt.want)
+		}
+	}
 }

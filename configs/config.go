@@ -70,6 +70,9 @@ type AgentLimits struct {
 	LoopStopAt int `yaml:"loopStopAt"`
 	// DailyTokenBudget overrides session.dailyTokenBudget for this agent's sessions; 0 = use that.
 	DailyTokenBudget int `yaml:"dailyTokenBudget"`
+	// MaxReplyChunks caps the platform messages one reply is split into; the rest is replaced
+	// by a note. Default 20.
+	MaxReplyChunks int `yaml:"maxReplyChunks"`
 	// MaxRepeatCalls is deprecated and ignored (loopWarnAt and loopStopAt replaced it); it is
 	// still accepted so that files written from older examples load. Notes mentions it.
 	MaxRepeatCalls int `yaml:"maxRepeatCalls"`
@@ -93,6 +96,13 @@ type LLMConfig struct {
 	MaxRetries           int `yaml:"maxRetries"`           // per model, default 3
 	IdleTimeoutSeconds   int `yaml:"idleTimeoutSeconds"`   // stream idle watchdog, default 90
 	MaxRetryAfterSeconds int `yaml:"maxRetryAfterSeconds"` // longer Retry-After fails over instead, default 30
+	// MaxAnswerChars caps one model answer (text, reasoning and tool-call arguments): past it
+	// reef stops reading, keeps what came with a note that it was cut and runs none of its tool
+	// calls. Default 100000.
+	MaxAnswerChars int `yaml:"maxAnswerChars"`
+	// StreamTimeoutSeconds caps one model call's wall time however steadily it streams (the
+	// idle watchdog only catches silence). Default 600.
+	StreamTimeoutSeconds int `yaml:"streamTimeoutSeconds"`
 }
 
 // SessionConfig shapes conversations.

@@ -18,6 +18,9 @@ const (
 	DefaultMaxRetries           = 3
 	DefaultIdleTimeoutSeconds   = 90
 	DefaultMaxRetryAfterSeconds = 30
+	DefaultMaxAnswerChars       = 100000
+	DefaultStreamTimeoutSeconds = 600
+	DefaultMaxReplyChunks       = 20
 	DefaultIdleMinutes          = 10
 	DefaultDMScope              = "per-channel-peer"
 	DefaultExecTimeoutSeconds   = 120
@@ -93,6 +96,7 @@ func ApplyDefaults(c *Config, env func(string) string) {
 		a.Workspace = tilde(a.Workspace, env)
 		positive(&a.Limits.MaxToolCalls, DefaultMaxToolCalls)
 		positive(&a.Limits.TurnTimeoutSeconds, DefaultTurnTimeoutSeconds)
+		positive(&a.Limits.MaxReplyChunks, DefaultMaxReplyChunks)
 		positive(&a.Limits.LoopStopAt, DefaultLoopStopAt)
 		positive(&a.Limits.LoopWarnAt, min(DefaultLoopWarnAt, max(1, a.Limits.LoopStopAt/2)))
 	}
@@ -103,6 +107,8 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
 	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
 	positive(&c.LLM.MaxRetryAfterSeconds, DefaultMaxRetryAfterSeconds)
+	positive(&c.LLM.MaxAnswerChars, DefaultMaxAnswerChars)
+	positive(&c.LLM.StreamTimeoutSeconds, DefaultStreamTimeoutSeconds)
 	positive(&c.Session.IdleMinutes, DefaultIdleMinutes)
 	c.Session.DMScope = orDefault(c.Session.DMScope, DefaultDMScope)
 	if c.Session.RateLimit.Messages == nil {

@@ -69,3 +69,38 @@ func TestLimitsValidate(t *testing.T) {
 		t.Errorf("Validate() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestOutputCapsLoad: the output caps (#20 finding 8) load with their defaults, take set
+// values, and refuse negative ones.
+func TestOutputCapsLoad(t *testing.T) {
+	env := func(home string) func(string) string {
+		return envOf(map[string]string{"REEF_HOME": home, "OPENAI_API_KEY": "sk-test"})
+	}
+	home := t.TempDir()
+	c, err := Load(writeConfig(t, home, "agents:\n  - id: main\n"), env(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.LLM; l.MaxAnswerChars != 100000 || l.StreamTimeoutSeconds != 600 || c.Agents[0].Limits.MaxReplyChunks != 20 {
+		t.Errorf("defaults: llm = %+v, maxReplyChunks %d; want 100000 characters, 600 s, 20 chunks", l, c.Agents[0].Limits.MaxReplyChunks)
+	}
+	c, err = Load(writeConfig(t, home, `agents:
+  - id: main
+    limits: {maxReplyChunks: 5}
+llm: {maxAnswerChars: 2000, streamTimeoutSeconds: 30}
+`), env(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.LLM; l.MaxAnswerChars != 2000 || l.StreamTimeoutSeconds != 30 || c.Agents[0].Limits.MaxReplyChunks != 5 {
+		t.Errorf("set: llm = %+v, maxReplyChunks %d; want 2000, 30, 5", l, c.Agents[0].Limits.MaxReplyChunks)
+	}
+	v := validConfig()
+	v.LLM.MaxAnswerChars, v.LLM.StreamTimeoutSeconds, v.Agents[0].Limits.MaxReplyChunks = -1, -2, -3
+	got := strings.Join(errLines(v.Validate()), "\n")
+	for _, key := range []string{"llm.maxAnswerChars: -1", "llm.streamTimeoutSeconds: -2", "agents[0].limits.maxReplyChunks: -3"} {
+		if !strings.Contains(got, key) {
+			t.Errorf("Validate() =\n%s\nwant a line for %s", got, key)
+		}
+	}
+}

@@ -67,6 +67,8 @@ func (c *Config) Validate() error {
 	v.nonNegative("llm.maxRetries", c.LLM.MaxRetries)
 	v.nonNegative("llm.idleTimeoutSeconds", c.LLM.IdleTimeoutSeconds)
 	v.nonNegative("llm.maxRetryAfterSeconds", c.LLM.MaxRetryAfterSeconds)
+	v.nonNegative("llm.maxAnswerChars", c.LLM.MaxAnswerChars)
+	v.nonNegative("llm.streamTimeoutSeconds", c.LLM.StreamTimeoutSeconds)
 	v.nonNegative("session.idleMinutes", c.Session.IdleMinutes)
 	if m := c.Session.RateLimit.Messages; m != nil && *m < 0 {
 		v.addf("session.rateLimit.messages: %d is negative: use 0 to turn the limit off, or a positive number", *m)
@@ -158,6 +160,7 @@ func (c *Config) validateAgents(v *validator) {
 			v.addf("%s.limits.loopWarnAt: %d is not below loopStopAt (%d): the model would never be warned before the run stops", path, w, s)
 		}
 		v.nonNegative(path+".limits.dailyTokenBudget", a.Limits.DailyTokenBudget)
+		v.nonNegative(path+".limits.maxReplyChunks", a.Limits.MaxReplyChunks)
 		c.validateContext(v, path, a)
 	}
 }

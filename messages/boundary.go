@@ -51,6 +51,9 @@ type Outbound struct {
 	Direct bool `json:"direct,omitempty"`
 	// Failed marks the explanation of a failed run (a terminal shows it as an error).
 	Failed bool `json:"failed,omitempty"`
+	// MaxChunks caps the platform messages Text is split into; past it the rest is replaced by
+	// a note. 0 means the channel's default (channels.DefaultMaxChunks).
+	MaxChunks int `json:"maxChunks,omitempty"`
 
 	SessionKey string `json:"sessionKey,omitempty"`
 	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`

@@ -32,7 +32,7 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 		return nil, b.errorf([]error{channels.ErrPermanent}, "discord: send: no channel id")
 	}
 	var ids []string
-	for i, chunk := range Chunks(out.Text) {
+	for i, chunk := range channels.CapChunks(Chunks(out.Text), out.MaxChunks, channels.OmittedNote) {
 		msg := &discordgo.MessageSend{
 			Content: chunk,
 			// Never let model output ping @everyone, @here or roles.

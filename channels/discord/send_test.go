@@ -221,3 +221,23 @@ func TestTypingAndEdit(t *testing.T) {
 		t.Errorf("editing an unknown message = %v, want ErrPermanent", err)
 	}
 }
+
+// TestSendCapsChunks: a reply past Outbound.MaxChunks messages is cut to that many, the last
+// one a note (#20 finding 8).
+func TestSendCapsChunks(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{})
+	r := run(t, srv)
+	text := strings.Repeat("a long line of the answer\n", 2000) // about 52,000 characters: 27+ chunks
+	ids, err := r.bot.Send(context.Background(), messages.Outbound{ChatID: "c1", Text: text, MaxChunks: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := srv.SentMessages("c1")
+	if len(sent) != 3 || len(ids) != 3 {
+		t.Fatalf("%d messages sent, %d ids; want 3", len(sent), len(ids))
+	}
+	if !strings.Contains(sent[2].Content, "too long to send in full") {
+		t.Errorf("last message = %q, want the note", sent[2].Content)
+	}
+}

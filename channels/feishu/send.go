@@ -52,7 +52,7 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 		return nil, nil
 	}
 	var ids []string
-	for i, text := range chunk(out.Text) {
+	for i, text := range channels.CapChunks(chunk(out.Text), out.MaxChunks, channels.OmittedNote) {
 		key := ""
 		if out.OutboxSeq != 0 {
 			sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", out.SessionKey, out.OutboxSeq, i)))

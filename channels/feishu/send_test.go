@@ -167,3 +167,20 @@ func TestEdit(t *testing.T) {
 		t.Errorf("Send of blank text = %v, %v; want nothing sent", ids, err)
 	}
 }
+
+// TestSendCapsChunks: a reply past Outbound.MaxChunks messages is cut to that many, the last
+// one a note (#20 finding 8).
+func TestSendCapsChunks(t *testing.T) {
+	srv, bot := sendBot(t, feishutest.Config{})
+	ids, err := bot.Send(context.Background(), messages.Outbound{ChatID: "oc_dm", Text: longText(), MaxChunks: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := srv.Messages()
+	if len(msgs) != 2 || len(ids) != 2 {
+		t.Fatalf("sent %d messages with %d ids, want 2", len(msgs), len(ids))
+	}
+	if !strings.Contains(msgs[1].Text, "too long to send in full") {
+		t.Errorf("last message = %q, want the note", msgs[1].Text)
+	}
+}

@@ -36,7 +36,10 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	}
 	thread, _ := strconv.Atoi(out.ThreadID)
 	replyTo := messageNumber(out.ReplyToID)
-	chunks := renderChunks(out.Text)
+	chunks := channels.CapChunks(renderChunks(out.Text), out.MaxChunks, func(n int) chunk {
+		note := channels.OmittedNote(n)
+		return chunk{text: note, source: note}
+	})
 	key := ""
 	if out.OutboxSeq != 0 {
 		key = out.SessionKey + "/" + strconv.FormatUint(out.OutboxSeq, 10)

@@ -200,3 +200,28 @@ func TestTypingAndEdit(t *testing.T) {
 		t.Errorf("Send to a malformed chat id = %v, want ErrPermanent", err)
 	}
 }
+
+// TestSendCapsChunks: a reply that would take more than Outbound.MaxChunks messages sends
+// MaxChunks, the last one a note that the rest was left out (#20 finding 8).
+func TestSendCapsChunks(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	text := strings.Repeat("a long line of the answer\n", 10000) // about 260,000 characters: 60+ chunks
+	ids, err := b.Send(context.Background(), messages.Outbound{ChatID: "5", Text: text, MaxChunks: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Messages(5)
+	if len(got) != 4 || len(ids) != 4 {
+		t.Fatalf("%d messages, %d ids; want 4", len(got), len(ids))
+	}
+	if last := got[3].Text; !strings.Contains(last, "too long to send in full") {
+		t.Errorf("last message = %q, want the note that the rest was left out", last)
+	}
+	if _, err := b.Send(context.Background(), messages.Outbound{ChatID: "6", Text: text}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Messages(6)); n != channels.DefaultMaxChunks {
+		t.Errorf("with no MaxChunks: %d messages, want the default %d", n, channels.DefaultMaxChunks)
+	}
+}

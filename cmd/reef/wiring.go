@@ -122,6 +122,9 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 				LoopWarnAt:       ac.Limits.LoopWarnAt,
 				LoopStopAt:       ac.Limits.LoopStopAt,
 				DailyTokenBudget: ac.Limits.DailyTokenBudget,
+				MaxAnswerChars:   cfg.LLM.MaxAnswerChars,
+				StreamTimeout:    time.Duration(cfg.LLM.StreamTimeoutSeconds) * time.Second,
+				MaxReplyChunks:   ac.Limits.MaxReplyChunks,
 			},
 			Models: append(append([]string(nil), ac.Fallbacks...), ac.Models...),
 			// A session that switched model keeps the agent's fallbacks behind it.

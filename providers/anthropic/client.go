@@ -20,6 +20,7 @@ import (
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/internal/reqbody"
 	"github.com/reefgw/reef/providers/sse"
+	"github.com/reefgw/reef/redact"
 )
 
 // Defaults applied by New.
@@ -112,7 +113,9 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 	if err != nil {
 		return nil, providers.CheckModel(ctx, err, c.name, req.Model, c.Models)
 	}
-	return newStream(ctx, cancel, c, sse.NewReader(resp.Body, c.idle)), nil
+	r := sse.NewReader(resp.Body, c.idle)
+	r.Keepalive = func(ev sse.Event) bool { return ev.Name == "ping" } // not progress: a pinging server still times out
+	return newStream(ctx, cancel, c, r), nil
 }
 
 // open posts a streaming request; the idle timeout also bounds the wait for the headers.
@@ -231,8 +234,5 @@ func isOverflow(msg string) bool {
 
 // redact removes the API key from text that may end up in an error.
 func (c *Client) redact(s string) string {
-	if c.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.key, "[redacted]")
+	return redact.New(c.key).String(s) // a key under redact.MinLen (a local server's "x") is left alone
 }

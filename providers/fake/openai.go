@@ -3,6 +3,7 @@ package fake
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -80,7 +81,16 @@ func (s *openaiServer) chat(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	http.NewResponseController(w).Flush()
 	if reply.Hang {
-		s.wait(r, math.MaxInt64)
+		if reply.Keepalive <= 0 {
+			s.wait(r, math.MaxInt64)
+			return
+		}
+		for s.wait(r, reply.Keepalive) {
+			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			http.NewResponseController(w).Flush()
+		}
 		return
 	}
 	st := &streamer{w: w, rc: http.NewResponseController(w), model: req.Model}

@@ -25,6 +25,7 @@ type Reply struct {
 	RetryAfter time.Duration // with Status 429/503: the Retry-After to send
 	Overflow   bool          // answer with the provider's context-window-exceeded error (HTTP 400)
 	Hang       bool          // accept the request, then send nothing until the client gives up
+	Keepalive  time.Duration // with Hang: send only a keep-alive (an SSE comment, Anthropic's ping) this often
 	Delay      time.Duration // wait this long before the first byte (honouring cancellation)
 	CutInTool  bool          // stream the first tool call's arguments halfway, then drop the connection
 	CutInText  bool          // stream half of Text, then drop the connection

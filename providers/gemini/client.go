@@ -24,6 +24,7 @@ import (
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/internal/reqbody"
 	"github.com/reefgw/reef/providers/sse"
+	"github.com/reefgw/reef/redact"
 )
 
 // Defaults applied by New.
@@ -176,8 +177,5 @@ func (c *Client) do(ctx context.Context, method, path string, body reqbody.Body)
 
 // redact removes the API key from text that may end up in an error.
 func (c *Client) redact(s string) string {
-	if c.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.key, "[redacted]")
+	return redact.New(c.key).String(s) // a key under redact.MinLen (a local server's "x") is left alone
 }

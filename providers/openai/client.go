@@ -17,6 +17,7 @@ import (
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/internal/reqbody"
 	"github.com/reefgw/reef/providers/sse"
+	"github.com/reefgw/reef/redact"
 )
 
 // Config configures a Client. Zero fields take the defaults.
@@ -236,8 +237,5 @@ func isOverflow(code, msg string) bool {
 
 // redact removes the API key from text that came from the server or the transport.
 func (c *Client) redact(s string) string {
-	if c.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+	return redact.New(c.cfg.APIKey).String(s) // a key under redact.MinLen (a local server's "x") is left alone
 }

@@ -208,3 +208,19 @@ func TestCanaryKeyNeverInErrors(t *testing.T) {
 		t.Errorf("connection refused retried %d times, want 3", n)
 	}
 }
+
+// TestShortKeyNotRedacted: a local server's one-letter key is no secret worth blanking every such
+// letter in an error (#20 finding 11): the message stays readable.
+func TestShortKeyNotRedacted(t *testing.T) {
+	srv := openaitest.NewServer(fake.NewScript())
+	url := srv.URL()
+	srv.Close()
+	c := openai.New(openai.Config{BaseURL: url, APIKey: "e"})
+	_, err := c.Stream(context.Background(), providers.Request{})
+	if err == nil {
+		t.Fatal("no error from a closed server")
+	}
+	if !strings.Contains(err.Error(), "refused") || strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("error = %q, want it unredacted (\"connection refused\")", err)
+	}
+}

@@ -1,5 +1,7 @@
 // Package sse reads Server-Sent Events streams (the framing every LLM provider streams in),
-// with an idle watchdog: a stream that sends nothing for the idle timeout is cut.
+// with an idle watchdog: a stream that sends no event for the idle timeout is cut. Keep-alives
+// are not progress: comment lines (": keepalive") and the events a client marks as keep-alives
+// (Anthropic's ping) do not reset the watchdog, so a server that sends only those is cut too.
 package sse
 
 import (
@@ -32,6 +34,10 @@ type Reader struct {
 
 	mu    sync.Mutex
 	fired bool
+
+	// Keepalive, when set, reports events that are only keep-alives: Next skips them without
+	// resetting the watchdog. Set it before the first Next.
+	Keepalive func(Event) bool
 }
 
 // NewReader reads events from body. With idle > 0, a silence longer than idle closes body and
@@ -60,16 +66,21 @@ func (r *Reader) Next() (Event, error) {
 	var data bytes.Buffer
 	hasData := false
 	for r.sc.Scan() {
-		r.touch()
 		line := r.sc.Bytes()
 		if len(line) == 0 {
 			if hasData || ev.Name != "" {
 				ev.Data = data.String()
+				if r.Keepalive != nil && r.Keepalive(ev) {
+					ev, hasData = Event{}, false
+					data.Reset()
+					continue
+				}
+				r.touch()
 				return ev, nil
 			}
 			continue
 		}
-		if line[0] == ':' { // comment / keep-alive
+		if line[0] == ':' { // comment / keep-alive: not progress
 			continue
 		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
@@ -93,6 +104,7 @@ func (r *Reader) Next() (Event, error) {
 	}
 	if hasData { // final event without a trailing blank line
 		ev.Data = data.String()
+		r.touch()
 		return ev, nil
 	}
 	return Event{}, io.EOF

@@ -141,7 +141,16 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	w.(http.Flusher).Flush()
 	if reply.Hang {
-		s.wait(r.Context(), -1)
+		if reply.Keepalive <= 0 {
+			s.wait(r.Context(), -1)
+			return
+		}
+		for s.wait(r.Context(), reply.Keepalive) {
+			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
 		return
 	}
 	newWriter(w, model).play(reply)
