@@ -155,7 +155,7 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := newCapped(e.cfg.MaxOutput)
-	cmd, report, err := e.command(runCtx, dir, a.Command, out)
+	cmd, report, err := e.command(runCtx, call.Env.Workspace, dir, a.Command, out)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -193,13 +193,16 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 
 // command starts the shell, directly or under the helper. report returns, after Wait, how
 // the helper said the shell ended ("exit N", "signal N"), or "" without a helper.
-func (e *Exec) command(ctx context.Context, dir, command string, out *capped) (*osexec.Cmd, func() string, error) {
+func (e *Exec) command(ctx context.Context, workspace, dir, command string, out *capped) (*osexec.Cmd, func() string, error) {
 	argv := []string{e.cfg.Shell, "-c", command}
 	var r, w *os.File
 	if len(e.cfg.Helper) > 0 {
-		writable := append(append([]string{dir}, e.cfg.TempDirs...), e.cfg.Writable...)
+		ws, err := filepath.EvalSymlinks(workspace) // workdir resolved it already
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(workspace, err))
+		}
+		writable := append(append([]string{ws}, e.cfg.TempDirs...), e.cfg.Writable...)
 		argv = append(slices.Clone(e.cfg.Helper), helperArgs(e.level.Mode, e.cfg.Limits, writable, argv...)...)
-		var err error
 		if r, w, err = os.Pipe(); err != nil {
 			return nil, nil, fmt.Errorf("cannot start the command: %v", err)
 		}

@@ -252,3 +252,19 @@ func TestExecRefusesMissingSandbox(t *testing.T) {
 		t.Errorf("got %q, want a refusal", res.Content)
 	}
 }
+
+// TestExecLandlockWholeWorkspace: a call in a subfolder may still write anywhere in the workspace.
+func TestExecLandlockWholeWorkspace(t *testing.T) {
+	if LandlockABI() < 1 {
+		t.Skip("this kernel has no Landlock")
+	}
+	ws := workspace(t)
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tool := New(Config{Helper: helper(), Sandbox: SandboxLandlock, TempDirs: []string{}})
+	res := run(t, context.Background(), tool, ws, args("command", "echo x > ../top", "workdir", "sub"), 20*time.Second)
+	if res.IsError {
+		t.Errorf("writing in the workspace from a subfolder failed: %q", res.Content)
+	}
+}

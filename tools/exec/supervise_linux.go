@@ -86,9 +86,11 @@ func SandboxMain(args []string, stderr io.Writer) int {
 
 // supervise runs stage 2 and outlives it until every descendant is gone.
 func supervise(stderr io.Writer) int {
-	status := os.NewFile(statusFD, "status")
-	if status != nil {
+	var status *os.File
+	var st unix.Stat_t
+	if unix.Fstat(statusFD, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO { // reef's report pipe
 		unix.CloseOnExec(statusFD)
+		status = os.NewFile(statusFD, "status")
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(stderr, "reef exec-sandbox: cannot become a subreaper: %v\n", err)
