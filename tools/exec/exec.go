@@ -109,12 +109,16 @@ type execArgs struct {
 
 // Spec describes exec to the model.
 func (e *Exec) Spec() messages.ToolSpec {
+	killed := "when the timeout passes"
+	if len(e.cfg.Helper) > 0 {
+		killed = "when it ends or the timeout passes, so background processes (&, nohup, setsid) do not outlive the call"
+	}
 	return messages.ToolSpec{
 		Name: "exec",
 		Description: fmt.Sprintf("Run a shell command (%s -c) in the workspace and return its combined stdout and "+
 			"stderr followed by its exit code. Standard input is empty, so interactive programs will not wait for "+
-			"you. The command and everything it starts are killed when the timeout passes. Output beyond %d bytes "+
-			"keeps only its beginning and end.", e.cfg.Shell, e.cfg.MaxOutput),
+			"you. The command and everything it starts are killed %s. Output beyond %d bytes "+
+			"keeps only its beginning and end.", e.cfg.Shell, killed, e.cfg.MaxOutput),
 		Parameters: schemaJSON(e.cfg),
 	}
 }
