@@ -154,7 +154,7 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	}
 
 	if e.level.Err != nil {
-		return tools.Result{}, fmt.Errorf("exec is switched off: %v (tools.exec.sandbox)", e.level.Err)
+		return tools.Result{}, fmt.Errorf("exec cannot run commands here: %v; change tools.exec.sandbox (reef doctor shows what is missing)", e.level.Err)
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -35,15 +35,17 @@ func TestExecDaemonsDieWithTheCall(t *testing.T) {
 		for name, daemon := range daemons {
 			for _, ending := range []string{"exit", "timeout"} {
 				t.Run(sandbox+" "+name+" "+ending, func(t *testing.T) {
+					t.Parallel()
 					ws := workspace(t)
 					command := daemon + " while [ ! -s daemon.pid ]; do sleep 0.01; done; echo started"
 					want := "started\nexit code 0"
 					if ending == "timeout" {
+						// Long enough for a loaded machine to start the daemon first.
 						command += "; sleep 300"
-						want = "started\ntimed out after 1s; every process it started was killed"
+						want = "started\ntimed out after 8s; every process it started was killed"
 					}
-					tool := New(Config{Helper: helper(), Sandbox: sandbox, MaxTimeout: time.Second})
-					res := run(t, context.Background(), tool, ws, args("command", command), 20*time.Second)
+					tool := New(Config{Helper: helper(), Sandbox: sandbox, MaxTimeout: 8 * time.Second})
+					res := run(t, context.Background(), tool, ws, args("command", command), 60*time.Second)
 					pid := readPid(t, filepath.Join(ws, "daemon.pid"))
 					t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 					if res.Content != want {
@@ -242,14 +244,31 @@ func TestExecBwrap(t *testing.T) {
 	}
 }
 
+// TestExecRefusesMissingSandbox: a level that cannot run here refuses commands rather than
+// running them unconfined.
 func TestExecRefusesMissingSandbox(t *testing.T) {
-	if LandlockABI() > 0 {
-		t.Skip("this kernel has Landlock")
-	}
-	res := run(t, context.Background(), New(Config{Helper: helper(), Sandbox: SandboxLandlock}), workspace(t),
-		args("command", "true"), 20*time.Second)
-	if !res.IsError || !strings.Contains(res.Content, "no Landlock") {
-		t.Errorf("got %q, want a refusal", res.Content)
+	ws := workspace(t)
+	marker := filepath.Join(ws, "ran")
+	t.Run("bwrap not installed", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		res := run(t, context.Background(), New(Config{Helper: helper(), Sandbox: SandboxBwrap}), ws,
+			args("command", "/bin/touch "+marker), 20*time.Second)
+		if !res.IsError || !strings.Contains(res.Content, "bwrap is not installed") {
+			t.Errorf("got %q, want a refusal", res.Content)
+		}
+	})
+	t.Run("no landlock", func(t *testing.T) {
+		if LandlockABI() > 0 {
+			t.Skip("this kernel has Landlock")
+		}
+		res := run(t, context.Background(), New(Config{Helper: helper(), Sandbox: SandboxLandlock}), ws,
+			args("command", "/bin/touch "+marker), 20*time.Second)
+		if !res.IsError || !strings.Contains(res.Content, "no Landlock") {
+			t.Errorf("got %q, want a refusal", res.Content)
+		}
+	})
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a refused command ran")
 	}
 }
 
