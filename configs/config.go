@@ -145,6 +145,19 @@ type ExecConfig struct {
 	TimeoutSeconds    int `yaml:"timeoutSeconds"`    // default 120
 	MaxTimeoutSeconds int `yaml:"maxTimeoutSeconds"` // default 1800
 	MaxOutputBytes    int `yaml:"maxOutputBytes"`    // default 65536
+	// Sandbox: auto (default: Landlock where the kernel has it, else rlimits only), off,
+	// landlock or bwrap (both refuse to run commands where they are missing).
+	Sandbox  string           `yaml:"sandbox"`
+	Writable []string         `yaml:"writable"` // writable under landlock/bwrap besides the workspace and temp dirs
+	Limits   ExecLimitsConfig `yaml:"limits"`
+}
+
+// ExecLimitsConfig are the rlimits of every exec command: 0 takes the default, -1 is no limit.
+type ExecLimitsConfig struct {
+	Processes  int `yaml:"processes"`  // processes a command may add to its user's; default 256
+	FileSizeMB int `yaml:"fileSizeMB"` // largest file a command may write; default 1024
+	CPUSeconds int `yaml:"cpuSeconds"` // CPU time per process; default 600
+	MemoryMB   int `yaml:"memoryMB"`   // address space per process; default 4096
 }
 
 // ChannelsConfig lists the channels to run with `reef gateway`. A platform runs when its

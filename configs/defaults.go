@@ -26,6 +26,11 @@ const (
 	DefaultExecTimeoutSeconds   = 120
 	DefaultExecMaxTimeout       = 1800
 	DefaultExecMaxOutputBytes   = 65536
+	DefaultExecSandbox          = "auto"
+	DefaultExecProcesses        = 256
+	DefaultExecFileSizeMB       = 1024
+	DefaultExecCPUSeconds       = 600
+	DefaultExecMemoryMB         = 4096
 	DefaultLogLevel             = "info"
 	DefaultContextWindow        = 128000
 	DefaultToolMode             = "native"
@@ -119,6 +124,11 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	positive(&c.Tools.Exec.TimeoutSeconds, DefaultExecTimeoutSeconds)
 	positive(&c.Tools.Exec.MaxTimeoutSeconds, DefaultExecMaxTimeout)
 	positive(&c.Tools.Exec.MaxOutputBytes, DefaultExecMaxOutputBytes)
+	c.Tools.Exec.Sandbox = orDefault(c.Tools.Exec.Sandbox, DefaultExecSandbox)
+	positive(&c.Tools.Exec.Limits.Processes, DefaultExecProcesses)
+	positive(&c.Tools.Exec.Limits.FileSizeMB, DefaultExecFileSizeMB)
+	positive(&c.Tools.Exec.Limits.CPUSeconds, DefaultExecCPUSeconds)
+	positive(&c.Tools.Exec.Limits.MemoryMB, DefaultExecMemoryMB)
 }
 
 // defaultModel is the model of the first usable provider among openai, anthropic, gemini.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -36,6 +37,7 @@ var (
 	logLevels     = []string{"debug", "info", "warn", "error"}
 	logFormats    = []string{"", "console", "json"}
 	toolModes     = []string{"", "native", "prompt"}
+	execSandboxes = []string{"auto", "off", "landlock", "bwrap"} // tools/exec.SandboxModes
 )
 
 // Validate returns every problem in c, each naming its key path and how to fix it, joined
@@ -88,6 +90,20 @@ func (c *Config) Validate() error {
 	v.nonNegative("tools.exec.timeoutSeconds", e.TimeoutSeconds)
 	v.nonNegative("tools.exec.maxTimeoutSeconds", e.MaxTimeoutSeconds)
 	v.nonNegative("tools.exec.maxOutputBytes", e.MaxOutputBytes)
+	v.oneOf("tools.exec.sandbox", e.Sandbox, execSandboxes)
+	for _, l := range []struct {
+		name string
+		n    int
+	}{{"processes", e.Limits.Processes}, {"fileSizeMB", e.Limits.FileSizeMB}, {"cpuSeconds", e.Limits.CPUSeconds}, {"memoryMB", e.Limits.MemoryMB}} {
+		if l.n < -1 {
+			v.addf("tools.exec.limits.%s: %d is not a limit: use a positive number, 0 for the default or -1 for none", l.name, l.n)
+		}
+	}
+	for i, w := range e.Writable {
+		if !filepath.IsAbs(w) {
+			v.addf("tools.exec.writable[%d]: %q is not an absolute path", i, w)
+		}
+	}
 	if e.MaxTimeoutSeconds > 0 && e.TimeoutSeconds > e.MaxTimeoutSeconds {
 		v.addf("tools.exec.timeoutSeconds: %d is above tools.exec.maxTimeoutSeconds (%d): lower it or raise the maximum",
 			e.TimeoutSeconds, e.MaxTimeoutSeconds)

@@ -93,6 +93,19 @@ func TestValidate(t *testing.T) {
 			want:   []string{`tools.exec.timeoutSeconds: 4000 is above tools.exec.maxTimeoutSeconds (1800): lower it or raise the maximum`},
 		},
 		{
+			name: "exec sandbox",
+			change: func(c *Config) {
+				c.Tools.Exec.Sandbox = "docker"
+				c.Tools.Exec.Limits.Processes = -2
+				c.Tools.Exec.Writable = []string{"/ok", "relative"}
+			},
+			want: []string{
+				`tools.exec.sandbox: "docker" is not valid: use one of auto, off, landlock, bwrap`,
+				`tools.exec.limits.processes: -2 is not a limit: use a positive number, 0 for the default or -1 for none`,
+				`tools.exec.writable[1]: "relative" is not an absolute path`,
+			},
+		},
+		{
 			name:   "unset variable",
 			change: func(c *Config) { c.unset = []unsetRef{{path: "providers.openai.apiKey", name: "OPENAI_API_KEY"}} },
 			want:   []string{`providers.openai.apiKey: ${OPENAI_API_KEY} is not set: set OPENAI_API_KEY, or write ${OPENAI_API_KEY:-} to allow an empty value`},

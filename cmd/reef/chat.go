@@ -27,6 +27,9 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer closeLog()
+	if err := hardenProcess(cfg); err != nil {
+		log.Warn().Err(err).Msg("commands run by the agent may read reef's environment")
+	}
 
 	interactive := isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stdout.Fd())
 	ag := cfg.Agents[0]

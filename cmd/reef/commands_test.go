@@ -158,6 +158,7 @@ func TestDoctorHealthy(t *testing.T) {
 		"✓ database: " + filepath.Join(home, "data", "reef.db"),
 		"✓ workspace main: " + filepath.Join(home, "workspace"),
 		"✓ provider openai: reachable at " + srv.URL(),
+		"✓ exec sandbox: ",
 		"All good.",
 	} {
 		if !strings.Contains(res.stdout, want) {

@@ -17,6 +17,7 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/tools/exec"
 )
 
 // runDoctor checks everything reef needs and prints each problem with its fix.
@@ -55,6 +56,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		d.checkWorkspace(a)
 	}
 	d.checkProviders(cfg)
+	d.checkSandbox(cfg)
 	channels := d.checkChannels(cfg, path)
 	d.checkGuestTools(cfg)
 	if d.problems > 0 {
@@ -92,6 +94,17 @@ func (d *doctor) checkChannels(cfg *configs.Config, path string) bool {
 		"         (or just set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET);\n"+
 		"         every channel's keys are in configs/reef.example.yaml\n", file)
 	return false
+}
+
+// checkSandbox reports the exec sandbox level in effect (tools.exec.sandbox on this kernel).
+func (d *doctor) checkSandbox(cfg *configs.Config) {
+	level := exec.Probe(cfg.Tools.Exec.Sandbox)
+	if level.Err != nil {
+		d.fail("exec sandbox", level.Err.Error()+": exec refuses every command",
+			"set tools.exec.sandbox: auto, or install what the level needs (docs/security.md)")
+		return
+	}
+	d.ok("exec sandbox", level.Detail)
 }
 
 type doctor struct {

@@ -30,6 +30,9 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	if err := hardenProcess(cfg); err != nil {
+		log.Warn().Err(err).Msg("commands run by the agent may read reef's environment")
+	}
 	if cfg.Log.File != "" { // nothing more comes here: say where to look
 		fmt.Fprintf(stderr, "reef gateway: logging to %s (log.file)\n", cfg.Log.File)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/tools/exec"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -81,6 +82,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCron(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
+	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)
+		return exec.SandboxMain(args[1:], stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "reef %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0

@@ -25,8 +25,14 @@ import (
 const reexecEnv = "REEF_TEST_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(reexecEnv) == "1" {
+	// The exec tool of a reef child runs this binary as `reef exec-sandbox` with reef's
+	// environment filtered (REEF_* removed), so it is recognised by its arguments.
+	if os.Getenv(reexecEnv) == "1" || (len(os.Args) > 1 && os.Args[1] == "exec-sandbox") {
 		main()
+		return
+	}
+	if mode := os.Getenv(hardenEnv); mode != "" {
+		hardenChild(mode)
 		return
 	}
 	os.Exit(m.Run())

@@ -47,7 +47,30 @@ func newTools(cfg *configs.Config) []tools.Tool {
 		MaxTimeout:     time.Duration(ex.MaxTimeoutSeconds) * time.Second,
 		MaxOutput:      ex.MaxOutputBytes,
 		Secrets:        cfg.Secrets(),
+		Helper:         sandboxHelper(),
+		Sandbox:        ex.Sandbox,
+		Writable:       ex.Writable,
+		Limits:         execLimits(ex.Limits),
 	}), cron.New(), message.New())
+}
+
+// sandboxHelper is how the exec tool runs `reef exec-sandbox`: this very binary.
+func sandboxHelper() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil // the tool then runs commands without supervisor or sandbox
+	}
+	return []string{exe, "exec-sandbox"}
+}
+
+func execLimits(l configs.ExecLimitsConfig) exec.Limits {
+	bytes := func(n int) int64 {
+		if n < 0 {
+			return -1
+		}
+		return int64(n) << 20
+	}
+	return exec.Limits{Processes: l.Processes, FileSize: bytes(l.FileSizeMB), CPUSeconds: l.CPUSeconds, Memory: bytes(l.MemoryMB)}
 }
 
 // channelSet is the channels `reef gateway` runs and who may use each.

@@ -1,16 +1,36 @@
-// Package exec provides the exec tool: one shell command run in the agent's workspace, in its
-// own process group, with a timeout that kills the whole group, a cap on the output it returns
-// and an environment stripped of the gateway's secrets. It is not a sandbox: the command runs
-// with the gateway's user rights. Only its working folder is confined to the workspace.
+// Package exec provides the exec tool: one shell command run in the agent's workspace, with a
+// timeout, a cap on the output it returns and an environment stripped of the gateway's secrets.
+//
+// On Linux, with Config.Helper set (reef sets it to itself: `reef exec-sandbox`), every command
+// runs under a small supervisor process (see SandboxMain):
+//
+//   - Every descendant dies with the call, on timeout, on cancellation and after a normal exit.
+//     The supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER): a process that leaves the
+//     process group or the session (setsid, nohup ... &, a double fork) is re-parented to it
+//     instead of to init, so "its children" is always the whole remaining tree, and it kills
+//     and reaps them until none is left. This works unprivileged and needs no cgroup (this
+//     machine's cgroups are often not delegated to reef's user); only a process started
+//     through someone else (systemd-run, at, a container daemon) escapes it.
+//   - The sandbox level (Config.Sandbox) adds rlimits (processes, file size, CPU time, address
+//     space), no_new_privs and Landlock (writes only in the workspace and temp directories;
+//     from Landlock ABI 6, no signals to processes outside the sandbox, so the command cannot
+//     kill its supervisor), or bubblewrap namespaces instead of Landlock.
+//
+// Without the helper (other systems) the command runs in its own process group, and the group
+// is killed at the end of the call; a process that leaves the group survives.
 package exec
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +48,14 @@ type Config struct {
 	// variable whose value contains one of them is not passed to the command.
 	Secrets []string
 	Shell   string // runs the command as Shell -c command, default /bin/sh
+
+	// Helper runs `reef exec-sandbox` (e.g. {"/usr/bin/reef", "exec-sandbox"}); empty runs the
+	// shell directly, without supervisor or sandbox.
+	Helper   []string
+	Sandbox  string   // auto (default), off, landlock or bwrap; see the package doc
+	Limits   Limits   // rlimits of every command (not with Sandbox off)
+	Writable []string // writable under landlock and bwrap besides the workspace and TempDirs
+	TempDirs []string // writable temp directories; default TMPDIR, /tmp, /var/tmp, /dev/shm
 }
 
 // waitDelay bounds how long Wait waits for the output pipe once the shell has exited or been
@@ -35,7 +63,10 @@ type Config struct {
 const waitDelay = 2 * time.Second
 
 // Exec is the exec tool.
-type Exec struct{ cfg Config }
+type Exec struct {
+	cfg   Config
+	level Level
+}
 
 var _ tools.Tool = (*Exec)(nil)
 
@@ -55,7 +86,19 @@ func New(cfg Config) tools.Tool {
 		cfg.Shell = "/bin/sh"
 	}
 	cfg.Secrets = append([]string(nil), cfg.Secrets...)
-	return &Exec{cfg: cfg}
+	cfg.Sandbox = cmpOr(cfg.Sandbox, SandboxAuto)
+	cfg.Limits = cfg.Limits.withDefaults()
+	if cfg.TempDirs == nil {
+		cfg.TempDirs = defaultTempDirs()
+	}
+	e := &Exec{cfg: cfg}
+	if runtime.GOOS != "linux" {
+		e.cfg.Helper = nil
+	}
+	if len(e.cfg.Helper) > 0 {
+		e.level = Probe(cfg.Sandbox)
+	}
+	return e
 }
 
 type execArgs struct {
@@ -66,12 +109,16 @@ type execArgs struct {
 
 // Spec describes exec to the model.
 func (e *Exec) Spec() messages.ToolSpec {
+	killed := "when the timeout passes"
+	if len(e.cfg.Helper) > 0 {
+		killed = "when it ends or the timeout passes, so background processes (&, nohup, setsid) do not outlive the call"
+	}
 	return messages.ToolSpec{
 		Name: "exec",
 		Description: fmt.Sprintf("Run a shell command (%s -c) in the workspace and return its combined stdout and "+
 			"stderr followed by its exit code. Standard input is empty, so interactive programs will not wait for "+
-			"you. The command and everything it starts are killed when the timeout passes. Output beyond %d bytes "+
-			"keeps only its beginning and end.", e.cfg.Shell, e.cfg.MaxOutput),
+			"you. The command and everything it starts are killed %s. Output beyond %d bytes "+
+			"keeps only its beginning and end.", e.cfg.Shell, killed, e.cfg.MaxOutput),
 		Parameters: schemaJSON(e.cfg),
 	}
 }
@@ -106,33 +153,32 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		return tools.Result{}, err
 	}
 
+	if e.level.Err != nil {
+		return tools.Result{}, fmt.Errorf("exec cannot run commands here: %v; change tools.exec.sandbox (reef doctor shows what is missing)", e.level.Err)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := newCapped(e.cfg.MaxOutput)
-	cmd := osexec.CommandContext(runCtx, e.cfg.Shell, "-c", a.Command)
-	cmd.Dir = dir
-	cmd.Env = FilterEnv(os.Environ(), e.cfg.Secrets)
-	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, output interleaved as written
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return err
-		}
-		return nil
-	}
-	cmd.WaitDelay = waitDelay
-	if err := cmd.Start(); err != nil {
-		return tools.Result{}, fmt.Errorf("cannot start the command: %v", err)
+	cmd, report, err := e.command(runCtx, call.Env.Workspace, dir, a.Command, out)
+	if err != nil {
+		return tools.Result{}, err
 	}
 	err = cmd.Wait()
+	ended := report()
 
+	killed := "the process group was killed"
+	if len(e.cfg.Helper) > 0 {
+		killed = "every process it started was killed"
+	}
 	var status string
 	isErr := true
 	switch {
 	case ctx.Err() != nil:
-		status = "cancelled; the process group was killed"
+		status = "cancelled; " + killed
 	case runCtx.Err() != nil:
-		status = fmt.Sprintf("timed out after %gs; the process group was killed", timeout.Seconds())
+		status = fmt.Sprintf("timed out after %gs; %s", timeout.Seconds(), killed)
+	case ended != "":
+		status, isErr = reportedStatus(ended)
 	default:
 		status, isErr = exitStatus(cmd.ProcessState)
 		if errors.Is(err, osexec.ErrWaitDelay) {
@@ -147,6 +193,83 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		text += "\n"
 	}
 	return tools.Result{Content: text + status, IsError: isErr}, nil
+}
+
+// command starts the shell, directly or under the helper. report returns, after Wait, how
+// the helper said the shell ended ("exit N", "signal N"), or "" without a helper.
+func (e *Exec) command(ctx context.Context, workspace, dir, command string, out *capped) (*osexec.Cmd, func() string, error) {
+	argv := []string{e.cfg.Shell, "-c", command}
+	var r, w *os.File
+	if len(e.cfg.Helper) > 0 {
+		ws, err := filepath.EvalSymlinks(workspace) // workdir resolved it already
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(workspace, err))
+		}
+		writable := append(append([]string{ws}, e.cfg.TempDirs...), e.cfg.Writable...)
+		argv = append(slices.Clone(e.cfg.Helper), helperArgs(e.level.Mode, e.cfg.Limits, writable, argv...)...)
+		if r, w, err = os.Pipe(); err != nil {
+			return nil, nil, fmt.Errorf("cannot start the command: %v", err)
+		}
+	}
+	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = FilterEnv(os.Environ(), e.cfg.Secrets)
+	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, output interleaved as written
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = waitDelay
+	if w == nil {
+		cmd.Cancel = func() error { return ignoreESRCH(syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)) }
+	} else {
+		// The supervisor kills the whole tree and exits; WaitDelay later, os/exec kills it.
+		cmd.Cancel = func() error { return ignoreESRCH(cmd.Process.Signal(syscall.SIGTERM)) }
+		dieWithParent(cmd.SysProcAttr) // reef gone: the supervisor cleans up too
+		cmd.ExtraFiles = []*os.File{w} // descriptor 3: statusFD
+	}
+	if err := cmd.Start(); err != nil {
+		if w != nil {
+			r.Close()
+			w.Close()
+		}
+		return nil, nil, fmt.Errorf("cannot start the command: %v", err)
+	}
+	report := func() string { return "" }
+	if w != nil {
+		w.Close()
+		report = func() string {
+			defer r.Close()
+			r.SetReadDeadline(time.Now().Add(time.Second))
+			b, _ := io.ReadAll(io.LimitReader(r, 64))
+			return string(b)
+		}
+	}
+	return cmd, report, nil
+}
+
+func ignoreESRCH(err error) error {
+	if err != nil && !errors.Is(err, syscall.ESRCH) && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+// reportedStatus renders the helper's report of how the shell ended.
+func reportedStatus(report string) (string, bool) {
+	kind, num, _ := strings.Cut(report, " ")
+	n, err := strconv.Atoi(num)
+	switch {
+	case err != nil:
+		return "exit status unknown", true
+	case kind == "signal":
+		return fmt.Sprintf("killed by signal %s", syscall.Signal(n)), true
+	}
+	return fmt.Sprintf("exit code %d", n), n != 0
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // exitStatus renders how the shell ended and whether that is a failure.

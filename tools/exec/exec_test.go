@@ -16,6 +16,17 @@ import (
 	"github.com/reefgw/reef/tools"
 )
 
+// TestMain lets the test binary serve as `reef exec-sandbox`, the helper the tool runs.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "exec-sandbox" {
+		os.Exit(SandboxMain(os.Args[2:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// helper is Config.Helper for tests: this test binary.
+func helper() []string { return []string{os.Args[0], "exec-sandbox"} }
+
 func workspace(t *testing.T) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -115,13 +126,20 @@ func TestExec(t *testing.T) {
 		{name: "output cap keeps head and tail", cfg: Config{MaxOutput: 20}, args: args("command", "printf '0123456789abcdefghijKLMNOPQRST'"),
 			want: "0123456789\n[... 10 bytes omitted ...]\nKLMNOPQRST\nexit code 0"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res := run(t, context.Background(), New(tt.cfg), ws, tt.args, 30*time.Second)
-			if res.Content != tt.want || res.IsError != tt.isError {
-				t.Errorf("got %q (error %v), want %q (error %v)", res.Content, res.IsError, tt.want, tt.isError)
+	for _, helped := range []bool{false, true} {
+		for _, tt := range tests {
+			name := tt.name
+			if helped {
+				name += " via the helper"
+				tt.cfg.Helper = helper()
 			}
-		})
+			t.Run(name, func(t *testing.T) {
+				res := run(t, context.Background(), New(tt.cfg), ws, tt.args, 30*time.Second)
+				if res.Content != tt.want || res.IsError != tt.isError {
+					t.Errorf("got %q (error %v), want %q (error %v)", res.Content, res.IsError, tt.want, tt.isError)
+				}
+			})
+		}
 	}
 }
 

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package main
+
+func dumpableState() int { return -1 }
