@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -238,6 +239,9 @@ func readProc(pid int) (procStat, error) {
 	return st, nil
 }
 
+// pssHidden says once that PSS could not be read.
+var pssHidden sync.Once
+
 // readMem reads the memory figures and threads of pid into st: /proc/PID/status and
 // /proc/PID/smaps_rollup.
 func readMem(pid int, st *procStat) error {
@@ -245,6 +249,13 @@ func readMem(pid int, st *procStat) error {
 		"Threads": &st.threads, "Pss": &st.pssKB, "Pss_Anon": &st.pssAnonKB}
 	for _, name := range []string{"status", "smaps_rollup"} {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+		if name == "smaps_rollup" && errors.Is(err, fs.ErrPermission) {
+			pssHidden.Do(func() {
+				fmt.Fprintln(os.Stderr, "reef-bench: PSS is not readable (reef makes itself not dumpable); it shows as 0. "+
+					"Anonymous RSS comes from /proc/PID/status and is measured; run reef-bench as root to see PSS too.")
+			})
+			continue
+		}
 		if err != nil {
 			return err
 		}
