@@ -283,10 +283,12 @@ func fileModeFindings(file, dataDir string) []finding {
 	if runtime.GOOS == "windows" {
 		return nil // no Unix modes
 	}
-	type target struct{ path, fix string }
-	targets := []target{{dataDir, "chmod 700 " + dataDir}, {filepath.Join(dataDir, "reef.db"), "chmod 600 " + filepath.Join(dataDir, "reef.db")}}
+	type target struct{ path, holds, fix string }
+	db := filepath.Join(dataDir, "reef.db")
+	targets := []target{{dataDir, "it holds every conversation and reef's state", "chmod 700 " + dataDir},
+		{db, "it holds every conversation", "chmod 600 " + db}}
 	if file != "" {
-		targets = append([]target{{file, "chmod 600 " + file}}, targets...)
+		targets = append([]target{{file, "it holds your settings, and your keys if they are written there", "chmod 600 " + file}}, targets...)
 	}
 	var out []finding
 	for _, t := range targets {
@@ -295,7 +297,7 @@ func fileModeFindings(file, dataDir string) []finding {
 			continue // not there yet: reef creates it private
 		}
 		if problem := modeProblem(fi.Mode()); problem != "" {
-			out = append(out, finding{Check: "fileMode", Where: t.path, Problem: problem, Fix: t.fix})
+			out = append(out, finding{Check: "fileMode", Where: t.path, Problem: problem + "; " + t.holds, Fix: t.fix})
 		}
 	}
 	return out
@@ -328,7 +330,7 @@ func modeProblem(m fs.FileMode) string {
 	if len(who) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("mode %04o: %s (it holds your configuration, transcripts or keys)", m.Perm(), strings.Join(who, ", "))
+	return fmt.Sprintf("mode %04o: %s", m.Perm(), strings.Join(who, ", "))
 }
 
 // auditClearSecrets reports secrets written into the configuration file instead of ${VAR}.
