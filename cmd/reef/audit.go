@@ -114,7 +114,11 @@ func runAudit(cfg *configs.Config, file string, problems []error) *audit {
 	files := fileModeFindings(file, cfg.DataDir)
 	a.add(files...)
 	if len(files) == 0 {
-		a.ok("fileMode", cfg.DataDir, "reef.yaml and the data directory are readable by reef's user only")
+		what := "the data directory and its database are"
+		if file != "" {
+			what = filepath.Base(file) + ", the data directory and its database are"
+		}
+		a.ok("fileMode", "files", what+" private to reef's user")
 	}
 	auditClearSecrets(a, file)
 	return a
@@ -245,10 +249,10 @@ func auditWebhooks(a *audit, cfg *configs.Config) {
 		}
 	}
 	if len(listeners) == 0 {
-		a.ok("webhook", "listeners", "none: every channel connects out (polling, gateway, long connection)")
+		a.ok("webhook", "webhooks", "none: reef listens on no network address (channels connect out)")
 		return
 	}
-	a.ok("webhook", "listeners", strings.Join(listeners, ", "))
+	a.ok("webhook", "webhooks", "listening: "+strings.Join(listeners, ", "))
 }
 
 // minWebhookSecret is the length under which a webhook secret counts as guessable.

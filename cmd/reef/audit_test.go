@@ -154,7 +154,7 @@ func TestSecurityAuditWebhookWithoutSecret(t *testing.T) {
 		"fix: webhookSecret: ${TELEGRAM_WEBHOOK_SECRET}",
 		"✗ channels.feishu: webhook without verificationToken or encryptKey: anyone can post forged events",
 		"webhook mode needs webhookUrl (your public https URL) and webhookSecret", // the configuration problem
-		"✓ listeners: telegram on 127.0.0.1:8443, feishu on 127.0.0.1:9000",
+		"✓ webhooks: listening: telegram on 127.0.0.1:8443, feishu on 127.0.0.1:9000",
 	} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("audit output lacks %q:\n%s", want, res.stdout)
@@ -206,7 +206,7 @@ func TestSecurityAuditCleanSetups(t *testing.T) {
 			if a.Config != tt.file {
 				t.Errorf("config = %q, want %q", a.Config, tt.file)
 			}
-			for _, want := range []string{"✓ exec sandbox: ", "✓ listeners: none", "✓ secrets: "} {
+			for _, want := range []string{"✓ exec sandbox: ", "✓ webhooks: none", "✓ files: ", "✓ secrets: "} {
 				if !strings.Contains(res.stdout, want) {
 					t.Errorf("audit output lacks %q:\n%s", want, res.stdout)
 				}
