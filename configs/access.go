@@ -107,11 +107,7 @@ func collectSecrets(v reflect.Value, secret bool, set map[string]bool) {
 			if name == "" {
 				continue
 			}
-			isSecret := false
-			for _, w := range secretKeyWords {
-				isSecret = isSecret || strings.Contains(name, w)
-			}
-			collectSecrets(v.Field(i), isSecret, set)
+			collectSecrets(v.Field(i), isSecretKey(name), set)
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {

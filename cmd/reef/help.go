@@ -65,6 +65,8 @@ func commandUsage(name string) string {
 		return sessionsUsage + "\n"
 	case "cron":
 		return cronUsage + "\n"
+	case "security":
+		return securityUsage + "\n"
 	}
 	var b strings.Builder
 	b.WriteString("Usage:\n")

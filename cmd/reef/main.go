@@ -6,6 +6,7 @@
 //	reef init      create $REEF_HOME with a starter workspace
 //	reef doctor    check the configuration, data directory, workspace and providers
 //	reef sessions  list conversations, show one, export a transcript (JSONL or Markdown)
+//	reef security  audit the security posture: each problem with its fix
 //	reef version   print the version
 package main
 
@@ -46,6 +47,10 @@ Usage:
                                 decide who may talk to your bots
   reef cron list | add ... | rm|run|runs|enable|disable <id> [-json]
                                 scheduled jobs (next runs shown in each job's time zone)
+  reef security audit [-config FILE] [-json]
+                                security posture: open doors, guests' tools, exec sandbox, webhooks,
+                                file modes, secrets in reef.yaml; each problem with its fix
+                                (exit status 1 when problems are found)
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
@@ -80,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPairing(args[1:], stdout, stderr)
 	case "cron":
 		return runCron(args[1:], stdout, stderr)
+	case "security":
+		return runSecurity(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)

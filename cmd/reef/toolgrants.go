@@ -58,26 +58,56 @@ func grant(p configs.ToolPolicy) tools.Grant { return tools.Grant{Allow: p.Allow
 // checkGuestTools warns when a channel lets anyone in — groups: ["*"] (anyone who adds the
 // bot to a group) or dmPolicy: open — and guests there may use tools that change the machine.
 func (d *doctor) checkGuestTools(cfg *configs.Config) {
-	grants, err := toolGrants(cfg)
+	doors, err := openToolDoors(cfg)
 	if err != nil {
 		d.fail("tool grants", err.Error(), "use tool names or groups (group:fs, group:runtime...) in the channel's tools, groupTools and toolsBySender")
 		return
 	}
+	for _, door := range doors {
+		fmt.Fprintf(d.out, "! security: %s\n    fix: %s\n", door.problem(), door.fix())
+	}
+}
+
+// toolDoor is a channel that lets anyone in while guests there may use owner tools.
+type toolDoor struct {
+	channel string
+	doors   []string // what lets anyone in: groups: ["*"], dmPolicy: open
+	fixes   []string // how to close each door
+	tools   []string // the owner tools guests may use, sorted
+}
+
+func (t toolDoor) problem() string {
+	return fmt.Sprintf("channels.%s: %s lets anyone in, and guests may use %s: anyone can run commands or change files on this machine",
+		t.channel, strings.Join(t.doors, " and "), strings.Join(t.tools, ", "))
+}
+
+func (t toolDoor) fix() string {
+	return fmt.Sprintf("take %s out of the allow lists under channels.%s (tools, groupTools, toolsBySender), or let in only whom you know: %s",
+		strings.Join(t.tools, ", "), t.channel, strings.Join(t.fixes, "; "))
+}
+
+// openToolDoors returns the channels that let anyone in — groups: ["*"] (anyone who adds the
+// bot to a group) or dmPolicy: open — where guests may use tools that change the machine.
+func openToolDoors(cfg *configs.Config) ([]toolDoor, error) {
+	grants, err := toolGrants(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []toolDoor
 	for _, name := range configuredChannels(cfg) {
 		a := channelAccess(cfg, name)
-		var doors, fixes []string
+		door := toolDoor{channel: name}
 		var callers []tools.Caller
 		if slices.Contains(a.Groups, "*") {
-			doors = append(doors, `groups: ["*"]`)
-			fixes = append(fixes, fmt.Sprintf(`list group ids in channels.%s.groups instead of "*"`, name))
+			door.doors = append(door.doors, `groups: ["*"]`)
+			door.fixes = append(door.fixes, fmt.Sprintf(`list group ids in channels.%s.groups instead of "*"`, name))
 			callers = append(callers, tools.Caller{Group: true, ChatID: "any group", SenderID: "anyone"})
 		}
 		if a.DMPolicy == "open" {
-			doors = append(doors, "dmPolicy: open")
-			fixes = append(fixes, "use dmPolicy: pairing")
+			door.doors = append(door.doors, "dmPolicy: open")
+			door.fixes = append(door.fixes, "use dmPolicy: pairing")
 			callers = append(callers, tools.Caller{SenderID: "anyone"})
 		}
-		var open []string
 		for _, ac := range cfg.Agents {
 			agentPolicy, err := tools.NewPolicy(ac.Tools.Allow, ac.Tools.Deny, toolNamesOf(cfg))
 			if err != nil {
@@ -85,20 +115,18 @@ func (d *doctor) checkGuestTools(cfg *configs.Config) {
 			}
 			for _, c := range callers {
 				for _, n := range grants[name].Resolve(agentPolicy, c).Allowed() {
-					if tools.IsOwnerTool(n) && !slices.Contains(open, n) {
-						open = append(open, n)
+					if tools.IsOwnerTool(n) && !slices.Contains(door.tools, n) {
+						door.tools = append(door.tools, n)
 					}
 				}
 			}
 		}
-		if len(open) == 0 {
-			continue
+		if len(door.tools) > 0 {
+			slices.Sort(door.tools)
+			out = append(out, door)
 		}
-		slices.Sort(open)
-		fmt.Fprintf(d.out, "! security: channels.%s: %s lets anyone in, and guests may use %s: anyone can run commands or change files on this machine\n"+
-			"    fix: take %s out of the allow lists under channels.%s (tools, groupTools, toolsBySender), or let in only whom you know: %s\n",
-			name, strings.Join(doors, " and "), strings.Join(open, ", "), strings.Join(open, ", "), name, strings.Join(fixes, "; "))
 	}
+	return out, nil
 }
 
 func toolNamesOf(cfg *configs.Config) []string {
