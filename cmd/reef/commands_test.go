@@ -273,6 +273,8 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		{[]string{"cron", "add", "-name", "x"}, "reef cron add"},
 		{[]string{"cron", "rm"}, "reef cron add"},
 		{[]string{"fake-llm"}, "-addr"},
+		{[]string{"security"}, "reef security audit"},
+		{[]string{"security", "audit"}, "reef security audit"},
 	}
 	for _, tt := range tests {
 		for _, h := range []string{"-h", "--help"} {
