@@ -36,7 +36,8 @@ Usage:
   reef chat    [-config FILE]   talk to your agent in this terminal; pipe lines in to script it
   reef gateway [-config FILE] [-pprof ADDR]
                                 run every configured channel until Ctrl-C / SIGTERM
-  reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
+  reef init    [--fresh]        create $REEF_HOME (default ~/.reef) with a starter workspace;
+                                --fresh replaces an empty (0-byte) reef.db, keeping it aside
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
   reef status  [-config FILE] [-json]
                                 channels, sessions and pending pairing requests (live while reef runs)
