@@ -3,9 +3,11 @@ package bolt
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
@@ -83,4 +85,54 @@ func TestBackup(t *testing.T) {
 	if len(got) != 1 || got[0].Content != "remember me" {
 		t.Fatalf("copy holds %+v, want the one message", got)
 	}
+}
+
+// TestRestore: a good copy replaces the database, which is kept beside it; a damaged copy and
+// a locked database are refused, changing nothing.
+func TestRestore(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "reef.db")
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := st.Backup(&buf); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "copy.db")
+	if err := os.WriteFile(src, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(path, src, time.Now()); !errors.Is(err, persistence.ErrLocked) {
+		t.Fatalf("Restore while the database is open = %v, want ErrLocked", err)
+	}
+	st.Close()
+
+	bad := filepath.Join(dir, "bad.db")
+	if err := os.WriteFile(bad, buf.Bytes()[:len(buf.Bytes())/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(path, bad, time.Now()); !errors.Is(err, persistence.ErrCorrupt) {
+		t.Fatalf("Restore(truncated copy) = %v, want ErrCorrupt", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database is gone after a refused restore: %v", err)
+	}
+
+	kept, err := Restore(path, src, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(kept); err != nil || filepath.Dir(kept) != dir {
+		t.Fatalf("kept %q: %v", kept, err)
+	}
+	if _, err := os.Stat(src); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the copy is still at %s: %v", src, err)
+	}
+	st, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 }
