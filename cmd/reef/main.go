@@ -6,6 +6,7 @@
 //	reef init      create $REEF_HOME with a starter workspace
 //	reef doctor    check the configuration, data directory, workspace and providers
 //	reef sessions  list conversations, show one, export a transcript (JSONL or Markdown)
+//	reef backup    write a copy of the database (and the workspaces); reef restore puts one back
 //	reef version   print the version
 package main
 
@@ -47,6 +48,11 @@ Usage:
                                 decide who may talk to your bots
   reef cron list | add ... | rm|run|runs|enable|disable <id> [-json]
                                 scheduled jobs (next runs shown in each job's time zone)
+  reef backup  [-o FILE] [--workspace] [-json]
+                                a consistent copy of the database (reef keeps serving), gzip-compressed,
+                                in $REEF_HOME/backups; --workspace also writes the workspaces as .tar.gz
+  reef restore [-json] FILE     check a backup and put it in place of the database (reef stopped);
+                                the database it replaces is kept as reef.db.before-restore-<time>
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
@@ -81,6 +87,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPairing(args[1:], stdout, stderr)
 	case "cron":
 		return runCron(args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(args[1:], stdout, stderr)
+	case "restore":
+		return runRestore(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)
