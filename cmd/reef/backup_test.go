@@ -264,3 +264,26 @@ func notStored(t *testing.T, path string, markers []string) []string {
 	}
 	return missing
 }
+
+// TestRestoreReplacesAnEmptyDatabase: the way out of a refused empty reef.db that keeps the
+// history is `reef restore`; the empty file is kept aside.
+func TestRestoreReplacesAnEmptyDatabase(t *testing.T) {
+	home := newHome(t)
+	e := env{"REEF_HOME": home, "HOME": filepath.Dir(home)}
+	db := filepath.Join(home, "data", "reef.db")
+	fillConversations(t, db, 3)
+	out := filepath.Join(home, "b.db.gz")
+	if res := reef(t, e, "", "backup", "-o", out); res.code != 0 {
+		t.Fatalf("reef backup = %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if err := os.Truncate(db, 0); err != nil {
+		t.Fatal(err)
+	}
+	if res := reef(t, e, "", "restore", "-json", out); res.code != 0 || !strings.Contains(res.stdout, `"kept":`) {
+		t.Fatalf("reef restore over an empty database = %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	list := reef(t, e, "", "sessions", "list")
+	if list.code != 0 || strings.Count(list.stdout, "agent:main:telegram:direct:") != 3 {
+		t.Errorf("reef sessions list after the restore = %d\n%s%s", list.code, list.stdout, list.stderr)
+	}
+}
