@@ -19,6 +19,7 @@ type Config struct {
 	Cron     CronConfig     `yaml:"cron"`
 	Channels ChannelsConfig `yaml:"channels"`
 	Log      LogConfig      `yaml:"log"`
+	Backup   BackupConfig   `yaml:"backup"` // automatic backups by the gateway
 
 	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
 }

@@ -63,6 +63,9 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	c.DataDir = orDefault(tilde(c.DataDir, env), filepath.Join(c.Home, "data"))
 	c.Log.File = tilde(c.Log.File, env)
 	c.Log.Level = orDefault(c.Log.Level, DefaultLogLevel)
+	if c.Backup.Keep == 0 {
+		c.Backup.Keep = DefaultBackupKeep
+	}
 
 	for _, p := range envProviders {
 		if _, ok := c.Providers[p.name]; ok {

@@ -112,7 +112,8 @@ func TestApplyDefaultsValues(t *testing.T) {
 			RateLimit: RateLimitConfig{Messages: &twenty, PerSeconds: 60}},
 		Tools: ToolsConfig{Exec: ExecConfig{TimeoutSeconds: 120, MaxTimeoutSeconds: 1800, MaxOutputBytes: 65536,
 			Sandbox: "auto", Limits: ExecLimitsConfig{Processes: 256, FileSizeMB: 1024, CPUSeconds: 600, MemoryMB: 4096}}},
-		Log: LogConfig{Level: "info", File: "/home/u/logs/reef.log"},
+		Log:    LogConfig{Level: "info", File: "/home/u/logs/reef.log"},
+		Backup: BackupConfig{Keep: DefaultBackupKeep},
 	}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Config{})); diff != "" {
 		t.Errorf("ApplyDefaults (-want +got):\n%s", diff)

@@ -112,6 +112,7 @@ func (c *Config) Validate() error {
 	v.oneOf("log.format", c.Log.Format, logFormats)
 	c.validateChannels(&v)
 	c.validateCron(&v)
+	c.validateBackup(&v)
 	return errors.Join(v.problems...)
 }
 

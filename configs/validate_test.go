@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // validConfig returns a configuration that passes Validate; tests break one thing each.
@@ -156,6 +157,34 @@ func TestNoProviderHelp(t *testing.T) {
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("NoProviderHelp() lacks %q", want)
+		}
+	}
+}
+
+func TestValidateBackup(t *testing.T) {
+	for _, tt := range []struct {
+		every   string
+		keep    int
+		want    time.Duration
+		problem string
+	}{
+		{"", 7, 24 * time.Hour, ""},
+		{"off", 7, 0, ""},
+		{"0", 7, 0, ""},
+		{"6h", 3, 6 * time.Hour, ""},
+		{"daily", 7, 0, `backup.every: "daily" is not a duration`},
+		{"10ms", 7, 0, "backup.every: 10ms is under one second"},
+		{"1h", -1, time.Hour, "backup.keep: -1 is not a count"},
+	} {
+		c := Config{Backup: BackupConfig{Every: tt.every, Keep: tt.keep}}
+		var v validator
+		c.validateBackup(&v)
+		got := errors.Join(v.problems...)
+		if tt.problem == "" && got != nil || tt.problem != "" && (got == nil || !strings.Contains(got.Error(), tt.problem)) {
+			t.Errorf("every %q keep %d: problems %v, want %q", tt.every, tt.keep, got, tt.problem)
+		}
+		if d, err := c.Backup.Interval(); err == nil && d != tt.want {
+			t.Errorf("every %q: Interval() = %v, want %v", tt.every, d, tt.want)
 		}
 	}
 }

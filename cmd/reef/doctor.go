@@ -150,6 +150,10 @@ func (d *doctor) checkDataDir(cfg *configs.Config) {
 			"stop every reef using it, then run `reef doctor --repair`: it copies every record still readable\n"+
 				"into a new "+filepath.Base(path)+" and keeps the damaged file beside it; or put back a backup")
 		return
+	case errors.Is(err, bolt.ErrEmpty):
+		d.fail("database", path+" is empty (0 bytes): reef refuses to start on it rather than start over without a word",
+			"put back a backup with `reef restore FILE`, or run `reef init --fresh` to move it aside and start with an empty database")
+		return
 	case err != nil:
 		d.fail("database", err.Error(), "move the damaged file aside; reef creates a new one")
 		return

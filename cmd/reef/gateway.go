@@ -61,6 +61,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
+	stopBackups := startBackups(cfg, rt.store, log)
 	stopControl, err := serveControl(cfg, rt, configuredChannels(cfg), log)
 	if err != nil {
 		log.Warn().Err(err).Msg("no control socket: `reef status` and `reef pairing` will not reach this gateway")
@@ -79,6 +80,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	sig := <-sigs
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
 	signal.Stop(sigs)
+	stopBackups() // before the store closes
 	rt.stop()
 	log.Info().Msg("stopped")
 	return 0

@@ -1,25 +1,33 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/persistence/bolt"
 )
 
 // runInit creates $REEF_HOME with the data directory, each agent's starter workspace (the
 // agents of reef.yaml if there is one) and a commented example configuration. It never
 // overwrites a file.
+//
+// With --fresh it also starts an empty database in place of an empty (zero-length) reef.db,
+// which reef otherwise refuses to start on, keeping the old file beside it.
 func runInit(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && isHelp(args[0]) {
-		fmt.Fprint(stdout, commandUsage("init"))
-		return 0
+	flags := newFlags("init", stderr)
+	fresh := flags.Bool("fresh", false, "move an empty (0-byte) reef.db aside and create a new database")
+	if code, ok := parseFlags(flags, args, stdout); !ok {
+		return code
 	}
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: reef init")
+	if flags.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: reef init [--fresh]")
 		return 2
 	}
 	// Agents and directories come from $REEF_HOME/reef.yaml when it exists. Its other
@@ -32,6 +40,12 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		fmt.Fprintf(stderr, "reef init: %v\n", err)
 		return 1
+	}
+	if *fresh {
+		if err := freshDatabase(filepath.Join(cfg.DataDir, "reef.db"), stdout); err != nil {
+			fmt.Fprintf(stderr, "reef init: %v\n", err)
+			return 1
+		}
 	}
 	example := filepath.Join(cfg.Home, "reef.example.yaml")
 	if _, err := os.Stat(example); os.IsNotExist(err) {
@@ -56,4 +70,33 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\nreef home: %s\nNext: set a model (e.g. OPENAI_API_KEY=... REEF_MODEL=openai/gpt-4.1-mini) and run `reef chat`.\n", cfg.Home)
 	return 0
+}
+
+// freshDatabase creates a new database at path, first renaming an empty file there to
+// path.empty-<time>. A file that holds data is left alone: that is for `reef restore` or
+// `reef doctor --repair`.
+func freshDatabase(path string, stdout io.Writer) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.Size() > 0:
+		return fmt.Errorf("%s holds data (%d bytes): --fresh only replaces an empty file; "+
+			"to replace it, stop reef and move it aside yourself, or use `reef restore FILE`", path, fi.Size())
+	case err == nil:
+		kept := path + ".empty-" + time.Now().UTC().Format("20060102-150405")
+		if err := os.Rename(path, kept); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "moved the empty %s aside to %s\n", path, kept)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	st, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		return err
+	}
+	if err := st.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created a new, empty database %s\n", path)
+	return nil
 }

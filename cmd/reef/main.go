@@ -7,6 +7,7 @@
 //	reef doctor    check the configuration, data directory, workspace and providers
 //	reef sessions  list conversations, show one, export a transcript (JSONL or Markdown)
 //	reef security  audit the security posture: each problem with its fix
+//	reef backup    write a copy of the database (and the workspaces); reef restore puts one back
 //	reef version   print the version
 package main
 
@@ -37,7 +38,8 @@ Usage:
   reef chat    [-config FILE]   talk to your agent in this terminal; pipe lines in to script it
   reef gateway [-config FILE] [-pprof ADDR]
                                 run every configured channel until Ctrl-C / SIGTERM
-  reef init                     create $REEF_HOME (default ~/.reef) with a starter workspace
+  reef init    [--fresh]        create $REEF_HOME (default ~/.reef) with a starter workspace;
+                                --fresh replaces an empty (0-byte) reef.db, keeping it aside
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
   reef status  [-config FILE] [-json]
                                 channels, sessions and pending pairing requests (live while reef runs)
@@ -51,6 +53,11 @@ Usage:
                                 security posture: open doors, guests' tools, exec sandbox, webhooks,
                                 file modes, secrets in reef.yaml; each problem with its fix
                                 (exit status 1 when problems are found)
+  reef backup  [-o FILE] [--workspace] [-json]
+                                a consistent copy of the database (reef keeps serving), gzip-compressed,
+                                in $REEF_HOME/backups; --workspace also writes the workspaces as .tar.gz
+  reef restore [-json] FILE     check a backup and put it in place of the database (reef stopped);
+                                the database it replaces is kept as reef.db.before-restore-<time>
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
@@ -87,6 +94,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCron(args[1:], stdout, stderr)
 	case "security":
 		return runSecurity(args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(args[1:], stdout, stderr)
+	case "restore":
+		return runRestore(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)

@@ -42,7 +42,20 @@ func damaged(err error) error {
 	if d, ok := errors.AsType[*bolt.DamagedError](err); ok {
 		return fmt.Errorf("the database %s is damaged: %v\n%s", d.Path, d.Problem, bolt.DamageHelp(d.Path))
 	}
+	if errors.Is(err, bolt.ErrEmpty) {
+		return errors.New(emptyHelp(err))
+	}
 	return err
+}
+
+// emptyHelp explains Open's refusal of an existing zero-length database (err wraps
+// bolt.ErrEmpty and names the file).
+func emptyHelp(err error) string {
+	return err.Error() + "\n" +
+		"reef did not start on it: an empty reef.db usually means a crash or a full disk emptied it,\n" +
+		"and starting afresh would drop your conversations, pairings and cron jobs without a word.\n" +
+		"To go on, put back a backup (`reef restore FILE`), or start with an empty database:\n" +
+		"  reef init --fresh      moves the empty file aside (reef.db.empty-<time>) and creates a new one"
 }
 
 // buildAgents turns the configured agents into runnable ones: providers wrapped with the

@@ -20,6 +20,8 @@ package bolt
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,6 +60,12 @@ type Options struct {
 	// Update fails.
 	ReadOnly bool
 }
+
+// ErrEmpty is Open's error (wrapped) for a database file that exists and holds nothing: a
+// crash or a full disk truncated it, or something emptied it. Open never makes it a new
+// database, since that would silently start over without the history it once held; the
+// caller decides (`reef init --fresh` moves it aside).
+var ErrEmpty = errors.New("the database file exists but is empty (0 bytes)")
 
 // Store is a persistence.Store on one bbolt file.
 type Store struct {
@@ -119,11 +127,7 @@ func Open(path string, opts Options) (*Store, error) {
 // can change it between the check and the open. A damaged meta page is an error of bbolt's;
 // a panic (bbolt asserts much of what it reads) is turned into one.
 func openDB(path string, opts Options) (db *bbolt.DB, err error) {
-	flag := os.O_RDWR | os.O_CREATE
-	if opts.ReadOnly {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(path, flag, 0o600)
+	f, created, err := openFile(path, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +135,12 @@ func openDB(path string, opts Options) (db *bbolt.DB, err error) {
 		f.Close()
 		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || fi.Size() > 0 { // an empty file is a new database
+	fi, err := f.Stat()
+	if err == nil && fi.Size() == 0 && !created { // only a file this Open created is a new database
+		f.Close()
+		return nil, ErrEmpty
+	}
+	if err != nil || fi.Size() > 0 {
 		if err == nil {
 			err = verifyFile(f)
 		}
@@ -160,6 +169,27 @@ func openDB(path string, opts Options) (db *bbolt.DB, err error) {
 		err = &DamagedError{Path: path, Problem: err}
 	}
 	return db, err
+}
+
+// openFile opens the file at path, creating it (0600) unless readOnly, and says whether this
+// call created it: an empty file that already existed is not a new database.
+func openFile(path string, readOnly bool) (f *os.File, created bool, err error) {
+	if readOnly {
+		f, err = os.OpenFile(path, os.O_RDONLY, 0)
+		return f, false, err
+	}
+	for {
+		if f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			return f, true, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, false, err
+		}
+		if f, err = os.OpenFile(path, os.O_RDWR, 0); !errors.Is(err, fs.ErrNotExist) {
+			return f, false, err
+		}
+		// removed between the two calls: try again
+	}
 }
 
 // closeSoon closes db, waiting at most a second: after a panic inside a transaction bbolt
@@ -295,9 +325,10 @@ func (s *Store) View(fn func(persistence.Reader) error) error {
 }
 
 // Check verifies the whole file's consistency (the equivalent of `bbolt check`) and returns
-// every problem found, joined, or nil. It holds the write lock while it runs, so writers wait.
+// every problem found, joined, or nil. It holds the write lock while it runs, so writers wait
+// (on a store opened ReadOnly it runs in a read transaction).
 func (s *Store) Check() error {
-	btx, err := s.db.Begin(true)
+	btx, err := s.db.Begin(!s.db.IsReadOnly())
 	if err != nil {
 		return fmt.Errorf("bolt: check: %w", mapErr(err))
 	}
@@ -310,6 +341,21 @@ func (s *Store) Check() error {
 		return fmt.Errorf("bolt: check %s: %w", s.path, errors.Join(errs...))
 	}
 	return nil
+}
+
+// Backup writes a consistent copy of the whole database to w, from one read transaction:
+// writers go on while it runs, and the copy is the state of the last commit before it began.
+func (s *Store) Backup(w io.Writer) (int64, error) {
+	var n int64
+	err := s.db.View(func(btx *bbolt.Tx) error {
+		var err error
+		n, err = btx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("bolt: backup: %w", mapErr(err))
+	}
+	return n, nil
 }
 
 // Stats are cheap counters about the database file.
