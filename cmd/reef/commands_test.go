@@ -275,6 +275,8 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		{[]string{"fake-llm"}, "-addr"},
 		{[]string{"security"}, "reef security audit"},
 		{[]string{"security", "audit"}, "reef security audit"},
+		{[]string{"backup"}, "reef backup"},
+		{[]string{"restore"}, "reef restore"},
 	}
 	for _, tt := range tests {
 		for _, h := range []string{"-h", "--help"} {
