@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
@@ -215,4 +216,42 @@ func TestToolOnceChild(t *testing.T) {
 		extra: toolOnceTools(dir, func() { fmt.Println("TOOLS_HELD") })})
 	h.say("9", "do the two steps")
 	time.Sleep(time.Minute) // the parent kills this process
+}
+
+// BenchmarkToolStep measures one run of one tool step (model → tool → model → answer) in
+// one conversation on a durable bolt store, each op one answered message. "recorded" calls a
+// tool that is not idempotent, so the step is written as started before the tool runs;
+// "idempotent" skips that write. The difference is the latency the record adds to a step.
+func BenchmarkToolStep(b *testing.B) {
+	noop := func(context.Context, tools.Call) (tools.Result, error) { return tools.Result{Content: "done"}, nil }
+	for _, bc := range []struct {
+		name string
+		tool tools.Tool
+	}{
+		{"recorded", &testTool{name: "act", run: noop}},
+		{"idempotent", &idemTool{testTool{name: "act", run: noop}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			script := fakellm.NewScript()
+			script.KeepRequests = 16
+			script.Respond = func(r fakellm.Request) fakellm.Reply {
+				if last := r.Messages[len(r.Messages)-1]; last.Role == messages.RoleUser {
+					return fakellm.Reply{ToolCalls: []messages.ToolCall{call("c1", "act", map[string]any{})}}
+				}
+				return fakellm.Reply{Text: "ok"}
+			}
+			h := newHarness(b, harnessOpts{script: script, extra: []tools.Tool{bc.tool}})
+			c0, _, n0 := actors.StorageStats()
+			b.ResetTimer()
+			for range b.N {
+				h.say("1", "hello")
+				h.reply()
+			}
+			b.StopTimer()
+			c1, _, n1 := actors.StorageStats()
+			b.ReportMetric(float64(c1-c0)/float64(b.N), "commits/op")
+			b.ReportMetric(float64(n1-n0)/1e6/float64(max(1, c1-c0)), "ms/commit")
+			h.stop()
+		})
+	}
 }
