@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -252,6 +254,78 @@ func BenchmarkToolStep(b *testing.B) {
 			b.ReportMetric(float64(c1-c0)/float64(b.N), "commits/op")
 			b.ReportMetric(float64(n1-n0)/1e6/float64(max(1, c1-c0)), "ms/commit")
 			h.stop()
+		})
+	}
+}
+
+// startedStore counts the started records written and can refuse them.
+type startedStore struct {
+	persistence.Store
+	fail bool
+	puts atomic.Int32
+}
+
+func (s *startedStore) Update(fn func(persistence.Tx) error) error {
+	return s.Store.Update(func(tx persistence.Tx) error { return fn(&startedTx{Tx: tx, store: s}) })
+}
+
+type startedTx struct {
+	persistence.Tx
+	store *startedStore
+}
+
+func (t *startedTx) Put(bucket, key string, value []byte) error {
+	if bucket == "runs/started" {
+		t.store.puts.Add(1)
+		if t.store.fail {
+			return errors.New("disk says no")
+		}
+	}
+	return t.Tx.Put(bucket, key, value)
+}
+
+// TestToolNotRunWhenStartNotRecorded: when the started record cannot be written, the
+// side-effect tool does not run; the model is told and the user gets an answer. A step whose
+// calls are all idempotent writes no record.
+func TestToolNotRunWhenStartNotRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		tool     string
+		fail     bool
+		wantRuns int
+		wantPuts int32
+		want     string
+	}{
+		{"refused", "act", true, 0, 1, "not run: reef could not save"},
+		{"recorded", "act", false, 1, 1, "done"},
+		{"idempotent", "look", true, 1, 0, "done"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs atomic.Int32
+			run := func(context.Context, tools.Call) (tools.Result, error) {
+				runs.Add(1)
+				return tools.Result{Content: "done"}, nil
+			}
+			script := fakellm.NewScript(fakellm.Reply{ToolCalls: []messages.ToolCall{call("c1", tc.tool, map[string]any{})}},
+				fakellm.Reply{Text: "answered"})
+			store := &startedStore{fail: tc.fail}
+			h := newHarness(t, harnessOpts{script: script,
+				extra:     []tools.Tool{&testTool{name: "act", run: run}, &idemTool{testTool{name: "look", run: run}}},
+				wrapStore: func(s persistence.Store) persistence.Store { store.Store = s; return store }})
+			h.say("1", "go")
+			if got := h.reply(); got.Text != "answered" {
+				t.Fatalf("reply = %q, want the model's answer", got.Text)
+			}
+			if got := int(runs.Load()); got != tc.wantRuns {
+				t.Errorf("tool ran %d times, want %d", got, tc.wantRuns)
+			}
+			if got := store.puts.Load(); got != tc.wantPuts {
+				t.Errorf("%d started records written, want %d", got, tc.wantPuts)
+			}
+			reqs := script.Requests()
+			if len(reqs) != 2 || !requestHas(reqs[1], tc.want) {
+				t.Errorf("the model was not given the result %q", tc.want)
+			}
 		})
 	}
 }
