@@ -74,7 +74,8 @@
 //	turn_llm.go:Turn.startLLM                   the prompt (requestPrompt) and the provider's stream in
 //	                                            a goroutine (callLLM), back as llmDone
 //	turn_llm.go:Turn.onLLMDone                  no tool calls: Turn.finish; else Turn.dispatch
-//	turn_tools.go:Turn.dispatch                 one ToolRun per call (toolrun.go:ToolRun.onStarted, runTool);
+//	turn_tools.go:Turn.dispatch                 records the calls as started (turn_started.go), then
+//	                                            one ToolRun per call (toolrun.go:ToolRun.onStarted, runTool);
 //	                                            Turn.precheck refuses a tool the run may not use first
 //	turn_tools.go:Turn.onToolDone               the result; Turn.maybeNextStep calls the model again
 //	turn.go:Turn.finish                         turnFinished to the Session; the Turn stops
@@ -105,6 +106,20 @@
 // loss into an error result or a failed run); Router → Session restarts up to 3 times a
 // minute, then stops it (a panic in Session.Receive first charges the messages in hand with
 // an attempt, and one charged twice becomes a dead letter, session_poison.go); Gateway restarts Connectors and the Router with exponential backoff.
+//
+// # Tool calls across a crash
+//
+// A tool's side effect happens at most once across a crash (turn_started.go). Besides the
+// layout of DESIGN §4, the store holds, in the named bucket runs/started, one record per
+// recorded step of a running run, under "<session key>\n<n>" (n 8 digits, from 0): JSON
+// {"entries": [...]} with the run's transcript entries since the previous record (the results
+// of the earlier steps and the assistant message asking for this step's calls). Turn.dispatch
+// writes it through Storage before the step's ToolRuns start (skipped when every call is of a
+// tools.Idempotent tool, and during the memory flush); Session.onTurnFinished deletes the
+// session's records in the transaction that records the run. Records left by a crash are loaded
+// by Session.onStarted and given to the first run, which starts from them (Turn.resume): calls
+// without a result get "interrupted: ..." unless their tool is idempotent, which runs again.
+// Steered user entries in a record are skipped: those messages are still in the inbox.
 //
 // # A Session's messages
 //

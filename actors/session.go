@@ -47,9 +47,11 @@ type Session struct {
 	turnSeq   uint64
 	answering []messages.Inbound // what the running turn answers
 	turnUser  []messages.ChatMessage
-	turnTools tools.Policy // what the running Turn may use: a message may steer it only with these rights
-	turnDrop  []uint64     // inbox seqs the running turn deletes without answering
-	saving    bool         // a finished turn is being committed
+	turnTools tools.Policy           // what the running Turn may use: a message may steer it only with these rights
+	turnDrop  []uint64               // inbox seqs the running turn deletes without answering
+	saving    bool                   // a finished turn is being committed
+	resume    []messages.ChatMessage // entries of a run a crash interrupted, for the next run (turn_started.go)
+	resumeN   int                    // how many started records hold them
 
 	cmp sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
 }
@@ -166,6 +168,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if s.attempts, err = loadAttempts(r, s.key); err != nil {
 			return err
 		}
+		if s.resume, s.resumeN, err = loadStarted(r, s.key); err != nil {
+			return err
+		}
 		outbox, err = r.Outbox(s.key)
 		return err
 	})
@@ -197,6 +202,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 	if len(dead) > 0 {
 		s.deadLetter(ctx, dead)
 	}
+	s.dropStaleStarted(ctx)
 	s.maybeStartTurn(ctx)
 	return nil
 }
@@ -291,7 +297,11 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		model:      model,
 		reasoning:  s.info.Think,
 		compact:    compactInput{hasSummary: s.cmp.hasSummary},
+		storage:    s.storage,
+		resume:     s.resume,
+		resumeN:    s.resumeN,
 	}))
+	s.resume = nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})
 }
 

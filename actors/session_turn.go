@@ -70,7 +70,8 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		failed = s.deps.redactor().apply(msg.err.Error())
 	}
 	var seqs []uint64
-	attempts := s.attempts // never changed after the Session loaded it
+	attempts := s.attempts     // never changed after the Session loaded it
+	ran := len(s.turnUser) > 0 // a run, not a /compact: its started records go (turn_started.go)
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			var err error
@@ -79,6 +80,11 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			}
 			if err := snap.put(tx, key, seqs); err != nil {
 				return err
+			}
+			if ran {
+				if err := deleteStarted(tx, key); err != nil {
+					return err
+				}
 			}
 			return settle(tx, key, inboxSeqs, outbox, info, attempts)
 		},

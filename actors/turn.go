@@ -42,6 +42,9 @@ type Turn struct {
 	steer    []messages.Inbound // messages sent during the run, injected at its next boundary
 	injected []messages.Inbound // steered messages the run took in, in order
 	cmp      turnCompact        // context compaction and memory flush (turn_compact.go)
+
+	recorded int // len(msgs) at the last started record (turn_started.go)
+	records  int // started records this run wrote
 }
 
 // turnInput is everything a Turn needs, copied by the Session.
@@ -59,6 +62,10 @@ type turnInput struct {
 	model      ModelChoice
 	reasoning  string // providers.Request.Reasoning ("" = provider default)
 	compact    compactInput
+
+	storage *actor.PID             // where the run records its tool calls as started; nil: not recorded
+	resume  []messages.ChatMessage // entries of the run a crash interrupted, to start from (turn_started.go)
+	resumeN int                    // how many started records hold them
 }
 
 // Turn messages.
@@ -123,6 +130,8 @@ func (t *Turn) Receive(ctx actor.Context) {
 		t.onToolLost(ctx, msg)
 	case *steerMessage:
 		t.steer = append(t.steer, msg.in)
+	case *startedRecorded:
+		t.onStartedRecorded(ctx, msg)
 	case *compactDone:
 		t.onCompactDone(ctx, msg)
 	case *cancelTurn:
@@ -153,6 +162,9 @@ func (t *Turn) begin(ctx actor.Context) {
 	}
 	if t.in.compact.manual {
 		t.startSummary(ctx, false)
+		return
+	}
+	if t.resume(ctx) {
 		return
 	}
 	t.startLLM(ctx)

@@ -29,13 +29,26 @@ type toolLost struct {
 	callID string
 }
 
-// dispatch checks each call and spawns a ToolRun for the valid ones; the others get an error
-// result at once, with no side effect.
+// dispatch runs a step's calls, after recording them as started when a crash must not
+// repeat them (turn_started.go).
 func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 	t.pending = calls
 	clear(t.results)
 	clear(t.outside)
-	for _, c := range calls {
+	if t.mustRecord(calls) {
+		t.recordStarted(ctx)
+		return
+	}
+	t.runCalls(ctx)
+}
+
+// runCalls checks each pending call without a result and spawns a ToolRun for the valid ones;
+// the others get an error result at once, with no side effect.
+func (t *Turn) runCalls(ctx actor.Context) {
+	for _, c := range t.pending {
+		if t.results[c.ID] != nil {
+			continue
+		}
 		if res, ok := t.precheck(c); !ok {
 			t.results[c.ID] = &res
 			t.event(ctx, messages.ToolFinished, c.ID, c.Name+": "+res.Content, true)

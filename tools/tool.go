@@ -61,3 +61,11 @@ type Sync interface {
 	Tool
 	Synchronous()
 }
+
+// Idempotent is implemented by tools whose calls are safe to repeat: they change nothing
+// outside reef (read, ls). After a crash, reef runs an interrupted call of such a tool again;
+// a call of any other tool is not repeated, and the model is told it was interrupted.
+type Idempotent interface {
+	Tool
+	Idempotent()
+}

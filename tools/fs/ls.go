@@ -17,7 +17,7 @@ import (
 // List is the ls tool: the entries of a workspace folder.
 type List struct{ cfg Config }
 
-var _ tools.Tool = (*List)(nil)
+var _ tools.Idempotent = (*List)(nil)
 
 // NewList returns the ls tool.
 func NewList(cfg Config) *List { return &List{cfg: cfg.withDefaults()} }
@@ -27,6 +27,9 @@ type listArgs struct {
 }
 
 // Spec describes ls to the model.
+// Idempotent: it changes nothing, so a call a crash interrupted is run again.
+func (*List) Idempotent() {}
+
 func (t *List) Spec() messages.ToolSpec {
 	return messages.ToolSpec{
 		Name: "ls",

@@ -17,7 +17,7 @@ import (
 // Read is the read tool: a window of lines from a text file in the workspace.
 type Read struct{ cfg Config }
 
-var _ tools.Tool = (*Read)(nil)
+var _ tools.Idempotent = (*Read)(nil)
 
 // NewRead returns the read tool.
 func NewRead(cfg Config) *Read { return &Read{cfg: cfg.withDefaults()} }
@@ -29,6 +29,9 @@ type readArgs struct {
 }
 
 // Spec describes read to the model.
+// Idempotent: it changes nothing, so a call a crash interrupted is run again.
+func (*Read) Idempotent() {}
+
 func (t *Read) Spec() messages.ToolSpec {
 	props := pathProps("File to read, relative to the workspace.")
 	props["offset"] = map[string]any{"type": "integer", "minimum": 1,
