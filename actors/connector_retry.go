@@ -188,18 +188,19 @@ func (c *Connector) stopRetries() {
 // deadReply sets aside a reply the platform refused for OutboxRetry.MaxAge: its outbox row
 // moves to deadReplyBucket.
 func (c *Connector) deadReply(ctx actor.Context, out *messages.Outbound, err error, age time.Duration) {
-	c.log.Error().Err(err).Str("chat", out.ChatID).Str("session", out.SessionKey).Uint64("outboxSeq", out.OutboxSeq).
-		Dur("waited", age).Msg("reply set aside as a dead letter: the platform refused it for too long")
 	c.release(ctx, out, err)
+	log := c.log.With().Str("chat", out.ChatID).Str("session", out.SessionKey).Uint64("outboxSeq", out.OutboxSeq).
+		Dur("waited", age).AnErr("error", err).Logger()
 	if out.OutboxSeq == 0 {
+		log.Error().Msg("reply dropped: the platform refused it for too long")
 		return
 	}
 	b, jerr := json.Marshal(out)
 	if jerr != nil {
-		c.log.Error().Err(jerr).Msg("dead reply not recorded")
+		log.Error().AnErr("marshal", jerr).Msg("dead reply not recorded; it stays in the outbox")
 		return
 	}
-	key, seq, log := out.SessionKey, out.OutboxSeq, c.log
+	key, seq := out.SessionKey, out.OutboxSeq
 	ctx.Send(c.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			if err := tx.Put(deadReplyBucket, inboxRef(key, seq), b); err != nil {
@@ -209,8 +210,10 @@ func (c *Connector) deadReply(ctx actor.Context, out *messages.Outbound, err err
 		},
 		Done: func(err error) {
 			if err != nil {
-				log.Error().Err(err).Str("session", key).Msg("dead reply not recorded; it stays in the outbox")
+				log.Error().AnErr("write", err).Msg("dead reply not recorded; it stays in the outbox")
+				return
 			}
+			log.Error().Msg("reply set aside as a dead letter: the platform refused it for too long")
 		},
 	})
 }

@@ -48,13 +48,19 @@ type outageRig struct {
 	sent  chan telegramtest.SentMessage // every message sent or edited
 	calls chan string                   // every Bot API method called
 	// parked gets a value when the Connector logs that a reply stays in the outbox: it gave
-	// up trying for now (before the outbox drained by itself, after four tries in 7 s).
+	// up trying for now (before the outbox drained by itself, after four tries in 7 s); and
+	// when it recorded a dead letter.
 	parked chan struct{}
 }
 
 func newOutageRig(t *testing.T, retry actors.OutboxRetry, replies ...string) *outageRig {
 	t.Helper()
-	srv := telegramtest.New(t)
+	return startOutageRig(t, retry, telegramtest.New(t), filepath.Join(t.TempDir(), "reef.db"), replies...)
+}
+
+// startOutageRig starts a gateway on the database at dbPath, against srv.
+func startOutageRig(t *testing.T, retry actors.OutboxRetry, srv *telegramtest.Server, dbPath string, replies ...string) *outageRig {
+	t.Helper()
 	r := &outageRig{t: t, srv: srv, gate: make(chan struct{}),
 		sent: make(chan telegramtest.SentMessage, 100), calls: make(chan string, 1000), parked: make(chan struct{}, 100)}
 	srv.OnSend(func(m telegramtest.SentMessage) { r.sent <- m })
@@ -81,7 +87,7 @@ func newOutageRig(t *testing.T, retry actors.OutboxRetry, replies ...string) *ou
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.store, err = bolt.Open(filepath.Join(t.TempDir(), "reef.db"), bolt.Options{}); err != nil {
+	if r.store, err = bolt.Open(dbPath, bolt.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
@@ -91,7 +97,7 @@ func newOutageRig(t *testing.T, retry actors.OutboxRetry, replies ...string) *ou
 		log = zerolog.New(io.Discard).Level(zerolog.WarnLevel)
 	}
 	log = log.Hook(zerolog.HookFunc(func(_ *zerolog.Event, _ zerolog.Level, msg string) {
-		if strings.Contains(msg, "stays in the outbox") {
+		if strings.Contains(msg, "stays in the outbox") || strings.Contains(msg, "dead letter") {
 			r.parked <- struct{}{}
 		}
 	}))
@@ -141,6 +147,7 @@ func (r *outageRig) waitCalls(method string, n int) {
 func (r *outageRig) settled(chat int64, want ...string) {
 	r.t.Helper()
 	r.stop()
+	defer r.store.Close()
 	msgs := r.srv.Messages(chat)
 	var got []string
 	for _, m := range msgs {
@@ -166,9 +173,6 @@ func (r *outageRig) settled(chat int64, want ...string) {
 	})
 	if err != nil {
 		r.t.Fatal(err)
-	}
-	if err := r.store.Close(); err != nil {
-		r.t.Error(err)
 	}
 }
 
@@ -212,4 +216,67 @@ func TestConnectorOutboxFlushedWhenChatWrites(t *testing.T) {
 	}
 	r.waitSent("second answer", true)
 	r.settled(42, "the answer", "second answer")
+}
+
+// A reply still waiting when reef stops is sent once after the restart, into its draft.
+func TestConnectorOutboxSentOnceAfterRestart(t *testing.T) {
+	long := actors.OutboxRetry{First: time.Hour, MaxAge: 2 * time.Hour}
+	srv := telegramtest.New(t)
+	db := filepath.Join(t.TempDir(), "reef.db")
+	r := startOutageRig(t, long, srv, db, "the answer")
+	srv.UserSays(42, 42, "hi")
+	draft := r.waitSent("…", false)
+	srv.Down(502, "sendMessage", "editMessageText", "deleteMessage")
+	close(r.gate)
+	testutil.Receive(t, r.parked)
+	r.stop() // tries the waiting reply once more, in vain: it stays in the outbox
+	if err := r.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv.Up()
+	r = startOutageRig(t, long, srv, db)
+	m := r.waitSent("the answer", true)
+	if m.MessageID != draft.MessageID {
+		t.Errorf("the reply edited message %d, want the draft %d", m.MessageID, draft.MessageID)
+	}
+	r.settled(42, "the answer")
+	if m := srv.Messages(42)[0]; m.Edits != 1 {
+		t.Errorf("the draft was edited %d times, want once", m.Edits)
+	}
+}
+
+// A reply the platform refuses for longer than MaxAge is set aside as a dead letter, and
+// the chat's later replies go on.
+func TestConnectorOutboxDeadReply(t *testing.T) {
+	r := newOutageRig(t, actors.OutboxRetry{First: 10 * time.Millisecond, Max: 20 * time.Millisecond, MaxAge: 60 * time.Millisecond},
+		"lost answer", "second answer")
+	r.srv.UserSays(42, 42, "hi")
+	r.waitSent("…", false)
+	r.srv.Down(502, "sendMessage", "editMessageText") // the run's end deletes the draft
+	close(r.gate)
+	for len(r.deadReplies()) == 0 {
+		testutil.Receive(t, r.parked) // each failure is logged, and the dead letter once recorded
+	}
+	r.srv.Up()
+	r.srv.UserSays(42, 42, "again")
+	r.waitSent("second answer", true)
+	dead := r.deadReplies()
+	r.settled(42, "second answer")
+	if len(dead) != 1 || dead[0].Outbound.Text != "lost answer" || dead[0].OutboxSeq == 0 {
+		t.Errorf("dead replies %+v, want the lost answer", dead)
+	}
+}
+
+func (r *outageRig) deadReplies() []actors.DeadReply {
+	r.t.Helper()
+	var dead []actors.DeadReply
+	err := r.store.View(func(rd persistence.Reader) error {
+		var err error
+		dead, err = actors.ListDeadReplies(rd)
+		return err
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return dead
 }
