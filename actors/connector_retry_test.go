@@ -98,7 +98,10 @@ func startOutageRig(t *testing.T, retry actors.OutboxRetry, srv *telegramtest.Se
 	}
 	log = log.Hook(zerolog.HookFunc(func(_ *zerolog.Event, _ zerolog.Level, msg string) {
 		if strings.Contains(msg, "stays in the outbox") || strings.Contains(msg, "dead letter") {
-			r.parked <- struct{}{}
+			select {
+			case r.parked <- struct{}{}:
+			default:
+			}
 		}
 	}))
 	deps := &actors.Deps{Log: log, Store: r.store, Agents: []*actors.Agent{ag},
