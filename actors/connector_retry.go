@@ -23,8 +23,8 @@ import (
 
 // OutboxRetry is how a Connector retries replies the platform did not take.
 type OutboxRetry struct {
-	First  time.Duration // the first wait, doubling after each failure; default 1 s
-	Max    time.Duration // the longest wait; default 5 min
+	First time.Duration // the first wait, doubling after each failure; default 1 s
+	Max   time.Duration // the longest wait; default 5 min
 	// MaxAge is how long a reply is tried from its first failure (in this Connector's life:
 	// after a restart the count starts again) before it is set aside; default 24 h.
 	MaxAge time.Duration
