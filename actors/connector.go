@@ -39,6 +39,7 @@ type Connector struct {
 	// held are the outbox rows in hand (queued, sending or waiting for the platform), by
 	// outKey; true once the Session was told (OutboundSent) before the row was done.
 	held    map[string]bool
+	done    map[string]time.Time  // outKey → when the Connector was done with it (see recentlyDone)
 	retries map[string]*chatRetry // chat → its head reply, refused by the platform before
 	health  ChannelHealth
 }
@@ -114,6 +115,7 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	c.busy = map[string]bool{}
 	c.runs = map[string]*showRun{}
 	c.held = map[string]bool{}
+	c.done = map[string]time.Time{}
 	c.retries = map[string]*chatRetry{}
 	c.health = ChannelHealth{Name: c.name, Connected: true}
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -79,9 +79,16 @@ func (c *Connector) hold(out *messages.Outbound) bool {
 	if _, ok := c.held[k]; ok {
 		return false
 	}
+	if _, ok := c.done[k]; ok {
+		return false
+	}
 	c.held[k] = false
 	return true
 }
+
+// recentlyDone is how long the Connector remembers a reply it is done with: a Session that
+// read its outbox just before the row was deleted may send it again a moment later.
+const recentlyDone = time.Minute
 
 // release forgets out and tells its Session, unless it was told when the reply first waited.
 func (c *Connector) release(ctx actor.Context, out *messages.Outbound, err error) {
@@ -93,6 +100,15 @@ func (c *Connector) release(ctx actor.Context, out *messages.Outbound, err error
 		c.confirm(ctx.ActorSystem().Root, out, err)
 	}
 	delete(c.held, k)
+	now := c.deps.now()
+	if len(c.done) >= 1024 {
+		for k, at := range c.done {
+			if now.Sub(at) > recentlyDone {
+				delete(c.done, k)
+			}
+		}
+	}
+	c.done[k] = now
 }
 
 // park puts a reply the platform did not take back at the head of its chat's queue and
