@@ -36,7 +36,12 @@ type Connector struct {
 	queues map[string][]any    // chat id → pending *messages.Outbound / *messages.TurnEvent / *showRun / *typingJob
 	busy   map[string]bool     // chat id → a job is running
 	runs   map[string]*showRun // session and chat → a started run, to show (see showDelay) and keep shown
-	health ChannelHealth
+	// held are the outbox rows in hand (queued, sending or waiting for the platform), by
+	// outKey; true once the Session was told (OutboundSent) before the row was done.
+	held    map[string]bool
+	done    map[string]time.Time  // outKey → when the Connector was done with it (see recentlyDone)
+	retries map[string]*chatRetry // chat → its head reply, refused by the platform before
+	health  ChannelHealth
 }
 
 // ChannelHealth is a connector's state as shown by status commands.
@@ -57,8 +62,16 @@ type (
 		err   error
 		final bool // the channel will not be restarted
 	}
-	jobDone    struct{ chat string }
-	inboundHit struct{ at time.Time }
+	jobDone struct {
+		chat  string
+		out   *messages.Outbound // the job's reply, if it was one
+		err   error              // why out was not sent
+		retry bool               // try out again: the failure may pass
+	}
+	inboundHit struct {
+		at    time.Time
+		chats []string
+	}
 )
 
 // ConnectorProps is the recipe for the Connector of channel name.
@@ -83,6 +96,11 @@ func (c *Connector) Receive(ctx actor.Context) {
 		c.onJobDone(ctx, msg)
 	case *inboundHit:
 		c.health.LastEvent = msg.at
+		c.flush(ctx, msg.chats...)
+	case *reachable:
+		c.flush(ctx)
+	case *retryDue:
+		c.onRetryDue(ctx, msg)
 	case *runExited:
 		c.onRunExited(msg)
 	case *healthRequest:
@@ -96,11 +114,17 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	c.queues = map[string][]any{}
 	c.busy = map[string]bool{}
 	c.runs = map[string]*showRun{}
+	c.held = map[string]bool{}
+	c.done = map[string]time.Time{}
+	c.retries = map[string]*chatRetry{}
 	c.health = ChannelHealth{Name: c.name, Connected: true}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	deliver := c.deliverAllFunc(root, self)
+	if r, ok := c.ch.(channels.Reachable); ok {
+		r.OnReachable(func() { root.Send(self, &reachable{}) })
+	}
 	go func() {
 		err := c.runLoop(runCtx, deliver, func(err error) { root.Send(self, &runExited{err: err}) })
 		root.Send(self, &runExited{err: err, final: true})
@@ -118,6 +142,7 @@ func (c *Connector) onStopping(ctx actor.Context) {
 	if c.cancel == nil {
 		return
 	}
+	c.stopRetries()
 	for key, sr := range c.runs {
 		sr.stop()
 		delete(c.runs, key)
@@ -131,9 +156,11 @@ func (c *Connector) onStopping(ctx actor.Context) {
 	root := ctx.ActorSystem().Root
 	for chat, q := range c.queues {
 		var outs []*messages.Outbound
+		var told []bool // the Session was told already
 		for _, job := range q {
 			if out, ok := job.(*messages.Outbound); ok {
 				outs = append(outs, out)
+				told = append(told, out.OutboxSeq != 0 && c.held[outKey(out)])
 			}
 		}
 		delete(c.queues, chat)
@@ -143,11 +170,17 @@ func (c *Connector) onStopping(ctx actor.Context) {
 		c.sends.Add(1)
 		go func() {
 			defer c.sends.Done()
-			for _, out := range outs {
+			for i, out := range outs {
 				if time.Now().After(deadline) {
 					return
 				}
-				c.send(c.runCtx, root, out)
+				retry, err := c.send(c.runCtx, root, out)
+				if !told[i] {
+					c.confirm(root, out, err)
+				}
+				if retry {
+					return // the rest of the chat stays in order in the outbox
+				}
 			}
 		}()
 	}

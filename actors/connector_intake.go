@@ -33,7 +33,11 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 	settings := c.deps.Session.withDefaults()
 	limiter := newRateLimiter(c.name, settings.RateLimit)
 	return func(ctx context.Context, ins []messages.Inbound) []error {
-		root.Send(self, &inboundHit{at: c.deps.now()})
+		chats := make([]string, len(ins))
+		for i := range ins {
+			chats[i] = ins[i].ChatID
+		}
+		root.Send(self, &inboundHit{at: c.deps.now(), chats: chats})
 		errs := make([]error, len(ins))
 		refused := map[string]bool{} // chats with a refused message: their later ones wait
 		batch := make([]*intake, 0, len(ins))

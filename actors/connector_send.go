@@ -18,6 +18,10 @@ import (
 // makes its own draft, so the run no longer needs showing; and a message sent ends the
 // platform's typing indicator, so it is not sent again either.
 func (c *Connector) onOutbound(ctx actor.Context, out *messages.Outbound) {
+	if !c.hold(out) {
+		c.log.Debug().Str("session", out.SessionKey).Uint64("outboxSeq", out.OutboxSeq).Msg("reply already in hand")
+		return
+	}
 	if !out.Direct {
 		c.forgetRun(out.SessionKey, out.ChatID)
 	}
@@ -25,22 +29,49 @@ func (c *Connector) onOutbound(ctx actor.Context, out *messages.Outbound) {
 }
 
 // enqueue adds a reply or progress event to its chat's queue. Jobs of one chat run one at a
-// time, in order; different chats run concurrently.
+// time, in order; different chats run concurrently. A chat waiting for the platform keeps
+// its replies and runs' ends, and drops what only shows a run's progress.
 func (c *Connector) enqueue(ctx actor.Context, chat string, job any) {
+	if c.waits(chat) && !lasting(job) {
+		return
+	}
 	c.queues[chat] = append(c.queues[chat], job)
 	c.next(ctx, chat)
 }
 
-// onJobDone starts the next job of a chat whose job finished.
+// lasting reports whether a job must still run after the platform was away: a reply, or a
+// run's end (it removes a draft no reply consumed).
+func lasting(job any) bool {
+	switch job := job.(type) {
+	case *messages.Outbound:
+		return true
+	case *messages.TurnEvent:
+		return job.Kind == messages.TurnFinal
+	}
+	return false
+}
+
+// onJobDone starts the next job of a chat whose job finished. A reply the platform did not
+// take makes the chat wait (park); one it took shows the platform is there, so the chats
+// waiting for it are tried again.
 func (c *Connector) onJobDone(ctx actor.Context, msg *jobDone) {
 	c.busy[msg.chat] = false
+	if msg.out != nil {
+		if msg.retry {
+			c.park(ctx, msg.chat, msg.out, msg.err)
+			return
+		}
+		c.sent(msg.chat, msg.out)
+		c.release(ctx, msg.out, msg.err)
+		c.flush(ctx)
+	}
 	c.next(ctx, msg.chat)
 }
 
 // next starts the chat's next job unless one is running.
 func (c *Connector) next(ctx actor.Context, chat string) {
 	q := c.queues[chat]
-	if c.busy[chat] {
+	if c.busy[chat] || c.waits(chat) {
 		return
 	}
 	if len(q) == 0 {
@@ -57,15 +88,20 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 	c.sends.Add(1)
 	go func() {
 		defer c.sends.Done()
+		done := &jobDone{chat: chat}
 		defer func() {
 			if r := recover(); r != nil {
 				c.log.Error().Str("panic", fmt.Sprint(r)).Str("stack", string(debug.Stack())).Msg("send panicked")
+				if done.out != nil {
+					done.err, done.retry = fmt.Errorf("send panicked: %v", r), true
+				}
 			}
-			root.Send(self, &jobDone{chat: chat})
+			root.Send(self, done)
 		}()
 		switch job := job.(type) {
 		case *messages.Outbound:
-			c.send(runCtx, root, job)
+			done.out = job
+			done.retry, done.err = c.send(runCtx, root, job)
 		case *messages.TurnEvent:
 			c.progress(runCtx, root, job)
 		case *showRun:
@@ -76,41 +112,25 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 	}()
 }
 
-// send delivers one reply, retrying transient failures, then removes its outbox row. A reply
-// that cannot be sent stays in the outbox and is sent again when reef restarts.
-func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) {
-	var err error
-	for attempt, wait := 0, time.Second; attempt < 4; attempt, wait = attempt+1, wait*2 {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-		}
-		var edited bool
-		if !out.Direct {
-			edited, err = c.deliverByEdit(ctx, root, out)
-		}
-		if !edited && err == nil {
-			_, err = c.ch.Send(ctx, *out)
-		}
-		if err == nil || ctx.Err() != nil || errors.Is(err, channels.ErrPermanent) {
-			break
-		}
-		c.log.Warn().Err(err).Str("chat", out.ChatID).Int("attempt", attempt+1).Msg("send failed")
+// send delivers one reply and removes its outbox row. It reports retry for a failure that
+// may pass (the platform unreachable, 5xx, a timeout): the reply stays in the outbox and the
+// Connector tries it again (park). A reply the platform refuses for good is dropped.
+func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (retry bool, err error) {
+	var edited bool
+	if !out.Direct {
+		edited, err = c.deliverByEdit(ctx, root, out)
+	}
+	if !edited && err == nil {
+		_, err = c.ch.Send(ctx, *out)
 	}
 	if errors.Is(err, channels.ErrPermanent) {
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply refused by the platform; dropped")
 	} else if err != nil {
-		c.log.Error().Err(err).Str("chat", out.ChatID).Msg("reply not sent; it stays in the outbox")
-		c.confirm(root, out, err)
-		return
+		return true, err
 	}
 	if out.OutboxSeq == 0 {
-		return
+		return false, err
 	}
-	defer func() { c.confirm(root, out, err) }()
 	key, seq, direct := out.SessionKey, out.OutboxSeq, out.Direct
 	done := make(chan error, 1)
 	root.Send(c.storage, &storeWrite{
@@ -122,14 +142,17 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 		},
 		Done: func(err error) { done <- err },
 	})
+	var werr error
 	select { // wait, so that a clean shutdown stops Storage only after this commit
-	case err = <-done:
+	case werr = <-done:
 	case <-time.After(sendGrace):
-		err = errors.New("storage did not answer")
+		werr = errors.New("storage did not answer")
 	}
-	if err != nil {
-		c.log.Error().Err(err).Str("session", key).Msg("mark reply sent; it may be sent again after a restart")
+	if werr != nil {
+		c.log.Error().Err(werr).Str("session", key).Msg("mark reply sent; it may be sent again after a restart")
+		return false, werr
 	}
+	return false, err
 }
 
 func (c *Connector) progress(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {

@@ -31,6 +31,7 @@ type Deps struct {
 	// a channel without an entry gives them tools.GuestTools. The owner gets Agent.Policy.
 	ToolGrants map[string]*tools.GuestPolicy
 	Session    SessionSettings
+	Retry      OutboxRetry      // how Connectors retry replies the platform did not take
 	Now        func() time.Time // default time.Now
 	Clock      Clock            // the Timer's clock; default the real one
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by

@@ -25,6 +25,9 @@
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
 //	show timer (per started run)   Connector, TurnStarted     fires after 500 ms, or stopped by the
 //	                                                          run's reply or end, or Stopping
+//	retry timer (per chat whose    Connector.park             fires after the backoff (retryDue), or
+//	reply the platform refused;                               stopped by a flush (the platform answered,
+//	Deps.Clock)                                               the chat wrote), or Stopping
 //	Router                         Gateway.Started            Gateway shutdown (stops every Session)
 //	Timer                          Gateway.Started, after     Gateway shutdown, before Storage
 //	                               Storage and the Router
@@ -86,7 +89,11 @@
 //	connector_send.go:Connector.send            connector_draft.go:Connector.deliverByEdit edits the
 //	                                            run's draft into the reply (telegram/call.go:Bot.Edit;
 //	                                            too long, or no draft possible: telegram/send.go:Bot.Send),
-//	                                            then deletes the outbox row in Storage: marked sent
+//	                                            then deletes the outbox row in Storage: marked sent;
+//	                                            a failure that may pass parks the reply at the head of
+//	                                            its chat's queue (connector_retry.go:Connector.park),
+//	                                            tried again after a backoff or at once when the
+//	                                            platform answers (Connector.flush)
 //	connector_send.go:Connector.confirm         OutboundSent → Router.forward →
 //	                                            session_turn.go:Session.onOutboundSent
 //

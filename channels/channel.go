@@ -113,3 +113,10 @@ type Editor interface {
 type Deleter interface {
 	Delete(ctx context.Context, chatID, messageID string) error
 }
+
+// Reachable is implemented by channels that report when a call to the platform succeeded
+// (Telegram: every getUpdates answer), so that replies waiting for the platform go out as
+// soon as it is back. The connector calls OnReachable before Run; fn must not block.
+type Reachable interface {
+	OnReachable(fn func())
+}

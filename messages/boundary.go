@@ -59,12 +59,13 @@ type Outbound struct {
 	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`
 }
 
-// OutboundSent reports that an Outbound reached the platform.
+// OutboundSent reports that a Connector is done with an Outbound: it reached the platform,
+// was refused for good, or waits in the Connector for the platform to come back (Err set).
 type OutboundSent struct {
 	SessionKey string
 	OutboxSeq  uint64
 	PlatformID []string // ids of the platform messages (one per chunk)
-	Err        error    // nil when sent; a permanent failure otherwise
+	Err        error    // nil when sent; otherwise why not (yet)
 }
 
 // TurnEventKind names a progress event.

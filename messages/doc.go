@@ -13,8 +13,9 @@
 //	Inbound{System}  Timer → Storage (inbox + run record) →  as above; access checks do not apply
 //	                 Router → Session
 //	Outbound         Session → Connector                     for an outbox row: OutboundSent once the
-//	                 (a Connector to itself: pairing codes,  Connector is done with it; it removes the
-//	                 notices for refused messages)           row (and the run's draft) once sent
+//	                 (a Connector to itself: pairing codes,  Connector is done with it or keeps it to
+//	                 notices for refused messages)           retry; it removes the row (and the run's
+//	                                                         draft) once sent
 //	OutboundSent     Connector → Router → Session            none (the Session may passivate again)
 //	TurnEvent        Turn → Session → Connector              none (typing, draft, progress lines)
 //	CancelRun        Runtime.Cancel (Ctrl-C in reef chat)    none (the run stops; TurnFinal follows)

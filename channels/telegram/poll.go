@@ -99,6 +99,9 @@ func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 			continue
 		}
 		failures = 0
+		if fn := b.reachable.Load(); fn != nil && *fn != nil {
+			(*fn)()
+		}
 		errs := b.deliverBatch(ctx, deliver, updates)
 		for i := range updates {
 			u := &updates[i]

@@ -311,3 +311,32 @@ func TestRunBatchesDeliversAPollAsOneBatch(t *testing.T) {
 	}
 	eventually(t, "the offset passes every update", func() bool { return s.Pending() == 0 && s.Confirmed() > refusedID })
 }
+
+// TestReachableAfterEveryPollAnswer checks that OnReachable's function is called once a
+// getUpdates is answered again after failures, and not for a failed poll.
+func TestReachableAfterEveryPollAnswer(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	s.Down(502, "getUpdates")
+	reached := make(chan struct{}, 100)
+	b.OnReachable(func() { reached <- struct{}{} })
+	box := newInbox()
+	run(t, b, box.deliver)
+	for s.Calls("getUpdates") < 2 {
+		select {
+		case <-reached:
+			t.Fatal("reachable while getUpdates fails")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	s.Up()
+	s.UserSays(5, 5, "back")
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reachable after getUpdates answered")
+	}
+	if got := box.next(t).Text; got != "back" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -85,8 +85,9 @@ type Bot struct {
 	api  *telego.Bot
 	self atomic.Pointer[telego.User] // from getMe, for mention detection
 
-	offset atomic.Int64 // next getUpdates offset; kept across Run restarts
-	timing timing
+	offset    atomic.Int64           // next getUpdates offset; kept across Run restarts
+	reachable atomic.Pointer[func()] // OnReachable's function
+	timing    timing
 
 	progressMu sync.Mutex
 	progress   map[string]*sendProgress // outbox key → chunks already sent (see Send)
@@ -107,6 +108,7 @@ var (
 	_ channels.BatchRunner = (*Bot)(nil)
 	_ channels.Typer       = (*Bot)(nil)
 	_ channels.Editor      = (*Bot)(nil)
+	_ channels.Reachable   = (*Bot)(nil)
 	_ channels.Deleter     = (*Bot)(nil)
 )
 
@@ -192,3 +194,6 @@ func defaultHTTPClient() *http.Client {
 	t.MaxIdleConnsPerHost = 64
 	return &http.Client{Transport: t}
 }
+
+// OnReachable sets the function called after every getUpdates answer (channels.Reachable).
+func (b *Bot) OnReachable(fn func()) { b.reachable.Store(&fn) }

@@ -32,7 +32,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.calls[method]++
 	onCall := s.onCall
 	var f *failure
-	if q := s.fail[method]; len(q) > 0 {
+	if code, ok := s.down[method]; ok {
+		f = &failure{code: code, description: defaultDescription(code, 0)}
+	} else if q := s.fail[method]; len(q) > 0 {
 		if q[0].after > 0 {
 			q[0].after--
 		} else {

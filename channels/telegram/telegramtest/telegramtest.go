@@ -73,6 +73,7 @@ type Server struct {
 	sent       map[int64][]*SentMessage
 	actions    map[int64][]string
 	fail       map[string][]failure
+	down       map[string]int // method → the status every call fails with (Down), until Up
 	calls      map[string]int
 	webhookURL string
 	secret     string
@@ -112,6 +113,7 @@ func Start(token string) (*Server, error) {
 		sent:       map[int64][]*SentMessage{},
 		actions:    map[int64][]string{},
 		fail:       map[string][]failure{},
+		down:       map[string]int{},
 		calls:      map[string]int{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -241,6 +243,23 @@ func (s *Server) FailAfter(method string, after, code, retryAfter int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fail[method] = append(s.fail[method], failure{after: after, code: code, description: defaultDescription(code, retryAfter), retryAfter: retryAfter})
+}
+
+// Down makes every call of each method fail with code (500, 502, ...) until Up: an outage
+// of those methods. Calls still count in Calls.
+func (s *Server) Down(code int, methods ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range methods {
+		s.down[m] = code
+	}
+}
+
+// Up ends every outage Down began.
+func (s *Server) Up() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.down)
 }
 
 // Drop breaks the bot's connection: a getUpdates waiting now has its connection closed;

@@ -185,3 +185,23 @@ func TestInjectedFailures(t *testing.T) {
 		t.Errorf("calls: sendMessage %d, getUpdates %d; want 2 and 2", s.Calls("sendMessage"), s.Calls("getUpdates"))
 	}
 }
+
+func TestDownUntilUp(t *testing.T) {
+	s := New(t)
+	s.Down(502, "sendMessage", "editMessageText")
+	for range 3 {
+		if code, _ := call(t, s, Token, "sendMessage", map[string]any{"chat_id": 7, "text": "x"}); code != 502 {
+			t.Fatalf("sendMessage while down = %d, want 502", code)
+		}
+	}
+	if code, _ := call(t, s, Token, "getMe", nil); code != 200 {
+		t.Errorf("getMe while sendMessage is down = %d, want 200", code)
+	}
+	s.Up()
+	if code, _ := call(t, s, Token, "sendMessage", map[string]any{"chat_id": 7, "text": "x"}); code != 200 {
+		t.Errorf("sendMessage after Up = %d, want 200", code)
+	}
+	if got := s.Sent(7); len(got) != 1 || s.Calls("sendMessage") != 4 {
+		t.Errorf("sent %q in %d calls, want one message in 4", got, s.Calls("sendMessage"))
+	}
+}
