@@ -52,6 +52,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(d.out, "  ! %s\n", note)
 	}
 	d.checkDataDir(cfg)
+	d.checkDisk(cfg.DataDir)
 	d.checkFileModes(configFile(*configPath), cfg.DataDir)
 	for _, a := range cfg.Agents {
 		d.checkWorkspace(a)
