@@ -57,33 +57,7 @@ func TestKill9MidTurn(t *testing.T) {
 		t.Skip("run by the parent test only")
 	}
 	db := filepath.Join(t.TempDir(), "reef.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "REEF_KILL_CHILD_DB="+db)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if sc.Text() == "TOOL_STARTED" {
-				started <- true
-			}
-		}
-		started <- false
-	}()
-	if !testutil.Receive(t, started) {
-		t.Fatal("child exited before the tool started")
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killChildAt(t, "TestKillChild", "REEF_KILL_CHILD_DB="+db, "TOOL_STARTED")
 
 	store, err := bolt.Open(db, bolt.Options{})
 	if err != nil {
@@ -236,4 +210,38 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// killChildAt runs this test binary's test named child with env added, waits until it prints
+// the line marker, and kills it with SIGKILL: a gateway killed at that point of its work.
+func killChildAt(t *testing.T, child, env, marker string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reached := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == marker {
+				reached <- true
+			}
+		}
+		reached <- false
+	}()
+	if !testutil.Receive(t, reached) {
+		cmd.Process.Kill()
+		t.Fatalf("%s exited before it printed %s", child, marker)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
 }

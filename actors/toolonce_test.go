@@ -1,23 +1,19 @@
 package actors_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/reefgw/reef/actors"
-	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
@@ -119,34 +115,7 @@ func TestToolSideEffectOnceAcrossKill9(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "reef.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestToolOnceChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "REEF_TOOLONCE_DIR="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	held := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if sc.Text() == "TOOLS_HELD" {
-				held <- true
-			}
-		}
-		held <- false
-	}()
-	if !testutil.Receive(t, held) {
-		cmd.Process.Kill()
-		t.Fatal("child exited before its tools ran")
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
+	killChildAt(t, "TestToolOnceChild", "REEF_TOOLONCE_DIR="+dir, "TOOLS_HELD")
 	if got := readLines(t, filepath.Join(dir, "side.log")); strings.Join(got, ",") != "a,b" {
 		t.Fatalf("side effects before the restart = %v, want [a b]", got)
 	}
