@@ -2,16 +2,15 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/internal/testutil"
 )
 
 // hardenEnv makes the test binary run hardenChild instead of the tests: "harden" hardens the
@@ -45,7 +44,7 @@ func TestExecCannotReadReefsEnvironment(t *testing.T) {
 	}
 	bin, attr := os.Args[0], &syscall.SysProcAttr{}
 	if os.Getuid() == 0 {
-		bin = worldExecutableCopy(t)
+		bin = testutil.WorldExecutableCopy(t)
 		attr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
 	}
 	const key, token = "sk-harden-canary-1234567890", "123456:harden-canary-token"
@@ -81,28 +80,4 @@ func TestExecCannotReadReefsEnvironment(t *testing.T) {
 			}
 		})
 	}
-}
-
-// worldExecutableCopy copies this test binary where any user may run it.
-func worldExecutableCopy(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-	}
-	bin := filepath.Join(dir, "reef.test")
-	src, err := os.Open(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	return bin
 }

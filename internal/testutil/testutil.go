@@ -4,6 +4,7 @@
 package testutil
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,4 +96,29 @@ func ModuleRoot(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// WorldExecutableCopy copies the running test binary into a temporary folder that any user
+// may enter and run it from, for tests that start it as another (unprivileged) user.
+func WorldExecutableCopy(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	bin := filepath.Join(dir, filepath.Base(os.Args[0]))
+	src, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }

@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reefgw/reef/internal/testutil"
 )
 
 // TestExecDaemonsDieWithTheCall: processes that leave the process group and the session
@@ -126,24 +127,8 @@ func asNonRoot(t *testing.T) (*syscall.SysProcAttr, string, string) {
 		return attr, os.Args[0], workspace(t)
 	}
 	attr.Credential = &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}
-	dir := t.TempDir()
-	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-	}
-	bin := filepath.Join(dir, "exec.test")
-	src, err := os.Open(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	dst.Close()
+	bin := testutil.WorldExecutableCopy(t)
+	dir := filepath.Dir(bin)
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o777); err != nil {
 		t.Fatal(err)
