@@ -88,6 +88,11 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "dead letters: %d (messages that made reef fail twice and were set aside; latest in %s, inbox seq %d: %q)\n",
 			n, termtext.ID(d.SessionKey), d.InboxSeq, shorten(d.Inbound.Text, 60))
 	}
+	if n := len(st.DeadReplies); n > 0 {
+		d := st.DeadReplies[n-1]
+		fmt.Fprintf(stdout, "dead replies: %d (replies the platform refused for too long, set aside; latest in %s: %q)\n",
+			n, termtext.ID(d.SessionKey), shorten(d.Outbound.Text, 60))
+	}
 	for agent, why := range st.HeartbeatsPaused {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}

@@ -38,6 +38,8 @@ type Status struct {
 	Pairing      []access.Pairing       `json:"pairing"`
 	// DeadLetters are messages set aside because they crashed their session every time.
 	DeadLetters []actors.DeadLetter `json:"deadLetters,omitempty"`
+	// DeadReplies are replies set aside because the platform refused them for too long.
+	DeadReplies []actors.DeadReply `json:"deadReplies,omitempty"`
 	// HeartbeatsPaused says, per agent, why its heartbeats are paused.
 	HeartbeatsPaused map[string]string `json:"heartbeatsPaused,omitempty"`
 }
@@ -114,6 +116,9 @@ func readStatus(store persistence.Store, channelNames []string) (Status, error) 
 		}
 		st.Sessions = len(infos)
 		if st.DeadLetters, err = actors.ListDeadLetters(r); err != nil {
+			return err
+		}
+		if st.DeadReplies, err = actors.ListDeadReplies(r); err != nil {
 			return err
 		}
 		for _, ch := range channelNames {
