@@ -101,17 +101,16 @@ var (
 	ErrNoPrefix      = errors.New("no stored prefix is exactly that (the list shows them)")
 )
 
-// NewExecRequestID returns a fresh id, unlike any pending one.
-func NewExecRequestID(r persistence.Reader) (string, error) {
+// NewExecRequestID returns a fresh six-character id for which taken (the pending ids) is false.
+func NewExecRequestID(taken func(string) bool) string {
 	for {
 		b := make([]byte, 6)
 		rand.Read(b)
 		for i := range b {
 			b[i] = pairingAlphabet[int(b[i])%len(pairingAlphabet)]
 		}
-		_, taken, err := r.Get(pendingBucket, string(b))
-		if err != nil || !taken {
-			return string(b), err
+		if !taken(string(b)) {
+			return string(b)
 		}
 	}
 }
