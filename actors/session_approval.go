@@ -48,7 +48,6 @@ func (s *Session) approvalLine() string {
 	return "Waiting for the owner to approve: " + strings.Join(parts, ", ")
 }
 
-
 // onApprovalCommand carries out /approve <id> [always], /deny <id> and /approvals [revoke
 // <prefix>] for the owner; anyone else is refused.
 func (s *Session) onApprovalCommand(ctx actor.Context, in messages.Inbound, cmd command) {
