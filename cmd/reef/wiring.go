@@ -212,6 +212,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
+		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
+			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()
