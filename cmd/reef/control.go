@@ -85,6 +85,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	})
 	mux.HandleFunc("POST /cron/{action}", serveCron(rt))
 	mux.HandleFunc("GET /backup", serveBackup(rt.store))
+	serveApprovals(mux, rt)
 	serveSessions(mux, storeSessions{store: rt.store, live: gatewayLive(rt.Runtime)})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
