@@ -19,8 +19,9 @@ import (
 // whatever chat a reply names.
 const terminalChat = "local"
 
-// store writes a new request and, in the same transaction, finds the owner's chat to ask in.
-func (a *Approvals) store(ctx actor.Context, w *approvalWait) {
+// store writes a new request (put) and, in the same transaction, finds the owner's chat to ask
+// in; without put it only finds the chat, to ask again for a request stored before a restart.
+func (a *Approvals) store(ctx actor.Context, w *approvalWait, put bool) {
 	req, deps := w.req, a.deps
 	connected := map[string]bool{}
 	for name := range a.connectors {
@@ -32,13 +33,13 @@ func (a *Approvals) store(ctx actor.Context, w *approvalWait) {
 	ctx.Send(a.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			var err error
-			if target, reached, err = ownerChat(tx, deps, req, connected); err != nil {
+			if target, reached, err = ownerChat(tx, deps, req, connected); err != nil || !put {
 				return err
 			}
 			return access.PutExecRequest(tx, req)
 		},
 		Done: func(err error) {
-			root.Send(self, &approvalStored{id: req.ID, target: target, reached: reached, err: err})
+			root.Send(self, &approvalStored{again: !put, id: req.ID, target: target, reached: reached, err: err})
 		},
 	})
 }
@@ -49,7 +50,9 @@ func (a *Approvals) onStored(ctx actor.Context, msg *approvalStored) {
 	if w == nil {
 		return
 	}
-	if msg.err != nil {
+	if msg.err != nil && msg.again {
+		msg.target = nil // the request is stored: it still waits, the owner is just not asked again
+	} else if msg.err != nil {
 		delete(a.waits, msg.id)
 		a.log.Error().Err(msg.err).Str("approval", msg.id).Msg("could not store an approval request; the command is not run")
 		if w.waiter != nil {
@@ -58,11 +61,16 @@ func (a *Approvals) onStored(ctx actor.Context, msg *approvalStored) {
 		}
 		return
 	}
-	w.stored = true
-	a.arm(ctx, w)
+	if !msg.again {
+		w.stored = true
+		a.arm(ctx, w)
+	}
 	if msg.target != nil {
 		out := *msg.target
 		out.Text, out.Direct = requestText(w.req, a.deps.now()), true
+		if msg.again {
+			out.Text += "\n(Asked again: reef restarted while it waited.)"
+		}
 		if pid := a.connectors[out.Channel]; pid != nil {
 			ctx.Send(pid, &out)
 		}

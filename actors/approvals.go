@@ -117,6 +117,7 @@ type (
 	}
 
 	approvalStored struct {
+		again   bool // a resumed call's request, asked again after a restart
 		id      string
 		target  *messages.Outbound // where the owner is asked; nil: nowhere
 		reached string
@@ -249,7 +250,7 @@ func (a *Approvals) onAsk(ctx actor.Context, msg *approvalAsk) {
 	w := &approvalWait{req: req, waiter: msg.waiter}
 	a.waits[req.ID] = w
 	ctx.Watch(msg.waiter)
-	a.store(ctx, w)
+	a.store(ctx, w, true)
 }
 
 // onResumedAsk joins a resumed call to its stored request, or gives it the decision made
@@ -262,10 +263,12 @@ func (a *Approvals) onResumedAsk(ctx actor.Context, msg *approvalAsk) {
 		return
 	}
 	for _, w := range a.waits {
-		if w.req.SessionKey == msg.req.SessionKey && w.req.CallID == msg.req.CallID && !w.deciding {
-			w.waiter = msg.waiter
+		if w.req.SessionKey == msg.req.SessionKey && w.req.CallID == msg.req.CallID {
+			w.waiter = msg.waiter // a decision being written (its timeout, at start) reaches it
 			ctx.Watch(msg.waiter)
-			ctx.Send(msg.waiter, &approvalPending{req: w.req, reached: "the owner (asked before reef restarted)"})
+			if !w.deciding {
+				a.store(ctx, w, false) // asks the owner again: the first request may be long gone from view
+			}
 			return
 		}
 	}

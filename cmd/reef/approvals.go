@@ -35,7 +35,7 @@ type approvalsView struct {
 const recentDecisions = 50
 
 func readApprovals(store persistence.Store) (approvalsView, error) {
-	v := approvalsView{Pending: []access.ExecRequest{}, Decisions: []access.ExecDecision{}, Prefixes: []access.ExecPrefix{}}
+	var v approvalsView
 	err := store.View(func(r persistence.Reader) error {
 		var err error
 		if v.Pending, err = access.ExecRequests(r); err != nil {
@@ -47,6 +47,8 @@ func readApprovals(store persistence.Store) (approvalsView, error) {
 		v.Prefixes, err = access.ExecPrefixes(r)
 		return err
 	})
+	// JSON lists, never null
+	v.Pending, v.Decisions, v.Prefixes = nonNil(v.Pending), nonNil(v.Decisions), nonNil(v.Prefixes)
 	return v, err
 }
 
@@ -107,7 +109,7 @@ func runApprovals(cfg *configs.Config, args []string, asJSON bool, stdout, stder
 			}
 		}
 		if control == nil {
-			return fail(errors.New("reef is not running: a waiting command is decided while reef runs (the run that asked waits in it); start reef, then decide"))
+			return fail(errors.New("no reef gateway is running: a waiting command is decided while reef runs, since the run that asked waits in it (in reef chat, answer /approve <id> in its terminal)"))
 		}
 		text, err := control.approvals("decide", map[string][]string{"id": {args[1]}, "decision": {decision}})
 		if err != nil {
@@ -262,4 +264,17 @@ func guestExecGrants(cfg *configs.Config) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// waitsForApproval reports whether a run of the session waits for the owner's approval.
+func waitsForApproval(r persistence.Reader, sessionKey string) (bool, error) {
+	reqs, err := access.ExecRequests(r)
+	return slices.ContainsFunc(reqs, func(req access.ExecRequest) bool { return req.SessionKey == sessionKey }), err
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
