@@ -105,4 +105,15 @@ func TestE2ETelegramExecApproval(t *testing.T) {
 	}
 	n.stop()
 	checkSettled(t, home)
+
+	// Without a gateway: deciding needs the run that asked, revoking works on the database.
+	if res := reef(t, e, "", "security", "approvals", "approve", id); res.code != 1 || !strings.Contains(res.stderr, "no reef gateway is running") {
+		t.Errorf("approve without a gateway: exit %d: %s", res.code, res.stderr)
+	}
+	if res := reef(t, e, "", "security", "approvals", "revoke", "echo"); res.code != 1 || !strings.Contains(res.stderr, "no stored prefix") {
+		t.Errorf("revoke of a prefix never stored: exit %d: %s", res.code, res.stderr)
+	}
+	if res := reef(t, e, "", "security", "approvals", "frobnicate"); res.code != 2 {
+		t.Errorf("a wrong subcommand: exit %d, want 2", res.code)
+	}
 }
