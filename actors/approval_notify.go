@@ -15,6 +15,12 @@ import (
 	"github.com/reefgw/reef/sessionkey"
 )
 
+// connectorPID is the PID of the Connector of channel under the Gateway gw (named so by
+// Gateway.onStarted): Approvals finds it by name, so it needs no list that a restart would lose.
+func connectorPID(gw *actor.PID, channel string) *actor.PID {
+	return actor.NewPID(gw.Address, gw.Id+"/connector-"+channel)
+}
+
 // terminalChat is the terminal's chat id (channels/terminal.ChatID); the terminal prints
 // whatever chat a reply names.
 const terminalChat = "local"
@@ -24,7 +30,7 @@ const terminalChat = "local"
 func (a *Approvals) store(ctx actor.Context, w *approvalWait, put bool) {
 	req, deps := w.req, a.deps
 	connected := map[string]bool{}
-	for name := range a.connectors {
+	for name := range deps.Channels {
 		connected[name] = true
 	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
@@ -71,9 +77,7 @@ func (a *Approvals) onStored(ctx actor.Context, msg *approvalStored) {
 		if msg.again {
 			out.Text += "\n(Asked again: reef restarted while it waited.)"
 		}
-		if pid := a.connectors[out.Channel]; pid != nil {
-			ctx.Send(pid, &out)
-		}
+		ctx.Send(connectorPID(ctx.Parent(), out.Channel), &out)
 	} else {
 		a.log.Warn().Str("approval", w.req.ID).Msg("no owner chat to ask in: decide with `reef security approvals`")
 	}

@@ -25,10 +25,9 @@ import (
 // Session that reloads the asking run resumes the call (Turn.resume), whose ToolRun asks again
 // with resumed set and is attached to the stored request; an /approve still works.
 type Approvals struct {
-	deps       *Deps
-	storage    *actor.PID
-	connectors map[string]*actor.PID
-	log        zerolog.Logger
+	deps    *Deps
+	storage *actor.PID
+	log     zerolog.Logger
 
 	waits    map[string]*approvalWait // by request id
 	prefixes []access.ExecPrefix      // allowed always
@@ -157,10 +156,8 @@ func (a *Approvals) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		err = a.onStarted(ctx)
-	case *connectorsReady:
-		a.connectors = msg.pids
 	case *approvalAsk:
-		a.onAsk(ctx, msg)
+		a.onAsk(ctx, msg, true)
 	case *approvalStored:
 		a.onStored(ctx, msg)
 	case *prefixAudited:
@@ -227,9 +224,10 @@ func (a *Approvals) arm(ctx actor.Context, w *approvalWait) {
 	w.stop = a.deps.clock().AfterFunc(d, func() { root.Send(self, &approvalExpired{id: id}) })
 }
 
-// onAsk answers a ToolRun that wants to run a command: allowed at once by a stored prefix,
-// joined to its stored request when resumed, or stored and sent to the owner.
-func (a *Approvals) onAsk(ctx actor.Context, msg *approvalAsk) {
+// onAsk answers a ToolRun that wants to run a command: allowed at once by a stored prefix
+// (unless prefixes is false), joined to its stored request when resumed, or stored and sent
+// to the owner.
+func (a *Approvals) onAsk(ctx actor.Context, msg *approvalAsk, prefixes bool) {
 	if msg.resumed {
 		a.onResumedAsk(ctx, msg)
 		return
@@ -238,7 +236,7 @@ func (a *Approvals) onAsk(ctx actor.Context, msg *approvalAsk) {
 	req := msg.req
 	req.Created, req.Deadline = now, now.Add(a.deps.Approvals.timeout())
 	req.Prefix, _ = access.Prefix(req.Command)
-	if prefix, ok := access.MatchPrefix(req.Command, a.prefixes); ok {
+	if prefix, ok := access.MatchPrefix(req.Command, a.prefixes); ok && prefixes {
 		req.ID = access.NewExecRequestID(func(string) bool { return false })
 		d := access.ExecDecision{ExecRequest: req, Decision: access.DecisionPrefix, By: "prefix: " + prefix, At: now}
 		self, root, ask := ctx.Self(), ctx.ActorSystem().Root, *msg
@@ -278,10 +276,9 @@ func (a *Approvals) onResumedAsk(ctx actor.Context, msg *approvalAsk) {
 
 func (a *Approvals) onPrefixAudited(ctx actor.Context, msg *prefixAudited) {
 	if msg.err != nil {
-		a.log.Error().Err(msg.err).Msg("could not audit a command allowed by prefix; asking instead")
+		a.log.Error().Err(msg.err).Msg("could not audit a command allowed by prefix; asking the owner instead")
 		ask := msg.ask
-		a.prefixes = nil // a store that fails to write: do not run unaudited
-		a.onAsk(ctx, &ask)
+		a.onAsk(ctx, &ask, false) // not run unaudited
 		return
 	}
 	a.logDecision(msg.d)

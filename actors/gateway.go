@@ -118,7 +118,6 @@ func (g *Gateway) onStarted(ctx actor.Context) {
 		connectors[name] = pid
 	}
 	ctx.Send(router, &connectorsReady{pids: connectors})
-	ctx.Send(approvals, &connectorsReady{pids: connectors})
 	if g.ready != nil {
 		g.ready <- &Runtime{system: ctx.ActorSystem(), gateway: ctx.Self(), router: router, storage: storage, connectors: connectors}
 		g.ready = nil
