@@ -40,6 +40,8 @@ type Status struct {
 	DeadLetters []actors.DeadLetter `json:"deadLetters,omitempty"`
 	// DeadReplies are replies set aside because the platform refused them for too long.
 	DeadReplies []actors.DeadReply `json:"deadReplies,omitempty"`
+	// Approvals are the exec commands waiting for the owner's approval.
+	Approvals []access.ExecRequest `json:"approvals,omitempty"`
 	// HeartbeatsPaused says, per agent, why its heartbeats are paused.
 	HeartbeatsPaused map[string]string `json:"heartbeatsPaused,omitempty"`
 }
@@ -120,6 +122,9 @@ func readStatus(store persistence.Store, channelNames []string) (Status, error) 
 			return err
 		}
 		if st.DeadReplies, err = actors.ListDeadReplies(r); err != nil {
+			return err
+		}
+		if st.Approvals, err = access.ExecRequests(r); err != nil {
 			return err
 		}
 		for _, ch := range channelNames {

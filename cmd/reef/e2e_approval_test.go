@@ -81,6 +81,10 @@ func TestE2ETelegramExecApproval(t *testing.T) {
 		t.Errorf("reef security approvals does not list %s (exit %d):\n%s%s", id, res.code, res.stdout, res.stderr)
 	}
 
+	if res := reef(t, e, "", "status"); !strings.Contains(res.stdout, "exec approvals waiting: 1 (oldest "+id) {
+		t.Errorf("reef status does not show the waiting command:\n%s%s", res.stdout, res.stderr)
+	}
+
 	tg.UserSays(owner, owner, "/approve "+id)
 	if !eventually(60*time.Second, func() bool {
 		return slices.ContainsFunc(tg.Sent(group), func(s string) bool { return strings.HasPrefix(s, "ran it") })
