@@ -84,3 +84,15 @@ func (r *Rules) MayCommand(in *messages.Inbound) bool {
 	}
 	return r != nil && slices.Contains(r.AllowFrom, in.SenderID)
 }
+
+// MayApprove reports whether the sender of in may decide exec approvals: the terminal, or a
+// sender the channel's AllowFrom names explicitly, in any chat. System events never do.
+func (r *Rules) MayApprove(in *messages.Inbound) bool {
+	if in.System {
+		return false
+	}
+	if in.Channel == "terminal" {
+		return true
+	}
+	return r != nil && slices.Contains(r.AllowFrom, in.SenderID)
+}

@@ -25,6 +25,9 @@ var commandHelp = []struct{ name, usage string }{
 	{"think", "/think off|low|medium|high — how hard the model reasons"},
 	{"reasoning", "/reasoning on|off — show the model's reasoning before its replies"},
 	{"queue", "/queue steer|followup|collect|interrupt [debounce] [cap] [drop] — messages sent during a run"},
+	{"approve", "/approve <id> [always] — (owner) run a command waiting for approval; always: also later ones with its prefix"},
+	{"deny", "/deny <id> — (owner) refuse a command waiting for approval"},
+	{"approvals", "/approvals [revoke <prefix>] — (owner) commands waiting for approval, and prefixes allowed always"},
 	{"help", "/help — this list"},
 }
 

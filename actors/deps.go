@@ -37,6 +37,8 @@ type Deps struct {
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by
 	// "[redacted]" in tool results and replies before anything stores or sends them.
 	Secrets []string
+	// Approvals say when exec asks the owner first (approvals.go); the zero value never asks.
+	Approvals ApprovalSettings
 
 	redactOnce sync.Once
 	redact     redactor
@@ -44,6 +46,7 @@ type Deps struct {
 	// spawns the Router (and so before any Session runs a tool).
 	toolRuntime tools.Runtime
 	timer       *actor.PID // set by the Gateway like toolRuntime
+	approvals   *actor.PID // the Approvals actor, set by the Gateway like toolRuntime
 	started     time.Time  // when Start was called, for /status
 }
 

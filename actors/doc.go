@@ -7,6 +7,7 @@
 //
 //	Gateway                     root; restarts children with backoff; ordered shutdown
 //	├── Storage                 the only Store writer: group commit, answers after the commit
+//	├── Approvals               exec commands waiting for the owner's approval (approvals.go)
 //	├── Connector(<channel>)    one per channel account: platform goroutine, durable accept, ordered sends
 //	├── Router                  session key → Session; spawns on demand, passivates idle sessions
 //	│   └── Session(<key>)      one per conversation: transcript, queue, at most one Turn
@@ -20,6 +21,10 @@
 //	Gateway                        Start                      Runtime.Stop (shutdown message)
 //	Storage                        Gateway.Started            Gateway, after every other child stopped; drains first
 //	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
+//	Approvals                      Gateway.Started, after     Gateway shutdown; restarted on panic
+//	                               Storage, before the Router (it reloads the waiting requests)
+//	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping
+//	approval backstop timer        ToolRun.ask                the decision; ToolRun.Stopping
 //	Connector                      Gateway.Started            Gateway shutdown; restarted on panic
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
@@ -80,6 +85,13 @@
 //	turn_tools.go:Turn.dispatch                 records the calls as started (turn_started.go), then
 //	                                            one ToolRun per call (toolrun.go:ToolRun.onStarted, runTool);
 //	                                            Turn.precheck refuses a tool the run may not use first
+//	toolrun_approval.go:ToolRun.ask             an exec that needs the owner's approval (Turn.gate,
+//	                                            Deps.Approvals) asks approvals.go:Approvals.onAsk, which
+//	                                            stores it and asks the owner in their chat
+//	                                            (approval_notify.go); the ToolRun waits (the Turn pauses its
+//	                                            timeout, the Session shows the wait) until approvalDecided:
+//	                                            /approve, /deny (session_approval.go), the timeout, or
+//	                                            the run ending; then it runs the tool or reports the denial
 //	turn_tools.go:Turn.onToolDone               the result; Turn.maybeNextStep calls the model again
 //	turn.go:Turn.finish                         turnFinished to the Session; the Turn stops
 //	session_turn.go:Session.onTurnFinished      one Storage write: the run's transcript entries, its
@@ -127,6 +139,9 @@
 // by Session.onStarted and given to the first run, which starts from them (Turn.resume): calls
 // without a result get "interrupted: ..." unless their tool is idempotent, which runs again.
 // Steered user entries in a record are skipped: those messages are still in the inbox.
+// An exec call that was waiting for the owner's approval (its request still stored in
+// approvals/pending) never ran: it is not answered as interrupted but waits again, joined to
+// its stored request (Approvals.onResumedAsk).
 //
 // # A Session's messages
 //

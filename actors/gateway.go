@@ -89,6 +89,12 @@ func (g *Gateway) maybeStopStorage(ctx actor.Context) {
 func (g *Gateway) onStarted(ctx actor.Context) {
 	storage, _ := ctx.SpawnNamed(StorageProps(g.deps.Store, g.deps.Log), "storage")
 	g.storage = storage
+	// Approvals starts before the Router: a resumed run's ask must find the requests loaded.
+	approvals, err := ctx.SpawnNamed(ApprovalsProps(g.deps, storage), "approvals")
+	if err != nil {
+		g.log.Error().Err(err).Msg("start approvals")
+	}
+	g.deps.approvals = approvals
 	// Tools reach the Timer through toolRuntime; its PID is known before it is spawned.
 	g.deps.timer = timerPID(ctx.Self())
 	router := actor.NewPID(ctx.Self().Address, ctx.Self().Id+"/router")

@@ -55,6 +55,7 @@ type harnessOpts struct {
 	session   actors.SessionSettings                    // idle, when set, replaces its IdleAfter
 	channel   string                                    // the fake channel's name, default "fake"
 	wrapStore func(persistence.Store) persistence.Store // what the actors see of the store
+	approvals actors.ApprovalSettings                   // exec approvals; the zero value never asks
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -113,7 +114,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: seen, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session,
-		ToolGrants: map[string]*tools.GuestPolicy{o.channel: grants}}
+		ToolGrants: map[string]*tools.GuestPolicy{o.channel: grants}, Approvals: o.approvals}
 	if o.clock != nil {
 		deps.Now, deps.Clock = o.clock.Now, o.clock
 	}

@@ -52,6 +52,8 @@ type Session struct {
 	saving    bool                   // a finished turn is being committed
 	resume    []messages.ChatMessage // entries of a run a crash interrupted, for the next run (turn_started.go)
 	resumeN   int                    // how many started records hold them
+	awaiting  map[string]bool        // calls of that run waiting for approval (session_approval.go)
+	approvals map[string]string      // the running Turn's calls waiting for approval: request id → command
 
 	cmp sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
 }
@@ -122,6 +124,10 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onToolMessage(ctx, msg)
 	case *toolMessageRecorded:
 		s.onToolMessageRecorded(ctx, msg)
+	case *approvalNotice:
+		s.onApprovalNotice(ctx, msg)
+	case *approvalAnswer:
+		s.onApprovalAnswer(ctx, msg)
 	case *messages.CancelRun:
 		if s.turn != nil {
 			ctx.Send(s.turn, &cancelTurn{})
@@ -169,6 +175,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 			return err
 		}
 		if s.resume, s.resumeN, err = loadStarted(r, s.key); err != nil {
+			return err
+		}
+		if s.awaiting, err = loadAwaiting(r, s.key); err != nil {
 			return err
 		}
 		outbox, err = r.Outbox(s.key)
@@ -282,7 +291,11 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	s.turnDrop = s.queue.takeDiscarded()
 	s.turnSeq = turnSeqs.Add(1)
 	s.turnTools = s.toolPolicy(s.answering...)
-	s.tools, s.toolSent = nil, nil
+	s.tools, s.toolSent, s.approvals = nil, nil, nil
+	owner := true
+	for _, in := range s.answering {
+		owner = owner && s.isOwner(in)
+	}
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
 		agent:      s.agent,
@@ -294,14 +307,18 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		user:       s.turnUser,
 		tools:      s.turnTools,
 		senderID:   last.SenderID,
+		senderName: last.SenderName,
+		chatID:     last.ChatID,
+		owner:      owner,
 		model:      model,
 		reasoning:  s.info.Think,
 		compact:    compactInput{hasSummary: s.cmp.hasSummary},
 		storage:    s.storage,
 		resume:     s.resume,
 		resumeN:    s.resumeN,
+		awaiting:   s.awaiting,
 	}))
-	s.resume = nil
+	s.resume, s.awaiting = nil, nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})
 }
 

@@ -28,6 +28,7 @@ type ToolRun struct {
 	cancel   context.CancelFunc
 	timer    *time.Timer
 	reported bool
+	gate     *approvalGate // the owner must approve the call first (toolrun_approval.go); nil: no
 }
 
 // toolOutput is the ToolRun's self-message with the tool's result. outside is set when the
@@ -38,10 +39,11 @@ type toolOutput struct {
 }
 
 // ToolRunProps is the recipe for the ToolRun of one call.
-func ToolRunProps(step int, call messages.ToolCall, tool tools.Tool, env tools.Env, timeout time.Duration, log zerolog.Logger) *actor.Props {
+// With gate set, the call waits for the owner's approval before it runs.
+func ToolRunProps(step int, call messages.ToolCall, tool tools.Tool, env tools.Env, timeout time.Duration, gate *approvalGate, log zerolog.Logger) *actor.Props {
 	log = log.With().Str("tool", call.Name).Str("call", call.ID).Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &ToolRun{step: step, call: call, tool: tool, env: env, timeout: timeout, log: log}
+		return &ToolRun{step: step, call: call, tool: tool, env: env, timeout: timeout, gate: gate, log: log}
 	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
@@ -49,6 +51,10 @@ func (r *ToolRun) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		r.onStarted(ctx)
+	case *approvalPending:
+		r.onApprovalPending(ctx, msg)
+	case *approvalDecided:
+		r.onApprovalDecided(ctx, msg)
 	case *toolOutput:
 		r.report(ctx, msg.result, msg.outside)
 	case *actor.Stopping:
@@ -62,6 +68,15 @@ func (r *ToolRun) Receive(ctx actor.Context) {
 }
 
 func (r *ToolRun) onStarted(ctx actor.Context) {
+	if r.gate != nil {
+		r.ask(ctx)
+		return
+	}
+	r.start(ctx)
+}
+
+// start runs the tool.
+func (r *ToolRun) start(ctx actor.Context) {
 	call := tools.Call{ID: r.call.ID, Args: []byte(r.call.Arguments), Env: r.env}
 	if _, ok := r.tool.(tools.Sync); ok {
 		res, outside := runTool(context.Background(), r.tool, call, r.timeout)

@@ -45,6 +45,11 @@ type Turn struct {
 
 	recorded int // len(msgs) at the last started record (turn_started.go)
 	records  int // started records this run wrote
+
+	deadline     time.Time         // when the run times out, unless paused
+	timeLeft     time.Duration     // of the run's time, while paused
+	awaiting     map[string]string // calls waiting for the owner's approval: call id → request id
+	resumedCalls map[string]bool   // calls a restart interrupted while they waited for approval
 }
 
 // turnInput is everything a Turn needs, copied by the Session.
@@ -59,6 +64,9 @@ type turnInput struct {
 	user       []messages.ChatMessage
 	tools      tools.Policy // what the run may use: offered to the model, and the only tools it may call
 	senderID   string       // who the run answers, for a refused tool's message
+	senderName string       // and for an approval request: their name, chat, and whether it is the owner
+	chatID     string
+	owner      bool
 	model      ModelChoice
 	reasoning  string // providers.Request.Reasoning ("" = provider default)
 	compact    compactInput
@@ -66,6 +74,9 @@ type turnInput struct {
 	storage *actor.PID             // where the run records its tool calls as started; nil: not recorded
 	resume  []messages.ChatMessage // entries of the run a crash interrupted, to start from (turn_started.go)
 	resumeN int                    // how many started records hold them
+	// awaiting are the calls of resume that waited for the owner's approval (turn_approval.go):
+	// they never ran, so they wait again instead of being answered as interrupted.
+	awaiting map[string]bool
 }
 
 // Turn messages.
@@ -128,6 +139,10 @@ func (t *Turn) Receive(ctx actor.Context) {
 		t.onToolRunTerminated(ctx, msg)
 	case *toolLost:
 		t.onToolLost(ctx, msg)
+	case *approvalWaiting:
+		t.onApprovalWaiting(ctx, msg)
+	case *approvalEnded:
+		t.onApprovalEnded(ctx, msg)
 	case *steerMessage:
 		t.steer = append(t.steer, msg.in)
 	case *startedRecorded:
@@ -147,8 +162,7 @@ func (t *Turn) onStarted(ctx actor.Context) {
 	t.runCtx, t.cancel = context.WithCancel(context.Background())
 	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]runRef{}, map[string]int{}
 	t.outside = map[string]bool{}
-	self, root := ctx.Self(), ctx.ActorSystem().Root
-	t.timer = time.AfterFunc(t.limits.TurnTimeout, func() { root.Send(self, &turnTimeout{}) })
+	t.armTimeout(ctx, t.limits.TurnTimeout)
 	t.event(ctx, messages.TurnStarted, "", "", false)
 	t.begin(ctx)
 }
@@ -178,6 +192,7 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 	}
 	t.done = true
 	t.stop()
+	t.withdrawApprovals(ctx)
 	if len(t.pending) > 0 {
 		reason := "not run: the run was stopped"
 		if err != nil && !errors.Is(err, context.Canceled) {

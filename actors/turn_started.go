@@ -168,6 +168,13 @@ func (t *Turn) resume(ctx actor.Context) bool {
 		if _, idem := tool.(tools.Idempotent); ok && idem {
 			continue // runCalls runs it again
 		}
+		if t.in.awaiting[c.ID] { // it waited for the owner's approval: it waits again (turn_approval.go)
+			if t.resumedCalls == nil {
+				t.resumedCalls = map[string]bool{}
+			}
+			t.resumedCalls[c.ID] = true
+			continue
+		}
 		r := toolResult(c, interruptedNote, true)
 		t.results[c.ID] = &r
 		t.event(ctx, messages.ToolFinished, c.ID, c.Name+": interrupted by a restart", true)

@@ -58,7 +58,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		pid := ctx.Spawn(ToolRunProps(t.step, c, tool, tools.Env{
 			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
 			Channel: t.in.channel, SenderID: t.in.senderID, Runtime: t.in.deps.toolRuntime,
-		}, t.limits.ToolTimeout, t.log))
+		}, t.limits.ToolTimeout, t.gate(c), t.log))
 		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)
 	}

@@ -151,6 +151,10 @@ type ExecConfig struct {
 	Sandbox  string           `yaml:"sandbox"`
 	Writable []string         `yaml:"writable"` // writable under landlock/bwrap besides the workspace and temp dirs
 	Limits   ExecLimitsConfig `yaml:"limits"`
+	// Approvals: owner (default: exec in a run the owner did not start waits for the owner's
+	// /approve), always (every exec waits, the owner's own too) or off.
+	Approvals              string `yaml:"approvals"`
+	ApprovalTimeoutSeconds int    `yaml:"approvalTimeoutSeconds"` // unanswered this long: denied; default 600
 }
 
 // ExecLimitsConfig are the rlimits of every exec command: 0 takes the default, -1 is no limit.

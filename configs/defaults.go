@@ -27,6 +27,8 @@ const (
 	DefaultExecMaxTimeout       = 1800
 	DefaultExecMaxOutputBytes   = 65536
 	DefaultExecSandbox          = "auto"
+	DefaultExecApprovals        = "owner"
+	DefaultApprovalTimeout      = 600
 	DefaultExecProcesses        = 256
 	DefaultExecFileSizeMB       = 1024
 	DefaultExecCPUSeconds       = 600
@@ -128,6 +130,8 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	positive(&c.Tools.Exec.MaxTimeoutSeconds, DefaultExecMaxTimeout)
 	positive(&c.Tools.Exec.MaxOutputBytes, DefaultExecMaxOutputBytes)
 	c.Tools.Exec.Sandbox = orDefault(c.Tools.Exec.Sandbox, DefaultExecSandbox)
+	c.Tools.Exec.Approvals = orDefault(c.Tools.Exec.Approvals, DefaultExecApprovals)
+	positive(&c.Tools.Exec.ApprovalTimeoutSeconds, DefaultApprovalTimeout)
 	positive(&c.Tools.Exec.Limits.Processes, DefaultExecProcesses)
 	positive(&c.Tools.Exec.Limits.FileSizeMB, DefaultExecFileSizeMB)
 	positive(&c.Tools.Exec.Limits.CPUSeconds, DefaultExecCPUSeconds)

@@ -111,7 +111,8 @@ func TestApplyDefaultsValues(t *testing.T) {
 		Session: SessionConfig{IdleMinutes: 10, DMScope: "per-channel-peer",
 			RateLimit: RateLimitConfig{Messages: &twenty, PerSeconds: 60}},
 		Tools: ToolsConfig{Exec: ExecConfig{TimeoutSeconds: 120, MaxTimeoutSeconds: 1800, MaxOutputBytes: 65536,
-			Sandbox: "auto", Limits: ExecLimitsConfig{Processes: 256, FileSizeMB: 1024, CPUSeconds: 600, MemoryMB: 4096}}},
+			Sandbox: "auto", Limits: ExecLimitsConfig{Processes: 256, FileSizeMB: 1024, CPUSeconds: 600, MemoryMB: 4096},
+			Approvals: "owner", ApprovalTimeoutSeconds: 600}},
 		Log:    LogConfig{Level: "info", File: "/home/u/logs/reef.log"},
 		Backup: BackupConfig{Keep: DefaultBackupKeep},
 	}

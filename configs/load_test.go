@@ -54,6 +54,11 @@ func TestLoadReportsFileProblems(t *testing.T) {
 			},
 		},
 		{
+			name: "a misspelt approvals key",
+			body: "tools:\n  exec:\n    approval: always\n",
+			want: []string{`reef.yaml:3: unknown key "approval" in tools.exec (did you mean "approvals"?)`},
+		},
+		{
 			name: "wrong type names path and line",
 			body: "llm:\n  maxConcurrent: lots\n",
 			want: []string{`reef.yaml:2: llm.maxConcurrent: got "lots", want a whole number`},

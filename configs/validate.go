@@ -38,6 +38,7 @@ var (
 	logFormats    = []string{"", "console", "json"}
 	toolModes     = []string{"", "native", "prompt"}
 	execSandboxes = []string{"auto", "off", "landlock", "bwrap"} // tools/exec.SandboxModes
+	execApprovals = []string{"off", "owner", "always"}           // access.Approvals*
 )
 
 // Validate returns every problem in c, each naming its key path and how to fix it, joined
@@ -91,6 +92,8 @@ func (c *Config) Validate() error {
 	v.nonNegative("tools.exec.maxTimeoutSeconds", e.MaxTimeoutSeconds)
 	v.nonNegative("tools.exec.maxOutputBytes", e.MaxOutputBytes)
 	v.oneOf("tools.exec.sandbox", e.Sandbox, execSandboxes)
+	v.oneOf("tools.exec.approvals", e.Approvals, execApprovals)
+	v.nonNegative("tools.exec.approvalTimeoutSeconds", e.ApprovalTimeoutSeconds)
 	for _, l := range []struct {
 		name string
 		n    int

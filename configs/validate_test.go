@@ -107,6 +107,17 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "exec approvals",
+			change: func(c *Config) {
+				c.Tools.Exec.Approvals = "guests"
+				c.Tools.Exec.ApprovalTimeoutSeconds = -1
+			},
+			want: []string{
+				`tools.exec.approvals: "guests" is not valid: use one of off, owner, always`,
+				`tools.exec.approvalTimeoutSeconds: -1 is negative: use 0 for the default or a positive number`,
+			},
+		},
+		{
 			name:   "unset variable",
 			change: func(c *Config) { c.unset = []unsetRef{{path: "providers.openai.apiKey", name: "OPENAI_API_KEY"}} },
 			want:   []string{`providers.openai.apiKey: ${OPENAI_API_KEY} is not set: set OPENAI_API_KEY, or write ${OPENAI_API_KEY:-} to allow an empty value`},

@@ -93,6 +93,10 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "dead replies: %d (replies the platform refused for too long, set aside; latest in %s: %q)\n",
 			n, termtext.ID(d.SessionKey), shorten(d.Outbound.Text, 60))
 	}
+	if n := len(st.Approvals); n > 0 {
+		fmt.Fprintf(stdout, "exec approvals waiting: %d (oldest %s: %s; `reef security approvals` lists them)\n",
+			n, st.Approvals[0].ID, termtext.Quote(shorten(st.Approvals[0].Command, 60)))
+	}
 	for agent, why := range st.HeartbeatsPaused {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}

@@ -24,7 +24,8 @@ const securityUsage = `Usage:
       directory, and secrets written into reef.yaml instead of ${VARIABLES}. Each problem comes
       with its fix. -json (anywhere) prints JSON for scripts.
       Exit status: 0 when no problem is found, 1 when problems are found, 2 when the
-      configuration cannot be read.`
+      configuration cannot be read.
+` + approvalsUsage
 
 // audit is what `reef security audit` found: what is in place, and each problem with its fix.
 type audit struct {
@@ -42,7 +43,7 @@ type fact struct {
 
 // finding is one problem: where it is, what it lets happen, and how to fix it.
 type finding struct {
-	Check   string `json:"check"` // dmPolicy, groups, guestTools, execSandbox, webhook, fileMode, clearSecret, configuration
+	Check   string `json:"check"` // dmPolicy, groups, guestTools, execSandbox, execApprovals, webhook, fileMode, clearSecret, configuration
 	Where   string `json:"where"` // a key path (channels.telegram.dmPolicy) or a file
 	Problem string `json:"problem"`
 	Fix     string `json:"fix"`
@@ -61,6 +62,13 @@ func runSecurity(args []string, stdout, stderr io.Writer) int {
 	rest, err := parseInterspersed(flags, args)
 	if err != nil {
 		return flagExit(err, flags, stdout)
+	}
+	if len(rest) > 0 && rest[0] == "approvals" {
+		cfg := adminConfig(*configPath, stderr)
+		if cfg == nil {
+			return 2
+		}
+		return runApprovals(cfg, rest[1:], *asJSON, stdout, stderr)
 	}
 	if len(rest) != 1 || rest[0] != "audit" {
 		if len(rest) == 1 && isHelp(rest[0]) {
@@ -110,6 +118,7 @@ func runAudit(cfg *configs.Config, file string, problems []error) *audit {
 	auditAccess(a, cfg)
 	auditGuestTools(a, cfg)
 	auditSandbox(a, cfg)
+	auditApprovals(a, cfg)
 	auditWebhooks(a, cfg)
 	files := fileModeFindings(file, cfg.DataDir)
 	a.add(files...)

@@ -22,6 +22,7 @@ const unsafeYAML = `providers:
 tools:
   exec:
     sandbox: "off"
+    approvals: "off"
 channels:
   telegram:
     botToken: "` + tgToken + `"
@@ -84,6 +85,8 @@ func TestSecurityAuditFindsEveryProblem(t *testing.T) {
 		"fix: take exec, write out of the allow lists under channels.telegram",
 		"✗ tools.exec.sandbox: off: no limits or confinement",
 		"fix: tools.exec.sandbox: landlock",
+		"✗ tools.exec.approvals: off, while guests may use exec (channels.telegram.tools): their commands run without the owner being asked",
+		"fix: tools.exec.approvals: owner",
 		"✗ channels.telegram.webhookListen: 0.0.0.0:8443 is reachable from other machines",
 		"fix: webhookListen: 127.0.0.1:8443",
 		"✗ channels.telegram.webhookSecret: 5 characters: short enough to guess",
@@ -97,9 +100,9 @@ func TestSecurityAuditFindsEveryProblem(t *testing.T) {
 		"fix: chmod 700 " + data,
 		"✗ " + yaml + ":3: providers.openai.apiKey is written in the file",
 		"fix: write apiKey: ${OPENAI_API_KEY} and set OPENAI_API_KEY in reef's environment",
-		"✗ " + yaml + ":9: channels.telegram.botToken is written in the file",
+		"✗ " + yaml + ":10: channels.telegram.botToken is written in the file",
 		"fix: write botToken: ${TELEGRAM_BOT_TOKEN}",
-		"12 problem(s) found.",
+		"13 problem(s) found.",
 	} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("audit output lacks %q:\n%s", want, res.stdout)
@@ -116,8 +119,8 @@ func TestSecurityAuditFindsEveryProblem(t *testing.T) {
 	if jres.code != 1 {
 		t.Errorf("security audit -json: exit %d, want 1", jres.code)
 	}
-	if len(a.Problems) != 12 {
-		t.Errorf("-json lists %d problems, want the 12 of the text:\n%s", len(a.Problems), jres.stdout)
+	if len(a.Problems) != 13 {
+		t.Errorf("-json lists %d problems, want the 13 of the text:\n%s", len(a.Problems), jres.stdout)
 	}
 	var checks []string
 	for _, p := range a.Problems {
@@ -129,7 +132,7 @@ func TestSecurityAuditFindsEveryProblem(t *testing.T) {
 		}
 	}
 	slices.Sort(checks)
-	want := []string{"clearSecret", "dmPolicy", "execSandbox", "fileMode", "groups", "guestTools", "webhook"}
+	want := []string{"clearSecret", "dmPolicy", "execApprovals", "execSandbox", "fileMode", "groups", "guestTools", "webhook"}
 	if diff := cmp.Diff(want, checks); diff != "" {
 		t.Errorf("checks with problems (-want +got):\n%s", diff)
 	}

@@ -40,6 +40,8 @@ type Status struct {
 	DeadLetters []actors.DeadLetter `json:"deadLetters,omitempty"`
 	// DeadReplies are replies set aside because the platform refused them for too long.
 	DeadReplies []actors.DeadReply `json:"deadReplies,omitempty"`
+	// Approvals are the exec commands waiting for the owner's approval.
+	Approvals []access.ExecRequest `json:"approvals,omitempty"`
 	// HeartbeatsPaused says, per agent, why its heartbeats are paused.
 	HeartbeatsPaused map[string]string `json:"heartbeatsPaused,omitempty"`
 }
@@ -85,6 +87,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	})
 	mux.HandleFunc("POST /cron/{action}", serveCron(rt))
 	mux.HandleFunc("GET /backup", serveBackup(rt.store))
+	serveApprovals(mux, rt)
 	serveSessions(mux, storeSessions{store: rt.store, live: gatewayLive(rt.Runtime)})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -119,6 +122,9 @@ func readStatus(store persistence.Store, channelNames []string) (Status, error) 
 			return err
 		}
 		if st.DeadReplies, err = actors.ListDeadReplies(r); err != nil {
+			return err
+		}
+		if st.Approvals, err = access.ExecRequests(r); err != nil {
 			return err
 		}
 		for _, ch := range channelNames {

@@ -53,6 +53,8 @@ Usage:
                                 security posture: open doors, guests' tools, exec sandbox, webhooks,
                                 file modes, secrets in reef.yaml; each problem with its fix
                                 (exit status 1 when problems are found)
+  reef security approvals [approve <id> [always] | deny <id> | revoke <prefix>] [-json]
+                                exec approvals: waiting commands, recent decisions, prefixes allowed always
   reef backup  [-o FILE] [--workspace] [-json]
                                 a consistent copy of the database (reef keeps serving), gzip-compressed,
                                 in $REEF_HOME/backups; --workspace also writes the workspaces as .tar.gz

@@ -212,6 +212,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
+		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
+			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()
@@ -232,7 +234,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 // sent, and reports whether that happened. The terminal knows only that a run ended: a run
 // recovered from an earlier exit can end while this session's last line still waits. A run
 // ends within runLimit; a reply is marked sent within seconds, else it stays in the outbox
-// and settle gives up after sendLimit. A value on abort ends the wait at once.
+// and settle gives up after sendLimit. A value on abort ends the wait at once. A run waiting
+// for the owner's approval counts as settled: the owner answers it from this terminal.
 func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, abort <-chan os.Signal) bool {
 	answeredBy := time.Now().Add(runLimit)
 	var sentBy time.Time
@@ -240,6 +243,7 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 	defer tick.Stop()
 	for {
 		var inbox, outbox int
+		var approving bool
 		err := r.store.View(func(rd persistence.Reader) error {
 			in, err := rd.Inbox(sessionKey)
 			if err != nil {
@@ -247,6 +251,10 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 			}
 			out, err := rd.Outbox(sessionKey)
 			inbox, outbox = len(in), len(out)
+			if err != nil {
+				return err
+			}
+			approving, err = waitsForApproval(rd, sessionKey)
 			return err
 		})
 		now := time.Now()
@@ -254,6 +262,8 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 		case err != nil:
 			return false
 		case inbox == 0 && outbox == 0:
+			return true
+		case approving: // the run waits for the owner, who answers from this very terminal
 			return true
 		case inbox > 0:
 			sentBy = time.Time{}
