@@ -1,0 +1,301 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits and defaults of a search.
+const (
+	DefaultMaxResults = 6
+	MaxResultsCap     = 50
+	MaxQueryRunes     = 2000 // a longer query is cut
+	SnippetRunes      = 700
+	// Default minimum scores: keyword scores are the share of the query's weight a chunk
+	// matches, so one rare shared word in ten is already evidence; fused scores are mostly
+	// cosine similarity.
+	DefaultMinScoreFTS    = 0.1
+	DefaultMinScoreVector = 0.3
+	vectorWeight          = 0.7
+	textWeight            = 0.3
+)
+
+// Modes say what a search ran.
+const (
+	ModeHybrid = "hybrid"
+	ModeVector = "vector"
+	ModeFTS    = "fts"
+)
+
+// ErrEmptyQuery is returned for a query with no text.
+var ErrEmptyQuery = errors.New("query is empty; say what to look for")
+
+// Query is one search.
+type Query struct {
+	Text       string
+	MaxResults int      // 0 = DefaultMaxResults; capped at MaxResultsCap
+	MinScore   *float64 // nil = the mode's default
+}
+
+// Result is one found chunk.
+type Result struct {
+	Path      string  `json:"path"`
+	StartLine int     `json:"startLine"`
+	EndLine   int     `json:"endLine"`
+	Score     float64 `json:"score"`
+	Snippet   string  `json:"snippet"`
+	Citation  string  `json:"citation"`
+}
+
+// Response is a search's answer, in the shape memory_search returns.
+type Response struct {
+	Results   []Result `json:"results"`
+	Provider  string   `json:"provider"`
+	Model     string   `json:"model"`
+	Citations string   `json:"citations"`
+	Mode      string   `json:"mode"`
+	// Warning says why the search ran keyword-only although embeddings are configured, or
+	// that the query was cut.
+	Warning string `json:"warning,omitempty"`
+}
+
+// Search syncs the index with the workspace, then ranks its chunks for q.
+func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
+	text := strings.TrimSpace(strings.ToValidUTF8(q.Text, "\uFFFD"))
+	if text == "" {
+		return Response{}, ErrEmptyQuery
+	}
+	resp := Response{Results: []Result{}, Provider: x.cfg.Provider, Model: x.cfg.Model, Citations: "auto", Mode: ModeFTS}
+	if utf8.RuneCountInString(text) > MaxQueryRunes {
+		text = string([]rune(text)[:MaxQueryRunes])
+		resp.Warning = "the query was cut to " + strconv.Itoa(MaxQueryRunes) + " characters"
+	}
+	if err := x.Sync(ctx); err != nil {
+		return resp, err
+	}
+	x.mu.Lock()
+	snap := x.snapshot()
+	embedOK, why := !x.clock().Before(x.embedOK), x.embedWhy
+	dims := x.cur.state.Dims
+	x.mu.Unlock()
+
+	var qv []float32
+	if x.cfg.Embedder != nil {
+		if !embedOK {
+			resp.Warning = joinWarn(resp.Warning, "keyword search only: embeddings failed recently ("+why+")")
+		} else {
+			vecs, err := x.embed(ctx, []string{text}, x.cfg.QueryTimeout, dims)
+			x.mu.Lock()
+			x.stats.EmbedCalls++
+			x.stats.Embedded++
+			if err != nil {
+				x.embedFailed(err)
+				resp.Warning = joinWarn(resp.Warning, "keyword search only: embeddings failed ("+err.Error()+")")
+			} else {
+				qv = vecs[0]
+			}
+			x.mu.Unlock()
+		}
+	}
+	terms := uniqueTerms(text)
+	switch {
+	case qv != nil && len(terms) == 0:
+		resp.Mode = ModeVector
+	case qv != nil:
+		resp.Mode = ModeHybrid
+	}
+	minScore := DefaultMinScoreFTS
+	if qv != nil {
+		minScore = DefaultMinScoreVector
+	}
+	if q.MinScore != nil {
+		minScore = *q.MinScore
+	}
+	n := q.MaxResults
+	if n <= 0 {
+		n = DefaultMaxResults
+	}
+	resp.Results = snap.rank(terms, qv, min(n, MaxResultsCap), minScore)
+	return resp, nil
+}
+
+func joinWarn(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func uniqueTerms(text string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range Tokenize(text) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// doc is one chunk in a snapshot.
+type doc struct {
+	key string
+	c   *chunkRec
+	len int
+	vec []float32
+	day time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), else zero
+}
+
+type posting struct{ doc, tf int32 }
+
+// snapshot is the search structure over the index at one moment: an inverted index for
+// BM25 and the vectors. Searches share it; a sync that changes the index drops it.
+type snapshot struct {
+	docs   []doc
+	post   map[string][]posting
+	avgLen float64
+}
+
+// snapshot returns the current search structure, building it if the index changed. x.mu is held.
+func (x *Index) snapshot() *snapshot {
+	if x.snap != nil {
+		return x.snap
+	}
+	keys := make([]string, 0, len(x.cur.chunks))
+	for k := range x.cur.chunks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := &snapshot{docs: make([]doc, len(keys)), post: map[string][]posting{}}
+	total := 0
+	for i, k := range keys {
+		c := x.cur.chunks[k]
+		d := doc{key: k, c: c, vec: x.cur.vectors[k], day: noteDay(c.Path)}
+		for t, tf := range c.Terms {
+			d.len += tf
+			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: int32(tf)})
+		}
+		total += d.len
+		s.docs[i] = d
+	}
+	if len(keys) > 0 {
+		s.avgLen = float64(total) / float64(len(keys))
+	}
+	x.snap = s
+	return s
+}
+
+// noteDay parses the date of a daily note's name.
+func noteDay(p string) time.Time {
+	base := path.Base(p)
+	if len(base) < 10 {
+		return time.Time{}
+	}
+	t, err := time.Parse("2006-01-02", base[:10])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// rank scores every chunk and returns the best n at or above minScore.
+func (s *snapshot) rank(terms []string, qv []float32, n int, minScore float64) []Result {
+	text := s.bm25(terms)
+	type scored struct {
+		i     int
+		score float64
+	}
+	var hits []scored
+	for i, d := range s.docs {
+		t := text[i]
+		score := t
+		if qv != nil && d.vec != nil {
+			v := max(0, float64(dot(qv, d.vec)))
+			score = vectorWeight*v + textWeight*t
+			if len(terms) == 0 {
+				score = v
+			}
+		}
+		if score > 0 && score >= minScore {
+			hits = append(hits, scored{i, score})
+		}
+	}
+	sort.Slice(hits, func(a, b int) bool {
+		ra, rb := math.Round(hits[a].score*1000), math.Round(hits[b].score*1000)
+		if ra != rb {
+			return ra > rb
+		}
+		da, db := s.docs[hits[a].i], s.docs[hits[b].i]
+		if !da.day.Equal(db.day) {
+			return da.day.After(db.day) // recency breaks ties: the newer daily note first
+		}
+		return da.key < db.key
+	})
+	out := []Result{}
+	for _, h := range hits[:min(n, len(hits))] {
+		c := s.docs[h.i].c
+		out = append(out, Result{Path: c.Path, StartLine: c.Start, EndLine: c.End,
+			Score: math.Round(h.score*1000) / 1000, Snippet: snippet(c.Text),
+			Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)})
+	}
+	return out
+}
+
+// bm25 returns each doc's keyword score: its BM25 over the query terms divided by the sum
+// of their idf (what a doc holding each term once, at average length, scores), capped at 1:
+// about the share of the query's weight the doc matches.
+func (s *snapshot) bm25(terms []string) []float64 {
+	const k1, b = 1.2, 0.75
+	scores := make([]float64, len(s.docs))
+	if len(terms) == 0 || len(s.docs) == 0 {
+		return scores
+	}
+	// A small corpus makes every term it holds look common: count at least minCorpus docs,
+	// so one shared rare word still weighs against the query's unmatched ones.
+	const minCorpus = 100
+	N := max(float64(len(s.docs)), minCorpus)
+	var norm float64
+	for _, t := range terms {
+		ps := s.post[t]
+		nt := float64(len(ps))
+		idf := math.Log(1 + (N-nt+0.5)/(nt+0.5))
+		norm += idf
+		for _, p := range ps {
+			tf := float64(p.tf)
+			dl := float64(s.docs[p.doc].len)
+			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/s.avgLen))
+		}
+	}
+	for i := range scores {
+		scores[i] = min(1, scores[i]/norm)
+	}
+	return scores
+}
+
+func dot(a, b []float32) float32 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// snippet is a chunk's text, trimmed and capped at SnippetRunes.
+func snippet(s string) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) <= SnippetRunes {
+		return s
+	}
+	return string([]rune(s)[:SnippetRunes]) + "…"
+}
