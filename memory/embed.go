@@ -123,7 +123,7 @@ func (x *Index) embed(ctx context.Context, input []string, timeout time.Duration
 	vecs, err := x.cfg.Embedder.Embed(ctx, x.cfg.Model, input)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("embeddings timed out after %.0fs", timeout.Seconds())
+			return nil, fmt.Errorf("embeddings timed out after %s", timeout)
 		}
 		return nil, err
 	}
