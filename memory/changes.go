@@ -8,7 +8,7 @@ import (
 
 // changeSet is what one sync writes, in one transaction.
 type changeSet struct {
-	files    map[string]fileRec    // new records of changed files
+	files    map[string]fileRec     // new records of changed files
 	replaced map[string][]*chunkRec // the new chunks of files whose content changed
 	removed  []string               // files gone from the workspace
 	vectors  map[string][]float32   // new vectors by chunk key

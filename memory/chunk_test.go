@@ -100,4 +100,3 @@ func FuzzSplitChunks(f *testing.F) {
 		}
 	})
 }
-

@@ -74,14 +74,14 @@ type Index struct {
 	log   zerolog.Logger
 	clock func() time.Time
 
-	mu      sync.Mutex
-	cur     *loaded   // what the store holds, nil until the first sync
-	snap    *snapshot // the search structure over cur, nil when stale
-	force   map[string]bool
-	synced  time.Time
-	embedOK time.Time // embedding calls are skipped before this (after a failure)
-	embedWhy string   // why the last embedding call failed
-	stats   Stats
+	mu       sync.Mutex
+	cur      *loaded   // what the store holds, nil until the first sync
+	snap     *snapshot // the search structure over cur, nil when stale
+	force    map[string]bool
+	synced   time.Time
+	embedOK  time.Time // embedding calls are skipped before this (after a failure)
+	embedWhy string    // why the last embedding call failed
+	stats    Stats
 }
 
 // New returns the index of one agent over store. It reads nothing until the first Sync.

@@ -229,11 +229,17 @@ func TestEmbeddingFaults(t *testing.T) {
 // detected at load and the index is rebuilt from the files, never served.
 func TestDamagedIndexIsRebuilt(t *testing.T) {
 	damage := map[string]func(tx persistence.Tx, b buckets) error{
-		"garbage chunk":  func(tx persistence.Tx, b buckets) error { return tx.Put(b.chunks, chunkKey("MEMORY.md", 0), []byte("{nope")) },
-		"missing chunk":  func(tx persistence.Tx, b buckets) error { return tx.Delete(b.chunks, chunkKey("MEMORY.md", 0)) },
-		"short vector":   func(tx persistence.Tx, b buckets) error { return tx.Put(b.vectors, chunkKey("MEMORY.md", 0), []byte{1, 2, 3}) },
-		"garbage state":  func(tx persistence.Tx, b buckets) error { return tx.Put(b.meta, "state", []byte("]")) },
-		"stray chunk":    func(tx persistence.Tx, b buckets) error { return tx.Put(b.chunks, chunkKey("gone.md", 3), []byte(`{"path":"gone.md","text":"x"}`)) },
+		"garbage chunk": func(tx persistence.Tx, b buckets) error {
+			return tx.Put(b.chunks, chunkKey("MEMORY.md", 0), []byte("{nope"))
+		},
+		"missing chunk": func(tx persistence.Tx, b buckets) error { return tx.Delete(b.chunks, chunkKey("MEMORY.md", 0)) },
+		"short vector": func(tx persistence.Tx, b buckets) error {
+			return tx.Put(b.vectors, chunkKey("MEMORY.md", 0), []byte{1, 2, 3})
+		},
+		"garbage state": func(tx persistence.Tx, b buckets) error { return tx.Put(b.meta, "state", []byte("]")) },
+		"stray chunk": func(tx persistence.Tx, b buckets) error {
+			return tx.Put(b.chunks, chunkKey("gone.md", 3), []byte(`{"path":"gone.md","text":"x"}`))
+		},
 		"future version": func(tx persistence.Tx, b buckets) error { return tx.Put(b.meta, "state", []byte(`{"version":99}`)) },
 	}
 	for name, hurt := range damage {

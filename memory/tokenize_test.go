@@ -15,8 +15,8 @@ func TestTokenize(t *testing.T) {
 		{"Hello, World! v2_beta", []string{"hello", "world", "v2_beta"}},
 		{"最喜欢的编程语言", []string{"最喜", "喜欢", "欢的", "的编", "编程", "程语", "语言"}},
 		{"用户目前正在学习 Rust。", []string{"用户", "户目", "目前", "前正", "正在", "在学", "学习", "rust"}},
-		{"Ｒｕｓｔ　ＡＢＣ", []string{"rust", "abc"}},            // full width folded
-		{"我 love 猫", []string{"我", "love", "猫"}},           // single CJK characters stay
+		{"Ｒｕｓｔ　ＡＢＣ", []string{"rust", "abc"}},    // full width folded
+		{"我 love 猫", []string{"我", "love", "猫"}}, // single CJK characters stay
 		{"カタカナとひらがな", []string{"カタ", "タカ", "カナ", "ナと", "とひ", "ひら", "らが", "がな"}},
 		{"한국어 텍스트", []string{"한국", "국어", "텍스", "스트"}},
 		{"INV-2024-017", []string{"inv", "2024", "017"}},
