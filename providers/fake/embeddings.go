@@ -25,7 +25,8 @@ type EmbedRequest struct {
 // any model, faults to script, and a record of every request. Safe for concurrent use.
 type Embeddings struct {
 	mu       sync.Mutex
-	requests []EmbedRequest
+	requests []EmbedRequest // the last maxEmbedRecord
+	inputs   int
 	// Status, when set, answers every request with this HTTP error status.
 	Status int
 	// Delay waits this long before answering (honouring cancellation).
@@ -44,7 +45,7 @@ func (s *Script) Embeddings() *Embeddings {
 	return s.embeddings
 }
 
-// Requests returns a copy of every embeddings request so far.
+// Requests returns a copy of the embeddings requests so far (about the last 10,000).
 func (e *Embeddings) Requests() []EmbedRequest {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -55,12 +56,12 @@ func (e *Embeddings) Requests() []EmbedRequest {
 func (e *Embeddings) Inputs() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := 0
-	for _, r := range e.requests {
-		n += len(r.Input)
-	}
-	return n
+	return e.inputs
 }
+
+// maxEmbedRecord bounds the record of requests (a long-running reef fake-llm).
+const maxEmbedRecord = 10_000
+
 
 // Set changes the fault settings under the lock.
 func (e *Embeddings) Set(status int, delay time.Duration, dims int) {
@@ -73,6 +74,10 @@ func (e *Embeddings) record(r EmbedRequest) (status int, delay time.Duration, di
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.requests = append(e.requests, r)
+	if len(e.requests) > 2*maxEmbedRecord {
+		e.requests = append(e.requests[:0], e.requests[len(e.requests)-maxEmbedRecord:]...)
+	}
+	e.inputs += len(r.Input)
 	dims = e.Dims
 	if dims <= 0 {
 		dims = DefaultEmbeddingDims
