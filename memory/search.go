@@ -133,17 +133,38 @@ func joinWarn(a, b string) string {
 	return a + "; " + b
 }
 
+// uniqueTerms are the query's distinct terms without English function words (unless the
+// query has nothing else): "when is the dentist" searches for "dentist".
 func uniqueTerms(text string) []string {
 	seen := map[string]bool{}
-	var out []string
+	var out, stop []string
 	for _, t := range Tokenize(text) {
-		if !seen[t] {
-			seen[t] = true
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if stopWords[t] {
+			stop = append(stop, t)
+		} else {
 			out = append(out, t)
 		}
 	}
+	if len(out) == 0 {
+		return stop
+	}
 	return out
 }
+
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the is are was were be been am do does did of to in on at by for
+		from with about as and or but not no if so than then that this these those it its i me my we
+		our you your he him his she her they them their what when where which who whom why how can
+		could should would will shall may might must have has had any some there here`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // doc is one chunk in a snapshot.
 type doc struct {
