@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -133,7 +136,7 @@ func TestWalkthrough(t *testing.T) {
 // embeds everything once.
 func TestIncremental(t *testing.T) {
 	ws := t.TempDir()
-	const files = 200
+	const files = 1000
 	for i := range files {
 		writeNote(t, ws, filepathf("memory/notes/%03d.md", i), sentence(i))
 	}
@@ -273,4 +276,45 @@ func filepathf(format string, a ...any) string { return fmt.Sprintf(format, a...
 func sentence(i int) string {
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"}
 	return fmt.Sprintf("# Note %d\n\nMeeting with %s about %s, ticket T-%04d.\n", i, words[i%10], words[(i/10)%10], i)
+}
+
+// TestBadFiles: a binary file, a file over the size limit, invalid UTF-8, a FIFO and a
+// symlink out of the workspace in memory/: none stalls or breaks the index; the text ones
+// are indexed, the others skipped and counted.
+func TestBadFiles(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir()
+	writeNote(t, ws, "memory/ok.md", "The kiwi note.\n")
+	writeNote(t, ws, "memory/bin.md", "PK\x03\x04\x00\x00binary kiwi")
+	writeNote(t, ws, "memory/latin1.md", "caf\xe9 kiwi cr\xe8me\n")
+	writeNote(t, outside, "secret.md", "kiwi secret outside\n")
+	os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(ws, "memory", "link.md"))
+	if err := syscall.Mkfifo(filepath.Join(ws, "memory", "pipe.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(ws, "memory", "big.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Truncate(50 << 20) // 50 MB, sparse
+	big.Close()
+	x := newIndex(t, ws, pmem.New(), &fakeEmbedder{})
+	r := search(t, x, "kiwi")
+	var paths []string
+	for _, res := range r.Results {
+		paths = append(paths, res.Path)
+	}
+	slices.Sort(paths)
+	if want := []string{"memory/latin1.md", "memory/ok.md"}; !slices.Equal(paths, want) {
+		t.Fatalf("found %v, want %v", paths, want)
+	}
+	st, err := x.Status(context.Background())
+	if err != nil || st.Skipped != 2 || st.Files != 4 {
+		t.Fatalf("status %+v (err %v): want 4 files with 2 skipped (binary, too large)", st, err)
+	}
+	for _, res := range r.Results {
+		if !utf8.ValidString(res.Snippet) {
+			t.Errorf("snippet %q is not valid UTF-8", res.Snippet)
+		}
+	}
 }
