@@ -110,7 +110,7 @@ func (c *changeSet) apply(cur *loaded) {
 		for i := range cur.files[path].Chunks {
 			k := chunkKey(path, i)
 			delete(cur.chunks, k)
-			delete(cur.vectors, k)
+			delete(cur.hasVec, k)
 		}
 	}
 	for _, p := range c.removed {
@@ -120,14 +120,14 @@ func (c *changeSet) apply(cur *loaded) {
 	for p, recs := range c.replaced {
 		drop(p)
 		for i, r := range recs {
-			cur.chunks[chunkKey(p, i)] = r
+			cur.chunks[chunkKey(p, i)] = r.meta(cur.dict)
 		}
 	}
 	for p, rec := range c.files {
 		cur.files[p] = rec
 	}
-	for k, v := range c.vectors {
-		cur.vectors[k] = v
+	for k := range c.vectors {
+		cur.hasVec[k] = true
 	}
 	if c.state != nil {
 		cur.state = *c.state

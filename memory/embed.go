@@ -22,35 +22,34 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 	if x.cfg.Embedder == nil || x.clock().Before(x.embedOK) {
 		return
 	}
-	need := map[string]*chunkRec{} // chunk key → chunk
-	for k, c := range x.cur.chunks {
-		if _, ok := x.cur.vectors[k]; !ok {
-			if _, gone := ch.replaced[c.Path]; !gone {
-				need[k] = c
-			}
-		}
-	}
+	byHash := map[string][]string{} // content hash → chunk keys
+	texts := map[string]string{}    // content hash → text, for new chunks
+	var stale []string              // stored chunks without a vector, texts to read
+	gone := map[string]bool{}
 	for _, p := range ch.removed {
-		for i := range x.cur.files[p].Chunks {
-			delete(need, chunkKey(p, i))
+		gone[p] = true
+	}
+	for k, c := range x.cur.chunks {
+		if _, replaced := ch.replaced[c.Path]; !x.cur.hasVec[k] && !replaced && !gone[c.Path] {
+			byHash[c.Hash] = append(byHash[c.Hash], k)
+			stale = append(stale, k)
 		}
 	}
 	for p, recs := range ch.replaced {
 		for i, r := range recs {
-			need[chunkKey(p, i)] = r
+			byHash[r.Hash] = append(byHash[r.Hash], chunkKey(p, i))
+			texts[r.Hash] = r.Text
 		}
 	}
-	if len(need) == 0 {
+	if len(byHash) == 0 {
 		return
-	}
-	byHash := map[string][]string{} // content hash → chunk keys
-	texts := map[string]string{}
-	for k, c := range need {
-		byHash[c.Hash] = append(byHash[c.Hash], k)
-		texts[c.Hash] = c.Text
 	}
 	dims := x.cur.state.Dims
 	x.fromCache(byHash, dims, ch)
+	if err := x.readTexts(stale, byHash, texts); err != nil {
+		x.log.Warn().Err(err).Msg("memory: read chunks to embed")
+		return
+	}
 	var hashes []string
 	for h := range byHash {
 		hashes = append(hashes, h)
@@ -81,6 +80,24 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 			}
 		}
 	}
+}
+
+// readTexts reads the texts of the stored chunks keys that still need a vector.
+func (x *Index) readTexts(keys []string, byHash map[string][]string, texts map[string]string) error {
+	return x.store.View(func(r persistence.Reader) error {
+		for _, k := range keys {
+			h := x.cur.chunks[k].Hash
+			if _, need := byHash[h]; !need || texts[h] != "" {
+				continue
+			}
+			t, err := chunkText(r, x.b, k)
+			if err != nil {
+				return err
+			}
+			texts[h] = t
+		}
+		return nil
+	})
 }
 
 // fromCache moves the chunks whose text is in the embedding cache from byHash to ch.

@@ -188,7 +188,7 @@ func (x *Index) ensureLoaded() error {
 		if err != nil {
 			return fmt.Errorf("memory: reset index: %w", err)
 		}
-		l = &loaded{state: st, files: map[string]fileRec{}, chunks: map[string]*chunkRec{}, vectors: map[string][]float32{}}
+		l = newLoaded(st)
 	}
 	x.cur = l
 	return nil

@@ -94,9 +94,6 @@ func TestQualityRecallAt5(t *testing.T) {
 	if err := x.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x.mu.Lock()
-	snap := x.snapshot()
-	x.mu.Unlock()
 	hits := map[string]int{}
 	for _, qq := range qualityQueries {
 		vecs, err := x.embed(ctx, []string{qq.q}, x.cfg.QueryTimeout, 256)
@@ -104,11 +101,17 @@ func TestQualityRecallAt5(t *testing.T) {
 			t.Fatal(err)
 		}
 		terms := uniqueTerms(qq.q)
-		runs := map[string][]Result{
-			ModeFTS:    snap.rank(terms, nil, 5, 0),
-			ModeVector: snap.rank(nil, vecs[0], 5, 0),
-			ModeHybrid: snap.rank(terms, vecs[0], 5, 0),
+		runs := map[string][]Result{}
+		x.mu.Lock()
+		for mode, args := range map[string]struct {
+			terms []string
+			qv    []float32
+		}{ModeFTS: {terms, nil}, ModeVector: {nil, vecs[0]}, ModeHybrid: {terms, vecs[0]}} {
+			if runs[mode], err = x.rank(x.snapshot(), args.terms, args.qv, 5, 0); err != nil {
+				t.Fatal(err)
+			}
 		}
+		x.mu.Unlock()
 		for mode, res := range runs {
 			found := false
 			for _, r := range res {

@@ -2,7 +2,9 @@ package memory
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"path"
 	"sort"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/reefgw/reef/persistence"
 )
 
 // Limits and defaults of a search.
@@ -81,7 +85,6 @@ func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
 		return resp, err
 	}
 	x.mu.Lock()
-	snap := x.snapshot()
 	embedOK, why := !x.clock().Before(x.embedOK), x.embedWhy
 	dims := x.cur.state.Dims
 	x.mu.Unlock()
@@ -122,8 +125,11 @@ func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
 	if n <= 0 {
 		n = DefaultMaxResults
 	}
-	resp.Results = snap.rank(terms, qv, min(n, MaxResultsCap), minScore)
-	return resp, nil
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var err error
+	resp.Results, err = x.rank(x.snapshot(), terms, qv, min(n, MaxResultsCap), minScore)
+	return resp, err
 }
 
 func joinWarn(a, b string) string {
@@ -168,20 +174,22 @@ var stopWords = func() map[string]bool {
 
 // doc is one chunk in a snapshot.
 type doc struct {
-	key string
-	c   *chunkRec
-	len int
-	vec []float32
-	day time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), else zero
+	key    string
+	c      *chunkMeta
+	len    int
+	hasVec bool
+	day    time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), else zero
 }
 
-type posting struct{ doc, tf int32 }
+type posting struct{ doc, tf uint32 }
 
 // snapshot is the search structure over the index at one moment: an inverted index for
-// BM25 and the vectors. Searches share it; a sync that changes the index drops it.
+// BM25 over the chunks in memory; vectors stay in the store and are read as they are
+// scored. A sync that changes the index drops it.
 type snapshot struct {
 	docs   []doc
-	post   map[string][]posting
+	idx    map[string]uint32 // chunk key → docs index
+	post   map[uint32][]posting
 	avgLen float64
 }
 
@@ -195,17 +203,18 @@ func (x *Index) snapshot() *snapshot {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	s := &snapshot{docs: make([]doc, len(keys)), post: map[string][]posting{}}
+	s := &snapshot{docs: make([]doc, len(keys)), idx: make(map[string]uint32, len(keys)), post: map[uint32][]posting{}}
 	total := 0
 	for i, k := range keys {
 		c := x.cur.chunks[k]
-		d := doc{key: k, c: c, vec: x.cur.vectors[k], day: noteDay(c.Path)}
-		for t, tf := range c.Terms {
-			d.len += tf
-			s.post[t] = append(s.post[t], posting{doc: int32(i), tf: int32(tf)})
+		d := doc{key: k, c: c, hasVec: x.cur.hasVec[k], day: noteDay(c.Path)}
+		for _, t := range c.terms {
+			d.len += int(t.tf)
+			s.post[t.id] = append(s.post[t.id], posting{doc: uint32(i), tf: t.tf})
 		}
 		total += d.len
 		s.docs[i] = d
+		s.idx[k] = uint32(i)
 	}
 	if len(keys) > 0 {
 		s.avgLen = float64(total) / float64(len(keys))
@@ -227,53 +236,97 @@ func noteDay(p string) time.Time {
 	return t
 }
 
-// rank scores every chunk and returns the best n at or above minScore.
-func (s *snapshot) rank(terms []string, qv []float32, n int, minScore float64) []Result {
-	text := s.bm25(terms)
+// rank scores every chunk and returns the best n at or above minScore: by score (to three
+// decimals), then the newer daily note, then path and line. x.mu is held.
+func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore float64) ([]Result, error) {
+	text := s.bm25(terms, x.cur.dict)
+	var vec []float32
+	if qv != nil {
+		var err error
+		if vec, err = x.vectorScores(s, qv); err != nil {
+			return nil, err
+		}
+	}
 	type scored struct {
 		i     int
+		key   int64 // the score to three decimals
 		score float64
 	}
-	var hits []scored
-	for i, d := range s.docs {
-		t := text[i]
-		score := t
-		if qv != nil && d.vec != nil {
-			v := max(0, float64(dot(qv, d.vec)))
-			score = vectorWeight*v + textWeight*t
-			if len(terms) == 0 {
-				score = v
-			}
+	better := func(a, b scored) bool {
+		if a.key != b.key {
+			return a.key > b.key
 		}
-		if score > 0 && score >= minScore {
-			hits = append(hits, scored{i, score})
-		}
-	}
-	sort.Slice(hits, func(a, b int) bool {
-		ra, rb := math.Round(hits[a].score*1000), math.Round(hits[b].score*1000)
-		if ra != rb {
-			return ra > rb
-		}
-		da, db := s.docs[hits[a].i], s.docs[hits[b].i]
+		da, db := s.docs[a.i], s.docs[b.i]
 		if !da.day.Equal(db.day) {
 			return da.day.After(db.day) // recency breaks ties: the newer daily note first
 		}
 		return da.key < db.key
-	})
-	out := []Result{}
-	for _, h := range hits[:min(n, len(hits))] {
-		c := s.docs[h.i].c
-		out = append(out, Result{Path: c.Path, StartLine: c.Start, EndLine: c.End,
-			Score: math.Round(h.score*1000) / 1000, Snippet: snippet(c.Text),
-			Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)})
 	}
-	return out
+	top := make([]scored, 0, n+1) // the best n so far, best first
+	for i, d := range s.docs {
+		score := text[i]
+		if vec != nil && d.hasVec {
+			v := max(0, float64(vec[i]))
+			score = vectorWeight*v + textWeight*score
+			if len(terms) == 0 {
+				score = v
+			}
+		}
+		if score <= 0 || score < minScore {
+			continue
+		}
+		h := scored{i: i, key: int64(math.Round(score * 1000)), score: score}
+		if len(top) == n && !better(h, top[n-1]) {
+			continue
+		}
+		at := sort.Search(len(top), func(j int) bool { return better(h, top[j]) })
+		top = append(top, scored{})
+		copy(top[at+1:], top[at:])
+		top[at] = h
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	out := []Result{}
+	err := x.store.View(func(r persistence.Reader) error {
+		for _, h := range top {
+			d := s.docs[h.i]
+			t, err := chunkText(r, x.b, d.key)
+			if err != nil {
+				return err
+			}
+			c := d.c
+			out = append(out, Result{Path: c.Path, StartLine: c.Start, EndLine: c.End,
+				Score: float64(h.key) / 1000, Snippet: snippet(t),
+				Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// vectorScores returns each doc's cosine with qv (a unit vector), read from the store's
+// vectors as they are: they are not kept in memory.
+func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
+	scores := make([]float32, len(s.docs))
+	err := x.store.View(func(r persistence.Reader) error {
+		return r.Scan(x.b.vectors, "", func(k string, v []byte) error {
+			if i, ok := s.idx[k]; ok && len(v) == 4*len(qv) {
+				scores[i] = dotBytes(qv, v)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory: read vectors: %w", err)
+	}
+	return scores, nil
 }
 
 // bm25 returns each doc's keyword score: its BM25 over the query terms divided by the sum
 // of their idf (what a doc holding each term once, at average length, scores), capped at 1:
 // about the share of the query's weight the doc matches.
-func (s *snapshot) bm25(terms []string) []float64 {
+func (s *snapshot) bm25(terms []string, dict dictionary) []float64 {
 	const k1, b = 1.2, 0.75
 	scores := make([]float64, len(s.docs))
 	if len(terms) == 0 || len(s.docs) == 0 {
@@ -285,7 +338,10 @@ func (s *snapshot) bm25(terms []string) []float64 {
 	N := max(float64(len(s.docs)), minCorpus)
 	var norm float64
 	for _, t := range terms {
-		ps := s.post[t]
+		var ps []posting
+		if id, ok := dict[t]; ok {
+			ps = s.post[id]
+		}
 		nt := float64(len(ps))
 		idf := math.Log(1 + (N-nt+0.5)/(nt+0.5))
 		norm += idf
@@ -301,15 +357,20 @@ func (s *snapshot) bm25(terms []string) []float64 {
 	return scores
 }
 
-func dot(a, b []float32) float32 {
-	if len(a) != len(b) {
-		return 0
+// dotBytes is the dot product of a with a vector stored as little-endian float32s.
+func dotBytes(a []float32, b []byte) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		s1 += a[i+1] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+4:]))
+		s2 += a[i+2] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+8:]))
+		s3 += a[i+3] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+12:]))
 	}
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	for ; i < len(a); i++ {
+		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return s
+	return s0 + s1 + s2 + s3
 }
 
 // snippet is a chunk's text, trimmed and capped at SnippetRunes.

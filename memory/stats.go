@@ -36,7 +36,7 @@ func (x *Index) Status(ctx context.Context) (Stats, error) {
 	x.mu.Lock()
 	st := x.stats
 	st.Agent, st.Provider, st.Model = x.cfg.AgentID, x.cfg.Provider, x.cfg.Model
-	st.Files, st.Chunks, st.Vectors, st.Dims = len(x.cur.files), len(x.cur.chunks), len(x.cur.vectors), x.cur.state.Dims
+	st.Files, st.Chunks, st.Vectors, st.Dims = len(x.cur.files), len(x.cur.chunks), len(x.cur.hasVec), x.cur.state.Dims
 	for _, f := range x.cur.files {
 		if f.Skipped != "" {
 			st.Skipped++

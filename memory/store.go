@@ -78,19 +78,56 @@ func decodeVector(b []byte) ([]float32, error) {
 	return v, nil
 }
 
-// loaded is the whole index of one agent as read from the store.
+// chunkMeta is what the index keeps of a chunk in memory: no text (read from the store for
+// the results shown) and its terms as ids of the index's dictionary.
+type chunkMeta struct {
+	Path       string
+	Start, End int
+	Hash       string
+	terms      []termFreq
+}
+
+type termFreq struct{ id, tf uint32 }
+
+// dictionary numbers the terms of an index.
+type dictionary map[string]uint32
+
+func (d dictionary) id(t string) uint32 {
+	id, ok := d[t]
+	if !ok {
+		id = uint32(len(d))
+		d[t] = id
+	}
+	return id
+}
+
+// meta turns a stored chunk into its in-memory form.
+func (c *chunkRec) meta(d dictionary) *chunkMeta {
+	m := &chunkMeta{Path: c.Path, Start: c.Start, End: c.End, Hash: c.Hash, terms: make([]termFreq, 0, len(c.Terms))}
+	for t, tf := range c.Terms {
+		m.terms = append(m.terms, termFreq{id: d.id(t), tf: uint32(tf)})
+	}
+	return m
+}
+
+// loaded is the index of one agent as the store holds it, without texts and vectors.
 type loaded struct {
-	state   state
-	fresh   bool // no state record: never indexed
-	files   map[string]fileRec
-	chunks  map[string]*chunkRec
-	vectors map[string][]float32
+	state  state
+	fresh  bool // no state record: never indexed
+	files  map[string]fileRec
+	chunks map[string]*chunkMeta
+	hasVec map[string]bool // chunks with a vector in the store
+	dict   dictionary
+}
+
+func newLoaded(st state) *loaded {
+	return &loaded{state: st, files: map[string]fileRec{}, chunks: map[string]*chunkMeta{}, hasVec: map[string]bool{}, dict: dictionary{}}
 }
 
 // load reads an agent's index; a record that does not decode, or a chunk a file record
 // names that is missing, is reported as errDamaged.
 func load(r persistence.Reader, b buckets) (*loaded, error) {
-	l := &loaded{files: map[string]fileRec{}, chunks: map[string]*chunkRec{}, vectors: map[string][]float32{}}
+	l := newLoaded(state{})
 	raw, ok, err := r.Get(b.meta, "state")
 	if err != nil {
 		return nil, err
@@ -118,21 +155,17 @@ func load(r persistence.Reader, b buckets) (*loaded, error) {
 		if err := json.Unmarshal(v, c); err != nil || c.Path == "" || !strings.HasPrefix(k, c.Path+"\x00") {
 			return fmt.Errorf("%w: chunk %q", errDamaged, k)
 		}
-		l.chunks[k] = c
+		l.chunks[k] = c.meta(l.dict)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	err = r.Scan(b.vectors, "", func(k string, v []byte) error {
-		vec, err := decodeVector(v)
-		if err != nil {
-			return err
-		}
-		if len(vec) != l.state.Dims || l.chunks[k] == nil {
+		if len(v) != 4*l.state.Dims || len(v) == 0 || l.chunks[k] == nil {
 			return fmt.Errorf("%w: vector %q", errDamaged, k)
 		}
-		l.vectors[k] = vec
+		l.hasVec[k] = true
 		return nil
 	})
 	if err != nil {
@@ -149,6 +182,19 @@ func load(r persistence.Reader, b buckets) (*loaded, error) {
 		return nil, fmt.Errorf("%w: %d chunks stored, files name %d", errDamaged, len(l.chunks), want)
 	}
 	return l, nil
+}
+
+// chunkText reads the text of a stored chunk ("" when it is gone).
+func chunkText(r persistence.Reader, b buckets, key string) (string, error) {
+	raw, ok, err := r.Get(b.chunks, key)
+	if err != nil || !ok {
+		return "", err
+	}
+	var c chunkRec
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return "", fmt.Errorf("%w: chunk %q", errDamaged, key)
+	}
+	return c.Text, nil
 }
 
 func countChunks(files map[string]fileRec) int {

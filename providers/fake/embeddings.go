@@ -62,7 +62,6 @@ func (e *Embeddings) Inputs() int {
 // maxEmbedRecord bounds the record of requests (a long-running reef fake-llm).
 const maxEmbedRecord = 10_000
 
-
 // Set changes the fault settings under the lock.
 func (e *Embeddings) Set(status int, delay time.Duration, dims int) {
 	e.mu.Lock()
