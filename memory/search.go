@@ -187,8 +187,7 @@ type posting struct{ doc, tf uint32 }
 // BM25 over the chunks in memory; vectors stay in the store and are read as they are
 // scored. A sync that changes the index drops it.
 type snapshot struct {
-	docs   []doc
-	idx    map[string]uint32 // chunk key → docs index
+	docs   []doc // in key order
 	post   map[uint32][]posting
 	avgLen float64
 }
@@ -203,7 +202,7 @@ func (x *Index) snapshot() *snapshot {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	s := &snapshot{docs: make([]doc, len(keys)), idx: make(map[string]uint32, len(keys)), post: map[uint32][]posting{}}
+	s := &snapshot{docs: make([]doc, len(keys)), post: map[uint32][]posting{}}
 	total := 0
 	for i, k := range keys {
 		c := x.cur.chunks[k]
@@ -214,7 +213,6 @@ func (x *Index) snapshot() *snapshot {
 		}
 		total += d.len
 		s.docs[i] = d
-		s.idx[k] = uint32(i)
 	}
 	if len(keys) > 0 {
 		s.avgLen = float64(total) / float64(len(keys))
@@ -309,10 +307,14 @@ func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore 
 // vectors as they are: they are not kept in memory.
 func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
 	scores := make([]float32, len(s.docs))
+	j := 0 // docs and the bucket are both in key order: walk them in step
 	err := x.store.View(func(r persistence.Reader) error {
 		return r.Scan(x.b.vectors, "", func(k string, v []byte) error {
-			if i, ok := s.idx[k]; ok && len(v) == 4*len(qv) {
-				scores[i] = dotBytes(qv, v)
+			for j < len(s.docs) && s.docs[j].key < k {
+				j++
+			}
+			if j < len(s.docs) && s.docs[j].key == k && len(v) == 4*len(qv) {
+				scores[j] = dotBytes(qv, v)
 			}
 			return nil
 		})
