@@ -69,7 +69,9 @@ func (e *Embeddings) Set(status int, delay time.Duration, dims int) {
 	e.Status, e.Delay, e.Dims = status, delay, dims
 }
 
-func (e *Embeddings) record(r EmbedRequest) (status int, delay time.Duration, dims int) {
+// Record records one request (for fakes of other wire formats) and returns the fault settings
+// and the vectors' length to answer with.
+func (e *Embeddings) Record(r EmbedRequest) (status int, delay time.Duration, dims int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.requests = append(e.requests, r)
@@ -108,7 +110,7 @@ func (s *openaiServer) embed(w http.ResponseWriter, r *http.Request) {
 		}
 		input = []string{one}
 	}
-	status, delay, dims := s.script.Embeddings().record(EmbedRequest{Model: req.Model, Input: input, Body: body})
+	status, delay, dims := s.script.Embeddings().Record(EmbedRequest{Model: req.Model, Input: input, Body: body})
 	if delay > 0 && !s.wait(r, delay) {
 		return
 	}
