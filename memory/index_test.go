@@ -318,3 +318,31 @@ func TestBadFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestTouchRereadsWhatStatCannotSee: an edit that keeps size and mtime is invisible to the
+// stat scan, but the file tools' Touch re-reads the file at once.
+func TestTouchRereadsWhatStatCannotSee(t *testing.T) {
+	ws := t.TempDir()
+	p := filepath.Join(ws, "MEMORY.md")
+	writeNote(t, ws, "MEMORY.md", "colour: orange\n")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(p, old, old)
+	x := newIndex(t, ws, pmem.New(), nil)
+	if r := search(t, x, "orange"); len(r.Results) != 1 {
+		t.Fatalf("got %+v", r.Results)
+	}
+	writeNote(t, ws, "MEMORY.md", "colour: purple\n") // same size
+	os.Chtimes(p, old, old)                            // same mtime
+	if r := search(t, x, "purple"); len(r.Results) != 0 {
+		t.Fatalf("the stat scan saw an edit it cannot see: %+v", r.Results)
+	}
+	if err := x.Touch(context.Background(), "MEMORY.md"); err != nil {
+		t.Fatal(err)
+	}
+	if r := search(t, x, "purple"); len(r.Results) != 1 {
+		t.Fatalf("after Touch: %+v", r.Results)
+	}
+	if err := x.Touch(context.Background(), "notes.md"); err != nil { // not a memory file: ignored
+		t.Fatal(err)
+	}
+}
