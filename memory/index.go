@@ -91,7 +91,9 @@ func New(cfg Config, store persistence.Store, log zerolog.Logger) *Index {
 }
 
 // Touch re-reads the file rel (relative to the workspace) at once, whatever its size and
-// mtime say, if it is a memory file. The file tools call it after a write or an edit.
+// mtime say, if it is a memory file. The file tools call it after a write or an edit. It
+// embeds nothing, so a slow embedding provider never holds up a write: keyword search finds
+// the new text at once, and the next search's sync adds its vectors.
 func (x *Index) Touch(ctx context.Context, rel string) error {
 	if !IsMemoryPath(rel) {
 		return nil
@@ -99,7 +101,7 @@ func (x *Index) Touch(ctx context.Context, rel string) error {
 	x.mu.Lock()
 	x.force[rel] = true
 	x.mu.Unlock()
-	return x.Sync(ctx)
+	return x.sync(ctx, false)
 }
 
 // Rebuild drops the index and builds it again from the files (reef memory index --force).
@@ -117,7 +119,10 @@ func (x *Index) Rebuild(ctx context.Context) error {
 // Sync brings the index up to date with the workspace: a stat per memory file, a read of
 // those whose size or mtime changed, new chunks for those whose content changed, vectors
 // for chunks without one.
-func (x *Index) Sync(ctx context.Context) error {
+func (x *Index) Sync(ctx context.Context) error { return x.sync(ctx, true) }
+
+// sync is Sync; embed says whether to embed the chunks without a vector.
+func (x *Index) sync(ctx context.Context, embed bool) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.ensureLoaded(); err != nil {
@@ -133,7 +138,9 @@ func (x *Index) Sync(ctx context.Context) error {
 		return err
 	}
 	ch := x.changes(root, found)
-	x.embedMissing(ctx, ch)
+	if embed {
+		x.embedMissing(ctx, ch)
+	}
 	if ch.empty() {
 		x.synced = x.clock()
 		return nil

@@ -346,3 +346,27 @@ func TestTouchRereadsWhatStatCannotSee(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTouchDoesNotWaitForEmbeddings: with the embedder hanging, a write's Touch returns at
+// once and the note is found by keyword.
+func TestTouchDoesNotWaitForEmbeddings(t *testing.T) {
+	ws := t.TempDir()
+	e := &fakeEmbedder{hang: true}
+	x := newIndex(t, ws, pmem.New(), e)
+	writeNote(t, ws, "memory/new.md", "The walrus note.\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := x.Touch(ctx, "memory/new.md"); err != nil || ctx.Err() != nil {
+		t.Fatalf("touch: %v (ctx %v)", err, ctx.Err())
+	}
+	e.mu.Lock()
+	calls := e.calls
+	e.mu.Unlock()
+	if calls != 0 {
+		t.Fatalf("Touch called the embedder %d times", calls)
+	}
+	x.cfg.QueryTimeout, x.cfg.IndexTimeout = 20*time.Millisecond, 20*time.Millisecond
+	if r := search(t, x, "walrus"); len(r.Results) != 1 || r.Mode != ModeFTS {
+		t.Fatalf("got %+v", r)
+	}
+}
