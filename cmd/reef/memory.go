@@ -23,7 +23,7 @@ import (
 const memoryUsage = `usage:
   reef memory status [-agent ID] [-json]          files, chunks, vectors, provider, model, last index, size
   reef memory index [-agent ID] [--force] [-json] index the notes now (--force: drop the index, rebuild)
-  reef memory search [-agent ID] [-json] QUERY    search the notes as memory_search does
+  reef memory search QUERY [-agent ID] [-json]    search the notes as memory_search does
 Through the running gateway when one runs, else on the database. -agent defaults to the first agent.`
 
 // newMemory builds the memory index of every agent with memory on, over store.
@@ -58,10 +58,11 @@ func runMemory(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	action := args[0]
-	if code, ok := parseFlags(flags, args[1:], stdout); !ok {
+	flagArgs, words := splitMemoryArgs(args[1:])
+	if code, ok := parseFlags(flags, flagArgs, stdout); !ok {
 		return code
 	}
-	query := strings.Join(flags.Args(), " ")
+	query := strings.Join(append(words, flags.Args()...), " ")
 	switch {
 	case action != "status" && action != "index" && action != "search":
 		fmt.Fprintf(stderr, "reef memory: unknown action %q\n%s\n", action, memoryUsage)
@@ -87,6 +88,25 @@ func runMemory(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return printMemory(stdout, action, out)
+}
+
+// splitMemoryArgs takes the flags out of args wherever they are (reef memory search Rust
+// -json), leaving the words of the query.
+func splitMemoryArgs(args []string) (flagArgs, words []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-"):
+			words = append(words, a)
+		case (name == "agent" || name == "config") && !hasValue && i+1 < len(args):
+			flagArgs = append(flagArgs, a, args[i+1])
+			i++
+		default:
+			flagArgs = append(flagArgs, a)
+		}
+	}
+	return flagArgs, words
 }
 
 // memoryCall runs an action through the running gateway, or on the database when none runs.

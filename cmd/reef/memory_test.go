@@ -99,7 +99,7 @@ func TestMemoryWalkthrough(t *testing.T) {
 
 			// The CLI, without a gateway: the same index.
 			before := len(embeds)
-			res = reef(t, e, "", "memory", "search", "-json", "Rust")
+			res = reef(t, e, "", "memory", "search", "Rust", "-json")
 			if res.code != 0 || !strings.Contains(res.stdout, `"path":"memory/preferences.md"`) || !strings.Contains(res.stdout, `"mode":"`+name+`"`) {
 				t.Errorf("reef memory search: code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
