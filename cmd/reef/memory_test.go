@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/reefgw/reef/messages"
@@ -135,5 +136,30 @@ func TestMemoryCommandBadInput(t *testing.T) {
 	res := reef(t, e, "", "memory", "status", "-agent", "nobody")
 	if res.code != 1 || !strings.Contains(res.stderr, `agent "nobody" has no memory index`) {
 		t.Errorf("unknown agent: code %d stderr %q", res.code, res.stderr)
+	}
+}
+
+// TestMemoryCommandThroughGateway: with a gateway holding the database, reef memory works
+// through it, and sees a note written while the gateway runs.
+func TestMemoryCommandThroughGateway(t *testing.T) {
+	srv := newFake(t)
+	home := newHome(t)
+	e := withFake(home, srv)
+	g := startGateway(t, e)
+	ws := filepath.Join(home, "workspace")
+	os.MkdirAll(filepath.Join(ws, "memory"), 0o755)
+	if err := os.WriteFile(filepath.Join(ws, "memory", "2025-03-14.md"), []byte("# Falcon\n\nThe launch moved to Friday.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := reef(t, e, "", "memory", "search", "Falcon", "launch")
+	if res.code != 0 || !strings.Contains(res.stdout, "memory/2025-03-14.md#L1-L3") || !strings.Contains(res.stdout, "mode hybrid") {
+		t.Fatalf("search through the gateway: code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = reef(t, e, "", "memory", "index", "--force")
+	if res.code != 0 || !strings.Contains(res.stdout, "chunks:     1") {
+		t.Fatalf("index --force: code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if code := g.stop(t, syscall.SIGTERM); code != 0 {
+		t.Errorf("gateway exit %d", code)
 	}
 }
