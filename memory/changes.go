@@ -2,6 +2,8 @@ package memory
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/reefgw/reef/persistence"
 )
@@ -61,7 +63,9 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
 			return err
 		}
 	}
-	for p, recs := range c.replaced {
+	// In key order: bbolt fills its pages best and splits least when keys arrive sorted.
+	for _, p := range slices.Sorted(maps.Keys(c.replaced)) {
+		recs := c.replaced[p]
 		if err := drop(p); err != nil {
 			return err
 		}
@@ -75,8 +79,8 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
 			}
 		}
 	}
-	for p, rec := range c.files {
-		raw, err := json.Marshal(rec)
+	for _, p := range slices.Sorted(maps.Keys(c.files)) {
+		raw, err := json.Marshal(c.files[p])
 		if err != nil {
 			return err
 		}
@@ -84,13 +88,13 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
 			return err
 		}
 	}
-	for k, v := range c.vectors {
-		if err := tx.Put(b.vectors, k, encodeVector(v)); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(c.vectors)) {
+		if err := tx.Put(b.vectors, k, encodeVector(c.vectors[k])); err != nil {
 			return err
 		}
 	}
-	for k, v := range c.cache {
-		if err := tx.Put(b.cache, k, encodeVector(v)); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(c.cache)) {
+		if err := tx.Put(b.cache, k, encodeVector(c.cache[k])); err != nil {
 			return err
 		}
 	}
