@@ -332,7 +332,7 @@ func TestTouchRereadsWhatStatCannotSee(t *testing.T) {
 		t.Fatalf("got %+v", r.Results)
 	}
 	writeNote(t, ws, "MEMORY.md", "colour: purple\n") // same size
-	os.Chtimes(p, old, old)                            // same mtime
+	os.Chtimes(p, old, old)                           // same mtime
 	if r := search(t, x, "purple"); len(r.Results) != 0 {
 		t.Fatalf("the stat scan saw an edit it cannot see: %+v", r.Results)
 	}
