@@ -6,7 +6,8 @@
 // # The tree
 //
 //	Gateway                     root; restarts children with backoff; ordered shutdown
-//	├── Storage                 the only Store writer: group commit, answers after the commit
+//	├── Storage                 the Store's writer (but for the memory index's own buckets, which
+//	│                           package memory writes from tool calls): group commit, answers after the commit
 //	├── Approvals               exec commands waiting for the owner's approval (approvals.go)
 //	├── Connector(<channel>)    one per channel account: platform goroutine, durable accept, ordered sends
 //	├── Router                  session key → Session; spawns on demand, passivates idle sessions

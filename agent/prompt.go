@@ -65,6 +65,9 @@ func StablePrompt(in PromptInput) string {
 		writeSkills(&b, in.Workspace.Skills)
 	}
 	writeWorkspace(&b, in.Workspace.Dir)
+	if hasTool(in.Tools, "memory_search") {
+		b.WriteString(memorySection)
+	}
 	writeProjectContext(&b, in.Workspace.Files, isGroup(in.ChatType))
 	b.WriteString(outputSection)
 	return b.String()
@@ -110,6 +113,15 @@ func writeTooling(b *strings.Builder, tools []messages.ToolSpec) {
 		}
 	}
 }
+
+// memorySection tells an agent with memory_search to recall before it answers, and to cite.
+const memorySection = `
+## Memory recall
+Before answering anything about prior work, decisions, dates, preferences, people or todos, run
+memory_search over MEMORY.md and memory/*.md, then use memory_get to read the lines you need.
+Search in the user's words and, when it helps, in other words or languages too. If nothing
+relevant is found, say you checked. When you use a note, cite it as path#Lstart-Lend.
+`
 
 const toolStyleSection = `
 ## Tool-call style

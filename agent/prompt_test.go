@@ -223,3 +223,17 @@ func TestCurrentTimeFollowsTheMinuteAndZone(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptMemorySection: the recall instructions come with memory_search, in the stable
+// prefix, and not without it.
+func TestPromptMemorySection(t *testing.T) {
+	with := PromptInput{Tools: []messages.ToolSpec{{Name: "memory_search"}, {Name: "memory_get"}}}
+	prompt, stable := BuildSystemPrompt(with)
+	i := strings.Index(prompt, "## Memory recall")
+	if i < 0 || i > stable || !strings.Contains(prompt, "path#Lstart-Lend") {
+		t.Fatalf("memory section missing or volatile (at %d, stable %d)", i, stable)
+	}
+	if p, _ := BuildSystemPrompt(PromptInput{Tools: []messages.ToolSpec{{Name: "read"}}}); strings.Contains(p, "## Memory recall") {
+		t.Error("the memory section is there without memory_search")
+	}
+}

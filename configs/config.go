@@ -20,6 +20,7 @@ type Config struct {
 	Channels ChannelsConfig `yaml:"channels"`
 	Log      LogConfig      `yaml:"log"`
 	Backup   BackupConfig   `yaml:"backup"` // automatic backups by the gateway
+	Memory   MemoryConfig   `yaml:"memory"` // memory search over the agents' notes
 
 	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
 }
@@ -51,6 +52,7 @@ type AgentConfig struct {
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
 
 	Compaction CompactionConfig `yaml:"compaction"` // summarizing old messages when the context fills up
+	Memory     MemoryConfig     `yaml:"memory"`     // overrides of the global memory block
 }
 
 // ToolPolicy lists tool names and groups ("group:fs", "group:runtime") an agent may or may not use.

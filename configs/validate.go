@@ -72,6 +72,7 @@ func (c *Config) Validate() error {
 	v.nonNegative("llm.maxRetryAfterSeconds", c.LLM.MaxRetryAfterSeconds)
 	v.nonNegative("llm.maxAnswerChars", c.LLM.MaxAnswerChars)
 	v.nonNegative("llm.streamTimeoutSeconds", c.LLM.StreamTimeoutSeconds)
+	v.memory("memory", c.Memory)
 	v.nonNegative("session.idleMinutes", c.Session.IdleMinutes)
 	if m := c.Session.RateLimit.Messages; m != nil && *m < 0 {
 		v.addf("session.rateLimit.messages: %d is negative: use 0 to turn the limit off, or a positive number", *m)
@@ -182,6 +183,7 @@ func (c *Config) validateAgents(v *validator) {
 		v.nonNegative(path+".limits.dailyTokenBudget", a.Limits.DailyTokenBudget)
 		v.nonNegative(path+".limits.maxReplyChunks", a.Limits.MaxReplyChunks)
 		c.validateContext(v, path, a)
+		v.memory(path+".memory", a.Memory)
 	}
 }
 

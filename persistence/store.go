@@ -3,8 +3,9 @@
 // bolt implements it on one bbolt file; memory implements it in process for tests.
 //
 // Writes happen only inside Update, which commits (and, for bolt, fsyncs) before it returns.
-// In reef the Storage actor is the only caller of Update and batches many requests into one
-// call (group commit). Readers call View directly.
+// In reef the Storage actor is the caller of Update for conversations, pairing and cron, and
+// batches many requests into one call (group commit); the memory index (package memory)
+// writes its own memory/<agent>/ buckets with Update directly. Readers call View directly.
 package persistence
 
 import (

@@ -7,15 +7,16 @@ import (
 )
 
 // OwnerTools change the machine or the world: commands, file writes, schedules, sub-agents,
-// messages to other chats. Guests get none of them unless the configuration grants them.
+// messages to other chats; and memory_search and memory_get, which bring the owner's private
+// notes into the conversation. Guests get none of them unless the configuration grants them.
 // Names this build lacks are listed for the tools to come.
 var OwnerTools = []string{"exec", "process", "write", "edit", "apply_patch", "cron",
-	"sessions_spawn", "sessions_send", "memory_write"}
+	"sessions_spawn", "sessions_send", "memory_write", "memory_search", "memory_get"}
 
 // GuestTools is what a guest (a paired sender, a group member, anyone under an open DM
 // policy) may use by default: tools that only read, and message, which reaches only the
 // conversation the run answers. Names this build lacks are skipped.
-var GuestTools = []string{"read", "ls", "web_fetch", "web_search", "memory_search", "memory_get", "message"}
+var GuestTools = []string{"read", "ls", "web_fetch", "web_search", "message"}
 
 // Grant adds tools to what guests may use (Allow) or takes tools away (Deny). Entries are
 // tool names, group names (see Groups) or "*".

@@ -127,3 +127,26 @@ func TestRefusalNamesTheFix(t *testing.T) {
 		t.Errorf("refusal of a denied guest tool: %q", msg)
 	}
 }
+
+// TestGuestsGetNoMemoryTools: memory_search and memory_get bring the owner's private notes
+// into a chat, so guests get them only by a grant.
+func TestGuestsGetNoMemoryTools(t *testing.T) {
+	names := append([]string{"memory_search", "memory_get"}, known...)
+	agent, err := NewPolicy(nil, nil, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGuestPolicy(GuestRules{BySender: map[string]Grant{"friend": {Allow: []string{"group:memory"}}}}, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := g.Resolve(agent, Caller{SenderID: "stranger"}); p.Allows("memory_search") || p.Allows("memory_get") {
+		t.Errorf("a guest gets %v", p.Allowed())
+	}
+	if p := g.Resolve(agent, Caller{SenderID: "friend"}); !p.Allows("memory_search") || !p.Allows("memory_get") {
+		t.Errorf("a granted guest gets %v", p.Allowed())
+	}
+	if !strings.Contains(Refusal("memory_search", "telegram", "7"), "owner-only") {
+		t.Error("the refusal does not say memory_search is owner-only")
+	}
+}

@@ -86,6 +86,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 		json.NewEncoder(w).Encode(p)
 	})
 	mux.HandleFunc("POST /cron/{action}", serveCron(rt))
+	mux.HandleFunc("POST /memory/{action}", serveMemory(rt.memory))
 	mux.HandleFunc("GET /backup", serveBackup(rt.store))
 	serveApprovals(mux, rt)
 	serveSessions(mux, storeSessions{store: rt.store, live: gatewayLive(rt.Runtime)})

@@ -49,6 +49,8 @@ Usage:
                                 decide who may talk to your bots
   reef cron list | add ... | rm|run|runs|enable|disable <id> [-json]
                                 scheduled jobs (next runs shown in each job's time zone)
+  reef memory status | index [--force] | search QUERY [-agent ID] [-json]
+                                the agents' memory index: what is indexed, rebuild it, search it
   reef security audit [-config FILE] [-json]
                                 security posture: open doors, guests' tools, exec sandbox, webhooks,
                                 file modes, secrets in reef.yaml; each problem with its fix
@@ -94,6 +96,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPairing(args[1:], stdout, stderr)
 	case "cron":
 		return runCron(args[1:], stdout, stderr)
+	case "memory":
+		return runMemory(args[1:], stdout, stderr)
 	case "security":
 		return runSecurity(args[1:], stdout, stderr)
 	case "backup":

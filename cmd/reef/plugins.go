@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/terminal"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/memory"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/anthropic"
 	"github.com/reefgw/reef/providers/gemini"
@@ -22,6 +24,7 @@ import (
 	"github.com/reefgw/reef/tools/cron"
 	"github.com/reefgw/reef/tools/exec"
 	"github.com/reefgw/reef/tools/fs"
+	memtools "github.com/reefgw/reef/tools/memory"
 	"github.com/reefgw/reef/tools/message"
 )
 
@@ -39,10 +42,33 @@ func newProvider(name string, pc configs.ProviderConfig, idle time.Duration) (pr
 	return nil, fmt.Errorf("provider %q: unknown type %q (use openai, anthropic or gemini)", name, pc.Type)
 }
 
-// newTools builds the built-in tools every agent may be offered (its policy decides).
-func newTools(cfg *configs.Config) []tools.Tool {
+// newEmbedder builds the embeddings client of a configured provider (memory search), or nil
+// when its type serves none. baseURL, when set, replaces the provider's endpoint.
+func newEmbedder(name, typ string, pc configs.ProviderConfig, baseURL string, retry providers.RetryConfig) providers.Embedder {
+	if baseURL == "" {
+		baseURL = pc.BaseURL
+	}
+	switch typ {
+	case "openai":
+		return providers.RetryEmbed(openai.New(openai.Config{Name: name, BaseURL: baseURL, APIKey: pc.APIKey}), retry)
+	case "gemini":
+		return providers.RetryEmbed(gemini.New(gemini.Config{Name: name, BaseURL: baseURL, APIKey: pc.APIKey}), retry)
+	}
+	return nil
+}
+
+// newTools builds the built-in tools every agent may be offered (its policy decides). mem
+// serves the memory tools (nil: they answer that memory search is off).
+func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 	ex := cfg.Tools.Exec
-	return append(fs.Tools(fs.Config{}), exec.New(exec.Config{
+	var indexes memtools.Indexes
+	fsCfg := fs.Config{}
+	if mem != nil {
+		indexes = mem
+		fsCfg.Changed = func(ctx context.Context, env tools.Env, rel string) { mem.Touch(ctx, env.AgentID, rel) }
+	}
+	ts := append(fs.Tools(fsCfg), memtools.Tools(indexes)...)
+	return append(ts, exec.New(exec.Config{
 		DefaultTimeout: time.Duration(ex.TimeoutSeconds) * time.Second,
 		MaxTimeout:     time.Duration(ex.MaxTimeoutSeconds) * time.Second,
 		MaxOutput:      ex.MaxOutputBytes,

@@ -131,7 +131,7 @@ func openToolDoors(cfg *configs.Config) ([]toolDoor, error) {
 
 func toolNamesOf(cfg *configs.Config) []string {
 	var names []string
-	for _, t := range newTools(cfg) {
+	for _, t := range newTools(cfg, nil) {
 		names = append(names, t.Spec().Name)
 	}
 	return names

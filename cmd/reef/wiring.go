@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -12,6 +13,7 @@ import (
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/memory"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
@@ -60,8 +62,8 @@ func emptyHelp(err error) string {
 
 // buildAgents turns the configured agents into runnable ones: providers wrapped with the
 // global LLM cap, prompt-based tool calls where configured, retries and failover; tools and
-// their policy; workspaces initialised on first use.
-func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
+// their policy; workspaces initialised on first use. mem holds the memory indexes (nil: none).
+func buildAgents(cfg *configs.Config, mem *memory.Manager) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	sem := providers.NewSemaphore(cfg.LLM.MaxConcurrent)
 	clients := map[string]providers.Provider{}
@@ -72,7 +74,7 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 		}
 		clients[name] = p
 	}
-	registry, err := tools.NewRegistry(newTools(cfg)...)
+	registry, err := tools.NewRegistry(newTools(cfg, mem)...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +118,11 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 				return nil, fmt.Errorf("agent %s: models: %w", ac.ID, err)
 			}
 		}
-		policy, err := tools.NewPolicy(ac.Tools.Allow, ac.Tools.Deny, registry.Names())
+		deny := ac.Tools.Deny
+		if !cfg.MemoryFor(ac).On() {
+			deny = append(slices.Clone(deny), "group:memory")
+		}
+		policy, err := tools.NewPolicy(ac.Tools.Allow, deny, registry.Names())
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: tools: %w", ac.ID, err)
 		}
@@ -184,8 +190,9 @@ func sessionSettings(cfg *configs.Config) actors.SessionSettings {
 // running is a running actor tree and the database under it.
 type running struct {
 	*actors.Runtime
-	store *bolt.Store
-	stop  func() // stops the actors, then closes the database
+	store  *bolt.Store
+	memory *memory.Manager
+	stop   func() // stops the actors, then closes the database
 }
 
 // startRuntime opens the store, builds the agents and starts the actor tree with chans. The
@@ -196,7 +203,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	if err != nil {
 		return nil, err
 	}
-	agents, err := buildAgents(cfg)
+	mem := newMemory(cfg, store, log)
+	agents, err := buildAgents(cfg, mem)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -227,7 +235,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return &running{Runtime: rt, store: store, stop: stop}, nil
+	return &running{Runtime: rt, store: store, memory: mem, stop: stop}, nil
 }
 
 // settle waits until every message the session accepted was answered and every reply marked

@@ -34,6 +34,7 @@ func (s *openaiServer) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/embeddings", s.embed)
 	return mux
 }
 

@@ -55,6 +55,8 @@ type Script struct {
 	KeepRequests int
 	// Models, when set, is what the OpenAI fake's GET /v1/models lists (default: fake-model).
 	Models []string
+
+	embeddings *Embeddings // POST /v1/embeddings: its settings and record (Embeddings())
 }
 
 // NewScript returns a script that plays replies in order.

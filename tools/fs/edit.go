@@ -120,6 +120,7 @@ func (t *Edit) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if err := atomicWrite(root, rel, []byte(updated), info.Mode().Perm()); err != nil {
 		return tools.Result{}, tools.ExplainPathError(p, err)
 	}
+	t.cfg.changed(ctx, call.Env, rel)
 	first := strings.Count(content[:idx], "\n") + 1
 	oldLines, newLines := strings.Count(oldText, "\n")+1, strings.Count(newText, "\n")+1
 	return tools.Result{Content: fmt.Sprintf("edited %s: replaced %s with %d line%s",

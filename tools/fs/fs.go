@@ -4,11 +4,13 @@
 package fs
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/reefgw/reef/tools"
@@ -21,6 +23,16 @@ type Config struct {
 	ReadBytes   int // bytes returned by one read, default 50 KB
 	WriteBytes  int // largest file write and edit produce, default 10 MB
 	ListEntries int // entries shown by one ls, default 500
+	// Changed, when set, is called after write or edit changed a file, with the path
+	// relative to the workspace (slash-separated): the memory index re-reads it at once.
+	Changed func(ctx context.Context, env tools.Env, rel string)
+}
+
+// changed reports a written file to cfg.Changed.
+func (c Config) changed(ctx context.Context, env tools.Env, rel string) {
+	if c.Changed != nil {
+		c.Changed(ctx, env, filepath.ToSlash(rel))
+	}
 }
 
 func (c Config) withDefaults() Config {

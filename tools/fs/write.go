@@ -96,6 +96,7 @@ func (t *Write) Run(ctx context.Context, call tools.Call) (tools.Result, error) 
 	if err := atomicWrite(root, rel, []byte(*a.Content), perm); err != nil {
 		return tools.Result{}, tools.ExplainPathError(p, err)
 	}
+	t.cfg.changed(ctx, call.Env, rel)
 	return tools.Result{Content: fmt.Sprintf("%s %s: wrote %d bytes", verb, rel, len(*a.Content))}, nil
 }
 

@@ -45,7 +45,7 @@ func NewServer(script *fake.Script, opts ...Option) *Server {
 		o(s)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1beta/models/{call}", s.generate)
+	mux.HandleFunc("POST /v1beta/models/{call}", s.generate) // also :batchEmbedContents
 	mux.HandleFunc("GET /v1beta/models", s.models)
 	s.srv = httptest.NewServer(s.record(mux))
 	return s
@@ -102,6 +102,12 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	model, method, _ := strings.Cut(r.PathValue("call"), ":")
+	if method == "batchEmbedContents" {
+		if s.authorized(w, r) {
+			s.embed(w, r, model)
+		}
+		return
+	}
 	if method != "streamGenerateContent" || r.URL.Query().Get("alt") != "sse" {
 		writeError(w, http.StatusNotFound, "the fake serves only :streamGenerateContent?alt=sse", nil)
 		return

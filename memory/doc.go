@@ -1,0 +1,35 @@
+// Package memory is an agent's long-term memory index: the Markdown notes of its workspace
+// (MEMORY.md and memory/**/*.md) cut into chunks, searched by keyword (BM25 over a CJK-aware
+// tokenizer) and by meaning (cosine over embedding vectors), the two fused into one ranking.
+//
+// # Storage
+//
+// The index lives in reef's database (persistence.Store named buckets), one set per agent:
+//
+//	memory/<agent>/meta      "state": {version, model, dims}; a different model or version rebuilds
+//	memory/<agent>/files     path → {size, mtime, hash, chunks}: what was indexed of each file
+//	memory/<agent>/chunks    path\x00nnnnnn → {path, lines, hash, text, terms}: terms are the
+//	                         chunk's keyword postings (term → count)
+//	memory/<agent>/vectors   path\x00nnnnnn → float32 little-endian: the chunk's embedding
+//	memory/<agent>/embcache  model\x00hash → float32 little-endian: embeddings by content, so
+//	                         unchanged text is never embedded twice, also across restarts
+//
+// Each sync writes its changes in one transaction, so the index is never half written; a
+// record that does not decode or a chunk a file names that is missing is taken as damage:
+// the agent's buckets are dropped and rebuilt from the files, never served.
+//
+// # Keeping up with the workspace
+//
+// Index.Sync compares every note's size and mtime with what was indexed (a stat per file),
+// re-reads only files that differ, and re-chunks only those whose content hash changed. It
+// runs before every search, so edits made outside reef are seen; the file tools call
+// Index.Touch after a write, which re-indexes that one file at once.
+//
+// # Concurrency
+//
+// An Index is safe for concurrent use: one mutex orders syncs, searches read a snapshot.
+// Writes go straight to the Store's Update (bbolt orders writers itself); they are rare
+// and small next to the Storage actor's traffic, and the Storage actor's group commit is
+// not needed for them. The index is only ever written by the process that holds the
+// database: the gateway, or a CLI command when no gateway runs.
+package memory

@@ -1,0 +1,181 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/reefgw/reef/persistence"
+)
+
+// errDims reports vectors of a dimension other than the index's.
+var errDims = errors.New("embeddings of the wrong dimension")
+
+// embedMissing adds to ch a vector for every chunk that will lack one: from the embedding
+// cache where the same text was embedded before with this model, else from the embedder in
+// batches. A failed call leaves the rest without vectors (keyword search still finds them),
+// and embedding is not tried again for cfg.RetryAfter.
+func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
+	if x.cfg.Embedder == nil || x.clock().Before(x.embedOK) {
+		return
+	}
+	byHash := map[string][]string{} // content hash → chunk keys
+	texts := map[string]string{}    // content hash → text, for new chunks
+	var stale []string              // stored chunks without a vector, texts to read
+	gone := map[string]bool{}
+	for _, p := range ch.removed {
+		gone[p] = true
+	}
+	for k, c := range x.cur.chunks {
+		if _, replaced := ch.replaced[c.Path]; !x.cur.hasVec[k] && !replaced && !gone[c.Path] {
+			byHash[c.Hash] = append(byHash[c.Hash], k)
+			stale = append(stale, k)
+		}
+	}
+	for p, recs := range ch.replaced {
+		for i, r := range recs {
+			byHash[r.Hash] = append(byHash[r.Hash], chunkKey(p, i))
+			texts[r.Hash] = r.Text
+		}
+	}
+	if len(byHash) == 0 {
+		return
+	}
+	dims := x.cur.state.Dims
+	x.fromCache(byHash, dims, ch)
+	if err := x.readTexts(stale, byHash, texts); err != nil {
+		x.log.Warn().Err(err).Msg("memory: read chunks to embed")
+		return
+	}
+	var hashes []string
+	for h := range byHash {
+		hashes = append(hashes, h)
+	}
+	sort.Strings(hashes) // deterministic batches
+	for len(hashes) > 0 {
+		batch := hashes[:min(len(hashes), x.cfg.BatchSize)]
+		hashes = hashes[len(batch):]
+		input := make([]string, len(batch))
+		for i, h := range batch {
+			input[i] = texts[h]
+		}
+		vecs, err := x.embed(ctx, input, x.cfg.IndexTimeout, dims)
+		x.stats.EmbedCalls++
+		x.stats.Embedded += len(input)
+		if err != nil {
+			x.embedFailed(err)
+			return
+		}
+		if dims == 0 {
+			dims = len(vecs[0])
+			ch.state = &state{Version: indexVersion, Model: x.cfg.Model, Dims: dims}
+		}
+		for i, h := range batch {
+			ch.cache[cacheKey(x.cfg.Model, h)] = vecs[i]
+			for _, k := range byHash[h] {
+				ch.vectors[k] = vecs[i]
+			}
+		}
+	}
+}
+
+// readTexts reads the texts of the stored chunks keys that still need a vector.
+func (x *Index) readTexts(keys []string, byHash map[string][]string, texts map[string]string) error {
+	return x.store.View(func(r persistence.Reader) error {
+		for _, k := range keys {
+			h := x.cur.chunks[k].Hash
+			if _, need := byHash[h]; !need || texts[h] != "" {
+				continue
+			}
+			t, err := chunkText(r, x.b, k)
+			if err != nil {
+				return err
+			}
+			texts[h] = t
+		}
+		return nil
+	})
+}
+
+// fromCache moves the chunks whose text is in the embedding cache from byHash to ch.
+func (x *Index) fromCache(byHash map[string][]string, dims int, ch *changeSet) {
+	err := x.store.View(func(r persistence.Reader) error {
+		for h, keys := range byHash {
+			raw, ok, err := r.Get(x.b.cache, cacheKey(x.cfg.Model, h))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			v, err := decodeVector(raw)
+			if err != nil || len(v) == 0 || dims != 0 && len(v) != dims {
+				continue // a bad entry is embedded again and overwritten
+			}
+			if dims == 0 {
+				dims = len(v)
+				ch.state = &state{Version: indexVersion, Model: x.cfg.Model, Dims: dims}
+			}
+			for _, k := range keys {
+				ch.vectors[k] = v
+			}
+			x.stats.CacheHits++
+			delete(byHash, h)
+		}
+		return nil
+	})
+	if err != nil {
+		x.log.Warn().Err(err).Msg("memory: read embedding cache")
+	}
+}
+
+// embed calls the embedder under a timeout and checks its answer: one vector per input, all
+// of dims dimensions (any, when dims is 0), normalised to unit length.
+func (x *Index) embed(ctx context.Context, input []string, timeout time.Duration, dims int) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	vecs, err := x.cfg.Embedder.Embed(ctx, x.cfg.Model, input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("embeddings timed out after %s", timeout)
+		}
+		return nil, err
+	}
+	if len(vecs) != len(input) {
+		return nil, fmt.Errorf("embeddings: %d vectors for %d inputs", len(vecs), len(input))
+	}
+	want := dims
+	for _, v := range vecs {
+		if want == 0 {
+			want = len(v)
+		}
+		if len(v) != want || len(v) == 0 {
+			return nil, fmt.Errorf("%w: got %d, the index has %d", errDims, len(v), want)
+		}
+		normalize(v)
+	}
+	return vecs, nil
+}
+
+func (x *Index) embedFailed(err error) {
+	x.embedOK = x.clock().Add(x.cfg.RetryAfter)
+	x.embedWhy = err.Error()
+	x.log.Warn().Err(err).Str("agent", x.cfg.AgentID).Msg("memory: embeddings failed; keyword search only for now")
+}
+
+func normalize(v []float32) {
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	if s == 0 {
+		return
+	}
+	n := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= n
+	}
+}

@@ -1,0 +1,257 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/persistence"
+)
+
+// Embedder turns texts into vectors, one per input, in order. providers' clients implement it.
+type Embedder interface {
+	Embed(ctx context.Context, model string, input []string) ([][]float32, error)
+}
+
+// Config configures one agent's index. Zero fields take the defaults shown.
+type Config struct {
+	AgentID   string
+	Workspace string // absolute path
+	// ChunkTokens and OverlapTokens size the chunks: default 400 and 80.
+	ChunkTokens, OverlapTokens int
+	MaxFileBytes               int64 // larger notes are skipped; default 4 MB
+	// Embedder is nil for keyword search only. Provider and Model name it in results.
+	Embedder        Embedder
+	Provider, Model string
+	BatchSize       int           // texts per embeddings request; default 64
+	QueryTimeout    time.Duration // one query's embedding call; default 15s
+	IndexTimeout    time.Duration // one batch's embedding call while indexing; default 60s
+	RetryAfter      time.Duration // after a failed embedding call, keyword only this long; default 1m
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.ChunkTokens, 400)
+	if c.OverlapTokens <= 0 {
+		c.OverlapTokens = 80
+	}
+	c.OverlapTokens = min(c.OverlapTokens, c.ChunkTokens/2)
+	if c.MaxFileBytes <= 0 {
+		c.MaxFileBytes = 4 << 20
+	}
+	def(&c.BatchSize, 64)
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur(&c.QueryTimeout, 15*time.Second)
+	defDur(&c.IndexTimeout, 60*time.Second)
+	defDur(&c.RetryAfter, time.Minute)
+	if c.Embedder == nil {
+		c.Model, c.Provider = "", "none"
+	}
+	return c
+}
+
+// Index is one agent's memory index. Build it with New; it is safe for concurrent use.
+type Index struct {
+	cfg   Config
+	store persistence.Store
+	b     buckets
+	log   zerolog.Logger
+	clock func() time.Time
+
+	mu       sync.Mutex
+	cur      *loaded   // what the store holds, nil until the first sync
+	snap     *snapshot // the search structure over cur, nil when stale
+	force    map[string]bool
+	synced   time.Time
+	embedOK  time.Time // embedding calls are skipped before this (after a failure)
+	embedWhy string    // why the last embedding call failed
+	stats    Stats
+}
+
+// New returns the index of one agent over store. It reads nothing until the first Sync.
+func New(cfg Config, store persistence.Store, log zerolog.Logger) *Index {
+	cfg = cfg.withDefaults()
+	return &Index{cfg: cfg, store: store, b: bucketsFor(cfg.AgentID), log: log, clock: time.Now, force: map[string]bool{}}
+}
+
+// Touch re-reads the file rel (relative to the workspace) at once, whatever its size and
+// mtime say, if it is a memory file. The file tools call it after a write or an edit. It
+// embeds nothing, so a slow embedding provider never holds up a write: keyword search finds
+// the new text at once, and the next search's sync adds its vectors.
+func (x *Index) Touch(ctx context.Context, rel string) error {
+	if !IsMemoryPath(rel) {
+		return nil
+	}
+	x.mu.Lock()
+	x.force[rel] = true
+	x.mu.Unlock()
+	return x.sync(ctx, false)
+}
+
+// Rebuild drops the index and builds it again from the files (reef memory index --force).
+func (x *Index) Rebuild(ctx context.Context) error {
+	x.mu.Lock()
+	err := x.store.Update(func(tx persistence.Tx) error { return dropAll(tx, x.b) })
+	x.cur, x.snap = nil, nil
+	x.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("memory: rebuild: %w", err)
+	}
+	return x.Sync(ctx)
+}
+
+// Sync brings the index up to date with the workspace: a stat per memory file, a read of
+// those whose size or mtime changed, new chunks for those whose content changed, vectors
+// for chunks without one.
+func (x *Index) Sync(ctx context.Context) error { return x.sync(ctx, true) }
+
+// sync is Sync; embed says whether to embed the chunks without a vector.
+func (x *Index) sync(ctx context.Context, embed bool) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.ensureLoaded(); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(x.cfg.Workspace)
+	if err != nil {
+		return fmt.Errorf("memory: open workspace: %w", err)
+	}
+	defer root.Close()
+	found, err := scanFiles(root)
+	if err != nil {
+		return err
+	}
+	ch := x.changes(root, found)
+	if embed {
+		x.embedMissing(ctx, ch)
+	}
+	if ch.empty() {
+		x.synced = x.clock()
+		return nil
+	}
+	if err := x.store.Update(func(tx persistence.Tx) error { return ch.write(tx, x.b, x.cur) }); err != nil {
+		return fmt.Errorf("memory: write index: %w", err)
+	}
+	ch.apply(x.cur)
+	x.snap = nil
+	x.synced = x.clock()
+	x.stats.Reindexed += len(ch.files)
+	return nil
+}
+
+// ensureLoaded reads the index from the store once; a damaged index, one of another
+// version or of another embedding model is dropped, to be rebuilt from the files.
+func (x *Index) ensureLoaded() error {
+	if x.cur != nil {
+		return nil
+	}
+	var l *loaded
+	err := x.store.View(func(r persistence.Reader) error {
+		var err error
+		l, err = load(r, x.b)
+		return err
+	})
+	reason := ""
+	switch {
+	case errors.Is(err, errDamaged):
+		reason = err.Error()
+	case err != nil:
+		return fmt.Errorf("memory: load index: %w", err)
+	case l.fresh:
+	case l.state.Version != indexVersion:
+		reason = fmt.Sprintf("index version %d, this reef writes %d", l.state.Version, indexVersion)
+	case l.state.Model != x.cfg.Model:
+		reason = fmt.Sprintf("embedding model changed from %q to %q", l.state.Model, x.cfg.Model)
+	}
+	if reason != "" || l.fresh {
+		if reason != "" {
+			x.log.Warn().Str("agent", x.cfg.AgentID).Str("reason", reason).Msg("memory: rebuilding the index")
+			x.stats.Rebuilds++
+		}
+		st := state{Version: indexVersion, Model: x.cfg.Model}
+		raw, _ := json.Marshal(st)
+		err := x.store.Update(func(tx persistence.Tx) error {
+			if err := dropAll(tx, x.b); err != nil {
+				return err
+			}
+			return tx.Put(x.b.meta, "state", raw)
+		})
+		if err != nil {
+			return fmt.Errorf("memory: reset index: %w", err)
+		}
+		l = newLoaded(st)
+	}
+	x.cur = l
+	return nil
+}
+
+// changes compares the files found with the index and prepares what to write.
+func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
+	ch := newChangeSet()
+	seen := make(map[string]bool, len(found))
+	now := x.clock()
+	for _, f := range found {
+		seen[f.path] = true
+		old, had := x.cur.files[f.path]
+		forced := x.force[f.path]
+		if had && !forced && old.Size == f.size && old.MTime == f.mtime {
+			continue
+		}
+		rec := fileRec{Size: f.size, MTime: f.mtime}
+		// A file changed within the last two seconds may change again within the same mtime
+		// tick: keep no mtime, so the next sync hashes it again (cheap when nothing changed).
+		if now.Sub(time.Unix(0, f.mtime)) < 2*time.Second {
+			rec.MTime = 0
+		}
+		text, skipped, err := readNote(root, f.path, x.cfg.MaxFileBytes)
+		if err != nil {
+			x.log.Warn().Err(err).Str("path", f.path).Msg("memory: read note")
+			continue // tried again at the next sync
+		}
+		rec.Skipped = skipped
+		if skipped == "" {
+			rec.Hash = hashText(text)
+		}
+		if had && old.Hash == rec.Hash && old.Skipped == rec.Skipped {
+			rec.Chunks = old.Chunks
+			ch.files[f.path] = rec // only size/mtime change
+			continue
+		}
+		var chunks []Chunk
+		if skipped == "" {
+			chunks = splitChunks(text, x.cfg.ChunkTokens, x.cfg.OverlapTokens)
+		}
+		rec.Chunks = len(chunks)
+		ch.replace(f.path, rec, chunks)
+	}
+	for p := range x.force {
+		delete(x.force, p)
+	}
+	for p := range x.cur.files {
+		if !seen[p] {
+			ch.removed = append(ch.removed, p)
+		}
+	}
+	return ch
+}
+
+func hashText(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
