@@ -55,6 +55,7 @@ type harnessOpts struct {
 	session   actors.SessionSettings                    // idle, when set, replaces its IdleAfter
 	channel   string                                    // the fake channel's name, default "fake"
 	wrapStore func(persistence.Store) persistence.Store // what the actors see of the store
+	depsHook  func(*actors.Deps)                        // changes the Deps before the tree starts
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -119,6 +120,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	if o.access != nil {
 		deps.Access = map[string]*access.Rules{"fake": o.access}
+	}
+	if o.depsHook != nil {
+		o.depsHook(deps)
 	}
 	rt, err := actors.Start(deps)
 	if err != nil {

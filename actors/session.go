@@ -53,7 +53,8 @@ type Session struct {
 	resume    []messages.ChatMessage // entries of a run a crash interrupted, for the next run (turn_started.go)
 	resumeN   int                    // how many started records hold them
 
-	cmp sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
+	cmp  sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
+	wait *outageWait    // the queued messages wait for the model to come back (session_outage.go)
 }
 
 // Session self-messages.
@@ -130,8 +131,17 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:
 		err = s.onTurnLost(ctx, msg)
+	case *outageRecorded:
+		s.onOutageRecorded(ctx, msg)
+	case *outageOver:
+		s.onOutageOver(ctx, msg)
+	case *outageGiveUp:
+		s.onOutageGiveUp(ctx, msg)
+	case *outageClosed:
+		s.onOutageClosed(ctx, msg)
 	case *actor.Stopping:
 		s.stopCollect()
+		s.stopWaiting()
 	case *idleCheck:
 		s.onIdleCheck(ctx, msg) // the Router may passivate it (session_passivate.go)
 	}
@@ -171,6 +181,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if s.resume, s.resumeN, err = loadStarted(r, s.key); err != nil {
 			return err
 		}
+		if s.wait, err = loadWait(r, s.key); err != nil {
+			return err
+		}
 		outbox, err = r.Outbox(s.key)
 		return err
 	})
@@ -203,6 +216,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		s.deadLetter(ctx, dead)
 	}
 	s.dropStaleStarted(ctx)
+	s.resumeWait(ctx)
 	s.maybeStartTurn(ctx)
 	return nil
 }
@@ -253,12 +267,15 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		return
 	}
 	if len(s.queue.waiting) == 0 {
+		if s.wait != nil { // /stop or /new dropped what waited for the model
+			s.dropWait(ctx)
+		}
 		if s.writes == 0 {
 			ctx.Send(s.router, &sessionIdle{key: s.key})
 		}
 		return
 	}
-	if s.waitForQuiet(ctx) {
+	if s.holdForModel(ctx) || s.waitForQuiet(ctx) { // session_outage.go
 		return
 	}
 	s.answering = s.queue.take(s.queueSettings)

@@ -21,6 +21,10 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if msg.seq != s.turnSeq || s.turn == nil {
 		return nil
 	}
+	if s.waitsForModel(msg) { // the messages wait for the model (session_outage.go)
+		s.onOutage(ctx, msg)
+		return nil
+	}
 	s.turn = nil
 	s.saving = true
 	s.tools = nil
@@ -70,8 +74,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		failed = s.deps.redactor().apply(msg.err.Error())
 	}
 	var seqs []uint64
-	attempts := s.attempts     // never changed after the Session loaded it
-	ran := len(s.turnUser) > 0 // a run, not a /compact: its started records go (turn_started.go)
+	attempts := s.attempts       // never changed after the Session loaded it
+	ran := len(s.turnUser) > 0   // a run, not a /compact: its started records go (turn_started.go)
+	waited := ran && s.endWait() // it waited for the model: the wait is over (session_outage.go)
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			var err error
@@ -83,6 +88,11 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			}
 			if ran {
 				if err := deleteStarted(tx, key); err != nil {
+					return err
+				}
+			}
+			if waited {
+				if err := tx.Delete(outageBucket, key); err != nil {
 					return err
 				}
 			}
