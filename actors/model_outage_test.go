@@ -159,6 +159,11 @@ func TestModelOutageGivesUp(t *testing.T) {
 	}
 	h.say("a", "A2")
 	waitUntil(t, "two messages waiting", func() bool { return rig.waiting() == 2 })
+	h.say("a", "/status")
+	if out := h.reply().Text; !strings.Contains(out, "Model: UNREACHABLE since") || !strings.Contains(out, "2 message(s) waiting") ||
+		!strings.Contains(out, "fake next probe in 5s") || !strings.Contains(out, "gives up in 30m") {
+		t.Errorf("/status during the outage:\n%s\nwant the outage, the 2 waiting messages, the next probe and the bound", out)
+	}
 	rig.clock.Advance(31 * time.Minute)
 	out := h.reply()
 	if !strings.Contains(out.Text, "gave up: 2 message(s)") {

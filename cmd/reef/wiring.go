@@ -59,9 +59,10 @@ func emptyHelp(err error) string {
 }
 
 // buildAgents turns the configured agents into runnable ones: providers wrapped with the
-// global LLM cap, prompt-based tool calls where configured, retries and failover; tools and
-// their policy; workspaces initialised on first use.
-func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
+// global LLM cap, prompt-based tool calls where configured, retries, the endpoint's circuit
+// breaker (from outages; nil for none) and failover; tools and their policy; workspaces
+// initialised on first use.
+func buildAgents(cfg *configs.Config, outages *providers.Breakers) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	sem := providers.NewSemaphore(cfg.LLM.MaxConcurrent)
 	clients := map[string]providers.Provider{}
@@ -99,6 +100,7 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 			MaxRetries:    cfg.LLM.MaxRetries,
 			MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second,
 		})
+		p = guardOutages(outages, prov, cfg.Providers[prov], p, client)
 		return providers.Target{Label: ref, Provider: p, Model: model}, nil
 	}
 	var out []*actors.Agent
@@ -184,8 +186,9 @@ func sessionSettings(cfg *configs.Config) actors.SessionSettings {
 // running is a running actor tree and the database under it.
 type running struct {
 	*actors.Runtime
-	store *bolt.Store
-	stop  func() // stops the actors, then closes the database
+	store   *bolt.Store
+	outages *providers.Breakers // the model endpoints' circuit breakers
+	stop    func()              // stops the actors, then closes the database
 }
 
 // startRuntime opens the store, builds the agents and starts the actor tree with chans. The
@@ -196,7 +199,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	if err != nil {
 		return nil, err
 	}
-	agents, err := buildAgents(cfg)
+	outages := providers.NewBreakers(providers.BreakerConfig{})
+	agents, err := buildAgents(cfg, outages)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -212,12 +216,14 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
+		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute,
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	stop := func() {
+		outages.Close()
 		if err := rt.Stop(15 * time.Second); err != nil {
 			log.Error().Err(err).Msg("shutdown")
 		}
@@ -225,7 +231,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return &running{Runtime: rt, store: store, stop: stop}, nil
+	return &running{Runtime: rt, store: store, outages: outages, stop: stop}, nil
 }
 
 // settle waits until every message the session accepted was answered and every reply marked
@@ -273,4 +279,14 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 
 func queueSettings(q configs.QueueConfig) persistence.QueueSettings {
 	return persistence.QueueSettings{Mode: q.Mode, Debounce: q.DebounceMs, Cap: q.Cap, Drop: q.Drop}
+}
+
+// guardOutages puts p behind the circuit breaker of its provider's endpoint (one per base
+// URL, shared by every model there), probed with the client's model list.
+func guardOutages(outages *providers.Breakers, name string, pc configs.ProviderConfig, p, client providers.Provider) providers.Provider {
+	if outages == nil {
+		return p
+	}
+	probe, _ := client.(providers.Pinger)
+	return outages.Guard(name, pc.Type+" "+pc.BaseURL, p, probe)
 }
