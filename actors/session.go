@@ -53,8 +53,9 @@ type Session struct {
 	resume    []messages.ChatMessage // entries of a run a crash interrupted, for the next run (turn_started.go)
 	resumeN   int                    // how many started records hold them
 
-	cmp  sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
-	wait *outageWait    // the queued messages wait for the model to come back (session_outage.go)
+	cmp    sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
+	wait   *outageWait    // the queued messages wait for the model to come back (session_outage.go)
+	record *runRecord     // the finished run being recorded (session_record.go)
 }
 
 // Session self-messages.
@@ -139,9 +140,14 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onOutageGiveUp(ctx, msg)
 	case *outageClosed:
 		s.onOutageClosed(ctx, msg)
+	case *runClosed:
+		s.onRunClosed(ctx, msg)
+	case *recordRetryDue:
+		s.onRecordRetryDue(ctx, msg)
 	case *actor.Stopping:
 		s.stopCollect()
 		s.stopWaiting()
+		s.stopRecordRetry()
 	case *idleCheck:
 		s.onIdleCheck(ctx, msg) // the Router may passivate it (session_passivate.go)
 	}
