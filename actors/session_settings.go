@@ -30,6 +30,9 @@ func (s *Session) statusText() string {
 		fill = 100 * ctxTokens / model.ContextWindow
 	}
 	running := "idle"
+	if s.wait != nil && s.turn == nil {
+		running = "waiting for the model"
+	}
 	if s.turn != nil {
 		running = "answering"
 		if labels := slices.Sorted(maps.Values(s.tools)); len(labels) > 0 {
