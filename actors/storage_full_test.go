@@ -21,6 +21,7 @@ const (
 	diskOK     int32 = iota
 	diskFull         // every write fails
 	diskNearly       // a write that appends transcript entries fails; small ones pass
+	diskMark         // a write that deletes an outbox row (marks a reply sent) fails
 )
 
 var errNoSpace = fmt.Errorf("write reef.db: %w", syscall.ENOSPC)
@@ -32,6 +33,7 @@ type fullDisk struct {
 	state  atomic.Int32
 	filled atomic.Bool  // the disk filled up once: a rerun's answer does not fill it again
 	closes atomic.Int32 // failed writes that closed inbox entries without recording a run
+	marks  atomic.Int32 // failed writes that marked a reply sent
 }
 
 func (d *fullDisk) Update(fn func(persistence.Tx) error) error {
@@ -41,23 +43,30 @@ func (d *fullDisk) Update(fn func(persistence.Tx) error) error {
 	}
 	return d.Store.Update(func(tx persistence.Tx) error {
 		spy := &diskTx{Tx: tx, nearly: state == diskNearly}
-		if err := fn(spy); err != nil {
-			return err
-		}
-		if state == diskFull {
-			if spy.deleted && !spy.appended {
-				d.closes.Add(1)
-			}
+		err := fn(spy)
+		if state == diskMark && spy.marked {
+			d.marks.Add(1)
 			return errNoSpace
 		}
-		return nil
+		if err != nil || state != diskFull {
+			return err
+		}
+		if spy.deleted && !spy.appended {
+			d.closes.Add(1)
+		}
+		return errNoSpace
 	})
 }
 
 type diskTx struct {
 	persistence.Tx
-	nearly            bool
-	appended, deleted bool
+	nearly                    bool
+	appended, deleted, marked bool
+}
+
+func (t *diskTx) DeleteOutbox(key string, seq uint64) error {
+	t.marked = true
+	return t.Tx.DeleteOutbox(key, seq)
 }
 
 func (t *diskTx) AppendMessages(key string, msgs ...messages.ChatMessage) ([]uint64, error) {
@@ -95,6 +104,8 @@ func (r *diskRig) harness(t *testing.T) *harness {
 			r.disk.state.Store(diskFull)
 		case strings.HasPrefix(text, "nearly") && r.disk.filled.CompareAndSwap(false, true):
 			r.disk.state.Store(diskNearly)
+		case strings.HasPrefix(text, "mark") && r.disk.filled.CompareAndSwap(false, true):
+			r.disk.state.Store(diskMark)
 		}
 		return fakellm.Reply{Text: "answer to " + text}
 	}
@@ -189,6 +200,40 @@ func TestRunNotStoredAcrossRestart(t *testing.T) {
 	h.say("a", "next")
 	if out := h.reply(); out.Text != "answer to next" {
 		t.Fatalf("sent %q, want the answer to the next message (nothing twice)", out.Text)
+	}
+	rig.check(t, h, "a")
+}
+
+// TestReplyMarkedWhenSpaceReturns: the reply went out but marking it sent fails; the mark is
+// written once there is space, so a restart does not send the reply again.
+func TestReplyMarkedWhenSpaceReturns(t *testing.T) {
+	rig := newDiskRig(t)
+	h := rig.harness(t)
+	h.say("a", "mark my words")
+	if out := h.reply(); out.Text != "answer to mark my words" {
+		t.Fatalf("sent %q, want the answer", out.Text)
+	}
+	waitUntil(t, "the mark to fail and a retry to be due", func() bool {
+		_, due := rig.clock.Next()
+		return rig.disk.marks.Load() >= 1 && due
+	})
+	rig.disk.state.Store(diskOK)
+	rig.clock.Advance(time.Second)
+	waitUntil(t, "the reply marked sent", func() bool {
+		n := -1
+		h.store.View(func(rd persistence.Reader) error {
+			out, err := rd.Outbox(h.key("a"))
+			n = len(out)
+			return err
+		})
+		return n == 0
+	})
+	h.stop()
+
+	h = rig.harness(t)
+	h.say("a", "next")
+	if out := h.reply(); out.Text != "answer to next" {
+		t.Fatalf("after the restart the chat got %q first, want the answer to its new message (nothing twice)", out.Text)
 	}
 	rig.check(t, h, "a")
 }
