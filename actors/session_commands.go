@@ -25,9 +25,11 @@ type (
 	}
 	// commandRecorded reports that a command's answer (and its effects) are durable.
 	commandRecorded struct {
-		by  *Session // see turnRecorded
-		out *messages.Outbound
-		err error
+		by      *Session // see turnRecorded
+		out     *messages.Outbound
+		err     error
+		seqs    []uint64 // the inbox entries the answer removes
+		closing bool     // the write closed a command whose answer could not be stored (session_record.go)
 	}
 )
 
@@ -214,7 +216,7 @@ func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, ap
 			}
 			return settle(tx, key, seqs, outbox, info, attempts)
 		},
-		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err}) },
+		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err, seqs: seqs}) },
 	})
 }
 
@@ -223,10 +225,9 @@ func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
 		return
 	}
 	s.writes--
-	if msg.err != nil {
-		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record a command; it stays in the inbox")
-		msg.out.Text = "Sorry, I could not save that (storage error). Please try again later."
-		msg.out.OutboxSeq = 0
+	if msg.err != nil { // closed with a notice, or left for a restart (session_record.go)
+		s.commandFailed(ctx, msg)
+		return
 	}
 	if msg.out.Channel != "" {
 		s.toConnector(ctx, msg.out)

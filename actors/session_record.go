@@ -131,3 +131,41 @@ func (s *Session) stopRecordRetry() {
 		s.record.stopRetry = nil
 	}
 }
+
+// commandFailed handles a command whose answer could not be stored: like a run, it is closed
+// (its inbox entry removed) with a notice to try again in one write; when that fails too,
+// nobody is told, and a restart answers the command.
+func (s *Session) commandFailed(ctx actor.Context, msg *commandRecorded) {
+	if msg.closing {
+		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not close a command either; it stays in the inbox for the next start")
+		s.maybeStartTurn(ctx)
+		return
+	}
+	s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record a command; closing it instead")
+	out := *msg.out
+	out.Text, out.OutboxSeq = "Sorry, I could not save that (storage error). Please try again later.", 0
+	key, seqs, attempts := s.key, msg.seqs, s.attempts
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	s.writes++
+	ctx.Send(s.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			if err := clearAttempts(tx, key, attempts, seqs); err != nil {
+				return err
+			}
+			for _, seq := range seqs {
+				if err := tx.DeleteInbox(key, seq); err != nil {
+					return err
+				}
+			}
+			if out.Channel == "" {
+				return nil
+			}
+			seq, err := tx.AppendOutbox(key, out)
+			out.OutboxSeq = seq
+			return err
+		},
+		Done: func(err error) {
+			root.Send(self, &commandRecorded{by: s, out: &out, err: err, seqs: seqs, closing: true})
+		},
+	})
+}

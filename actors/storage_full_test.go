@@ -22,6 +22,7 @@ const (
 	diskFull         // every write fails
 	diskNearly       // a write that appends transcript entries fails; small ones pass
 	diskMark         // a write that deletes an outbox row (marks a reply sent) fails
+	diskInfo         // a write that stores a session's info fails
 )
 
 var errNoSpace = fmt.Errorf("write reef.db: %w", syscall.ENOSPC)
@@ -42,7 +43,7 @@ func (d *fullDisk) Update(fn func(persistence.Tx) error) error {
 		return d.Store.Update(fn)
 	}
 	return d.Store.Update(func(tx persistence.Tx) error {
-		spy := &diskTx{Tx: tx, nearly: state == diskNearly}
+		spy := &diskTx{Tx: tx, nearly: state == diskNearly, info: state == diskInfo}
 		err := fn(spy)
 		if state == diskMark && spy.marked {
 			d.marks.Add(1)
@@ -60,8 +61,15 @@ func (d *fullDisk) Update(fn func(persistence.Tx) error) error {
 
 type diskTx struct {
 	persistence.Tx
-	nearly                    bool
+	nearly, info              bool
 	appended, deleted, marked bool
+}
+
+func (t *diskTx) PutSession(info persistence.SessionInfo) error {
+	if t.info {
+		return errNoSpace
+	}
+	return t.Tx.PutSession(info)
 }
 
 func (t *diskTx) DeleteOutbox(key string, seq uint64) error {
@@ -234,6 +242,27 @@ func TestReplyMarkedWhenSpaceReturns(t *testing.T) {
 	h.say("a", "next")
 	if out := h.reply(); out.Text != "answer to next" {
 		t.Fatalf("after the restart the chat got %q first, want the answer to its new message (nothing twice)", out.Text)
+	}
+	rig.check(t, h, "a")
+}
+
+// TestCommandNotStoredIsClosed: a command whose answer cannot be stored is closed with the
+// notice in one write; a restart does not answer it again.
+func TestCommandNotStoredIsClosed(t *testing.T) {
+	rig := newDiskRig(t)
+	h := rig.harness(t)
+	rig.disk.state.Store(diskInfo)
+	h.say("a", "/status")
+	if out := h.reply(); !strings.Contains(out.Text, "could not save that") {
+		t.Fatalf("sent %q, want the notice that it could not be saved", out.Text)
+	}
+	rig.disk.state.Store(diskOK)
+	h.stop()
+
+	h = rig.harness(t)
+	h.say("a", "next")
+	if out := h.reply(); out.Text != "answer to next" {
+		t.Fatalf("after the restart the chat got %q first, want the answer to its new message", out.Text)
 	}
 	rig.check(t, h, "a")
 }
