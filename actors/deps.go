@@ -33,7 +33,8 @@ type Deps struct {
 	Session    SessionSettings
 	Retry      OutboxRetry // how Connectors retry replies the platform did not take
 	// Outages are the providers' circuit breakers: a run that failed on an outage waits for
-	// them (session_outage.go). OutageWait bounds that wait (default 60 min).
+	// them (session_outage.go). OutageWait bounds that wait (default 60 min); negative, such
+	// a run fails at once instead (a piped `reef chat`: its script must learn that it failed).
 	Outages    *providers.Breakers
 	OutageWait time.Duration
 	Now        func() time.Time // default time.Now

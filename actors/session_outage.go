@@ -76,7 +76,8 @@ func (d *Deps) outageWait() time.Duration {
 
 // waitsForModel reports whether a finished run failed on a model outage and must wait.
 func (s *Session) waitsForModel(msg *turnFinished) bool {
-	return msg.err != nil && !msg.cancelled && errors.Is(msg.err, providers.ErrUnavailable) && len(s.turnUser) > 0
+	return msg.err != nil && !msg.cancelled && errors.Is(msg.err, providers.ErrUnavailable) && len(s.turnUser) > 0 &&
+		s.deps.OutageWait >= 0
 }
 
 // onOutage puts a run that failed on an outage back in the queue and records the wait.
