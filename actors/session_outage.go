@@ -407,3 +407,10 @@ func ListWaitingForModel(r persistence.Reader) ([]WaitingForModel, error) {
 	}
 	return out, err
 }
+
+// WaitsForModel reports whether the session's messages wait for the model (reef chat does not
+// hold the terminal for them).
+func WaitsForModel(r persistence.Reader, key string) (bool, error) {
+	_, ok, err := r.Get(outageBucket, key)
+	return ok, err
+}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
 )
 
@@ -31,5 +35,34 @@ func TestPrintOutages(t *testing.T) {
 	printOutages(&b, Status{})
 	if b.Len() != 0 {
 		t.Errorf("no outage printed %q, want nothing", b.String())
+	}
+}
+
+// TestSettleLetsMessagesWaitForTheModel: a message waiting for the model does not hold
+// reef chat's terminal (settle would otherwise wait out the run limit during an outage).
+func TestSettleLetsMessagesWaitForTheModel(t *testing.T) {
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "reef.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := &running{store: st}
+	const key = "agent:main:terminal:direct:owner"
+	if err := st.Update(func(tx persistence.Tx) error {
+		_, err := tx.AppendInbox(key, messages.Inbound{Text: "hello"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r.settle(key, 50*time.Millisecond, time.Hour, nil) {
+		t.Fatal("settle = true while a message waits for its answer")
+	}
+	if err := st.Update(func(tx persistence.Tx) error {
+		return tx.Put("runs/waiting", key, []byte(`{"since":"2026-03-01T09:00:00Z","notified":true}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !r.settle(key, 200*time.Millisecond, time.Hour, nil) {
+		t.Error("settle = false while the message waits for the model")
 	}
 }

@@ -238,7 +238,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 // sent, and reports whether that happened. The terminal knows only that a run ended: a run
 // recovered from an earlier exit can end while this session's last line still waits. A run
 // ends within runLimit; a reply is marked sent within seconds, else it stays in the outbox
-// and settle gives up after sendLimit. A value on abort ends the wait at once.
+// and settle gives up after sendLimit. Messages waiting for the model to come back do not
+// hold it: they are answered when it is back. A value on abort ends the wait at once.
 func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, abort <-chan os.Signal) bool {
 	answeredBy := time.Now().Add(runLimit)
 	var sentBy time.Time
@@ -246,9 +247,13 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 	defer tick.Stop()
 	for {
 		var inbox, outbox int
+		var waiting bool
 		err := r.store.View(func(rd persistence.Reader) error {
 			in, err := rd.Inbox(sessionKey)
 			if err != nil {
+				return err
+			}
+			if waiting, err = actors.WaitsForModel(rd, sessionKey); err != nil {
 				return err
 			}
 			out, err := rd.Outbox(sessionKey)
@@ -259,7 +264,7 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 		switch {
 		case err != nil:
 			return false
-		case inbox == 0 && outbox == 0:
+		case inbox == 0 && outbox == 0, waiting && outbox == 0:
 			return true
 		case inbox > 0:
 			sentBy = time.Time{}
