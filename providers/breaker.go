@@ -18,7 +18,10 @@ import (
 // the next model without waiting out the retries again) while the breaker probes the
 // endpoint with capped exponential backoff. The probe is the client's Pinger (the models
 // endpoint: it costs no tokens and sends no conversation), so a dead server is not sent real
-// requests. When a probe answers, the breaker half-opens: calls go through again and
+// requests. A probe answered with a request error (a server without a model list, a key
+// rejected meanwhile) counts as an answer: the next real call then reports that error to the
+// user instead of waiting on; a probe that gets no answer in time is a failed one. When a
+// probe answers, the breaker half-opens: calls go through again and
 // whoever waits (Breakers.Wait) is told; the first call that yields an event closes it, and
 // one that fails with an outage error opens it again with a longer backoff. A client without
 // a Pinger half-opens when the backoff ends: the next call is the probe. A request error
@@ -308,6 +311,9 @@ func (b *breaker) runProbe(gen int) {
 	if probe != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.ProbeTimeout)
 		err = probe.Ping(ctx)
+		if err != nil && ctx.Err() == nil && !IsOutage(context.Background(), err) {
+			err = nil // it answered, if only with a refusal (no model list, a rejected key): a real call tells
+		}
 		cancel()
 	}
 	b.set.mu.Lock()

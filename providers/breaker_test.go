@@ -3,7 +3,10 @@ package providers_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,18 +15,19 @@ import (
 	fakellm "github.com/reefgw/reef/providers/fake"
 )
 
-// switchPing is a probe that answers while up is set.
+// switchPing is a probe that answers while up is set: with answer (nil, or a request error).
 type switchPing struct {
-	up    atomic.Bool
-	calls atomic.Int32
+	up     atomic.Bool
+	calls  atomic.Int32
+	answer error
 }
 
 func (p *switchPing) Ping(context.Context) error {
 	p.calls.Add(1)
 	if p.up.Load() {
-		return nil
+		return p.answer
 	}
-	return errors.New("connection refused")
+	return &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 }
 
 // TestBreakerOutage: an outage opens the breaker (later calls fail at once without reaching
@@ -122,5 +126,59 @@ func TestBreakerWithoutProbe(t *testing.T) {
 	clock.Advance(2 * time.Second)
 	if a, err := call(context.Background(), p, providers.Request{}); err != nil || a.Text != "back" {
 		t.Fatalf("after recovery: %q, %v", a.Text, err)
+	}
+}
+
+// TestBreakerProbeAnsweredWithRefusal: a server that answers the probe with a request error
+// (no model list, a rejected key) is up: the waiters go, and the real call tells the error.
+func TestBreakerProbeAnsweredWithRefusal(t *testing.T) {
+	for _, answer := range []error{
+		providers.StatusError("fake", 404, nil, "no such endpoint", false),
+		providers.StatusError("fake", 401, nil, "bad key", false),
+	} {
+		clock := testutil.NewClock(time.Now())
+		ping := &switchPing{answer: answer}
+		bs := providers.NewBreakers(providers.BreakerConfig{Clock: clock, FirstProbe: time.Second})
+		p := bs.Guard("fake", "http://fake", fakellm.New(fakellm.NewScript(fakellm.Reply{Status: 503})), ping)
+		if _, err := call(context.Background(), p, providers.Request{}); !errors.Is(err, providers.ErrUnavailable) {
+			t.Fatalf("err = %v, want an outage", err)
+		}
+		var woken atomic.Int32
+		bs.Wait("chat", 1, func() { woken.Add(1) })
+		clock.Advance(time.Second) // still down: refused
+		ping.up.Store(true)
+		clock.Advance(2 * time.Second) // answers, with a refusal
+		if woken.Load() != 1 {
+			t.Errorf("probe answered %v: waiter woken %d times, want once", answer, woken.Load())
+		}
+	}
+}
+
+// hangPing is a server that accepts the probe and never answers.
+type hangPing struct{}
+
+func (hangPing) Ping(ctx context.Context) error {
+	<-ctx.Done()
+	return fmt.Errorf("fake: list models: %w", ctx.Err())
+}
+
+// TestBreakerProbeTimeout: a probe that gets no answer within its time limit is a failed
+// probe, not an answer: nobody is woken and the next probe is scheduled.
+func TestBreakerProbeTimeout(t *testing.T) {
+	start := time.Now()
+	clock := testutil.NewClock(start)
+	bs := providers.NewBreakers(providers.BreakerConfig{Clock: clock, FirstProbe: time.Second, ProbeTimeout: 20 * time.Millisecond})
+	p := bs.Guard("fake", "http://fake", fakellm.New(fakellm.NewScript(fakellm.Reply{Status: 500})), hangPing{})
+	if _, err := call(context.Background(), p, providers.Request{}); !errors.Is(err, providers.ErrUnavailable) {
+		t.Fatalf("err = %v, want an outage", err)
+	}
+	var woken atomic.Int32
+	bs.Wait("chat", 1, func() { woken.Add(1) })
+	clock.Advance(time.Second)
+	if woken.Load() != 0 {
+		t.Fatal("a probe that timed out woke the waiters")
+	}
+	if out := bs.Outages(); len(out) != 1 || out[0].Probes != 1 || !out[0].NextProbe.Equal(start.Add(3*time.Second)) {
+		t.Fatalf("outages = %+v, want one failed probe and the next after 2 s", out)
 	}
 }
