@@ -12,6 +12,7 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
@@ -221,5 +222,34 @@ func TestRequestErrorIsNotAnOutage(t *testing.T) {
 	}
 	if inbox, waits := stored(t, h, "a"); inbox != 0 || waits != 0 {
 		t.Errorf("store holds %d inbox entries and %d waits, want none", inbox, waits)
+	}
+}
+
+// TestModelOutageStopDropsTheWait: /stop while messages wait for the model drops them and the
+// wait; when the model is back nothing of theirs is answered.
+func TestModelOutageStopDropsTheWait(t *testing.T) {
+	rig := newModelRig()
+	rig.down.Store(true)
+	rig.script.Add(fakellm.Reply{ToolCalls: []messages.ToolCall{call("c1", "ls", map[string]any{"path": "."})}})
+	h := rig.harness(t, "", 0)
+	h.say("a", "A1") // the run lists the workspace, then the model is down
+	if out := h.reply(); out.Text != outageNotice {
+		t.Fatalf("sent %q, want the notice", out.Text)
+	}
+	waitUntil(t, "the message waiting", func() bool { return rig.waiting() == 1 })
+	h.say("a", "/stop")
+	if out := h.reply(); !strings.Contains(out.Text, "dropped 1 waiting") {
+		t.Fatalf("/stop answered %q, want that it dropped the waiting message", out.Text)
+	}
+	waitUntil(t, "the wait dropped", func() bool { inbox, waits := stored(t, h, "a"); return inbox == 0 && waits == 0 })
+	rig.down.Store(false)
+	rig.clock.Advance(5 * time.Second)
+	h.say("a", "A2")
+	if out := h.reply(); out.Text != "answer to A2" {
+		t.Errorf("next message %q, want the answer to A2 alone", out.Text)
+	}
+	reqs := rig.script.Requests()
+	if got := toolResults(reqs[len(reqs)-1]); len(got) != 0 {
+		t.Errorf("A2's run started from the dropped run's tool results: %+v", got)
 	}
 }

@@ -106,7 +106,7 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 // stopRun cancels the running run (its "Stopped." is the answer) and drops waiting messages.
 func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 	waiting := s.queue.len()
-	s.dropWaiting()
+	s.dropWaiting(ctx)
 	if s.turn != nil {
 		if in.InboxSeq != 0 {
 			s.turnDrop = append(s.turnDrop, in.InboxSeq)
@@ -137,7 +137,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 		cmd.args = []string{label}
 	}
 	if s.turn != nil {
-		s.dropWaiting()
+		s.dropWaiting(ctx)
 		s.deferred = append(s.deferred, deferredCommand{in: in, cmd: cmd})
 		ctx.Send(s.turn, &cancelTurn{})
 		return
@@ -146,7 +146,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 	for _, q := range s.queue.waiting { // sent before the command: kept in the old part of the transcript
 		before = append(before, userEntry(q, s.deps.redactor()))
 	}
-	s.dropWaiting()
+	s.dropWaiting(ctx)
 	s.resetNow(ctx, in, cmd, before)
 }
 

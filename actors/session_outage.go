@@ -347,12 +347,19 @@ func (s *Session) resumeWait(ctx actor.Context) {
 	s.wait.stopGiveUp = s.deps.clock().AfterFunc(max(d, 0), func() { root.Send(self, &outageGiveUp{}) })
 }
 
-// dropWait ends a wait that has no message left (/stop, /new dropped them) and deletes its record.
+// dropWait ends a wait that has no message left (/stop, /new dropped them): its record goes,
+// and so do the entries of the run that failed on the outage, which no run resumes now.
 func (s *Session) dropWait(ctx actor.Context) {
 	s.stopWaiting()
+	s.resume, s.resumeN = nil, 0
 	key, log := s.key, s.log
 	ctx.Send(s.storage, &storeWrite{
-		Apply: func(tx persistence.Tx) error { return tx.Delete(outageBucket, key) },
+		Apply: func(tx persistence.Tx) error {
+			if err := deleteStarted(tx, key); err != nil {
+				return err
+			}
+			return tx.Delete(outageBucket, key)
+		},
 		Done: func(err error) {
 			if err != nil {
 				log.Error().Err(err).Str("session", key).Msg("could not delete the wait for the model")
