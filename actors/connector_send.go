@@ -131,7 +131,40 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	if out.OutboxSeq == 0 {
 		return false, err
 	}
-	key, seq, direct := out.SessionKey, out.OutboxSeq, out.Direct
+	if werr := c.markSent(ctx, root, out.SessionKey, out.OutboxSeq, out.Direct); werr != nil {
+		c.log.Error().Err(werr).Str("session", out.SessionKey).Msg("mark reply sent; it may be sent again after a restart")
+		return false, werr
+	}
+	return false, err
+}
+
+// markSent deletes a sent reply's outbox row (and the draft it consumed). While that write
+// fails (a full disk) it tries again, after 1 s doubling up to a minute, for as long as the
+// Connector runs: a row left behind would be sent again after a restart. The chat's later
+// replies wait meanwhile.
+func (c *Connector) markSent(ctx context.Context, root *actor.RootContext, key string, seq uint64, direct bool) error {
+	delay := time.Second
+	for {
+		err := c.markOnce(root, key, seq, direct)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		c.log.Error().Err(err).Str("session", key).Dur("retry", delay).Msg("could not mark a reply sent; trying again")
+		wake := make(chan struct{})
+		stop := c.deps.clock().AfterFunc(delay, func() { close(wake) })
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			stop()
+			return err
+		}
+		delay = min(2*delay, time.Minute)
+	}
+}
+
+// markOnce writes the deletion of a sent reply's outbox row and waits for the commit, so that
+// a clean shutdown stops Storage only after it.
+func (c *Connector) markOnce(root *actor.RootContext, key string, seq uint64, direct bool) error {
 	done := make(chan error, 1)
 	root.Send(c.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
@@ -142,17 +175,12 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 		},
 		Done: func(err error) { done <- err },
 	})
-	var werr error
-	select { // wait, so that a clean shutdown stops Storage only after this commit
-	case werr = <-done:
+	select {
+	case err := <-done:
+		return err
 	case <-time.After(sendGrace):
-		werr = errors.New("storage did not answer")
+		return errors.New("storage did not answer")
 	}
-	if werr != nil {
-		c.log.Error().Err(werr).Str("session", key).Msg("mark reply sent; it may be sent again after a restart")
-		return false, werr
-	}
-	return false, err
 }
 
 func (c *Connector) progress(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {

@@ -31,7 +31,12 @@ type Deps struct {
 	// a channel without an entry gives them tools.GuestTools. The owner gets Agent.Policy.
 	ToolGrants map[string]*tools.GuestPolicy
 	Session    SessionSettings
-	Retry      OutboxRetry      // how Connectors retry replies the platform did not take
+	Retry      OutboxRetry // how Connectors retry replies the platform did not take
+	// Outages are the providers' circuit breakers: a run that failed on an outage waits for
+	// them (session_outage.go). OutageWait bounds that wait (default 60 min); negative, such
+	// a run fails at once instead (a piped `reef chat`: its script must learn that it failed).
+	Outages    *providers.Breakers
+	OutageWait time.Duration
 	Now        func() time.Time // default time.Now
 	Clock      Clock            // the Timer's clock; default the real one
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by

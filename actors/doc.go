@@ -50,6 +50,14 @@
 //	compaction goroutine           Turn.startSummary          the summary calls end; Turn cancels its ctx
 //	turn timer                     Turn.Started               Turn.finish / Stopping
 //	collect wake-up (Deps.Clock)   Session.waitForQuiet       it fires; a newer wait or Session.Stopping
+//	outage wait (Deps.Outages      Session.awaitModel (a run  a probe answers (outageOver), the wait
+//	registration) and give-up      failed on an outage)       ends, or Session.Stopping
+//	timer (Deps.Clock)
+//	breaker probe timer (per open  providers.Breakers, when   the probe answers; Breakers.Close
+//	endpoint; probe goroutine)     a breaker opens            (cmd/reef, at shutdown)
+//	record retry (Deps.Clock)      Session.onRunClosed (the   it fires; Session.Stopping
+//	                               run's record and its
+//	                               closing both failed)
 //	ToolRun                        Turn.dispatch              itself after reporting; Turn stop
 //	tool goroutine                 ToolRun.Started            the tool returns; ctx cancelled at
 //	                                                          the deadline; abandoned after a grace
@@ -153,6 +161,14 @@
 // its result; followup, collect and interrupt keep it in the Session's queue. /new during a
 // run waits (deferred) until the cancelled Turn is recorded, so the reset snapshot always
 // follows the run's entries.
+//
+// A run that fails because every model it may use is down (providers.ErrUnavailable) is not
+// answered with an error: its messages wait in the queue and the inbox, the wait is recorded
+// in the named bucket runs/waiting (session key → since, notified) with the chat's notice, and
+// they run again when a breaker's probe answers, or are closed past Deps.OutageWait
+// (session_outage.go). A run whose record cannot be stored is closed with a "send it again"
+// notice in one write, or, when nothing can be written, recorded again later and then
+// answered; never both (session_record.go).
 //
 // A protoactor detail shapes the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as

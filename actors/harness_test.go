@@ -56,6 +56,7 @@ type harnessOpts struct {
 	channel   string                                    // the fake channel's name, default "fake"
 	wrapStore func(persistence.Store) persistence.Store // what the actors see of the store
 	approvals actors.ApprovalSettings                   // exec approvals; the zero value never asks
+	depsHook  func(*actors.Deps)                        // changes the Deps before the tree starts
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -120,6 +121,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	if o.access != nil {
 		deps.Access = map[string]*access.Rules{"fake": o.access}
+	}
+	if o.depsHook != nil {
+		o.depsHook(deps)
 	}
 	rt, err := actors.Start(deps)
 	if err != nil {

@@ -55,7 +55,9 @@ type Session struct {
 	awaiting  map[string]bool        // calls of that run waiting for approval (session_approval.go)
 	approvals map[string]string      // the running Turn's calls waiting for approval: request id → command
 
-	cmp sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
+	cmp    sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
+	wait   *outageWait    // the queued messages wait for the model to come back (session_outage.go)
+	record *runRecord     // the finished run being recorded (session_record.go)
 }
 
 // Session self-messages.
@@ -136,8 +138,22 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:
 		err = s.onTurnLost(ctx, msg)
+	case *outageRecorded:
+		s.onOutageRecorded(ctx, msg)
+	case *outageOver:
+		s.onOutageOver(ctx, msg)
+	case *outageGiveUp:
+		s.onOutageGiveUp(ctx, msg)
+	case *outageClosed:
+		s.onOutageClosed(ctx, msg)
+	case *runClosed:
+		s.onRunClosed(ctx, msg)
+	case *recordRetryDue:
+		s.onRecordRetryDue(ctx, msg)
 	case *actor.Stopping:
 		s.stopCollect()
+		s.stopWaiting()
+		s.stopRecordRetry()
 	case *idleCheck:
 		s.onIdleCheck(ctx, msg) // the Router may passivate it (session_passivate.go)
 	}
@@ -180,6 +196,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if s.awaiting, err = loadAwaiting(r, s.key); err != nil {
 			return err
 		}
+		if s.wait, err = loadWait(r, s.key); err != nil {
+			return err
+		}
 		outbox, err = r.Outbox(s.key)
 		return err
 	})
@@ -212,6 +231,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		s.deadLetter(ctx, dead)
 	}
 	s.dropStaleStarted(ctx)
+	s.resumeWait(ctx)
 	s.maybeStartTurn(ctx)
 	return nil
 }
@@ -262,12 +282,15 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		return
 	}
 	if len(s.queue.waiting) == 0 {
+		if s.wait != nil { // /stop or /new dropped what waited for the model
+			s.dropWait(ctx)
+		}
 		if s.writes == 0 {
 			ctx.Send(s.router, &sessionIdle{key: s.key})
 		}
 		return
 	}
-	if s.waitForQuiet(ctx) {
+	if s.holdForModel(ctx) || s.waitForQuiet(ctx) { // session_outage.go
 		return
 	}
 	s.answering = s.queue.take(s.queueSettings)

@@ -25,9 +25,11 @@ type (
 	}
 	// commandRecorded reports that a command's answer (and its effects) are durable.
 	commandRecorded struct {
-		by  *Session // see turnRecorded
-		out *messages.Outbound
-		err error
+		by      *Session // see turnRecorded
+		out     *messages.Outbound
+		err     error
+		seqs    []uint64 // the inbox entries the answer removes
+		closing bool     // the write closed a command whose answer could not be stored (session_record.go)
 	}
 )
 
@@ -106,7 +108,7 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 // stopRun cancels the running run (its "Stopped." is the answer) and drops waiting messages.
 func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 	waiting := s.queue.len()
-	s.dropWaiting()
+	s.dropWaiting(ctx)
 	if s.turn != nil {
 		if in.InboxSeq != 0 {
 			s.turnDrop = append(s.turnDrop, in.InboxSeq)
@@ -137,7 +139,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 		cmd.args = []string{label}
 	}
 	if s.turn != nil {
-		s.dropWaiting()
+		s.dropWaiting(ctx)
 		s.deferred = append(s.deferred, deferredCommand{in: in, cmd: cmd})
 		ctx.Send(s.turn, &cancelTurn{})
 		return
@@ -146,7 +148,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 	for _, q := range s.queue.waiting { // sent before the command: kept in the old part of the transcript
 		before = append(before, userEntry(q, s.deps.redactor()))
 	}
-	s.dropWaiting()
+	s.dropWaiting(ctx)
 	s.resetNow(ctx, in, cmd, before)
 }
 
@@ -216,7 +218,7 @@ func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, ap
 			}
 			return settle(tx, key, seqs, outbox, info, attempts)
 		},
-		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err}) },
+		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err, seqs: seqs}) },
 	})
 }
 
@@ -225,10 +227,9 @@ func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
 		return
 	}
 	s.writes--
-	if msg.err != nil {
-		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record a command; it stays in the inbox")
-		msg.out.Text = "Sorry, I could not save that (storage error). Please try again later."
-		msg.out.OutboxSeq = 0
+	if msg.err != nil { // closed with a notice, or left for a restart (session_record.go)
+		s.commandFailed(ctx, msg)
+		return
 	}
 	if msg.out.Channel != "" {
 		s.toConnector(ctx, msg.out)

@@ -246,10 +246,14 @@ func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) arrival {
 	return act
 }
 
-// dropWaiting drops every waiting message without a note (/stop, /new).
-func (s *Session) dropWaiting() {
+// dropWaiting drops every waiting message without a note (/stop, /new), and so the wait for
+// the model they were in (session_outage.go).
+func (s *Session) dropWaiting(ctx actor.Context) {
 	s.queue.dropAll()
 	s.stopCollect()
+	if s.wait != nil && s.turn == nil { // a running run ends the wait when it is recorded
+		s.dropWait(ctx)
+	}
 }
 
 // waitForQuiet reports whether collect mode holds the queued messages back because the last

@@ -30,6 +30,9 @@ func (s *Session) statusText() string {
 		fill = 100 * ctxTokens / model.ContextWindow
 	}
 	running := "idle"
+	if s.wait != nil && s.turn == nil {
+		running = "waiting for the model"
+	}
 	if s.turn != nil {
 		running = "answering"
 		if labels := slices.Sorted(maps.Values(s.tools)); len(labels) > 0 {
@@ -54,6 +57,7 @@ func (s *Session) statusText() string {
 		fmt.Sprintf("Model: %s (think: %s, reasoning: %s)", model.Label, think, reasoning),
 		fmt.Sprintf("Tokens used: %s in, %s out over %d runs", thousands(u.InputTokens), thousands(u.OutputTokens), s.info.Turns),
 		s.budgetLine(now),
+		s.outageLine(now), // session_outage.go
 		fmt.Sprintf("Context: ~%s of %s tokens (%d%%)", thousands(ctxTokens), thousands(model.ContextWindow), fill),
 		"Queue: "+describeQueue(s.queueSettings(channel), s.queue.len()),
 		"Now: "+running,

@@ -21,6 +21,10 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if msg.seq != s.turnSeq || s.turn == nil {
 		return nil
 	}
+	if s.waitsForModel(msg) { // the messages wait for the model (session_outage.go)
+		s.onOutage(ctx, msg)
+		return nil
+	}
 	s.turn = nil
 	s.saving = true
 	s.tools = nil
@@ -70,9 +74,10 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		failed = s.deps.redactor().apply(msg.err.Error())
 	}
 	var seqs []uint64
-	attempts := s.attempts     // never changed after the Session loaded it
-	ran := len(s.turnUser) > 0 // a run, not a /compact: its started records go (turn_started.go)
-	ctx.Send(s.storage, &storeWrite{
+	attempts := s.attempts       // never changed after the Session loaded it
+	ran := len(s.turnUser) > 0   // a run, not a /compact: its started records go (turn_started.go)
+	waited := ran && s.endWait() // it waited for the model: the wait is over (session_outage.go)
+	write := &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			var err error
 			if seqs, err = tx.AppendMessages(key, entries...); err != nil {
@@ -86,12 +91,20 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 					return err
 				}
 			}
+			if waited {
+				if err := tx.Delete(outageBucket, key); err != nil {
+					return err
+				}
+			}
 			return settle(tx, key, inboxSeqs, outbox, info, attempts)
 		},
 		Done: func(err error) {
 			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed})
 		},
-	})
+	}
+	// kept until it commits: written again if closing the run fails too (session_record.go)
+	s.record = &runRecord{write: write, key: key, inboxSeqs: inboxSeqs, ran: ran, waited: waited, attempts: attempts}
+	ctx.Send(s.storage, write)
 	s.info = info
 	s.turnUser = entries // kept until recorded, then appended to history
 	s.reportHeartbeat(ctx, msg)
@@ -106,27 +119,18 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	if msg.by != s { // written by the instance before a restart: this one reloaded the result
 		return
 	}
-	s.saving = false
+	if msg.err != nil { // closed instead, or written again later (session_record.go)
+		s.recordFailed(ctx, msg)
+		return
+	}
+	s.saving, s.record = false, nil
 	entries := s.turnUser
 	s.turnUser = nil
-	if msg.err != nil {
-		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record the run; its messages stay in the inbox")
-		if len(s.answering) > 0 {
-			last := s.answering[len(s.answering)-1]
-			s.toConnector(ctx, &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
-				ThreadID: last.ThreadID, SessionKey: s.key,
-				Text: "Sorry, I could not save this conversation (storage error), so my answer was not sent. Please try again later."})
-		}
-	} else {
-		s.appendHistory(entries, msg.seqs, msg.snap)
-		for _, out := range msg.outbox {
-			s.toConnector(ctx, out)
-		}
+	s.appendHistory(entries, msg.seqs, msg.snap)
+	for _, out := range msg.outbox {
+		s.toConnector(ctx, out)
 	}
 	failed := msg.failed
-	if msg.err != nil {
-		failed = "could not save the conversation: " + msg.err.Error()
-	}
 	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal, IsError: failed != "", Text: failed})
 	s.answering = nil
 	s.runDeferred(ctx)

@@ -106,6 +106,9 @@ type LLMConfig struct {
 	// StreamTimeoutSeconds caps one model call's wall time however steadily it streams (the
 	// idle watchdog only catches silence). Default 600.
 	StreamTimeoutSeconds int `yaml:"streamTimeoutSeconds"`
+	// OutageWaitMinutes bounds how long messages wait for a model whose server is unreachable
+	// or overloaded before reef gives up on them and tells the chat. Default 60.
+	OutageWaitMinutes int `yaml:"outageWaitMinutes"`
 }
 
 // SessionConfig shapes conversations.

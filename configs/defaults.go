@@ -20,6 +20,7 @@ const (
 	DefaultMaxRetryAfterSeconds = 30
 	DefaultMaxAnswerChars       = 100000
 	DefaultStreamTimeoutSeconds = 600
+	DefaultOutageWaitMinutes    = 60
 	DefaultMaxReplyChunks       = 20
 	DefaultIdleMinutes          = 10
 	DefaultDMScope              = "per-channel-peer"
@@ -119,6 +120,7 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	positive(&c.LLM.MaxRetryAfterSeconds, DefaultMaxRetryAfterSeconds)
 	positive(&c.LLM.MaxAnswerChars, DefaultMaxAnswerChars)
 	positive(&c.LLM.StreamTimeoutSeconds, DefaultStreamTimeoutSeconds)
+	positive(&c.LLM.OutageWaitMinutes, DefaultOutageWaitMinutes)
 	positive(&c.Session.IdleMinutes, DefaultIdleMinutes)
 	c.Session.DMScope = orDefault(c.Session.DMScope, DefaultDMScope)
 	if c.Session.RateLimit.Messages == nil {

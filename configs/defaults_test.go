@@ -107,7 +107,7 @@ func TestApplyDefaultsValues(t *testing.T) {
 				Limits: AgentLimits{MaxToolCalls: 7, TurnTimeoutSeconds: 600, LoopWarnAt: 3, LoopStopAt: 6, MaxReplyChunks: 20}},
 		},
 		LLM: LLMConfig{MaxConcurrent: 64, MaxRetries: 1, IdleTimeoutSeconds: 90, MaxRetryAfterSeconds: 30,
-			MaxAnswerChars: 100000, StreamTimeoutSeconds: 600},
+			MaxAnswerChars: 100000, StreamTimeoutSeconds: 600, OutageWaitMinutes: 60},
 		Session: SessionConfig{IdleMinutes: 10, DMScope: "per-channel-peer",
 			RateLimit: RateLimitConfig{Messages: &twenty, PerSeconds: 60}},
 		Tools: ToolsConfig{Exec: ExecConfig{TimeoutSeconds: 120, MaxTimeoutSeconds: 1800, MaxOutputBytes: 65536,

@@ -73,6 +73,7 @@ func (c *Config) Validate() error {
 	v.nonNegative("llm.maxAnswerChars", c.LLM.MaxAnswerChars)
 	v.nonNegative("llm.streamTimeoutSeconds", c.LLM.StreamTimeoutSeconds)
 	v.memory("memory", c.Memory)
+	v.nonNegative("llm.outageWaitMinutes", c.LLM.OutageWaitMinutes)
 	v.nonNegative("session.idleMinutes", c.Session.IdleMinutes)
 	if m := c.Session.RateLimit.Messages; m != nil && *m < 0 {
 		v.addf("session.rateLimit.messages: %d is negative: use 0 to turn the limit off, or a positive number", *m)

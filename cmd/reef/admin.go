@@ -97,6 +97,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "exec approvals waiting: %d (oldest %s: %s; `reef security approvals` lists them)\n",
 			n, st.Approvals[0].ID, termtext.Quote(shorten(st.Approvals[0].Command, 60)))
 	}
+	printOutages(stdout, st)
 	for agent, why := range st.HeartbeatsPaused {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}
@@ -220,4 +221,33 @@ func runPairing(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s %s (id %s) on %s\n", verb, termtext.Quote(p.SenderName), termtext.ID(p.SenderID), channel)
 	return 0
+}
+
+// printOutages shows the model endpoints that are down and the messages waiting for them.
+func printOutages(w io.Writer, st Status) {
+	for _, o := range st.ModelOutages {
+		fmt.Fprintf(w, "model %s UNREACHABLE since %s (%s ago)", termtext.ID(o.Provider), o.Since.Local().Format(time.DateTime),
+			time.Since(o.Since).Round(time.Second))
+		if o.NextProbe.IsZero() {
+			fmt.Fprint(w, ", answering again: the waiting messages are running")
+		} else {
+			fmt.Fprintf(w, ", next probe in %s", max(time.Until(o.NextProbe), 0).Round(time.Second))
+		}
+		if o.LastError != "" {
+			fmt.Fprintf(w, ", last error: %s", termtext.Line(shorten(o.LastError, 120)))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(st.WaitingForModel) == 0 {
+		return
+	}
+	n, since := 0, st.WaitingForModel[0].Since
+	for _, wm := range st.WaitingForModel {
+		n += wm.Messages
+		if wm.Since.Before(since) {
+			since = wm.Since
+		}
+	}
+	fmt.Fprintf(w, "waiting for the model: %d message(s) in %d conversation(s), since %s (answered when it is back; given up after llm.outageWaitMinutes)\n",
+		n, len(st.WaitingForModel), since.Local().Format(time.DateTime))
 }

@@ -49,6 +49,9 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	term := terminal.New(tcfg)
+	if !interactive { // a script must learn at once that the model is down, not wait for it
+		cfg.LLM.OutageWaitMinutes = -1
+	}
 	rt, err := startRuntime(cfg, log, channelSet{chans: map[string]channels.Channel{"terminal": term}})
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)

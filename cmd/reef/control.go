@@ -18,6 +18,7 @@ import (
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/providers"
 )
 
 // The control socket lets commands such as `reef pairing approve` and `reef status` work
@@ -44,6 +45,10 @@ type Status struct {
 	Approvals []access.ExecRequest `json:"approvals,omitempty"`
 	// HeartbeatsPaused says, per agent, why its heartbeats are paused.
 	HeartbeatsPaused map[string]string `json:"heartbeatsPaused,omitempty"`
+	// ModelOutages are the model endpoints whose server is down (while reef runs);
+	// WaitingForModel the conversations whose messages wait for one to come back.
+	ModelOutages    []providers.Outage       `json:"modelOutages,omitempty"`
+	WaitingForModel []actors.WaitingForModel `json:"waitingForModel,omitempty"`
 }
 
 // serveControl serves the control socket until the returned stop function is called. It is
@@ -69,6 +74,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 		}
 		st.PID, st.Started, st.LiveSessions, st.Channels = os.Getpid(), started, rt.LiveSessions(), rt.Health()
 		st.HeartbeatsPaused = rt.HeartbeatPauses()
+		st.ModelOutages = rt.outages.Outages()
 		json.NewEncoder(w).Encode(st)
 	})
 	mux.HandleFunc("POST /pairing/{action}", func(w http.ResponseWriter, r *http.Request) {
@@ -126,6 +132,9 @@ func readStatus(store persistence.Store, channelNames []string) (Status, error) 
 			return err
 		}
 		if st.Approvals, err = access.ExecRequests(r); err != nil {
+			return err
+		}
+		if st.WaitingForModel, err = actors.ListWaitingForModel(r); err != nil {
 			return err
 		}
 		for _, ch := range channelNames {

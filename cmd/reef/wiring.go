@@ -61,9 +61,10 @@ func emptyHelp(err error) string {
 }
 
 // buildAgents turns the configured agents into runnable ones: providers wrapped with the
-// global LLM cap, prompt-based tool calls where configured, retries and failover; tools and
-// their policy; workspaces initialised on first use. mem holds the memory indexes (nil: none).
-func buildAgents(cfg *configs.Config, mem *memory.Manager) ([]*actors.Agent, error) {
+// global LLM cap, prompt-based tool calls where configured, retries, the endpoint's circuit
+// breaker (from outages; nil for none) and failover; tools and their policy; workspaces
+// initialised on first use. mem holds the memory indexes (nil: none).
+func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	sem := providers.NewSemaphore(cfg.LLM.MaxConcurrent)
 	clients := map[string]providers.Provider{}
@@ -101,6 +102,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager) ([]*actors.Agent, err
 			MaxRetries:    cfg.LLM.MaxRetries,
 			MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second,
 		})
+		p = guardOutages(outages, prov, cfg.Providers[prov], p, client)
 		return providers.Target{Label: ref, Provider: p, Model: model}, nil
 	}
 	var out []*actors.Agent
@@ -190,9 +192,10 @@ func sessionSettings(cfg *configs.Config) actors.SessionSettings {
 // running is a running actor tree and the database under it.
 type running struct {
 	*actors.Runtime
-	store  *bolt.Store
-	memory *memory.Manager
-	stop   func() // stops the actors, then closes the database
+	store   *bolt.Store
+	memory  *memory.Manager
+	outages *providers.Breakers // the model endpoints' circuit breakers
+	stop    func()              // stops the actors, then closes the database
 }
 
 // startRuntime opens the store, builds the agents and starts the actor tree with chans. The
@@ -204,7 +207,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		return nil, err
 	}
 	mem := newMemory(cfg, store, log)
-	agents, err := buildAgents(cfg, mem)
+	outages := providers.NewBreakers(providers.BreakerConfig{})
+	agents, err := buildAgents(cfg, mem, outages)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -222,12 +226,14 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
+		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute,
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	stop := func() {
+		outages.Close()
 		if err := rt.Stop(15 * time.Second); err != nil {
 			log.Error().Err(err).Msg("shutdown")
 		}
@@ -235,15 +241,16 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return &running{Runtime: rt, store: store, memory: mem, stop: stop}, nil
+	return &running{Runtime: rt, store: store, memory: mem, outages: outages, stop: stop}, nil
 }
 
 // settle waits until every message the session accepted was answered and every reply marked
 // sent, and reports whether that happened. The terminal knows only that a run ended: a run
 // recovered from an earlier exit can end while this session's last line still waits. A run
 // ends within runLimit; a reply is marked sent within seconds, else it stays in the outbox
-// and settle gives up after sendLimit. A value on abort ends the wait at once. A run waiting
-// for the owner's approval counts as settled: the owner answers it from this terminal.
+// and settle gives up after sendLimit. Messages waiting for the model to come back do not
+// hold it: they are answered when it is back. A run waiting for the owner's approval counts
+// as settled: the owner answers it from this very terminal. A value on abort ends the wait at once.
 func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, abort <-chan os.Signal) bool {
 	answeredBy := time.Now().Add(runLimit)
 	var sentBy time.Time
@@ -251,10 +258,13 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 	defer tick.Stop()
 	for {
 		var inbox, outbox int
-		var approving bool
+		var approving, waiting bool
 		err := r.store.View(func(rd persistence.Reader) error {
 			in, err := rd.Inbox(sessionKey)
 			if err != nil {
+				return err
+			}
+			if waiting, err = actors.WaitsForModel(rd, sessionKey); err != nil {
 				return err
 			}
 			out, err := rd.Outbox(sessionKey)
@@ -269,7 +279,7 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 		switch {
 		case err != nil:
 			return false
-		case inbox == 0 && outbox == 0:
+		case inbox == 0 && outbox == 0, waiting && outbox == 0:
 			return true
 		case approving: // the run waits for the owner, who answers from this very terminal
 			return true
@@ -291,4 +301,14 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 
 func queueSettings(q configs.QueueConfig) persistence.QueueSettings {
 	return persistence.QueueSettings{Mode: q.Mode, Debounce: q.DebounceMs, Cap: q.Cap, Drop: q.Drop}
+}
+
+// guardOutages puts p behind the circuit breaker of its provider's endpoint (one per base
+// URL, shared by every model there), probed with the client's model list.
+func guardOutages(outages *providers.Breakers, name string, pc configs.ProviderConfig, p, client providers.Provider) providers.Provider {
+	if outages == nil {
+		return p
+	}
+	probe, _ := client.(providers.Pinger)
+	return outages.Guard(name, pc.Type+" "+pc.BaseURL, p, probe)
 }
