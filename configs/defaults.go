@@ -211,5 +211,10 @@ func channelsFromEnv(ch *ChannelsConfig, env func(string) string) {
 		f.Mode = orDefault(f.Mode, "websocket")
 		f.WebhookListen = orDefault(f.WebhookListen, "127.0.0.1:9000")
 		f.WebhookPath = orDefault(f.WebhookPath, "/feishu/events")
+		for _, a := range f.Accounts {
+			if a != nil {
+				a.WebhookPath = orDefault(a.WebhookPath, "/feishu/events")
+			}
+		}
 	}
 }

@@ -146,13 +146,13 @@ func printAudit(w io.Writer, a *audit) {
 
 // auditAccess reports each channel's door: open direct messages and every group.
 func auditAccess(a *audit, cfg *configs.Config) {
-	names := configuredChannels(cfg)
+	names := accountIDs(cfg)
 	if len(names) == 0 {
 		a.ok("access", "channels", "none configured: only the terminal (the owner) talks to reef")
 	}
 	for _, name := range names {
 		acc := channelAccess(cfg, name)
-		path := "channels." + name
+		path := accountPath(name)
 		if acc.DMPolicy == "open" {
 			a.add(finding{Check: "dmPolicy", Where: path + ".dmPolicy",
 				Problem: "open: anyone who finds the bot may talk to it, spend your tokens and use the guests' tools",
@@ -183,7 +183,7 @@ func auditGuestTools(a *audit, cfg *configs.Config) {
 		return
 	}
 	for _, d := range doors {
-		a.add(finding{Check: "guestTools", Where: "channels." + d.channel, Problem: strings.TrimPrefix(d.problem(), "channels."+d.channel+": "), Fix: d.fix()})
+		a.add(finding{Check: "guestTools", Where: accountPath(d.channel), Problem: strings.TrimPrefix(d.problem(), accountPath(d.channel)+": "), Fix: d.fix()})
 	}
 	if len(doors) == 0 && len(configuredChannels(cfg)) > 0 {
 		a.ok("guestTools", "guests", "no channel lets anyone in with the owner's tools (exec, write, edit, cron...)")

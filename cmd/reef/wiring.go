@@ -15,6 +15,7 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/routing"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -188,6 +189,19 @@ type running struct {
 	stop  func() // stops the actors, then closes the database
 }
 
+// routes is the routing table of the configuration's bindings.
+func routes(cfg *configs.Config) *routing.Table {
+	bs := make([]routing.Binding, 0, len(cfg.Bindings))
+	for _, b := range cfg.Bindings {
+		r := routing.Binding{AgentID: b.AgentID, Channel: b.Match.Channel, Account: b.Match.AccountID}
+		if p := b.Match.Peer; p != nil {
+			r.PeerKind, r.PeerID = p.Kind, p.ID
+		}
+		bs = append(bs, r)
+	}
+	return routing.New(bs)
+}
+
 // startRuntime opens the store, builds the agents and starts the actor tree with chans. The
 // store is opened first, so a second reef on the same data directory fails before it
 // touches anything else.
@@ -210,7 +224,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		log.Warn().Msg(note)
 	}
 	rt, err := actors.Start(&actors.Deps{
-		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
+		Log: log, Store: store, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
