@@ -22,9 +22,9 @@ import (
 // Deps is everything the actor tree needs from the outside, assembled by cmd/reef.
 // It is read-only once the Gateway starts.
 type Deps struct {
-	Log      zerolog.Logger
-	Store    persistence.Store
-	Agents   []*Agent // the first is the default agent
+	Log    zerolog.Logger
+	Store  persistence.Store
+	Agents []*Agent // the first is the default agent
 	// Routes picks the agent of a chat (reef.yaml's bindings); nil: the default agent.
 	Routes *routing.Table
 	// Channels are the bot accounts to run, by channels.ID ("terminal", "telegram",
