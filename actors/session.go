@@ -13,6 +13,7 @@ import (
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -297,6 +298,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		senderID:   last.SenderID,
 		model:      model,
 		reasoning:  s.info.Think,
+		priority:   runPriority(s.key, s.answering),
 		compact:    compactInput{hasSummary: s.cmp.hasSummary},
 		storage:    s.storage,
 		resume:     s.resume,
@@ -304,6 +306,24 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}))
 	s.resume = nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})
+}
+
+// runPriority is the priority of a run's model calls toward the providers: a run that answers
+// no person (heartbeats, cron jobs: only System messages) and every run of a sub-agent's
+// session yield to people's conversations when the provider's limit binds.
+func runPriority(key string, answering []messages.Inbound) providers.Priority {
+	if strings.Contains(key, ":subagent:") {
+		return providers.PriorityBackground
+	}
+	for _, in := range answering {
+		if !in.System {
+			return providers.PriorityPeople
+		}
+	}
+	if len(answering) == 0 {
+		return providers.PriorityPeople
+	}
+	return providers.PriorityBackground
 }
 
 // openingEntries are the system entries a run starts with before the user's messages: the

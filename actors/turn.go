@@ -11,6 +11,7 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -60,7 +61,8 @@ type turnInput struct {
 	tools      tools.Policy // what the run may use: offered to the model, and the only tools it may call
 	senderID   string       // who the run answers, for a refused tool's message
 	model      ModelChoice
-	reasoning  string // providers.Request.Reasoning ("" = provider default)
+	reasoning  string             // providers.Request.Reasoning ("" = provider default)
+	priority   providers.Priority // of the run's model calls: background for heartbeats, cron, sub-agents
 	compact    compactInput
 
 	storage *actor.PID             // where the run records its tool calls as started; nil: not recorded
@@ -144,7 +146,7 @@ func (t *Turn) Receive(ctx actor.Context) {
 }
 
 func (t *Turn) onStarted(ctx actor.Context) {
-	t.runCtx, t.cancel = context.WithCancel(context.Background())
+	t.runCtx, t.cancel = context.WithCancel(providers.WithPriority(context.Background(), t.in.priority))
 	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]runRef{}, map[string]int{}
 	t.outside = map[string]bool{}
 	self, root := ctx.Self(), ctx.ActorSystem().Root

@@ -118,7 +118,10 @@ func (c CompactionConfig) Flush() bool { return c.MemoryFlush == nil || *c.Memor
 
 // LLMConfig holds settings shared by every provider.
 type LLMConfig struct {
-	MaxConcurrent        int `yaml:"maxConcurrent"`        // global cap on LLM calls in flight, default 64
+	// MaxConcurrent is a hard ceiling on the calls in flight to each provider endpoint. The
+	// limit below it adapts (it starts at 1024, grows while calls succeed and shrinks when the
+	// endpoint answers 429, 503 or 529); 0 (default) means no ceiling but the adaptive one.
+	MaxConcurrent        int `yaml:"maxConcurrent"`
 	MaxRetries           int `yaml:"maxRetries"`           // per model, default 3
 	IdleTimeoutSeconds   int `yaml:"idleTimeoutSeconds"`   // stream idle watchdog, default 90
 	MaxRetryAfterSeconds int `yaml:"maxRetryAfterSeconds"` // longer Retry-After fails over instead, default 30

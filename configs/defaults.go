@@ -14,7 +14,6 @@ const (
 	DefaultLoopStopAt           = 20
 	DefaultRateLimitMessages    = 20
 	DefaultRateLimitPerSeconds  = 60
-	DefaultMaxConcurrent        = 64
 	DefaultMaxRetries           = 3
 	DefaultIdleTimeoutSeconds   = 90
 	DefaultMaxRetryAfterSeconds = 30
@@ -111,7 +110,6 @@ func ApplyDefaults(c *Config, env func(string) string) {
 
 	channelsFromEnv(&c.Channels, env)
 
-	positive(&c.LLM.MaxConcurrent, DefaultMaxConcurrent)
 	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
 	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
 	positive(&c.LLM.MaxRetryAfterSeconds, DefaultMaxRetryAfterSeconds)

@@ -24,9 +24,9 @@ const benchUsage = `reef-bench — measure a reef binary against fake platforms 
 
 Usage:
   reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated] [-n 200] [-k 20 -m 10 [-at-once]]
-             [-llm-latency 0s] [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m]
+             [-llm-latency 0s] [-queue steer|followup|collect|interrupt] [-max-concurrent N] [-idle-for 3m]
              [-pprof ADDR] [-cpuprofile FILE] [-json]
-  reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
+  reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent N]
   reef-bench crash [-reef PATH] [-messages 300 -chats 100 -kills 20]
   reef-bench soak  [-reef PATH] [-duration 30m -rate 50]
 
@@ -135,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
 	flags.StringVar(&o.queueMode, "queue", "", "session.queue.mode of the gateway: steer | followup | collect | interrupt (default: reef's)")
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
-	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway (0: reef's default, 64)")
+	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway: the ceiling of its adaptive limit (0: none, reef's default)")
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")

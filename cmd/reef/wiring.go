@@ -59,25 +59,26 @@ func emptyHelp(err error) string {
 		"  reef init --fresh      moves the empty file aside (reef.db.empty-<time>) and creates a new one"
 }
 
-// buildAgents turns the configured agents into runnable ones: providers wrapped with the
-// global LLM cap, prompt-based tool calls where configured, retries and failover; tools and
+// buildAgents turns the configured agents into runnable ones: providers wrapped with their
+// endpoint's adaptive limit, prompt-based tool calls where configured, retries and failover; tools and
 // their policy; workspaces initialised on first use.
 func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
-	sem := providers.NewSemaphore(cfg.LLM.MaxConcurrent)
 	clients := map[string]providers.Provider{}
 	for name, pc := range cfg.Providers {
 		p, err := newProvider(name, pc, idle)
 		if err != nil {
 			return nil, err
 		}
-		clients[name] = p
+		// One adaptive limit per endpoint, shared by every model and agent that uses it;
+		// llm.maxConcurrent, when set, is its ceiling.
+		clients[name] = providers.Adaptive(p, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
 	}
 	registry, err := tools.NewRegistry(newTools(cfg)...)
 	if err != nil {
 		return nil, err
 	}
-	// target is the client chain for one model: the global cap, prompt-mode tools, retries.
+	// target is the client chain for one model: the endpoint's limit, prompt-mode tools, retries.
 	target := func(ref string) (providers.Target, error) {
 		prov, model, err := configs.SplitModel(ref)
 		if err != nil {
@@ -92,7 +93,7 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 				"choose a model with a larger window, or set models.%s.contextWindow if its real window is larger",
 				ref, w, agent.MinContextWindow, ref)
 		}
-		p := providers.Limit(client, sem)
+		p := client
 		if cfg.Model(ref).ToolMode == "prompt" {
 			p = providers.PromptTools(p)
 		}
