@@ -55,6 +55,9 @@ type Script struct {
 	KeepRequests int
 	// Models, when set, is what the OpenAI fake's GET /v1/models lists (default: fake-model).
 	Models []string
+	// Capacity, when set, bounds the requests the OpenAI fake serves at once: the rest get
+	// 429 with Retry-After (a provider's concurrency limit).
+	Capacity *Capacity
 }
 
 // NewScript returns a script that plays replies in order.
