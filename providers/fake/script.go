@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
 )
 
 // Reply is one scripted LLM answer. The zero fault fields mean a normal streamed answer of
@@ -40,6 +41,7 @@ type Request struct {
 	Tools     []string // tool names offered
 	Body      []byte   // the raw request body (for wire-level assertions, e.g. no secrets)
 	Header    map[string][]string
+	Priority  providers.Priority // the call's priority (in-process fake only: it is not on the wire)
 }
 
 // Script is a queue of replies shared by a fake's requests. Safe for concurrent use.
