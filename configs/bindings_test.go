@@ -137,3 +137,40 @@ func TestBindingUnknownKey(t *testing.T) {
 		t.Errorf("Load: %v, want the unknown key in the account with a did-you-mean", err)
 	}
 }
+
+func TestAccountsDiscordFeishu(t *testing.T) {
+	c, err := Load(writeConfig(t, t.TempDir(), `
+channels:
+  discord:
+    token: d0
+    groups: ["c1"]
+    accounts:
+      second: {token: d2}
+  feishu:
+    mode: webhook
+    encryptKey: k
+    accounts:
+      intl: {appId: cli_2, appSecret: s2, domain: lark, webhookListen: "127.0.0.1:9001", encryptKey: k2}
+`), envOf(map[string]string{"OPENAI_API_KEY": "sk-x"}))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	var got []string
+	for _, a := range c.Channels.Accounts() {
+		switch {
+		case a.Discord != nil:
+			got = append(got, a.Path+" "+a.Discord.Token+" "+strings.Join(a.Discord.Groups, ","))
+		case a.Feishu != nil:
+			got = append(got, a.Path+" "+a.Feishu.AppID+" "+a.Feishu.Mode+" "+a.Feishu.WebhookListen+" "+a.Feishu.WebhookPath)
+		}
+	}
+	want := []string{
+		"channels.discord d0 c1",
+		"channels.discord.accounts.second d2 c1",
+		// the feishu block has no app of its own: only its account runs, in the block's mode
+		"channels.feishu.accounts.intl cli_2 webhook 127.0.0.1:9001 /feishu/events",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Accounts() (-want +got):\n%s", diff)
+	}
+}
