@@ -23,7 +23,9 @@ import (
 // (restarted with backoff and jitter when it fails), the durable acceptance of inbound
 // messages, and the ordered delivery of replies and progress per chat.
 type Connector struct {
-	name    string
+	name    string // channels.ID of the account: "telegram", "telegram:work"
+	channel string // the platform: telegram
+	account string // the account: "" for the platform block's own keys
 	ch      channels.Channel
 	deps    *Deps
 	storage *actor.PID
@@ -74,11 +76,12 @@ type (
 	}
 )
 
-// ConnectorProps is the recipe for the Connector of channel name.
+// ConnectorProps is the recipe for the Connector of the channel account name (channels.ID).
 func ConnectorProps(name string, ch channels.Channel, deps *Deps, storage, router *actor.PID) *actor.Props {
 	log := deps.Log.With().Str("actor", "connector").Str("channel", name).Logger()
+	channel, account := channels.SplitID(name)
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Connector{name: name, ch: ch, deps: deps, storage: storage, router: router, log: log}
+		return &Connector{name: name, channel: channel, account: account, ch: ch, deps: deps, storage: storage, router: router, log: log}
 	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
@@ -269,7 +272,7 @@ func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *ac
 	}
 	v, err := acc.Admission(in, func() (ok bool, err error) { // only when the rules do not decide
 		err = c.deps.Store.View(func(r persistence.Reader) error {
-			ok, err = access.Approved(r, c.name, in.SenderID)
+			ok, err = access.Approved(r, c.channel, in.SenderID)
 			return err
 		})
 		return ok, err
@@ -286,13 +289,13 @@ func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *ac
 		switch status {
 		case access.PairingNew:
 			c.log.Info().Str("sender", in.SenderID).Str("code", code).Msg("pairing requested: approve with `reef pairing approve`")
-			text = access.PairingNotice(c.name, code)
+			text = access.PairingNotice(c.channel, code)
 		case access.PairingRefused:
 			c.log.Warn().Str("sender", in.SenderID).Msg("pairing queue full: sender told to try later")
 			text = access.PairingBusyNotice
 		}
 		if text != "" {
-			root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
+			root.Send(self, &messages.Outbound{Channel: c.channel, Account: c.account, ChatID: in.ChatID,
 				ReplyToID: in.MessageID, Text: text})
 		}
 	}
@@ -305,7 +308,7 @@ func (c *Connector) requestPairing(ctx context.Context, root *actor.RootContext,
 	now := c.deps.now()
 	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		var err error
-		code, status, err = access.RequestPairing(tx, c.name, in, now)
+		code, status, err = access.RequestPairing(tx, c.channel, in, now)
 		return err
 	})
 	return code, status, err

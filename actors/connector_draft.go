@@ -66,7 +66,7 @@ func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *
 
 // newDraft sends a draft and records it; only a recorded draft is ever edited.
 func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, key, chat, thread string) (draft, error) {
-	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.name, ChatID: chat, ThreadID: thread, Text: draftText})
+	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: draftText})
 	if err != nil {
 		return draft{}, err
 	}

@@ -31,7 +31,7 @@ type intake struct {
 // sooner.
 func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) channels.DeliverAll {
 	settings := c.deps.Session.withDefaults()
-	limiter := newRateLimiter(c.name, settings.RateLimit)
+	limiter := newRateLimiter(c.channel, settings.RateLimit)
 	return func(ctx context.Context, ins []messages.Inbound) []error {
 		chats := make([]string, len(ins))
 		for i := range ins {
@@ -78,22 +78,22 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 // session key. It reports false for a message answered or dropped here (acknowledged to the
 // platform all the same), and an error when the message must be delivered again.
 func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *actor.PID, settings SessionSettings, in *messages.Inbound) (bool, error) {
-	in.Channel = c.name
+	in.Channel, in.Account = c.channel, c.account
 	red := c.deps.redactor() // the inbox and everything after see no secret a person pasted or quoted
 	in.Text = red.apply(normalizeText(in.Text))
 	in.ReplyTo = red.apply(in.ReplyTo)
 	if len(in.Text) > settings.MaxInbound {
-		root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
+		root.Send(self, &messages.Outbound{Channel: c.channel, Account: c.account, ChatID: in.ChatID,
 			ThreadID: in.ThreadID, ReplyToID: in.MessageID,
 			Text: fmt.Sprintf("That message is too long for me (%d KB; the limit is %d KB). Please send it in smaller parts or as a file.",
 				len(in.Text)>>10, settings.MaxInbound>>10)})
-		root.Send(self, &messages.TurnEvent{Kind: messages.TurnFinal, Channel: c.name, ChatID: in.ChatID})
+		root.Send(self, &messages.TurnEvent{Kind: messages.TurnFinal, Channel: c.channel, Account: c.account, ChatID: in.ChatID})
 		return false, nil
 	}
 	if ok, err := c.admit(ctx, root, self, in); !ok || err != nil {
 		return false, err
 	}
-	in.SessionKey = sessionkey.For(c.deps.Agents[0].ID, settings.DMScope, in)
+	in.SessionKey = sessionkey.For(c.deps.agentFor(in).ID, settings.DMScope, in)
 	if in.Time.IsZero() {
 		in.Time = c.deps.now()
 	}
@@ -175,6 +175,6 @@ func (c *Connector) overLimit(root *actor.RootContext, self *actor.PID, rl *rate
 	}
 	c.log.Warn().Str("sender", in.SenderID).Str("chat", in.ChatID).
 		Msg("sender is over the message rate limit; dropping messages (logged once a minute)")
-	root.Send(self, &messages.Outbound{Channel: c.name, Account: in.Account, ChatID: in.ChatID,
+	root.Send(self, &messages.Outbound{Channel: c.channel, Account: c.account, ChatID: in.ChatID,
 		ThreadID: in.ThreadID, ReplyToID: in.MessageID, Text: rateNotice})
 }

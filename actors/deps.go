@@ -12,23 +12,29 @@ import (
 
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/routing"
 	"github.com/reefgw/reef/tools"
 )
 
 // Deps is everything the actor tree needs from the outside, assembled by cmd/reef.
 // It is read-only once the Gateway starts.
 type Deps struct {
-	Log      zerolog.Logger
-	Store    persistence.Store
-	Agents   []*Agent                    // the first is the default agent
-	Channels map[string]channels.Channel // by channel name ("terminal", "telegram", ...)
-	// Access is enforced per channel name; a channel without an entry (the terminal) admits
-	// everyone who can reach it.
+	Log    zerolog.Logger
+	Store  persistence.Store
+	Agents []*Agent // the first is the default agent
+	// Routes picks the agent of a chat (reef.yaml's bindings); nil: the default agent.
+	Routes *routing.Table
+	// Channels are the bot accounts to run, by channels.ID ("terminal", "telegram",
+	// "telegram:work", ...): one Connector each.
+	Channels map[string]channels.Channel
+	// Access is enforced per channel account (channels.ID); one without an entry (the
+	// terminal) admits everyone who can reach it.
 	Access map[string]*access.Rules
-	// ToolGrants say which tools guests (everyone but the owner) may use, per channel name;
-	// a channel without an entry gives them tools.GuestTools. The owner gets Agent.Policy.
+	// ToolGrants say which tools guests (everyone but the owner) may use, per channel account
+	// (channels.ID); one without an entry gives them tools.GuestTools. The owner gets Agent.Policy.
 	ToolGrants map[string]*tools.GuestPolicy
 	Session    SessionSettings
 	Retry      OutboxRetry // how Connectors retry replies the platform did not take
@@ -153,6 +159,16 @@ func (d *Deps) agent(id string) *Agent {
 		}
 	}
 	return nil
+}
+
+// agentFor is the agent that answers in's chat: the one its binding names, else the default.
+func (d *Deps) agentFor(in *messages.Inbound) *Agent {
+	if id := d.Routes.Agent(in); id != "" {
+		if a := d.agent(id); a != nil {
+			return a
+		}
+	}
+	return d.Agents[0]
 }
 
 func (l Limits) withDefaults() Limits {

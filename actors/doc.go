@@ -9,7 +9,9 @@
 //	├── Storage                 the Store's writer (but for the memory index's own buckets, which
 //	│                           package memory writes from tool calls): group commit, answers after the commit
 //	├── Approvals               exec commands waiting for the owner's approval (approvals.go)
-//	├── Connector(<channel>)    one per channel account: platform goroutine, durable accept, ordered sends
+//	├── Connector(<channel>)    one per channel account (channels.ID: telegram, telegram:work): platform
+//	│                           goroutine, durable accept, ordered sends; replies leave by the account
+//	│                           that received the message (Session.toConnector)
 //	├── Router                  session key → Session; spawns on demand, passivates idle sessions
 //	│   └── Session(<key>)      one per conversation: transcript, queue, at most one Turn
 //	│       └── Turn            one agent run: the LLM ↔ tools loop
@@ -73,7 +75,8 @@
 //	                                            one deliver call for the batch
 //	connector_intake.go:Connector.deliverAllFunc  the deliver: runs on the channel's goroutine
 //	connector_intake.go:Connector.ready         valid text; access (package access), by
-//	                                            connector.go:Connector.admit; the session key
+//	                                            connector.go:Connector.admit; the session key, of
+//	                                            the agent Deps.Routes binds the chat to (package routing)
 //	connector_intake.go:Connector.acceptAll     one Storage write for the batch (intake.apply: dedup
 //	                                            by MarkSeen, then the session's inbox), waited for by
 //	                                            connector.go:writeAndWait; storage.go:Storage.flush
@@ -87,7 +90,9 @@
 //	session.go:Session.maybeStartTurn           takes the run's messages (sessionQueue.take), spawns the Turn
 //	                                            with the tools its senders may use (Session.toolPolicy:
 //	                                            tools.GuestPolicy per channel; the owner gets the agent's)
-//	turn.go:Turn.onStarted, Turn.begin          TurnStarted; the first model call
+//	turn.go:Turn.onStarted, Turn.begin          TurnStarted; the first model call (its context carries
+//	                                            the run's providers.Priority: background for heartbeat,
+//	                                            cron and sub-agent runs, session.go:runPriority)
 //	turn_llm.go:Turn.startLLM                   the prompt (requestPrompt) and the provider's stream in
 //	                                            a goroutine (callLLM), back as llmDone
 //	turn_llm.go:Turn.onLLMDone                  no tool calls: Turn.finish; else Turn.dispatch

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
 )
 
@@ -88,10 +89,16 @@ func TestHeartbeatTaskActiveHours(t *testing.T) {
 	if len(reqs) != 1+16 {
 		t.Fatalf("%d model calls, want 1 + 16 (8 active hours a day for 2 days)", len(reqs))
 	}
+	if reqs[0].Priority != providers.PriorityPeople {
+		t.Errorf("the person's call has priority %v, want PriorityPeople", reqs[0].Priority)
+	}
 	for _, r := range reqs[1:] {
 		last := r.Messages[len(r.Messages)-1]
 		if !strings.Contains(last.Content, "[Heartbeat]") {
 			t.Errorf("heartbeat request ends with %q", last.Content)
+		}
+		if r.Priority != providers.PriorityBackground {
+			t.Errorf("a heartbeat's call has priority %v, want PriorityBackground (people go first)", r.Priority)
 		}
 	}
 	select {

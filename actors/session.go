@@ -10,8 +10,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -254,7 +256,7 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 			mode = QueueFollowup // held back (the cap, or a sender with fewer tools than the run)
 		}
 		s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.MessageQueued,
-			Channel: in.Channel, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(mode)})
+			Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, ThreadID: in.ThreadID, Label: queuedNote(mode)})
 	}
 }
 
@@ -335,6 +337,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		owner:      owner,
 		model:      model,
 		reasoning:  s.info.Think,
+		priority:   runPriority(s.key, s.answering),
 		compact:    compactInput{hasSummary: s.cmp.hasSummary},
 		storage:    s.storage,
 		resume:     s.resume,
@@ -343,6 +346,24 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}))
 	s.resume, s.awaiting = nil, nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})
+}
+
+// runPriority is the priority of a run's model calls toward the providers: a run that answers
+// no person (heartbeats, cron jobs: only System messages) and every run of a sub-agent's
+// session yield to people's conversations when the provider's limit binds.
+func runPriority(key string, answering []messages.Inbound) providers.Priority {
+	if strings.Contains(key, ":subagent:") {
+		return providers.PriorityBackground
+	}
+	for _, in := range answering {
+		if !in.System {
+			return providers.PriorityPeople
+		}
+	}
+	if len(answering) == 0 {
+		return providers.PriorityPeople
+	}
+	return providers.PriorityBackground
 }
 
 // openingEntries are the system entries a run starts with before the user's messages: the
@@ -386,17 +407,19 @@ func (s *Session) onTurnEvent(ctx actor.Context, ev *messages.TurnEvent) {
 	s.toConnector(ctx, ev)
 }
 
+// toConnector sends a reply or a progress event to the Connector of the bot account its chat
+// belongs to: a reply goes out through the account that received the message.
 func (s *Session) toConnector(ctx actor.Context, msg any) {
 	var channel string
 	switch m := msg.(type) {
 	case *messages.TurnEvent:
 		if len(s.answering) > 0 && m.Channel == "" {
 			last := s.answering[len(s.answering)-1]
-			m.Channel, m.ChatID, m.ThreadID = last.Channel, last.ChatID, last.ThreadID
+			m.Channel, m.Account, m.ChatID, m.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID
 		}
-		channel = m.Channel
+		channel = channels.ID(m.Channel, m.Account)
 	case *messages.Outbound:
-		channel = m.Channel
+		channel = channels.ID(m.Channel, m.Account)
 		if m.OutboxSeq != 0 && s.connectors[channel] != nil {
 			if s.unsent == nil {
 				s.unsent = map[uint64]time.Time{}
@@ -411,7 +434,7 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 
 // isOwner reports whether in comes from the owner (access.Rules.IsOwner).
 func (s *Session) isOwner(in messages.Inbound) bool {
-	return s.deps.Access[in.Channel].IsOwner(&in)
+	return s.deps.Access[channels.ID(in.Channel, in.Account)].IsOwner(&in)
 }
 
 // toolPolicy is what a run answering ins may use: what every one of their senders may use
@@ -422,7 +445,7 @@ func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
 	for _, in := range ins {
 		c := tools.Caller{Owner: s.isOwner(in), ChatID: in.ChatID, SenderID: in.SenderID,
 			Group: in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread}
-		p = p.Intersect(s.deps.ToolGrants[in.Channel].Resolve(s.agent.Policy, c))
+		p = p.Intersect(s.deps.ToolGrants[channels.ID(in.Channel, in.Account)].Resolve(s.agent.Policy, c))
 	}
 	return p
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
@@ -73,7 +74,7 @@ func (s *Session) isSkill(name string) bool {
 
 // mayCommand reports whether the sender of in may use commands.
 func (s *Session) mayCommand(in *messages.Inbound) bool {
-	return s.deps.Access[in.Channel].MayCommand(in)
+	return s.deps.Access[channels.ID(in.Channel, in.Account)].MayCommand(in)
 }
 
 // onCommand runs a command; each one answers exactly once.
@@ -235,7 +236,7 @@ func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
 		s.toConnector(ctx, msg.out)
 		if !msg.out.Direct { // answered outside a run: that ends the exchange (reef chat reads on)
 			s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal,
-				Channel: msg.out.Channel, ChatID: msg.out.ChatID, ThreadID: msg.out.ThreadID})
+				Channel: msg.out.Channel, Account: msg.out.Account, ChatID: msg.out.ChatID, ThreadID: msg.out.ThreadID})
 		}
 	}
 	s.maybeStartTurn(ctx)

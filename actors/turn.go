@@ -11,6 +11,7 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -68,7 +69,8 @@ type turnInput struct {
 	chatID     string
 	owner      bool
 	model      ModelChoice
-	reasoning  string // providers.Request.Reasoning ("" = provider default)
+	reasoning  string             // providers.Request.Reasoning ("" = provider default)
+	priority   providers.Priority // of the run's model calls: background for heartbeats, cron, sub-agents
 	compact    compactInput
 
 	storage *actor.PID             // where the run records its tool calls as started; nil: not recorded
@@ -159,7 +161,7 @@ func (t *Turn) Receive(ctx actor.Context) {
 }
 
 func (t *Turn) onStarted(ctx actor.Context) {
-	t.runCtx, t.cancel = context.WithCancel(context.Background())
+	t.runCtx, t.cancel = context.WithCancel(providers.WithPriority(context.Background(), t.in.priority))
 	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]runRef{}, map[string]int{}
 	t.outside = map[string]bool{}
 	t.armTimeout(ctx, t.limits.TurnTimeout)

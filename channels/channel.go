@@ -6,6 +6,7 @@ package channels
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/reefgw/reef/messages"
@@ -119,4 +120,21 @@ type Deleter interface {
 // soon as it is back. The connector calls OnReachable before Run; fn must not block.
 type Reachable interface {
 	OnReachable(fn func())
+}
+
+// ID names one bot account of a channel: the Connector that runs it, the keys of the
+// gateway's per-account settings (access rules, tool grants). The account of a platform
+// block's own keys is "" and its ID the channel's name ("telegram"); a named account's is
+// "telegram:work".
+func ID(channel, account string) string {
+	if account == "" {
+		return channel
+	}
+	return channel + ":" + account
+}
+
+// SplitID is the inverse of ID.
+func SplitID(id string) (channel, account string) {
+	channel, account, _ = strings.Cut(id, ":")
+	return channel, account
 }

@@ -7,39 +7,60 @@ import (
 
 var dmPolicies = []string{"pairing", "allowlist", "open", "disabled"}
 
-// validateChannels checks each configured platform block.
+// validateChannels checks each configured bot account (a platform block's own keys and its
+// accounts.<name>), then that accounts are distinct bots.
 func (c *Config) validateChannels(v *validator) {
-	if t := c.Channels.Telegram; t != nil {
-		if t.BotToken == "" {
-			v.addf("channels.telegram.botToken: empty: set TELEGRAM_BOT_TOKEN to the token @BotFather gave you")
+	for _, a := range c.Channels.Accounts() {
+		switch {
+		case a.Telegram != nil:
+			validateTelegram(v, a.Path, a.Account != "", a.Telegram)
+		case a.Discord != nil:
+			validateDiscord(v, a.Path, a.Discord)
+		case a.Feishu != nil:
+			validateFeishu(v, a.Path, a.Account != "", a.Feishu)
 		}
-		v.oneOf("channels.telegram.mode", t.Mode, []string{"polling", "webhook"})
-		if t.Mode == "webhook" && (t.WebhookURL == "" || t.WebhookSecret == "") {
-			v.addf("channels.telegram: webhook mode needs webhookUrl (your public https URL) and webhookSecret (any long random string)")
-		}
-		validateURL(v, "channels.telegram.apiRoot", t.APIRoot)
-		validateAccess(v, "channels.telegram", t.Access())
 	}
-	if d := c.Channels.Discord; d != nil {
-		if d.Token == "" {
-			v.addf("channels.discord.token: empty: set DISCORD_BOT_TOKEN to your bot's token (Developer Portal → Bot → Reset Token)")
-		}
-		validateURL(v, "channels.discord.apiBase", d.APIBase)
-		validateAccess(v, "channels.discord", d.Access())
+	c.validateAccounts(v)
+}
+
+func validateTelegram(v *validator, path string, named bool, t *TelegramConfig) {
+	if t.BotToken == "" {
+		v.addf("%s.botToken: empty: set TELEGRAM_BOT_TOKEN to the token @BotFather gave you", path)
 	}
-	if f := c.Channels.Feishu; f != nil {
-		if f.AppID == "" || f.AppSecret == "" {
-			v.addf("channels.feishu: appId and appSecret are required: set FEISHU_APP_ID and FEISHU_APP_SECRET from your app's credentials page")
-		}
-		if f.Domain != "feishu" && f.Domain != "lark" {
-			validateURL(v, "channels.feishu.domain", f.Domain)
-		}
-		v.oneOf("channels.feishu.mode", f.Mode, []string{"websocket", "webhook"})
-		if f.Mode == "webhook" && f.VerificationToken == "" && f.EncryptKey == "" {
-			v.addf("channels.feishu: webhook mode needs verificationToken or encryptKey (from the app's Events & Callbacks page) so forged events are refused")
-		}
-		validateAccess(v, "channels.feishu", f.Access())
+	v.oneOf(path+".mode", t.Mode, []string{"polling", "webhook"})
+	if t.Mode == "webhook" && (t.WebhookURL == "" || t.WebhookSecret == "") {
+		v.addf("%s: webhook mode needs webhookUrl (your public https URL) and webhookSecret (any long random string)", path)
 	}
+	if named && t.Mode == "webhook" && t.WebhookListen == "" {
+		v.addf("%s.webhookListen: an account in webhook mode needs its own local address (two bots cannot share one)", path)
+	}
+	validateURL(v, path+".apiRoot", t.APIRoot)
+	validateAccess(v, path, t.Access())
+}
+
+func validateDiscord(v *validator, path string, d *DiscordConfig) {
+	if d.Token == "" {
+		v.addf("%s.token: empty: set DISCORD_BOT_TOKEN to your bot's token (Developer Portal → Bot → Reset Token)", path)
+	}
+	validateURL(v, path+".apiBase", d.APIBase)
+	validateAccess(v, path, d.Access())
+}
+
+func validateFeishu(v *validator, path string, named bool, f *FeishuConfig) {
+	if f.AppID == "" || f.AppSecret == "" {
+		v.addf("%s: appId and appSecret are required: set FEISHU_APP_ID and FEISHU_APP_SECRET from your app's credentials page", path)
+	}
+	if f.Domain != "feishu" && f.Domain != "lark" {
+		validateURL(v, path+".domain", f.Domain)
+	}
+	v.oneOf(path+".mode", f.Mode, []string{"websocket", "webhook"})
+	if f.Mode == "webhook" && f.VerificationToken == "" && f.EncryptKey == "" {
+		v.addf("%s: webhook mode needs verificationToken or encryptKey (from the app's Events & Callbacks page) so forged events are refused", path)
+	}
+	if named && f.Mode == "webhook" && f.WebhookListen == "" {
+		v.addf("%s.webhookListen: an account in webhook mode needs its own local address (two apps cannot share one)", path)
+	}
+	validateAccess(v, path, f.Access())
 }
 
 func validateAccess(v *validator, path string, a AccessConfig) {

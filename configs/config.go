@@ -19,10 +19,35 @@ type Config struct {
 	Cron     CronConfig     `yaml:"cron"`
 	Channels ChannelsConfig `yaml:"channels"`
 	Log      LogConfig      `yaml:"log"`
-	Backup   BackupConfig   `yaml:"backup"` // automatic backups by the gateway
-	Memory   MemoryConfig   `yaml:"memory"` // memory search over the agents' notes
+	// Bindings route chats to agents (most specific match first); a chat no binding matches
+	// goes to the default agent, agents[0].
+	Bindings []BindingConfig `yaml:"bindings"`
+	Backup   BackupConfig    `yaml:"backup"` // automatic backups by the gateway
+	Memory   MemoryConfig    `yaml:"memory"` // memory search over the agents' notes
 
 	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
+}
+
+// BindingConfig routes the chats Match selects to the agent AgentID.
+type BindingConfig struct {
+	AgentID string       `yaml:"agentId"`
+	Match   BindingMatch `yaml:"match"`
+}
+
+// BindingMatch selects chats: all of a channel, one bot account of it, or one peer (a person
+// in direct messages, a group or a channel). A peer match wins over an account match, which
+// wins over a channel match; among equals the first binding wins.
+type BindingMatch struct {
+	Channel   string     `yaml:"channel"`   // telegram | discord | feishu | terminal (required)
+	AccountID string     `yaml:"accountId"` // an account under channels.<channel>.accounts, or "default"; "" = any
+	Peer      *PeerMatch `yaml:"peer"`
+}
+
+// PeerMatch is one conversation partner: kind direct (id: the sender's id) or group / channel
+// (id: the chat's id; a Discord channel, a Telegram or Feishu group).
+type PeerMatch struct {
+	Kind string `yaml:"kind"` // direct | group | channel
+	ID   string `yaml:"id"`
 }
 
 // ProviderConfig is one LLM endpoint.
@@ -95,7 +120,10 @@ func (c CompactionConfig) Flush() bool { return c.MemoryFlush == nil || *c.Memor
 
 // LLMConfig holds settings shared by every provider.
 type LLMConfig struct {
-	MaxConcurrent        int `yaml:"maxConcurrent"`        // global cap on LLM calls in flight, default 64
+	// MaxConcurrent is a hard ceiling on the calls in flight to each provider endpoint. The
+	// limit below it adapts (it starts at 1024, grows while calls succeed and shrinks when the
+	// endpoint answers 429, 503 or 529); 0 (default) means no ceiling but the adaptive one.
+	MaxConcurrent        int `yaml:"maxConcurrent"`
 	MaxRetries           int `yaml:"maxRetries"`           // per model, default 3
 	IdleTimeoutSeconds   int `yaml:"idleTimeoutSeconds"`   // stream idle watchdog, default 90
 	MaxRetryAfterSeconds int `yaml:"maxRetryAfterSeconds"` // longer Retry-After fails over instead, default 30
@@ -229,6 +257,10 @@ type TelegramConfig struct {
 	Tools         ToolPolicy                 `yaml:"tools"`
 	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
 	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
+	// Accounts are more bots of this platform, by name (a-z, 0-9, '_', '-'; not "default").
+	// Each inherits the keys of this block it does not set, except credentials and webhook
+	// endpoints; this block's own keys run as the account "default" when it has a credential.
+	Accounts map[string]*TelegramConfig `yaml:"accounts"`
 }
 
 // DiscordConfig is a Discord bot.
@@ -244,6 +276,10 @@ type DiscordConfig struct {
 	Tools         ToolPolicy                 `yaml:"tools"`
 	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
 	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
+	// Accounts are more bots of this platform, by name (a-z, 0-9, '_', '-'; not "default").
+	// Each inherits the keys of this block it does not set, except credentials and webhook
+	// endpoints; this block's own keys run as the account "default" when it has a credential.
+	Accounts map[string]*DiscordConfig `yaml:"accounts"`
 }
 
 // FeishuConfig is a Feishu (Lark) app bot.
@@ -265,6 +301,10 @@ type FeishuConfig struct {
 	Tools         ToolPolicy                 `yaml:"tools"`
 	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
 	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
+	// Accounts are more bots of this platform, by name (a-z, 0-9, '_', '-'; not "default").
+	// Each inherits the keys of this block it does not set, except credentials and webhook
+	// endpoints; this block's own keys run as the account "default" when it has a credential.
+	Accounts map[string]*FeishuConfig `yaml:"accounts"`
 }
 
 func access(policy string, allow, groups []string, mention *bool) AccessConfig {

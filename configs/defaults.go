@@ -14,7 +14,6 @@ const (
 	DefaultLoopStopAt           = 20
 	DefaultRateLimitMessages    = 20
 	DefaultRateLimitPerSeconds  = 60
-	DefaultMaxConcurrent        = 64
 	DefaultMaxRetries           = 3
 	DefaultIdleTimeoutSeconds   = 90
 	DefaultMaxRetryAfterSeconds = 30
@@ -114,7 +113,6 @@ func ApplyDefaults(c *Config, env func(string) string) {
 
 	channelsFromEnv(&c.Channels, env)
 
-	positive(&c.LLM.MaxConcurrent, DefaultMaxConcurrent)
 	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
 	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
 	positive(&c.LLM.MaxRetryAfterSeconds, DefaultMaxRetryAfterSeconds)
@@ -217,5 +215,10 @@ func channelsFromEnv(ch *ChannelsConfig, env func(string) string) {
 		f.Mode = orDefault(f.Mode, "websocket")
 		f.WebhookListen = orDefault(f.WebhookListen, "127.0.0.1:9000")
 		f.WebhookPath = orDefault(f.WebhookPath, "/feishu/events")
+		for _, a := range f.Accounts {
+			if a != nil {
+				a.WebhookPath = orDefault(a.WebhookPath, "/feishu/events")
+			}
+		}
 	}
 }

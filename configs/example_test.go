@@ -6,18 +6,24 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 )
 
 // schemaKeys returns every yaml key of t and the types below it, as dotted paths
-// ("agents.limits.maxToolCalls"); map and slice elements add no path element.
-func schemaKeys(t reflect.Type, prefix string, out map[string]string) {
+// ("agents.limits.maxToolCalls"); map and slice elements add no path element. A type inside
+// itself (channels.telegram.accounts.<name> is a telegram block) is walked once.
+func schemaKeys(t reflect.Type, prefix string, out map[string]string, outer ...reflect.Type) {
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-		schemaKeys(t.Elem(), prefix, out)
+		schemaKeys(t.Elem(), prefix, out, outer...)
 	case reflect.Struct:
+		if slices.Contains(outer, t) {
+			return
+		}
+		outer = append(outer, t)
 		for i := 0; i < t.NumField(); i++ {
 			name := yamlName(t.Field(i))
 			if name == "" {
@@ -25,7 +31,7 @@ func schemaKeys(t reflect.Type, prefix string, out map[string]string) {
 			}
 			path := joinPath(prefix, name)
 			out[path] = name
-			schemaKeys(t.Field(i).Type, path, out)
+			schemaKeys(t.Field(i).Type, path, out, outer...)
 		}
 	}
 }

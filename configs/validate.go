@@ -116,6 +116,7 @@ func (c *Config) Validate() error {
 	v.oneOf("log.level", c.Log.Level, logLevels)
 	v.oneOf("log.format", c.Log.Format, logFormats)
 	c.validateChannels(&v)
+	c.validateBindings(&v)
 	c.validateCron(&v)
 	c.validateBackup(&v)
 	return errors.Join(v.problems...)

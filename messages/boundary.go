@@ -86,6 +86,7 @@ const (
 type TurnEvent struct {
 	SessionKey string
 	Channel    string
+	Account    string // the bot account of the chat ("" for the platform block's own)
 	ChatID     string
 	ThreadID   string
 	Kind       TurnEventKind

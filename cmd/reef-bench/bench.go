@@ -18,15 +18,17 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/reefgw/reef/providers/fake"
 )
 
 const benchUsage = `reef-bench — measure a reef binary against fake platforms and a fake LLM on loopback
 
 Usage:
   reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated] [-n 200] [-k 20 -m 10 [-at-once]]
-             [-llm-latency 0s] [-queue steer|followup|collect|interrupt] [-max-concurrent 64] [-idle-for 3m]
+             [-llm-latency 0s] [-llm-capacity 0] [-queue steer|followup|collect|interrupt] [-max-concurrent N] [-idle-for 3m]
              [-pprof ADDR] [-cpuprofile FILE] [-json]
-  reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent 64]
+  reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent N]
   reef-bench crash [-reef PATH] [-messages 300 -chats 100 -kills 20]
   reef-bench soak  [-reef PATH] [-duration 30m -rate 50]
 
@@ -100,6 +102,7 @@ type benchOpts struct {
 	reef       string // the reef binary
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
 	llmCap     int
+	llmLimit   int // the fake model's own concurrency limit (429 beyond it); 0: none
 	latency    time.Duration
 	timeout    time.Duration
 	pprofAddr  string
@@ -135,7 +138,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
 	flags.StringVar(&o.queueMode, "queue", "", "session.queue.mode of the gateway: steer | followup | collect | interrupt (default: reef's)")
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
-	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway (0: reef's default, 64)")
+	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway: the ceiling of its adaptive limit (0: none, reef's default)")
+	flags.IntVar(&o.llmLimit, "llm-capacity", 0, "the fake LLM serves this many calls at once and answers 429 with Retry-After (half of -llm-latency) beyond (0: no limit)")
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
@@ -244,7 +248,11 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	rig, err := newBenchRig(o.latency, o.reef)
+	var capacity *fake.Capacity
+	if o.llmLimit > 0 {
+		capacity = &fake.Capacity{Max: o.llmLimit, RetryAfter: o.latency / 2}
+	}
+	rig, err := newBenchRig(o.latency, o.reef, capacity)
 	if err != nil {
 		return res, err
 	}

@@ -71,7 +71,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer cleanup()
-	rig, err := newBenchRig(0, reef)
+	rig, err := newBenchRig(0, reef, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef-bench crash: %v\n", err)
 		return 1

@@ -148,7 +148,7 @@ func newFloor(cfg *configs.Config, bot channels.Channel, log zerolog.Logger) (*f
 	}
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	var p providers.Provider = openai.New(openai.Config{Name: provName, BaseURL: pc.BaseURL, APIKey: pc.APIKey, IdleTimeout: idle})
-	p = providers.Limit(p, providers.NewSemaphore(cfg.LLM.MaxConcurrent))
+	p = providers.Adaptive(p, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
 	p = providers.Retry(p, providers.RetryConfig{
 		MaxRetries:    cfg.LLM.MaxRetries,
 		MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second,

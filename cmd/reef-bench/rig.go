@@ -90,7 +90,9 @@ type benchRig struct {
 }
 
 // newBenchRig starts the fakes and writes a home for the gateway reef (a path); Close undoes it.
-func newBenchRig(latency time.Duration, reef string) (*benchRig, error) {
+// capacity, when not nil, makes the fake model a provider with a concurrency limit (429 with
+// Retry-After beyond it).
+func newBenchRig(latency time.Duration, reef string, capacity *fake.Capacity) (*benchRig, error) {
 	dir, err := os.MkdirTemp("", "reef-bench-")
 	if err != nil {
 		return nil, err
@@ -111,6 +113,7 @@ func newBenchRig(latency time.Duration, reef string) (*benchRig, error) {
 	script := fake.NewScript()
 	script.KeepRequests = 1
 	script.Respond = r.respond
+	script.Capacity = capacity
 	r.llm = &http.Server{Handler: fake.OpenAIHandler(script, r.llmStop)}
 	r.llmURL = "http://" + ln.Addr().String() + "/v1"
 	go r.llm.Serve(ln)

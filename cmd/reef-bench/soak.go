@@ -113,7 +113,7 @@ func runBenchSoak(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer cleanup()
-	rig, err := newBenchRig(*latency, reef)
+	rig, err := newBenchRig(*latency, reef, nil)
 	if err != nil {
 		return fail(err)
 	}

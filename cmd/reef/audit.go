@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/tools"
 	"github.com/reefgw/reef/tools/exec"
@@ -155,13 +156,13 @@ func printAudit(w io.Writer, a *audit) {
 
 // auditAccess reports each channel's door: open direct messages and every group.
 func auditAccess(a *audit, cfg *configs.Config) {
-	names := configuredChannels(cfg)
+	names := accountIDs(cfg)
 	if len(names) == 0 {
 		a.ok("access", "channels", "none configured: only the terminal (the owner) talks to reef")
 	}
 	for _, name := range names {
 		acc := channelAccess(cfg, name)
-		path := "channels." + name
+		path := accountPath(name)
 		if acc.DMPolicy == "open" {
 			a.add(finding{Check: "dmPolicy", Where: path + ".dmPolicy",
 				Problem: "open: anyone who finds the bot may talk to it, spend your tokens and use the guests' tools",
@@ -192,7 +193,7 @@ func auditGuestTools(a *audit, cfg *configs.Config) {
 		return
 	}
 	for _, d := range doors {
-		a.add(finding{Check: "guestTools", Where: "channels." + d.channel, Problem: strings.TrimPrefix(d.problem(), "channels."+d.channel+": "), Fix: d.fix()})
+		a.add(finding{Check: "guestTools", Where: accountPath(d.channel), Problem: strings.TrimPrefix(d.problem(), accountPath(d.channel)+": "), Fix: d.fix()})
 	}
 	if len(doors) == 0 && len(configuredChannels(cfg)) > 0 {
 		a.ok("guestTools", "guests", "no channel lets anyone in with the owner's tools (exec, write, edit, cron...)")
@@ -229,32 +230,35 @@ func auditSandbox(a *audit, cfg *configs.Config) {
 // without the secret that tells the platform's requests from forged ones.
 func auditWebhooks(a *audit, cfg *configs.Config) {
 	var listeners []string
-	if t := cfg.Channels.Telegram; t != nil && t.Mode == "webhook" {
-		listeners = append(listeners, "telegram on "+t.WebhookListen)
-		a.add(listenFinding("channels.telegram.webhookListen", t.WebhookListen, "127.0.0.1:8443")...)
-		switch {
-		case t.WebhookSecret == "":
-			a.add(finding{Check: "webhook", Where: "channels.telegram.webhookSecret",
-				Problem: "empty: anyone who finds the webhook URL can post forged updates",
-				Fix:     "webhookSecret: ${TELEGRAM_WEBHOOK_SECRET}, a long random string (openssl rand -hex 32)"})
-		case len(t.WebhookSecret) < minWebhookSecret:
-			a.add(finding{Check: "webhook", Where: "channels.telegram.webhookSecret",
-				Problem: fmt.Sprintf("%d characters: short enough to guess", len(t.WebhookSecret)),
-				Fix:     fmt.Sprintf("use %d random characters or more (openssl rand -hex 32)", minWebhookSecret)})
+	for _, acc := range cfg.Channels.Accounts() { // every bot account, each with its own endpoint
+		name := channels.ID(acc.Channel, acc.Account)
+		if t := acc.Telegram; t != nil && t.Mode == "webhook" {
+			listeners = append(listeners, name+" on "+t.WebhookListen)
+			a.add(listenFinding(acc.Path+".webhookListen", t.WebhookListen, "127.0.0.1:8443")...)
+			switch {
+			case t.WebhookSecret == "":
+				a.add(finding{Check: "webhook", Where: acc.Path + ".webhookSecret",
+					Problem: "empty: anyone who finds the webhook URL can post forged updates",
+					Fix:     "webhookSecret: ${TELEGRAM_WEBHOOK_SECRET}, a long random string (openssl rand -hex 32)"})
+			case len(t.WebhookSecret) < minWebhookSecret:
+				a.add(finding{Check: "webhook", Where: acc.Path + ".webhookSecret",
+					Problem: fmt.Sprintf("%d characters: short enough to guess", len(t.WebhookSecret)),
+					Fix:     fmt.Sprintf("use %d random characters or more (openssl rand -hex 32)", minWebhookSecret)})
+			}
 		}
-	}
-	if f := cfg.Channels.Feishu; f != nil && f.Mode == "webhook" {
-		listeners = append(listeners, "feishu on "+f.WebhookListen)
-		a.add(listenFinding("channels.feishu.webhookListen", f.WebhookListen, "127.0.0.1:9000")...)
-		switch {
-		case f.VerificationToken == "" && f.EncryptKey == "":
-			a.add(finding{Check: "webhook", Where: "channels.feishu",
-				Problem: "webhook without verificationToken or encryptKey: anyone can post forged events",
-				Fix:     "encryptKey: ${FEISHU_ENCRYPT_KEY} (the app's Events & Callbacks → Encryption strategy)"})
-		case f.EncryptKey == "":
-			a.add(finding{Check: "webhook", Where: "channels.feishu.encryptKey",
-				Problem: "empty: events are checked by the verification token alone, neither signed nor encrypted",
-				Fix:     "encryptKey: ${FEISHU_ENCRYPT_KEY} (the app's Events & Callbacks → Encryption strategy)"})
+		if f := acc.Feishu; f != nil && f.Mode == "webhook" {
+			listeners = append(listeners, name+" on "+f.WebhookListen)
+			a.add(listenFinding(acc.Path+".webhookListen", f.WebhookListen, "127.0.0.1:9000")...)
+			switch {
+			case f.VerificationToken == "" && f.EncryptKey == "":
+				a.add(finding{Check: "webhook", Where: acc.Path,
+					Problem: "webhook without verificationToken or encryptKey: anyone can post forged events",
+					Fix:     "encryptKey: ${FEISHU_ENCRYPT_KEY} (the app's Events & Callbacks → Encryption strategy)"})
+			case f.EncryptKey == "":
+				a.add(finding{Check: "webhook", Where: acc.Path + ".encryptKey",
+					Problem: "empty: events are checked by the verification token alone, neither signed nor encrypted",
+					Fix:     "encryptKey: ${FEISHU_ENCRYPT_KEY} (the app's Events & Callbacks → Encryption strategy)"})
+			}
 		}
 	}
 	if len(listeners) == 0 {

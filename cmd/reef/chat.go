@@ -17,7 +17,7 @@ import (
 	"github.com/reefgw/reef/sessionkey"
 )
 
-// runChat talks to the default agent in this terminal. Interactive: lines are read while a
+// runChat talks to the default agent (or the one bindings give the terminal) in this terminal. Interactive: lines are read while a
 // run goes (commands are answered at once, other text is queued), Ctrl-C stops the current
 // run, Ctrl-C twice (or Ctrl-D) exits. Piped: one message per line, each reply printed to
 // stdout; exit 0 at the end of input, or 1 when a run failed (the reason on stderr).
@@ -32,7 +32,15 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 
 	interactive := isatty.IsTerminal(os.Stdin.Fd()) && isatty.IsTerminal(os.Stdout.Fd())
-	ag := cfg.Agents[0]
+	self := &messages.Inbound{Channel: "terminal", ChatID: terminal.ChatID, ChatType: messages.ChatDirect, SenderID: terminal.SenderID}
+	ag := cfg.Agents[0] // or the agent a binding gives the terminal
+	if id := routes(cfg).Agent(self); id != "" {
+		for _, a := range cfg.Agents {
+			if a.ID == id {
+				ag = a
+			}
+		}
+	}
 	// The terminal prints the greeting itself, so that it comes before the first prompt.
 	greeting := fmt.Sprintf("reef %s — agent %q on %s. Workspace: %s\n"+
 		"Ctrl-C stops a run; Ctrl-C twice or Ctrl-D exits. /help lists the commands.\n",
@@ -59,8 +67,7 @@ func runChat(args []string, stdout, stderr io.Writer) int {
 	}
 	defer rt.stop()
 
-	key := sessionkey.For(ag.ID, cfg.Session.DMScope, &messages.Inbound{Channel: "terminal",
-		ChatID: terminal.ChatID, ChatType: messages.ChatDirect, SenderID: terminal.SenderID})
+	key := sessionkey.For(ag.ID, cfg.Session.DMScope, self)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)

@@ -14,24 +14,16 @@ import (
 // makes nobody the owner). Owner-only tools (cron, exec...) serve only them.
 func printOwners(w io.Writer, cfg *configs.Config) {
 	fmt.Fprintln(w, "owners (may use owner-only tools such as cron and exec): the terminal (reef chat)")
-	for _, name := range configuredChannels(cfg) {
-		var allow []string
-		switch name {
-		case "telegram":
-			allow = cfg.Channels.Telegram.AllowFrom
-		case "discord":
-			allow = cfg.Channels.Discord.AllowFrom
-		case "feishu":
-			allow = cfg.Channels.Feishu.AllowFrom
-		}
+	for _, name := range accountIDs(cfg) {
+		allow := channelAccess(cfg, name).AllowFrom
 		ids := slices.DeleteFunc(slices.Clone(allow), func(id string) bool { return id == "*" })
 		switch {
 		case len(ids) > 0:
 			fmt.Fprintf(w, "  %-9s %s (in direct messages)\n", name, strings.Join(ids, ", "))
 		case slices.Contains(allow, "*"):
-			fmt.Fprintf(w, "  %-9s nobody: allowFrom \"*\" lets everyone talk but makes nobody the owner; add your id to channels.%s.allowFrom\n", name, name)
+			fmt.Fprintf(w, "  %-9s nobody: allowFrom \"*\" lets everyone talk but makes nobody the owner; add your id to %s.allowFrom\n", name, accountPath(name))
 		default:
-			fmt.Fprintf(w, "  %-9s nobody: add your sender id to channels.%s.allowFrom\n", name, name)
+			fmt.Fprintf(w, "  %-9s nobody: add your sender id to %s.allowFrom\n", name, accountPath(name))
 		}
 	}
 }

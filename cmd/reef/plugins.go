@@ -113,31 +113,34 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 	if t := c.Terminal; t != nil && t.Enabled {
 		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
 	}
-	if t := c.Telegram; t != nil {
-		bot, err := telegram.New(telegram.Config{Token: t.BotToken, APIRoot: t.APIRoot, Mode: t.Mode,
-			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen}, log)
+	for _, a := range c.Accounts() {
+		ch, err := newChannel(a, log)
 		if err != nil {
 			return set, err
 		}
-		set.add("telegram", bot, t.Access())
-	}
-	if d := c.Discord; d != nil {
-		bot, err := discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase}, log)
-		if err != nil {
-			return set, err
-		}
-		set.add("discord", bot, d.Access())
-	}
-	if f := c.Feishu; f != nil {
-		bot, err := feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
-			VerificationToken: f.VerificationToken, EncryptKey: f.EncryptKey,
-			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath}, log)
-		if err != nil {
-			return set, err
-		}
-		set.add("feishu", bot, f.Access())
+		set.add(channels.ID(a.Channel, a.Account), ch, a.Access())
 	}
 	return set, nil
+}
+
+// newChannel builds the client of one bot account.
+func newChannel(a configs.ChannelAccount, log zerolog.Logger) (channels.Channel, error) {
+	log = log.With().Str("account", a.Name()).Logger()
+	switch {
+	case a.Telegram != nil:
+		t := a.Telegram
+		return telegram.New(telegram.Config{Token: t.BotToken, APIRoot: t.APIRoot, Mode: t.Mode, Account: a.Account,
+			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen}, log)
+	case a.Discord != nil:
+		d := a.Discord
+		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase}, log)
+	case a.Feishu != nil:
+		f := a.Feishu
+		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
+			VerificationToken: f.VerificationToken, EncryptKey: f.EncryptKey,
+			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath}, log)
+	}
+	return nil, fmt.Errorf("%s: no platform", a.Path)
 }
 
 func (s channelSet) add(name string, ch channels.Channel, a configs.AccessConfig) {

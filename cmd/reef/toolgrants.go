@@ -5,21 +5,38 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/tools"
 )
 
-// channelAccess returns the access settings of a configured platform channel.
-func channelAccess(cfg *configs.Config, name string) configs.AccessConfig {
-	switch name {
-	case "telegram":
-		return cfg.Channels.Telegram.Access()
-	case "discord":
-		return cfg.Channels.Discord.Access()
-	case "feishu":
-		return cfg.Channels.Feishu.Access()
+// channelAccess returns the access settings of a configured bot account, by channels.ID.
+func channelAccess(cfg *configs.Config, id string) configs.AccessConfig {
+	for _, a := range cfg.Channels.Accounts() {
+		if channels.ID(a.Channel, a.Account) == id {
+			return a.Access()
+		}
 	}
 	return configs.AccessConfig{}
+}
+
+// accountIDs names every configured bot account (channels.ID: telegram, telegram:work).
+func accountIDs(cfg *configs.Config) []string {
+	var ids []string
+	for _, a := range cfg.Channels.Accounts() {
+		ids = append(ids, channels.ID(a.Channel, a.Account))
+	}
+	return ids
+}
+
+// accountPath is the key path of an account's block: channels.telegram for the platform
+// block's own keys, channels.telegram.accounts.work for a named account.
+func accountPath(id string) string {
+	channel, account := channels.SplitID(id)
+	if account == "" {
+		return "channels." + channel
+	}
+	return "channels." + channel + ".accounts." + account
 }
 
 // toolGrants resolves each configured channel's grants of tools to guests against the tools
@@ -28,10 +45,10 @@ func channelAccess(cfg *configs.Config, name string) configs.AccessConfig {
 func toolGrants(cfg *configs.Config) (map[string]*tools.GuestPolicy, error) {
 	known := toolNamesOf(cfg)
 	out := map[string]*tools.GuestPolicy{}
-	for _, name := range configuredChannels(cfg) {
+	for _, name := range accountIDs(cfg) {
 		g, err := tools.NewGuestPolicy(guestRules(channelAccess(cfg, name).Guests), known)
 		if err != nil {
-			return nil, fmt.Errorf("channels.%s.%w", name, err)
+			return nil, fmt.Errorf("%s.%w", accountPath(name), err)
 		}
 		out[name] = g
 	}
@@ -77,13 +94,13 @@ type toolDoor struct {
 }
 
 func (t toolDoor) problem() string {
-	return fmt.Sprintf("channels.%s: %s lets anyone in, and guests may use %s: anyone can run commands or change files on this machine",
-		t.channel, strings.Join(t.doors, " and "), strings.Join(t.tools, ", "))
+	return fmt.Sprintf("%s: %s lets anyone in, and guests may use %s: anyone can run commands or change files on this machine",
+		accountPath(t.channel), strings.Join(t.doors, " and "), strings.Join(t.tools, ", "))
 }
 
 func (t toolDoor) fix() string {
-	return fmt.Sprintf("take %s out of the allow lists under channels.%s (tools, groupTools, toolsBySender), or let in only whom you know: %s",
-		strings.Join(t.tools, ", "), t.channel, strings.Join(t.fixes, "; "))
+	return fmt.Sprintf("take %s out of the allow lists under %s (tools, groupTools, toolsBySender), or let in only whom you know: %s",
+		strings.Join(t.tools, ", "), accountPath(t.channel), strings.Join(t.fixes, "; "))
 }
 
 // openToolDoors returns the channels that let anyone in — groups: ["*"] (anyone who adds the
@@ -94,13 +111,13 @@ func openToolDoors(cfg *configs.Config) ([]toolDoor, error) {
 		return nil, err
 	}
 	var out []toolDoor
-	for _, name := range configuredChannels(cfg) {
+	for _, name := range accountIDs(cfg) {
 		a := channelAccess(cfg, name)
 		door := toolDoor{channel: name}
 		var callers []tools.Caller
 		if slices.Contains(a.Groups, "*") {
 			door.doors = append(door.doors, `groups: ["*"]`)
-			door.fixes = append(door.fixes, fmt.Sprintf(`list group ids in channels.%s.groups instead of "*"`, name))
+			door.fixes = append(door.fixes, fmt.Sprintf(`list group ids in %s.groups instead of "*"`, accountPath(name)))
 			callers = append(callers, tools.Caller{Group: true, ChatID: "any group", SenderID: "anyone"})
 		}
 		if a.DMPolicy == "open" {

@@ -17,6 +17,7 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/routing"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -60,26 +61,29 @@ func emptyHelp(err error) string {
 		"  reef init --fresh      moves the empty file aside (reef.db.empty-<time>) and creates a new one"
 }
 
-// buildAgents turns the configured agents into runnable ones: providers wrapped with the
-// global LLM cap, prompt-based tool calls where configured, retries, the endpoint's circuit
-// breaker (from outages; nil for none) and failover; tools and their policy; workspaces
+// buildAgents turns the configured agents into runnable ones: providers wrapped with their
+// endpoint's adaptive limit, prompt-based tool calls where configured, retries, the endpoint's
+// circuit breaker (from outages; nil for none) and failover; tools and their policy; workspaces
 // initialised on first use. mem holds the memory indexes (nil: none).
 func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
-	sem := providers.NewSemaphore(cfg.LLM.MaxConcurrent)
-	clients := map[string]providers.Provider{}
+	clients := map[string]providers.Provider{} // behind the endpoint's adaptive limit
+	raw := map[string]providers.Provider{}     // the bare clients: the breakers probe them
 	for name, pc := range cfg.Providers {
 		p, err := newProvider(name, pc, idle)
 		if err != nil {
 			return nil, err
 		}
-		clients[name] = p
+		// One adaptive limit per endpoint, shared by every model and agent that uses it;
+		// llm.maxConcurrent, when set, is its ceiling.
+		clients[name] = providers.Adaptive(p, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
+		raw[name] = p
 	}
 	registry, err := tools.NewRegistry(newTools(cfg, mem)...)
 	if err != nil {
 		return nil, err
 	}
-	// target is the client chain for one model: the global cap, prompt-mode tools, retries.
+	// target is the client chain for one model: the endpoint's limit, prompt-mode tools, retries.
 	target := func(ref string) (providers.Target, error) {
 		prov, model, err := configs.SplitModel(ref)
 		if err != nil {
@@ -94,7 +98,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 				"choose a model with a larger window, or set models.%s.contextWindow if its real window is larger",
 				ref, w, agent.MinContextWindow, ref)
 		}
-		p := providers.Limit(client, sem)
+		p := client
 		if cfg.Model(ref).ToolMode == "prompt" {
 			p = providers.PromptTools(p)
 		}
@@ -102,7 +106,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 			MaxRetries:    cfg.LLM.MaxRetries,
 			MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second,
 		})
-		p = guardOutages(outages, prov, cfg.Providers[prov], p, client)
+		p = guardOutages(outages, prov, cfg.Providers[prov], p, raw[prov])
 		return providers.Target{Label: ref, Provider: p, Model: model}, nil
 	}
 	var out []*actors.Agent
@@ -198,6 +202,19 @@ type running struct {
 	stop    func()              // stops the actors, then closes the database
 }
 
+// routes is the routing table of the configuration's bindings.
+func routes(cfg *configs.Config) *routing.Table {
+	bs := make([]routing.Binding, 0, len(cfg.Bindings))
+	for _, b := range cfg.Bindings {
+		r := routing.Binding{AgentID: b.AgentID, Channel: b.Match.Channel, Account: b.Match.AccountID}
+		if p := b.Match.Peer; p != nil {
+			r.PeerKind, r.PeerID = p.Kind, p.ID
+		}
+		bs = append(bs, r)
+	}
+	return routing.New(bs)
+}
+
 // startRuntime opens the store, builds the agents and starts the actor tree with chans. The
 // store is opened first, so a second reef on the same data directory fails before it
 // touches anything else.
@@ -222,7 +239,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		log.Warn().Msg(note)
 	}
 	rt, err := actors.Start(&actors.Deps{
-		Log: log, Store: store, Agents: agents, Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
+		Log: log, Store: store, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},

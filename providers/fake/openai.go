@@ -55,6 +55,12 @@ func (s *openaiServer) chat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	c := s.script.Capacity
+	if !c.enter() {
+		s.status(w, r, Reply{Status: http.StatusTooManyRequests, RetryAfter: c.RetryAfter})
+		return
+	}
+	defer c.leave()
 	var req chatRequest
 	if err := gojson.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "could not parse the JSON body: "+err.Error())

@@ -32,7 +32,9 @@ func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := p.script.Next(record(req))
+	rec := record(req)
+	rec.Priority = providers.PriorityOf(ctx)
+	r := p.script.Next(rec)
 	if r.Delay > 0 {
 		t := time.NewTimer(r.Delay)
 		select {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/providers"
 )
 
 // Reply is one scripted LLM answer. The zero fault fields mean a normal streamed answer of
@@ -40,6 +41,7 @@ type Request struct {
 	Tools     []string // tool names offered
 	Body      []byte   // the raw request body (for wire-level assertions, e.g. no secrets)
 	Header    map[string][]string
+	Priority  providers.Priority // the call's priority (in-process fake only: it is not on the wire)
 }
 
 // Script is a queue of replies shared by a fake's requests. Safe for concurrent use.
@@ -55,6 +57,9 @@ type Script struct {
 	KeepRequests int
 	// Models, when set, is what the OpenAI fake's GET /v1/models lists (default: fake-model).
 	Models []string
+	// Capacity, when set, bounds the requests the OpenAI fake serves at once: the rest get
+	// 429 with Retry-After (a provider's concurrency limit).
+	Capacity *Capacity
 
 	embeddings *Embeddings // POST /v1/embeddings: its settings and record (Embeddings())
 }
