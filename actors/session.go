@@ -53,7 +53,8 @@ type Session struct {
 	resume    []messages.ChatMessage // entries of a run a crash interrupted, for the next run (turn_started.go)
 	resumeN   int                    // how many started records hold them
 
-	cmp sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
+	cmp  sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
+	subs subagentState  // its own link when it is a sub-agent, its children (subagent.go)
 }
 
 // Session self-messages.
@@ -62,9 +63,10 @@ type (
 		by     *Session // the instance that sent the write; a restarted Session ignores its predecessor's
 		outbox []*messages.Outbound
 		err    error
-		seqs   []uint64       // the seqs the run's entries were stored under
-		snap   *snapshotWrite // the run's compaction, stored with them (session_compact.go)
-		failed string         // why the run failed (redacted); "" when it did not
+		seqs   []uint64        // the seqs the run's entries were stored under
+		snap   *snapshotWrite  // the run's compaction, stored with them (session_compact.go)
+		failed string          // why the run failed (redacted); "" when it did not
+		ending *subagentEnding // a sub-agent's task run: its completion, recorded with it
 	}
 	turnLost struct{ seq uint64 }
 )
@@ -126,6 +128,12 @@ func (s *Session) Receive(ctx actor.Context) {
 		if s.turn != nil {
 			ctx.Send(s.turn, &cancelTurn{})
 		}
+	case *sessionsCall:
+		s.onSessionsCall(ctx, msg) // a session tool of the running run (subagent.go)
+	case *childSpawned:
+		s.onChildSpawned(ctx, msg)
+	case *stopSubagent:
+		s.onStopSubagent(ctx) // subagent_child.go
 	case *actor.Terminated:
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:
@@ -171,6 +179,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if s.resume, s.resumeN, err = loadStarted(r, s.key); err != nil {
 			return err
 		}
+		if s.subs, err = loadSubagents(r, s.key); err != nil {
+			return err
+		}
 		outbox, err = r.Outbox(s.key)
 		return err
 	})
@@ -192,6 +203,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 			continue
 		}
 		s.handling = append(s.handling[:0], it.Seq)
+		if it.Subagent != nil && s.onSubagentDone(ctx, &it.Inbound) {
+			continue
+		}
 		if cmd, ok := s.command(&it.Inbound); ok {
 			s.onCommand(ctx, it.Inbound, cmd)
 			continue
@@ -203,6 +217,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		s.deadLetter(ctx, dead)
 	}
 	s.dropStaleStarted(ctx)
+	s.announceSelf(ctx)
 	s.maybeStartTurn(ctx)
 	return nil
 }
@@ -215,6 +230,9 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 	s.handling = append(s.handling[:0], in.InboxSeq)
 	if cmd, ok := s.command(in); ok {
 		s.onCommand(ctx, *in, cmd)
+		return
+	}
+	if in.Subagent != nil && s.onSubagentDone(ctx, in) {
 		return
 	}
 	busy := s.turn != nil || s.saving || len(s.deferred) > 0
@@ -300,6 +318,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		storage:    s.storage,
 		resume:     s.resume,
 		resumeN:    s.resumeN,
+		timeout:    s.runTimeout(),
 	}))
 	s.resume = nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})
@@ -314,6 +333,9 @@ func (s *Session) openingEntries() []messages.ChatMessage {
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
 			Content: agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()))})
 		s.info.Fresh = false
+	}
+	if note := s.activeNote(); note != "" {
+		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now, Content: note})
 	}
 	if notes := s.queue.takeDropNotes(); len(notes) > 0 {
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now, Content: fmt.Sprintf(
@@ -380,6 +402,10 @@ func (s *Session) isOwner(in messages.Inbound) bool {
 func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
 	p := s.agent.Policy
 	for _, in := range ins {
+		if in.System && in.Standing != nil { // raised by a run: at most that run's tools
+			p = p.Intersect(standingPolicy(s.agent, in.Standing))
+			continue
+		}
 		c := tools.Caller{Owner: s.isOwner(in), ChatID: in.ChatID, SenderID: in.SenderID,
 			Group: in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread}
 		p = p.Intersect(s.deps.ToolGrants[in.Channel].Resolve(s.agent.Policy, c))

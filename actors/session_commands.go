@@ -103,6 +103,7 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 
 // stopRun cancels the running run (its "Stopped." is the answer) and drops waiting messages.
 func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
+	children := s.stopChildren(ctx) // down the tree (subagent_child.go)
 	waiting := s.queue.len()
 	s.dropWaiting()
 	if s.turn != nil {
@@ -116,6 +117,9 @@ func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 	text := "Nothing is running."
 	if waiting > 0 {
 		text = fmt.Sprintf("Stopped: dropped %d waiting messages.", waiting)
+	}
+	if children > 0 {
+		text = joinLines(strings.TrimPrefix(text, "Nothing is running."), fmt.Sprintf("Stopped %d sub-agent(s).", children))
 	}
 	s.answer(ctx, in, text, nil)
 }

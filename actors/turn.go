@@ -66,6 +66,7 @@ type turnInput struct {
 	storage *actor.PID             // where the run records its tool calls as started; nil: not recorded
 	resume  []messages.ChatMessage // entries of the run a crash interrupted, to start from (turn_started.go)
 	resumeN int                    // how many started records hold them
+	timeout time.Duration          // a sub-agent's run timeout, when shorter than Limits.TurnTimeout
 }
 
 // Turn messages.
@@ -110,7 +111,11 @@ var (
 // TurnProps is the recipe for a Turn. Its ToolRuns are stopped, never restarted, when they fail.
 func TurnProps(in *turnInput) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Turn{in: in, limits: in.agent.Limits.withDefaults(), log: in.deps.Log}
+		limits := in.agent.Limits.withDefaults()
+		if in.timeout > 0 && in.timeout < limits.TurnTimeout {
+			limits.TurnTimeout = in.timeout
+		}
+		return &Turn{in: in, limits: limits, log: in.deps.Log}
 	},
 		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(in.deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))

@@ -179,6 +179,7 @@ func (c *Config) validateAgents(v *validator) {
 		v.nonNegative(path+".limits.dailyTokenBudget", a.Limits.DailyTokenBudget)
 		v.nonNegative(path+".limits.maxReplyChunks", a.Limits.MaxReplyChunks)
 		c.validateContext(v, path, a)
+		c.validateSubagents(v, path, a.Subagents)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/reefgw/reef/tools/exec"
 	"github.com/reefgw/reef/tools/fs"
 	"github.com/reefgw/reef/tools/message"
+	"github.com/reefgw/reef/tools/sessions"
 )
 
 // newProvider builds the client for one configured provider. This switch is the one place
@@ -42,7 +43,7 @@ func newProvider(name string, pc configs.ProviderConfig, idle time.Duration) (pr
 // newTools builds the built-in tools every agent may be offered (its policy decides).
 func newTools(cfg *configs.Config) []tools.Tool {
 	ex := cfg.Tools.Exec
-	return append(fs.Tools(fs.Config{}), exec.New(exec.Config{
+	return append(append(fs.Tools(fs.Config{}), exec.New(exec.Config{
 		DefaultTimeout: time.Duration(ex.TimeoutSeconds) * time.Second,
 		MaxTimeout:     time.Duration(ex.MaxTimeoutSeconds) * time.Second,
 		MaxOutput:      ex.MaxOutputBytes,
@@ -51,7 +52,7 @@ func newTools(cfg *configs.Config) []tools.Tool {
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
 		Limits:         execLimits(ex.Limits),
-	}), cron.New(), message.New())
+	}), cron.New(), message.New()), sessions.Tools()...)
 }
 
 // sandboxHelper is how the exec tool runs `reef exec-sandbox`: this very binary.

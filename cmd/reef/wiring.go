@@ -155,6 +155,7 @@ func buildAgents(cfg *configs.Config) ([]*actors.Agent, error) {
 				KeepRecentTokens: ac.Compaction.KeepRecentTokens,
 				MemoryFlush:      ac.Compaction.Flush(),
 			},
+			Subagents: subagentLimits(ac.Subagents),
 		})
 	}
 	return out, nil
@@ -273,4 +274,12 @@ func (r *running) settle(sessionKey string, runLimit, sendLimit time.Duration, a
 
 func queueSettings(q configs.QueueConfig) persistence.QueueSettings {
 	return persistence.QueueSettings{Mode: q.Mode, Debounce: q.DebounceMs, Cap: q.Cap, Drop: q.Drop}
+}
+
+// subagentLimits maps an agent's subagents block.
+func subagentLimits(c configs.SubagentsConfig) actors.SubagentLimits {
+	c = c.WithDefaults()
+	return actors.SubagentLimits{AllowAgents: c.AllowAgents, MaxSpawnDepth: c.MaxSpawnDepth, MaxChildren: c.MaxChildren,
+		MaxConcurrent: c.MaxConcurrent, RunTimeout: time.Duration(c.RunTimeoutSeconds) * time.Second,
+		ArchiveAfter: time.Duration(c.ArchiveAfterMinutes) * time.Minute}
 }
