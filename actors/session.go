@@ -134,6 +134,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onChildSpawned(ctx, msg)
 	case *stopSubagent:
 		s.onStopSubagent(ctx) // subagent_child.go
+	case *childEnded:
+		s.onChildEnded(ctx, msg)
 	case *actor.Terminated:
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:

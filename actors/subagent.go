@@ -59,7 +59,7 @@ func (l SubagentLimits) allows(from, to string) bool {
 type subagentState struct {
 	self     *subagent.Link
 	children []*subagent.Link
-	ending   *subagentEnding // the completion of the run being recorded (subagent_child.go)
+	stopping bool // a stop arrived: the run ends "stopped" (subagent_child.go)
 }
 
 type (

@@ -2,12 +2,14 @@ package actors
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/subagent"
@@ -61,13 +63,13 @@ func (s *Session) runTimeout() time.Duration {
 // child already ended.
 func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, now time.Time) *subagentEnding {
 	self := s.subs.self
-	if self == nil || !self.Active() || !answersTask(s.answering) {
+	if self == nil || !self.Active() || !answersTask(s.answering) || s.waitsForChildren(msg) {
 		return nil
 	}
 	l := *self
 	l.Ended, l.Usage = now, info.Usage
 	switch {
-	case msg.cancelled:
+	case msg.cancelled || s.subs.stopping:
 		l.Status = messages.SubagentStopped
 	case errors.Is(msg.err, errTurnTimeout):
 		l.Status = messages.SubagentTimedOut
@@ -85,13 +87,29 @@ func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, n
 	return &subagentEnding{link: l, completion: subagent.Completion(&l, l.Answer, now)}
 }
 
+// answersTask reports whether a run works on the child's task: it answers the task, or a
+// completion of the child's own children.
 func answersTask(ins []messages.Inbound) bool {
 	for _, in := range ins {
-		if isTask(in) {
+		if isTask(in) || in.Subagent != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// waitsForChildren reports whether a run that went well ended waiting for the child's own
+// children: it yielded, or it answered NO_REPLY while they run. The child's job goes on.
+func (s *Session) waitsForChildren(msg *turnFinished) bool {
+	if msg.err != nil || msg.cancelled || s.subs.stopping {
+		return false
+	}
+	if n := len(msg.msgs); n > 0 {
+		if last := msg.msgs[n-1]; last.Role == messages.RoleTool && last.ToolName == subagent.ToolYield && !last.IsError {
+			return true
+		}
+	}
+	return agent.IsSilent(msg.reply) && s.activeChildren() > 0
 }
 
 // put records the ending in the transaction of the run: the link with its status, the
@@ -132,9 +150,69 @@ func (s *Session) onSubagentRecorded(ctx actor.Context, e *subagentEnding, err e
 // run was cancelled ends "stopped".
 func (s *Session) onStopSubagent(ctx actor.Context) {
 	s.stopChildren(ctx)
-	if s.turn != nil && s.subs.self != nil && s.subs.self.Active() {
-		ctx.Send(s.turn, &cancelTurn{})
+	self := s.subs.self
+	if self == nil || !self.Active() || s.subs.stopping {
+		return
 	}
+	s.subs.stopping = true
+	if s.turn != nil {
+		ctx.Send(s.turn, &cancelTurn{})
+		return
+	}
+	if s.saving { // its run is being recorded: that record ends it (stopping)
+		return
+	}
+	s.endNow(ctx, messages.SubagentStopped) // it waited for its own children
+}
+
+// endNow ends a child without a run (stopped while it waited): its link and the completion
+// are recorded, and its task, if still waiting, is dropped.
+func (s *Session) endNow(ctx actor.Context, status string) {
+	now := s.deps.now()
+	l := *s.subs.self
+	l.Status, l.Ended, l.Usage = status, now, s.info.Usage
+	e := &subagentEnding{link: l, completion: subagent.Completion(&l, "", now)}
+	var drop []uint64
+	for _, in := range s.queue.waiting {
+		if isTask(in) && in.InboxSeq != 0 {
+			drop = append(drop, in.InboxSeq)
+		}
+	}
+	s.queue.waiting = slices.DeleteFunc(s.queue.waiting, isTask)
+	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
+	s.writes++
+	ctx.Send(s.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			for _, seq := range drop {
+				if err := tx.DeleteInbox(key, seq); err != nil {
+					return err
+				}
+			}
+			return e.put(tx)
+		},
+		Done: func(err error) { root.Send(self, &childEnded{by: s, ending: e, err: err}) },
+	})
+}
+
+// childEnded reports that endNow's record is durable (or not).
+type childEnded struct {
+	by     *Session
+	ending *subagentEnding
+	err    error
+}
+
+func (s *Session) onChildEnded(ctx actor.Context, msg *childEnded) {
+	if msg.by != s {
+		return
+	}
+	s.writes--
+	if msg.err != nil {
+		s.subs.stopping = false
+		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record the sub-agent's end")
+		return
+	}
+	s.onSubagentRecorded(ctx, msg.ending, nil)
+	s.maybeStartTurn(ctx)
 }
 
 // stopChildren asks every running child to stop and returns how many were asked.
