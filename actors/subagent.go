@@ -172,10 +172,6 @@ func (s *Session) newChild(a *subagent.SpawnArgs) (*subagent.Link, messages.Inbo
 		return nil, messages.Inbound{}, none, fmt.Errorf("refused: sub-agents may nest %d deep here (agents[].subagents.maxSpawnDepth = %d); do the task yourself",
 			lim.MaxSpawnDepth, lim.MaxSpawnDepth)
 	}
-	if n := s.activeChildren(); n >= lim.MaxChildren {
-		return nil, messages.Inbound{}, none, fmt.Errorf("refused: this session already has %d running sub-agents (agents[].subagents.maxChildren = %d); wait for a completion or kill one",
-			n, lim.MaxChildren)
-	}
 	agentID := a.AgentID
 	if agentID == "" {
 		agentID = s.agent.ID
@@ -187,6 +183,10 @@ func (s *Session) newChild(a *subagent.SpawnArgs) (*subagent.Link, messages.Inbo
 	case !lim.allows(s.agent.ID, agentID):
 		return nil, messages.Inbound{}, none, fmt.Errorf("refused: agent %q is not allowed (agents[].subagents.allowAgents of %s = [%s])",
 			agentID, s.agent.ID, strings.Join(lim.AllowAgents, ", "))
+	}
+	if n := s.activeChildren(); n >= lim.MaxChildren {
+		return nil, messages.Inbound{}, none, fmt.Errorf("refused: this session already has %d running sub-agents (agents[].subagents.maxChildren = %d); wait for a completion or kill one",
+			n, lim.MaxChildren)
 	}
 	model := ""
 	if a.Model != "" {

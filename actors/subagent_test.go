@@ -165,3 +165,11 @@ func TestSubagentWalkthrough(t *testing.T) {
 	}
 	_ = testutil.Timeout
 }
+
+// sessionsAndWeather are the session tools and a weather tool.
+func sessionsAndWeather() []tools.Tool {
+	weather := &testTool{name: "weather", run: func(ctx context.Context, c tools.Call) (tools.Result, error) {
+		return tools.Result{Content: "Beijing 21C sunny; Shanghai 18C rain; Guangdong 27C cloudy"}, nil
+	}}
+	return append(sessions.Tools(), weather)
+}
