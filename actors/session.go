@@ -33,6 +33,9 @@ type Session struct {
 	history  []messages.ChatMessage // what the model sees: latest summary + entries after it
 	queue    sessionQueue           // messages waiting for a run or steered into it (session_queue.go)
 	maxInbox uint64                 // highest inbox seq queued, to ignore re-deliveries
+	// loadedInbox is the highest inbox seq loaded at start. Events reef raises (completions,
+	// cron) come from several actors and may arrive out of seq order; one above it is new.
+	loadedInbox uint64
 
 	collect  func() bool          // stops the pending collect wake-up
 	deferred []deferredCommand    // commands waiting for the running Turn to end (/new, /reset)
@@ -215,6 +218,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		s.queue.restore(it.Inbound)
 	}
 	s.handling = s.handling[:0]
+	s.loadedInbox = s.maxInbox
 	if len(dead) > 0 {
 		s.deadLetter(ctx, dead)
 	}
@@ -225,7 +229,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 }
 
 func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
-	if in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox {
+	if in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox && (!in.System || in.InboxSeq <= s.loadedInbox) {
 		return // already queued from the inbox when this Session started
 	}
 	s.maxInbox = max(s.maxInbox, in.InboxSeq)
