@@ -25,6 +25,7 @@ var commandHelp = []struct{ name, usage string }{
 	{"think", "/think off|low|medium|high — how hard the model reasons"},
 	{"reasoning", "/reasoning on|off — show the model's reasoning before its replies"},
 	{"queue", "/queue steer|followup|collect|interrupt [debounce] [cap] [drop] — messages sent during a run"},
+	{"subagents", "/subagents list|kill <n|label|all>|log <n|label> — this conversation's sub-agents"},
 	{"help", "/help — this list"},
 }
 

@@ -94,6 +94,8 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 		s.answer(ctx, in, s.setQueue(cmd.args, in.Channel), nil)
 	case "compact":
 		s.compactNow(ctx, in, cmd.rest)
+	case "subagents":
+		s.answer(ctx, in, s.subagentsCommand(ctx, cmd.args), nil) // subagent_commands.go
 	case "unknown":
 		s.answer(ctx, in, fmt.Sprintf("/%s is not a command, so it was not sent to the model. /help lists the commands.", cmd.args[0]), nil)
 	default:

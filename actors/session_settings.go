@@ -57,6 +57,7 @@ func (s *Session) statusText() string {
 		fmt.Sprintf("Context: ~%s of %s tokens (%d%%)", thousands(ctxTokens), thousands(model.ContextWindow), fill),
 		"Queue: "+describeQueue(s.queueSettings(channel), s.queue.len()),
 		"Now: "+running,
+		s.subagentStatusLine(), // subagent_commands.go
 		fmt.Sprintf("Session %s · reef up %s", age, roughDuration(now.Sub(s.deps.started))),
 	)
 }
