@@ -65,6 +65,22 @@ func TestE2ESubagentWalkthrough(t *testing.T) {
 	}
 	checkSettled(t, home)
 
+	// reef sessions list shows the child under its parent; show lists the parent's children.
+	list := reef(t, e, "", "sessions", "list")
+	lines := strings.Split(strings.TrimSpace(list.stdout), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "PARENT") || !strings.HasPrefix(lines[1], "agent:main:telegram:") ||
+		!strings.HasPrefix(lines[2], "└ agent:main:subagent:") || !strings.HasSuffix(strings.TrimSpace(lines[2]), strings.Fields(lines[1])[0]) {
+		t.Errorf("reef sessions list:\n%s", list.stdout)
+	}
+	asJSON := reef(t, e, "", "sessions", "list", "-json")
+	if !strings.Contains(asJSON.stdout, `"parent": "agent:main:telegram:`) && !strings.Contains(asJSON.stdout, `"parent":"agent:main:telegram:`) {
+		t.Errorf("reef sessions list -json has no parent field:\n%s", asJSON.stdout)
+	}
+	show := reef(t, e, "", "sessions", "show", strings.Fields(lines[1])[0])
+	if !strings.Contains(show.stdout, "children") || !strings.Contains(show.stdout, "WeatherCollector — completed") {
+		t.Errorf("reef sessions show of the parent:\n%s", show.stdout)
+	}
+
 	// The parent made exactly the walkthrough's calls; its request after the yield holds one
 	// completion with the child's answer inside the untrusted markers.
 	var parent []fake.Request
