@@ -28,7 +28,8 @@ type Router struct {
 	spawned    uint64
 	checks     uint64 // idle checks sent; each one's number is its token
 	stopTicker func()
-	subs       subagentGate // running and waiting sub-agents (subagent_router.go)
+	subs       subagentGate           // running and waiting sub-agents (subagent_router.go)
+	replies    map[string]chan string // sessions_send callers waiting for a reply (subagent_send.go)
 	log        zerolog.Logger
 }
 
@@ -87,6 +88,12 @@ func (r *Router) Receive(ctx actor.Context) {
 		r.onSubagentEnded(ctx, msg)
 	case *stopSubagent:
 		r.onStopSubagent(ctx, msg)
+	case *awaitReply:
+		r.onAwaitReply(msg)
+	case *forgetReply:
+		delete(r.replies, msg.id)
+	case *interReply:
+		r.onInterReply(msg)
 	case *sessionIdle:
 		r.setIdleSince(msg.key, r.deps.now())
 	case *sessionBusy:

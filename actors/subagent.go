@@ -125,6 +125,8 @@ func (s *Session) onSessionsCall(ctx actor.Context, call *sessionsCall) {
 		call.answer(s.yield(call.args.(*subagent.YieldArgs)))
 	case subagent.ToolSubagents:
 		s.subagentsTool(ctx, call)
+	case subagent.ToolSend:
+		s.onSendRequest(ctx, call) // subagent_send.go
 	default:
 		call.answer(nil, fmt.Errorf("%s: unknown session tool", call.tool))
 	}

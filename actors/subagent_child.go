@@ -24,8 +24,9 @@ import (
 type (
 	// subagentEnding is a child's finished task run, recorded with the run.
 	subagentEnding struct {
-		link       subagent.Link
+		link       *subagent.Link   // nil: the run ends no child's job
 		completion messages.Inbound // InboxSeq set by put
+		replies    []interReply     // answers to sessions_send callers that wait (subagent_send.go)
 	}
 	// stopSubagent asks a child to stop its run and its own children's (kill, /stop cascade).
 	stopSubagent struct{ key string }
@@ -62,8 +63,12 @@ func (s *Session) runTimeout() time.Duration {
 // the run is not one: the session is no sub-agent, the run did not answer the task, or the
 // child already ended.
 func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, now time.Time) *subagentEnding {
+	replies := s.interReplies(msg)
 	self := s.subs.self
 	if self == nil || !self.Active() || !answersTask(s.answering) || s.waitsForChildren(msg) {
+		if len(replies) > 0 {
+			return &subagentEnding{replies: replies}
+		}
 		return nil
 	}
 	l := *self
@@ -84,7 +89,7 @@ func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, n
 		answer = ""
 	}
 	l.Answer = capBytes(s.deps.redactor().apply(answer), subagent.MaxAnswer)
-	return &subagentEnding{link: l, completion: subagent.Completion(&l, l.Answer, now)}
+	return &subagentEnding{link: &l, completion: subagent.Completion(&l, l.Answer, now), replies: replies}
 }
 
 // answersTask reports whether a run works on the child's task: it answers the task, or a
@@ -116,10 +121,10 @@ func (s *Session) waitsForChildren(msg *turnFinished) bool {
 // completion in the parent's inbox, and with cleanup "delete" the removal of the child's
 // session (its link keeps the answer).
 func (e *subagentEnding) put(tx persistence.Tx) error {
-	if e == nil {
+	if e == nil || e.link == nil {
 		return nil
 	}
-	if err := subagent.Put(tx, &e.link); err != nil {
+	if err := subagent.Put(tx, e.link); err != nil {
 		return err
 	}
 	seq, err := tx.AppendInbox(e.link.Parent, e.completion)
@@ -139,7 +144,13 @@ func (s *Session) onSubagentRecorded(ctx actor.Context, e *subagentEnding, err e
 	if e == nil || err != nil {
 		return
 	}
-	l := e.link
+	for _, r := range e.replies {
+		ctx.Send(s.router, &r)
+	}
+	if e.link == nil {
+		return
+	}
+	l := *e.link
 	s.subs.self = &l
 	in := e.completion
 	ctx.Send(s.router, &subagentEnded{key: s.key, completion: &in})
@@ -171,7 +182,7 @@ func (s *Session) endNow(ctx actor.Context, status string) {
 	now := s.deps.now()
 	l := *s.subs.self
 	l.Status, l.Ended, l.Usage = status, now, s.info.Usage
-	e := &subagentEnding{link: l, completion: subagent.Completion(&l, "", now)}
+	e := &subagentEnding{link: &l, completion: subagent.Completion(&l, "", now)}
 	var drop []uint64
 	for _, in := range s.queue.waiting {
 		if isTask(in) && in.InboxSeq != 0 {

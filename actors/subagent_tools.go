@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,6 +28,11 @@ func (r *toolsRuntime) Sessions(ctx context.Context, env tools.Env, tool string,
 	case subagent.ToolSend:
 		return r.send(ctx, env, args.(*subagent.SendArgs))
 	}
+	return r.call(ctx, env, tool, args)
+}
+
+// call hands a session tool's call to the Session whose run made it and waits for its answer.
+func (r *toolsRuntime) call(ctx context.Context, env tools.Env, tool string, args any) (json.RawMessage, error) {
 	reply := make(chan sessionsReply, 1)
 	r.root.Send(r.router, &sessionsCall{key: env.SessionKey, env: env, tool: tool, args: args, reply: reply})
 	select {
@@ -72,7 +76,7 @@ func (s *Session) subagentsTool(ctx actor.Context, call *sessionsCall) {
 			out = append(out, map[string]any{"label": l.Label, "runId": l.RunID, "status": "stopping"})
 			continue
 		}
-		s.sendInternal(ctx, l.Child, s.steerEvent(l, a.Message))
+		s.sendInternal(ctx, l.Child, s.steerEvent(l, a.Message), nil)
 		out = append(out, map[string]any{"label": l.Label, "runId": l.RunID, "status": "steered"})
 	}
 	call.answer(map[string]any{"action": a.Action, "results": out}, nil)
@@ -124,8 +128,9 @@ func (s *Session) steerEvent(l *subagent.Link, text string) messages.Inbound {
 		Standing: &messages.Standing{Tools: s.turnTools.Allowed()}}
 }
 
-// sendInternal puts in into the inbox of key, then has the Router deliver it.
-func (s *Session) sendInternal(ctx actor.Context, key string, in messages.Inbound) {
+// sendInternal puts in into the inbox of key, then has the Router deliver it; done, when set,
+// hears whether it was stored.
+func (s *Session) sendInternal(ctx actor.Context, key string, in messages.Inbound, done func(error)) {
 	root, router := ctx.ActorSystem().Root, s.router
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
@@ -136,6 +141,9 @@ func (s *Session) sendInternal(ctx actor.Context, key string, in messages.Inboun
 		Done: func(err error) {
 			if err == nil {
 				root.Send(router, &routeInbound{in: in})
+			}
+			if done != nil {
+				done(err)
 			}
 		},
 	})
@@ -241,9 +249,4 @@ func (r *toolsRuntime) history(a *subagent.HistoryArgs) (json.RawMessage, error)
 		items = items[len(items)-limit:]
 	}
 	return json.Marshal(map[string]any{"sessionKey": a.SessionKey, "messages": items})
-}
-
-// send is sessions_send: not built yet beyond refusing clearly.
-func (r *toolsRuntime) send(ctx context.Context, env tools.Env, a *subagent.SendArgs) (json.RawMessage, error) {
-	return nil, errors.New("sessions_send is not available yet")
 }
