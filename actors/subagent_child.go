@@ -141,14 +141,19 @@ func (e *subagentEnding) put(tx persistence.Tx) error {
 // onSubagentRecorded takes the child's ending as done once its run is durable (hook in
 // onTurnRecorded), and lets the Router hand the completion to the parent.
 func (s *Session) onSubagentRecorded(ctx actor.Context, e *subagentEnding, err error) {
-	if e == nil || err != nil {
+	if e == nil || err != nil || e.link == nil {
+		if e != nil && err == nil {
+			for _, r := range e.replies {
+				ctx.Send(s.router, &r)
+			}
+		}
+		if self := s.subs.self; self != nil && self.Active() && s.subs.stopping && s.turn == nil {
+			s.endNow(ctx, messages.SubagentStopped) // the stop came while a run that waits was being recorded
+		}
 		return
 	}
 	for _, r := range e.replies {
 		ctx.Send(s.router, &r)
-	}
-	if e.link == nil {
-		return
 	}
 	l := *e.link
 	s.subs.self = &l
