@@ -69,16 +69,3 @@ func (c *Config) validateSubagents(v *validator, path string, s SubagentsConfig)
 		}
 	}
 }
-
-// SubagentAllowed reports whether agent from may spawn a sub-agent of agent to.
-func (s SubagentsConfig) SubagentAllowed(from, to string) bool {
-	if from == to {
-		return true
-	}
-	for _, id := range s.AllowAgents {
-		if id == "*" || id == to {
-			return true
-		}
-	}
-	return false
-}
