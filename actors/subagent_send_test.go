@@ -1,11 +1,13 @@
 package actors_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/subagent"
 )
@@ -61,4 +63,36 @@ func TestSessionsSend(t *testing.T) {
 		t.Errorf("a message reached a user: %+v", out)
 	case <-time.After(300 * time.Millisecond):
 	}
+}
+
+// TestEventsOutOfOrder: events reef raises come from several actors (children, the Timer)
+// and may reach a live Session out of inbox order; each one is still answered.
+func TestEventsOutOfOrder(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.say("5", "hello")
+	h.reply() // the session is live and has loaded its inbox
+	key := h.key("5")
+	var events []messages.Inbound
+	for _, text := range []string{"event one", "event two"} {
+		in := messages.Inbound{System: true, Source: "test", Text: text, SessionKey: key}
+		if err := h.rt.Write(context.Background(), func(tx persistence.Tx) error {
+			var err error
+			in.InboxSeq, err = tx.AppendInbox(key, in)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, in)
+	}
+	h.rt.RouteInbound(events[1]) // the later one first
+	h.rt.RouteInbound(events[0])
+	waitFor(t, func() bool {
+		seen := 0
+		for _, e := range h.transcript("5") {
+			if e.Role == messages.RoleSystem && strings.HasPrefix(e.Content, "event ") {
+				seen++
+			}
+		}
+		return seen == 2
+	})
 }
