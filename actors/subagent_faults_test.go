@@ -261,3 +261,32 @@ func TestSubagentGuestStanding(t *testing.T) {
 		}
 	}
 }
+
+// TestSubagentForkAndCleanup: context fork starts the child with the parent's recent
+// messages; cleanup delete removes the child's transcript once its result is in, its link
+// keeping the answer.
+func TestSubagentForkAndCleanup(t *testing.T) {
+	forked := make(chan bool, 1)
+	script := faultScript(map[string]any{"task": "recall", "context": "fork", "cleanup": "delete"}, func(req fakellm.Request) fakellm.Reply {
+		forked <- requestHas(req, "the code word is PELICAN")
+		return fakellm.Reply{Text: "it was PELICAN"}
+	})
+	h := subHarness(t, script, nil)
+	script.Add(fakellm.Reply{Text: "noted"}) // the first message, before the spawn
+	h.say("42", "the code word is PELICAN")
+	h.reply()
+	h.say("42", "spawn")
+	if got := h.reply(); got.Text != "status: completed" {
+		t.Fatalf("answer %q", got.Text)
+	}
+	if !<-forked {
+		t.Error("the forked child's request lacks the parent's earlier message")
+	}
+	for key, l := range links(t, h) {
+		var ok bool
+		h.store.View(func(r persistence.Reader) error { _, ok, _ = r.Session(key); return nil })
+		if ok || l.Answer != "it was PELICAN" {
+			t.Errorf("after cleanup delete: session kept %v, link answer %q", ok, l.Answer)
+		}
+	}
+}

@@ -21,9 +21,15 @@ import (
 
 const taskOpening = "[Sub-agent task]"
 
-// isChild reports whether req is a sub-agent's (its first message is its task).
+// isChild reports whether req is a sub-agent's (it holds a task: the first message, or after
+// the parent's messages with context fork).
 func isChild(req fakellm.Request) bool {
-	return len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, taskOpening)
+	for _, m := range req.Messages {
+		if strings.HasPrefix(m.Content, taskOpening) {
+			return true
+		}
+	}
+	return false
 }
 
 // completions returns the completion events a request holds.
@@ -47,8 +53,13 @@ func lastTool(req fakellm.Request) string {
 
 // taskOf returns the task line of a child's request.
 func taskOf(req fakellm.Request) string {
-	_, task, _ := strings.Cut(req.Messages[0].Content, "Task:\n")
-	return task
+	for _, m := range req.Messages {
+		if strings.HasPrefix(m.Content, taskOpening) {
+			_, task, _ := strings.Cut(m.Content, "Task:\n")
+			return task
+		}
+	}
+	return ""
 }
 
 // subHarness is a harness with the session tools and a weather tool.
