@@ -10,7 +10,8 @@ import (
 // messages to other chats. Guests get none of them unless the configuration grants them.
 // Names this build lacks are listed for the tools to come.
 var OwnerTools = []string{"exec", "process", "write", "edit", "apply_patch", "cron",
-	"sessions_spawn", "sessions_send", "memory_write"}
+	"sessions_spawn", "sessions_send", "memory_write",
+	"sessions_yield", "subagents", "sessions_list", "sessions_history"}
 
 // GuestTools is what a guest (a paired sender, a group member, anyone under an open DM
 // policy) may use by default: tools that only read, and message, which reaches only the
