@@ -28,6 +28,7 @@ var commandHelp = []struct{ name, usage string }{
 	{"approve", "/approve <id> [always] — (owner) run a command waiting for approval; always: also later ones with its prefix"},
 	{"deny", "/deny <id> — (owner) refuse a command waiting for approval"},
 	{"approvals", "/approvals [revoke <prefix>] — (owner) commands waiting for approval, and prefixes allowed always"},
+	{"subagents", "/subagents list|kill <n|label|all>|log <n|label> — this conversation's sub-agents"},
 	{"help", "/help — this list"},
 }
 

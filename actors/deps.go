@@ -80,6 +80,7 @@ type Agent struct {
 	MaxTokens     int
 	Limits        Limits
 	Compaction    Compaction     // when and how conversations are summarized (turn_compact.go)
+	Subagents     SubagentLimits // the sub-agents it spawns (subagent.go)
 	Location      *time.Location // time zone for the prompt's clock; default Local
 	// Models lists the models /model offers besides Model ("provider/model" labels).
 	Models []string

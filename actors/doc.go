@@ -13,9 +13,11 @@
 //	│                           goroutine, durable accept, ordered sends; replies leave by the account
 //	│                           that received the message (Session.toConnector)
 //	├── Router                  session key → Session; spawns on demand, passivates idle sessions
-//	│   └── Session(<key>)      one per conversation: transcript, queue, at most one Turn
-//	│       └── Turn            one agent run: the LLM ↔ tools loop
-//	│           └── ToolRun     one tool call; a crash or hang fails only this call
+//	│   ├── Session(<key>)      one per conversation: transcript, queue, at most one Turn
+//	│   │   └── Turn            one agent run: the LLM ↔ tools loop
+//	│   │       └── ToolRun     one tool call; a crash or hang fails only this call
+//	│   └── Session(agent:<id>:subagent:<uuid>)  a sub-agent: a Session like the others, linked
+//	│                           to its parent Session in the store (subagent.go)
 //	└── Timer                   cron jobs and heartbeats: one heap of wake-ups, one clock timer
 //
 // # Who starts and stops what
@@ -47,6 +49,11 @@
 //	Session                        Router (first message or   Router passivation (Poison, after the
 //	                               pending work at start)     idle check handshake), Router stop, or
 //	                                                          its restart budget running out
+//	sub-agent Session              Router, on startSubagent   like any Session; its slot (subagentGate,
+//	                               from the parent Session    at most maxConcurrent) is freed by
+//	                               after the spawn's commit,  subagentEnded after its completion's
+//	                               or at start when it has    commit, or when it terminates
+//	                               pending work
 //	Turn                           Session.maybeStartTurn     itself when finished; Session stop
 //	LLM stream goroutine           Turn.startLLM              the stream ends; Turn cancels its ctx
 //	compaction goroutine           Turn.startSummary          the summary calls end; Turn cancels its ctx
@@ -174,6 +181,24 @@
 // (session_outage.go). A run whose record cannot be stored is closed with a "send it again"
 // notice in one write, or, when nothing can be written, recorded again later and then
 // answered; never both (session_record.go).
+//
+// # Sub-agents
+//
+// A run's sessions_spawn goes tool → toolsRuntime.Sessions → Router → the Session of the run
+// (subagent.go:Session.spawnChild): limits checked, then one Storage write holds the child's
+// link (package subagent), session info and task (a System event in its inbox, with the
+// parent run's tool standing); after the commit the tool answers "accepted" and the Router
+// starts the child (subagent_router.go, behind the gateway-wide gate). sessions_yield lets the
+// Turn end after its step without a reply (Turn.yielded). The child's run that ends its job is
+// recorded by session_turn.go:Session.onTurnFinished together with its link's status and the
+// completion in the parent's inbox (subagent_child.go:subagentEnding.put, same transaction);
+// after the commit the child sends subagentEnded to the Router, which frees its slot and
+// routes the completion to the parent like an inbound message. A stopped child's completion
+// is recorded by the parent without a run. /stop, subagents kill and a stopped parent send
+// stopSubagent down the tree. sessions_send (subagent_send.go) stores an inter-session event
+// in the receiver's inbox; a waiting sender gets the receiver's answer through the Router.
+// Events reef raises reach a Session from several actors and may overtake each other; a
+// Session takes one whose inbox seq is above what it loaded at start (Session.loadedInbox).
 //
 // A protoactor detail shapes the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as

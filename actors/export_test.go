@@ -3,6 +3,7 @@ package actors
 import (
 	"testing"
 
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -24,4 +25,9 @@ func NoTools(tb testing.TB) (*tools.Registry, tools.Policy) {
 		tb.Fatal(err)
 	}
 	return reg, policy
+}
+
+// RouteInbound hands in to the Router as a Connector or another Session would.
+func (rt *Runtime) RouteInbound(in messages.Inbound) {
+	rt.system.Root.Send(rt.router, &routeInbound{in: in})
 }

@@ -98,7 +98,7 @@ func (g *Gateway) onStarted(ctx actor.Context) {
 	// Tools reach the Timer through toolRuntime; its PID is known before it is spawned.
 	g.deps.timer = timerPID(ctx.Self())
 	router := actor.NewPID(ctx.Self().Address, ctx.Self().Id+"/router")
-	g.deps.toolRuntime = &toolsRuntime{root: ctx.ActorSystem().Root, timer: g.deps.timer, router: router}
+	g.deps.toolRuntime = &toolsRuntime{root: ctx.ActorSystem().Root, timer: g.deps.timer, router: router, store: g.deps.Store}
 	router, _ = ctx.SpawnNamed(RouterProps(g.deps, storage), "router")
 	if _, err := ctx.SpawnNamed(TimerProps(g.deps, g.timer, storage, router), "timer"); err != nil {
 		g.log.Error().Err(err).Msg("start timer")

@@ -28,6 +28,8 @@ type Router struct {
 	spawned    uint64
 	checks     uint64 // idle checks sent; each one's number is its token
 	stopTicker func()
+	subs       subagentGate           // running and waiting sub-agents (subagent_router.go)
+	replies    map[string]chan string // sessions_send callers waiting for a reply (subagent_send.go)
 	log        zerolog.Logger
 }
 
@@ -78,6 +80,20 @@ func (r *Router) Receive(ctx actor.Context) {
 		r.forward(ctx, msg.SessionKey, msg)
 	case *toolMessage:
 		r.onToolMessage(ctx, msg)
+	case *sessionsCall:
+		r.onSessionsCall(ctx, msg)
+	case *startSubagent:
+		r.onStartSubagent(ctx, msg.key)
+	case *subagentEnded:
+		r.onSubagentEnded(ctx, msg)
+	case *stopSubagent:
+		r.onStopSubagent(ctx, msg)
+	case *awaitReply:
+		r.onAwaitReply(msg)
+	case *forgetReply:
+		delete(r.replies, msg.id)
+	case *interReply:
+		r.onInterReply(msg)
 	case *sessionIdle:
 		r.setIdleSince(msg.key, r.deps.now())
 	case *sessionBusy:
@@ -116,6 +132,10 @@ func (r *Router) onConnectorsReady(ctx actor.Context, msg *connectorsReady) erro
 		return err
 	})
 	for _, key := range pending {
+		if isSubagentKey(key) { // through the gate: at most maxConcurrent run
+			r.onStartSubagent(ctx, key)
+			continue
+		}
 		r.session(ctx, key)
 	}
 	if len(pending) > 0 {
@@ -193,6 +213,7 @@ func (r *Router) onTerminated(ctx actor.Context, msg *actor.Terminated) {
 	delete(r.byPID, msg.Who.Id)
 	if rt := r.sessions[key]; rt != nil && rt.pid.Id == msg.Who.Id {
 		delete(r.sessions, key)
+		r.releaseSubagent(ctx, key)
 	}
 	r.compact()
 }

@@ -35,6 +35,9 @@ type Session struct {
 	history  []messages.ChatMessage // what the model sees: latest summary + entries after it
 	queue    sessionQueue           // messages waiting for a run or steered into it (session_queue.go)
 	maxInbox uint64                 // highest inbox seq queued, to ignore re-deliveries
+	// loadedInbox is the highest inbox seq loaded at start. Events reef raises (completions,
+	// cron) come from several actors and may arrive out of seq order; one above it is new.
+	loadedInbox uint64
 
 	collect  func() bool          // stops the pending collect wake-up
 	deferred []deferredCommand    // commands waiting for the running Turn to end (/new, /reset)
@@ -60,6 +63,7 @@ type Session struct {
 	cmp    sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
 	wait   *outageWait    // the queued messages wait for the model to come back (session_outage.go)
 	record *runRecord     // the finished run being recorded (session_record.go)
+	subs   subagentState  // its own link when it is a sub-agent, its children (subagent.go)
 }
 
 // Session self-messages.
@@ -68,9 +72,10 @@ type (
 		by     *Session // the instance that sent the write; a restarted Session ignores its predecessor's
 		outbox []*messages.Outbound
 		err    error
-		seqs   []uint64       // the seqs the run's entries were stored under
-		snap   *snapshotWrite // the run's compaction, stored with them (session_compact.go)
-		failed string         // why the run failed (redacted); "" when it did not
+		seqs   []uint64        // the seqs the run's entries were stored under
+		snap   *snapshotWrite  // the run's compaction, stored with them (session_compact.go)
+		failed string          // why the run failed (redacted); "" when it did not
+		ending *subagentEnding // a sub-agent's task run: its completion, recorded with it
 	}
 	turnLost struct{ seq uint64 }
 )
@@ -136,6 +141,14 @@ func (s *Session) Receive(ctx actor.Context) {
 		if s.turn != nil {
 			ctx.Send(s.turn, &cancelTurn{})
 		}
+	case *sessionsCall:
+		s.onSessionsCall(ctx, msg) // a session tool of the running run (subagent.go)
+	case *childSpawned:
+		s.onChildSpawned(ctx, msg)
+	case *stopSubagent:
+		s.onStopSubagent(ctx) // subagent_child.go
+	case *childEnded:
+		s.onChildEnded(ctx, msg)
 	case *actor.Terminated:
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:
@@ -201,6 +214,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		if s.wait, err = loadWait(r, s.key); err != nil {
 			return err
 		}
+		if s.subs, err = loadSubagents(r, s.key); err != nil {
+			return err
+		}
 		outbox, err = r.Outbox(s.key)
 		return err
 	})
@@ -222,6 +238,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 			continue
 		}
 		s.handling = append(s.handling[:0], it.Seq)
+		if it.Subagent != nil && s.onSubagentDone(ctx, &it.Inbound) {
+			continue
+		}
 		if cmd, ok := s.command(&it.Inbound); ok {
 			s.onCommand(ctx, it.Inbound, cmd)
 			continue
@@ -229,23 +248,28 @@ func (s *Session) onStarted(ctx actor.Context) error {
 		s.queue.restore(it.Inbound)
 	}
 	s.handling = s.handling[:0]
+	s.loadedInbox = s.maxInbox
 	if len(dead) > 0 {
 		s.deadLetter(ctx, dead)
 	}
 	s.dropStaleStarted(ctx)
 	s.resumeWait(ctx)
+	s.announceSelf(ctx)
 	s.maybeStartTurn(ctx)
 	return nil
 }
 
 func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
-	if in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox {
+	if in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox && (!in.System || in.InboxSeq <= s.loadedInbox) {
 		return // already queued from the inbox when this Session started
 	}
 	s.maxInbox = max(s.maxInbox, in.InboxSeq)
 	s.handling = append(s.handling[:0], in.InboxSeq)
 	if cmd, ok := s.command(in); ok {
 		s.onCommand(ctx, *in, cmd)
+		return
+	}
+	if in.Subagent != nil && s.onSubagentDone(ctx, in) {
 		return
 	}
 	busy := s.turn != nil || s.saving || len(s.deferred) > 0
@@ -343,6 +367,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		resume:     s.resume,
 		resumeN:    s.resumeN,
 		awaiting:   s.awaiting,
+		timeout:    s.runTimeout(),
 	}))
 	s.resume, s.awaiting = nil, nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})
@@ -375,6 +400,9 @@ func (s *Session) openingEntries() []messages.ChatMessage {
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
 			Content: agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()))})
 		s.info.Fresh = false
+	}
+	if note := s.activeNote(); note != "" {
+		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now, Content: note})
 	}
 	if notes := s.queue.takeDropNotes(); len(notes) > 0 {
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now, Content: fmt.Sprintf(
@@ -443,6 +471,10 @@ func (s *Session) isOwner(in messages.Inbound) bool {
 func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
 	p := s.agent.Policy
 	for _, in := range ins {
+		if in.System && in.Standing != nil { // raised by a run: at most that run's tools
+			p = p.Intersect(standingPolicy(s.agent, in.Standing))
+			continue
+		}
 		c := tools.Caller{Owner: s.isOwner(in), ChatID: in.ChatID, SenderID: in.SenderID,
 			Group: in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread}
 		p = p.Intersect(s.deps.ToolGrants[channels.ID(in.Channel, in.Account)].Resolve(s.agent.Policy, c))

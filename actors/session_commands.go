@@ -99,6 +99,8 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 		s.compactNow(ctx, in, cmd.rest)
 	case "approve", "deny", "approvals":
 		s.onApprovalCommand(ctx, in, cmd)
+	case "subagents":
+		s.answer(ctx, in, s.subagentsCommand(ctx, cmd.args), nil) // subagent_commands.go
 	case "unknown":
 		s.answer(ctx, in, fmt.Sprintf("/%s is not a command, so it was not sent to the model. /help lists the commands.", cmd.args[0]), nil)
 	default:
@@ -108,6 +110,7 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 
 // stopRun cancels the running run (its "Stopped." is the answer) and drops waiting messages.
 func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
+	children := s.stopChildren(ctx) // down the tree (subagent_child.go)
 	waiting := s.queue.len()
 	s.dropWaiting(ctx)
 	if s.turn != nil {
@@ -121,6 +124,9 @@ func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 	text := "Nothing is running."
 	if waiting > 0 {
 		text = fmt.Sprintf("Stopped: dropped %d waiting messages.", waiting)
+	}
+	if children > 0 {
+		text = joinLines(strings.TrimPrefix(text, "Nothing is running."), fmt.Sprintf("Stopped %d sub-agent(s).", children))
 	}
 	s.answer(ctx, in, text, nil)
 }

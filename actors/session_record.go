@@ -7,6 +7,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/subagent"
 )
 
 // A run whose result cannot be stored (a full disk, a write error) is either answered, once
@@ -40,9 +41,10 @@ type runRecord struct {
 type (
 	// runClosed reports the write that closes a run whose record failed.
 	runClosed struct {
-		by  *Session
-		out *messages.Outbound
-		err error
+		by     *Session
+		out    *messages.Outbound
+		ending *subagentEnding // a sub-agent's run: its "failed" completion, written with the closing
+		err    error
 	}
 	// recordRetryDue: time to try the failed record again.
 	recordRetryDue struct{ rec *runRecord }
@@ -57,9 +59,13 @@ func (s *Session) recordFailed(ctx actor.Context, msg *turnRecorded) {
 		out = &messages.Outbound{Channel: person.Channel, Account: person.Account, ChatID: person.ChatID,
 			ThreadID: person.ThreadID, ReplyToID: person.MessageID, SessionKey: s.key, Failed: true, Text: unsavedNotice}
 	}
+	ending := unsavedEnding(msg.ending, s.deps.clock().Now())
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
+			if err := ending.put(tx); err != nil {
+				return err
+			}
 			if rec.ran {
 				if err := deleteStarted(tx, rec.key); err != nil {
 					return err
@@ -85,7 +91,7 @@ func (s *Session) recordFailed(ctx actor.Context, msg *turnRecorded) {
 			out.OutboxSeq = seq
 			return err
 		},
-		Done: func(err error) { root.Send(self, &runClosed{by: s, out: out, err: err}) },
+		Done: func(err error) { root.Send(self, &runClosed{by: s, out: out, ending: ending, err: err}) },
 	})
 }
 
@@ -108,6 +114,7 @@ func (s *Session) onRunClosed(ctx actor.Context, msg *runClosed) {
 	if msg.out != nil {
 		s.toConnector(ctx, msg.out)
 	}
+	s.onSubagentRecorded(ctx, msg.ending, nil)
 	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal, IsError: true,
 		Text: "could not save the conversation"})
 	s.answering = nil
@@ -168,4 +175,15 @@ func (s *Session) commandFailed(ctx actor.Context, msg *commandRecorded) {
 			root.Send(self, &commandRecorded{by: s, out: &out, err: err, seqs: seqs, closing: true})
 		},
 	})
+}
+
+// unsavedEnding turns the ending of a sub-agent's run whose record could not be stored into a
+// "failed" one, so its parent still hears of it (nil when the run ended no sub-agent's job).
+func unsavedEnding(e *subagentEnding, now time.Time) *subagentEnding {
+	if e == nil || e.link == nil {
+		return nil
+	}
+	l := *e.link
+	l.Status, l.Why, l.Answer, l.Ended = messages.SubagentFailed, "could not save its run (storage error)", "", now
+	return &subagentEnding{link: &l, completion: subagent.Completion(&l, "", now)}
 }

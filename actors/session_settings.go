@@ -62,6 +62,7 @@ func (s *Session) statusText() string {
 		"Queue: "+describeQueue(s.queueSettings(channel), s.queue.len()),
 		"Now: "+running,
 		s.approvalLine(),
+		s.subagentStatusLine(), // subagent_commands.go
 		fmt.Sprintf("Session %s · reef up %s", age, roughDuration(now.Sub(s.deps.started))),
 	)
 }

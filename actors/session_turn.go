@@ -44,6 +44,8 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	}
 	info.Usage = info.Usage.Add(msg.usage)
 	s.chargeBudget(&info, msg.usage, now)
+	s.chargeSubagents(&info, now)
+	ending := s.subagentEnd(msg, info, now) // a child's task run: its completion goes with it (subagent_child.go)
 
 	var outbox []*messages.Outbound
 	last := s.answering[len(s.answering)-1]
@@ -96,10 +98,13 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 					return err
 				}
 			}
-			return settle(tx, key, inboxSeqs, outbox, info, attempts)
+			if err := settle(tx, key, inboxSeqs, outbox, info, attempts); err != nil {
+				return err
+			}
+			return ending.put(tx)
 		},
 		Done: func(err error) {
-			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed})
+			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed, ending: ending})
 		},
 	}
 	// kept until it commits: written again if closing the run fails too (session_record.go)
@@ -127,6 +132,7 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	entries := s.turnUser
 	s.turnUser = nil
 	s.appendHistory(entries, msg.seqs, msg.snap)
+	s.onSubagentRecorded(ctx, msg.ending, nil)
 	for _, out := range msg.outbox {
 		s.toConnector(ctx, out)
 	}

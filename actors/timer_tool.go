@@ -34,6 +34,7 @@ type toolsRuntime struct {
 	root   *actor.RootContext
 	timer  *actor.PID
 	router *actor.PID
+	store  persistence.Store // sessions_list, sessions_history (subagent_tools.go)
 }
 
 var _ tools.Runtime = (*toolsRuntime)(nil)

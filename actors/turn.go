@@ -79,6 +79,7 @@ type turnInput struct {
 	// awaiting are the calls of resume that waited for the owner's approval (turn_approval.go):
 	// they never ran, so they wait again instead of being answered as interrupted.
 	awaiting map[string]bool
+	timeout  time.Duration // a sub-agent's run timeout, when shorter than Limits.TurnTimeout
 }
 
 // Turn messages.
@@ -123,7 +124,11 @@ var (
 // TurnProps is the recipe for a Turn. Its ToolRuns are stopped, never restarted, when they fail.
 func TurnProps(in *turnInput) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Turn{in: in, limits: in.agent.Limits.withDefaults(), log: in.deps.Log}
+		limits := in.agent.Limits.withDefaults()
+		if in.timeout > 0 && in.timeout < limits.TurnTimeout {
+			limits.TurnTimeout = in.timeout
+		}
+		return &Turn{in: in, limits: limits, log: in.deps.Log}
 	},
 		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(in.deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))

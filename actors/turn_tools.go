@@ -140,9 +140,14 @@ func (t *Turn) maybeNextStep(ctx actor.Context) {
 			return
 		}
 	}
+	yielded := t.yielded()
 	t.appendResults()
 	if t.stopErr != nil {
 		t.finish(ctx, "", t.stopErr)
+		return
+	}
+	if yielded { // sessions_yield: the run ends here, silently; a completion starts the next
+		t.finish(ctx, "", nil)
 		return
 	}
 	t.injectSteered()

@@ -75,6 +75,7 @@ type AgentConfig struct {
 	Tools     ToolPolicy      `yaml:"tools"`
 	Limits    AgentLimits     `yaml:"limits"`
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
+	Subagents SubagentsConfig `yaml:"subagents"` // limits on the sub-agents it spawns (docs/subagents.md)
 
 	Compaction CompactionConfig `yaml:"compaction"` // summarizing old messages when the context fills up
 	Memory     MemoryConfig     `yaml:"memory"`     // overrides of the global memory block

@@ -186,6 +186,7 @@ func (c *Config) validateAgents(v *validator) {
 		v.nonNegative(path+".limits.maxReplyChunks", a.Limits.MaxReplyChunks)
 		c.validateContext(v, path, a)
 		v.memory(path+".memory", a.Memory)
+		c.validateSubagents(v, path, a.Subagents)
 	}
 }
 

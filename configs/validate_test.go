@@ -45,6 +45,17 @@ func TestValidate(t *testing.T) {
 			want:   []string{`agents[0].model: "gpt-4.1" is not a model reference: write provider/model, e.g. openai/gpt-4.1-mini`},
 		},
 		{
+			name: "subagents: unknown agent, negative limit, too deep",
+			change: func(c *Config) {
+				c.Agents[0].Subagents = SubagentsConfig{AllowAgents: []string{"*", "ops"}, MaxChildren: -1, MaxSpawnDepth: 9}
+			},
+			want: []string{
+				`agents[0].subagents.maxChildren: -1 is negative: use 0 for the default or a positive number`,
+				`agents[0].subagents.maxSpawnDepth: 9 is more than 5: sub-agents nested that deep multiply model calls; use 1 to 5`,
+				`agents[0].subagents.allowAgents[1]: "ops" is not the id of a configured agent`,
+			},
+		},
+		{
 			name:   "bad dmScope",
 			change: func(c *Config) { c.Session.DMScope = "per-user" },
 			want:   []string{`session.dmScope: "per-user" is not valid: use one of main, per-peer, per-channel-peer, per-account-channel-peer`},

@@ -31,7 +31,12 @@ type Inbound struct {
 	// message: access rules do not apply, and the model sees the text as a system event.
 	// Channel and ChatID then name where the run's reply goes ("" = not delivered).
 	System bool   `json:"system,omitempty"`
-	Source string `json:"source,omitempty"` // for System events: "cron:<jobId>", "heartbeat"
+	Source string `json:"source,omitempty"` // for System events: "cron:<jobId>", "heartbeat", "subagent:<key>"
+	// Standing, on a System event raised by a run (a sub-agent's task, its completion, an
+	// inter-session message), limits the tools of the run answering it to that run's.
+	Standing *Standing `json:"standing,omitempty"`
+	// Subagent is set on a sub-agent's completion event.
+	Subagent *SubagentDone `json:"subagent,omitempty"`
 
 	// Set by reef, not by the channel.
 	SessionKey string `json:"sessionKey,omitempty"`

@@ -11,7 +11,8 @@ import (
 // notes into the conversation. Guests get none of them unless the configuration grants them.
 // Names this build lacks are listed for the tools to come.
 var OwnerTools = []string{"exec", "process", "write", "edit", "apply_patch", "cron",
-	"sessions_spawn", "sessions_send", "memory_write", "memory_search", "memory_get"}
+	"sessions_spawn", "sessions_send", "memory_write", "memory_search", "memory_get",
+	"sessions_yield", "subagents", "sessions_list", "sessions_history"}
 
 // GuestTools is what a guest (a paired sender, a group member, anyone under an open DM
 // policy) may use by default: tools that only read, and message, which reaches only the

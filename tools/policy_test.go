@@ -73,7 +73,7 @@ func TestGroups(t *testing.T) {
 		"group:runtime":    {"exec"},
 		"group:web":        {"web_fetch", "web_search"},
 		"group:memory":     {"memory_search", "memory_get"},
-		"group:sessions":   {"sessions_spawn", "sessions_send", "sessions_list", "sessions_history", "sessions_yield"},
+		"group:sessions":   {"sessions_spawn", "sessions_send", "sessions_list", "sessions_history", "sessions_yield", "subagents"},
 		"group:automation": {"cron"},
 		"group:messaging":  {"message"},
 	}

@@ -81,6 +81,9 @@ func dialAddr(addr net.Addr) string {
 // fakeReply answers the newest user message, or reports on the tool results it asked for.
 func fakeReply(r fake.Request) fake.Reply {
 	last := r.Messages[len(r.Messages)-1]
+	if rep, ok := fakeDelegation(r, last); ok {
+		return rep
+	}
 	if last.Role == messages.RoleTool {
 		return fake.Reply{Text: "Done. The tool said:\n" + last.Content}
 	}
@@ -94,11 +97,14 @@ func fakeReply(r fake.Request) fake.Reply {
 	case len(fields) >= 2 && fields[0] == "recall":
 		args, _ := json.Marshal(map[string]string{"query": strings.Join(fields[1:], " ")})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "memory_search", Arguments: string(args)}}}
+	case len(fields) >= 2 && fields[0] == "delegate":
+		args, _ := json.Marshal(map[string]string{"task": strings.Join(fields[1:], " "), "label": "helper"})
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "sessions_spawn", Arguments: string(args)}}}
 	case len(fields) >= 3 && fields[0] == "write":
 		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}
 	}
-	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\", \"write notes.txt hello\", \"recall what I like\" (memory_search) or \"exec sleep 5\" to see tools work.",
+	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\", \"write notes.txt hello\", \"recall what I like\" (memory_search), \"exec sleep 5\" or \"delegate list the files\" to see tools work.",
 		text, countUser(r.Messages))}
 }
 
@@ -118,4 +124,23 @@ func countUser(msgs []messages.ChatMessage) int {
 		}
 	}
 	return n
+}
+
+// fakeDelegation plays "delegate TASK": the parent spawns a sub-agent and yields; the
+// sub-agent lists the workspace and answers; the parent reports the completion.
+func fakeDelegation(r fake.Request, last messages.ChatMessage) (fake.Reply, bool) {
+	child := strings.Contains(r.Messages[0].Content, "[Sub-agent task]")
+	switch {
+	case child && last.Role == messages.RoleTool:
+		return fake.Reply{Text: "I listed the workspace:\n" + last.Content}, true
+	case child:
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "ls", Arguments: `{"path":"."}`}}}, true
+	case last.Role == messages.RoleTool && strings.Contains(last.Content, `"status":"accepted"`):
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_2", Name: "sessions_yield", Arguments: `{"message":"waiting for helper"}`}}}, true
+	case strings.Contains(last.Content, "[Internal event: a sub-agent finished"):
+		_, rest, _ := strings.Cut(last.Content, "status: ")
+		status, _, _ := strings.Cut(rest, "\n")
+		return fake.Reply{Text: "Your sub-agent finished (status: " + status + "). Its answer is in the completion event; ask /subagents log 1 for its steps."}, true
+	}
+	return fake.Reply{}, false
 }

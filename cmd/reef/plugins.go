@@ -26,6 +26,7 @@ import (
 	"github.com/reefgw/reef/tools/fs"
 	memtools "github.com/reefgw/reef/tools/memory"
 	"github.com/reefgw/reef/tools/message"
+	"github.com/reefgw/reef/tools/sessions"
 )
 
 // newProvider builds the client for one configured provider. This switch is the one place
@@ -68,7 +69,7 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		fsCfg.Changed = func(ctx context.Context, env tools.Env, rel string) { mem.Touch(ctx, env.AgentID, rel) }
 	}
 	ts := append(fs.Tools(fsCfg), memtools.Tools(indexes)...)
-	return append(ts, exec.New(exec.Config{
+	return append(append(ts, exec.New(exec.Config{
 		DefaultTimeout: time.Duration(ex.TimeoutSeconds) * time.Second,
 		MaxTimeout:     time.Duration(ex.MaxTimeoutSeconds) * time.Second,
 		MaxOutput:      ex.MaxOutputBytes,
@@ -77,7 +78,7 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
 		Limits:         execLimits(ex.Limits),
-	}), cron.New(), message.New())
+	}), cron.New(), message.New()), sessions.Tools()...)
 }
 
 // sandboxHelper is how the exec tool runs `reef exec-sandbox`: this very binary.

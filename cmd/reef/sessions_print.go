@@ -25,10 +25,14 @@ func printSessionList(w io.Writer, list sessionList) {
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tAGENT\tCHANNEL\tTURNS\tTOKENS IN/OUT\tUPDATED\tLIVE")
+	fmt.Fprintln(tw, "KEY\tAGENT\tCHANNEL\tTURNS\tTOKENS IN/OUT\tUPDATED\tLIVE\tPARENT")
 	for _, s := range list.Sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", termtext.ID(s.Key), orDash(s.AgentID), orDash(s.Channel), s.Turns,
-			tokens(s.Usage.InputTokens), tokens(s.Usage.OutputTokens), when(s.Updated, now), liveWord(s.Live))
+		key := termtext.ID(s.Key)
+		if s.Parent != "" {
+			key = "└ " + key // a sub-agent, listed under its parent
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\t%s\n", key, orDash(s.AgentID), orDash(s.Channel), s.Turns,
+			tokens(s.Usage.InputTokens), tokens(s.Usage.OutputTokens), when(s.Updated, now), liveWord(s.Live), orDash(termtext.ID(s.Parent)))
 	}
 	tw.Flush()
 	if n := len(list.Sessions); n < list.Total {
@@ -71,6 +75,21 @@ func printSessionDetail(w io.Writer, d sessionDetail) {
 	if d.Latest != nil {
 		line("snapshots", "%s, %s; the latest (%s) covers up to #%d, %s", count(d.Summaries, "summary", "summaries"),
 			count(d.Resets, "reset", "resets"), snapshotKind(*d.Latest), d.Latest.Seq, when(d.Latest.Created, now))
+	}
+	if p := d.Parent; p != nil {
+		line("parent", "%s (sub-agent %s, depth %d: %s)", termtext.ID(p.Parent), termtext.Line(p.Name()), p.Depth, p.Status)
+	}
+	for i, c := range d.Children {
+		label := "children"
+		if i > 0 {
+			label = ""
+		}
+		why := ""
+		if c.Why != "" {
+			why = ": " + termtext.Line(c.Why)
+		}
+		line(label, "%s  %s — %s%s, %s, tokens %d in / %d out", termtext.ID(c.Child), termtext.Line(c.Name()), c.Status, why,
+			c.Runtime(now), c.Usage.InputTokens, c.Usage.OutputTokens)
 	}
 	line("entries", "%d stored", d.Entries)
 	if len(d.Recent) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/subagent"
 )
 
 // What `reef sessions` reads, the same whether it comes from the database or, while a gateway
@@ -24,6 +25,8 @@ type sessionRow struct {
 	// Live says whether the session is in the gateway's memory now: false when no gateway
 	// runs, absent when the running gateway cannot tell.
 	Live *bool `json:"live,omitempty"`
+	// Parent is the session that spawned this one, for a sub-agent.
+	Parent string `json:"parent,omitempty"`
 }
 
 // sessionList is the answer to a list: the newest rows and how many matched in all.
@@ -46,6 +49,10 @@ type sessionDetail struct {
 	// Recent are the last entries asked for, Marks the snapshots that fall among them.
 	Recent []persistence.Entry    `json:"recent"`
 	Marks  []persistence.Snapshot `json:"marks,omitempty"`
+	// Parent is the link to the session that spawned this one (a sub-agent); Children are the
+	// sub-agents this session spawned, oldest first.
+	Parent   *subagent.Link  `json:"parent,omitempty"`
+	Children []subagent.Link `json:"children,omitempty"`
 }
 
 // transcript is a whole stored conversation, for `reef sessions export`.
@@ -83,9 +90,13 @@ type storeSessions struct {
 
 func (s storeSessions) list(f sessionFilter) (sessionList, error) {
 	var infos []persistence.SessionInfo
+	var links map[string]subagent.Link
 	err := s.store.View(func(r persistence.Reader) error {
 		var err error
-		infos, err = r.Sessions()
+		if infos, err = r.Sessions(); err != nil {
+			return err
+		}
+		links, err = subagent.All(r)
 		return err
 	})
 	if err != nil {
@@ -103,8 +114,9 @@ func (s storeSessions) list(f sessionFilter) (sessionList, error) {
 	}
 	keys, known := s.live()
 	for _, in := range infos {
-		out.Sessions = append(out.Sessions, sessionRow{SessionInfo: in, Live: liveOf(keys, known, in.Key)})
+		out.Sessions = append(out.Sessions, sessionRow{SessionInfo: in, Live: liveOf(keys, known, in.Key), Parent: links[in.Key].Parent})
 	}
+	out.Sessions = childrenUnderParents(out.Sessions)
 	return out, nil
 }
 
@@ -131,6 +143,15 @@ func (s storeSessions) show(key string, n int) (sessionDetail, error) {
 		}
 		outbox, err := r.Outbox(key)
 		d.Inbox, d.Outbox = len(inbox), len(outbox)
+		if err != nil {
+			return err
+		}
+		if l, ok, err := subagent.Get(r, key); err != nil {
+			return err
+		} else if ok {
+			d.Parent = &l
+		}
+		d.Children, err = subagent.Children(r, key)
 		return err
 	})
 	if err != nil {
@@ -204,4 +225,34 @@ func resolveKey(r persistence.Reader, key string) (persistence.SessionInfo, erro
 		b.WriteString("\n  " + in.Key)
 	}
 	return persistence.SessionInfo{}, &keyError{b.String()}
+}
+
+// childrenUnderParents moves each sub-agent's row right below its parent's (and its own
+// children below it), keeping the order of everything else.
+func childrenUnderParents(rows []sessionRow) []sessionRow {
+	shown := map[string]bool{}
+	for _, r := range rows {
+		shown[r.Key] = true
+	}
+	kids := map[string][]sessionRow{}
+	var top []sessionRow
+	for _, r := range rows {
+		if r.Parent != "" && shown[r.Parent] {
+			kids[r.Parent] = append(kids[r.Parent], r)
+		} else {
+			top = append(top, r)
+		}
+	}
+	out := make([]sessionRow, 0, len(rows))
+	var add func(r sessionRow)
+	add = func(r sessionRow) {
+		out = append(out, r)
+		for _, k := range kids[r.Key] {
+			add(k)
+		}
+	}
+	for _, r := range top {
+		add(r)
+	}
+	return out
 }

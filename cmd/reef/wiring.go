@@ -167,6 +167,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 				KeepRecentTokens: ac.Compaction.KeepRecentTokens,
 				MemoryFlush:      ac.Compaction.Flush(),
 			},
+			Subagents: subagentLimits(ac.Subagents),
 		})
 	}
 	return out, nil
@@ -328,4 +329,12 @@ func guardOutages(outages *providers.Breakers, name string, pc configs.ProviderC
 	}
 	probe, _ := client.(providers.Pinger)
 	return outages.Guard(name, pc.Type+" "+pc.BaseURL, p, probe)
+}
+
+// subagentLimits maps an agent's subagents block.
+func subagentLimits(c configs.SubagentsConfig) actors.SubagentLimits {
+	c = c.WithDefaults()
+	return actors.SubagentLimits{AllowAgents: c.AllowAgents, MaxSpawnDepth: c.MaxSpawnDepth, MaxChildren: c.MaxChildren,
+		MaxConcurrent: c.MaxConcurrent, RunTimeout: time.Duration(c.RunTimeoutSeconds) * time.Second,
+		ArchiveAfter: time.Duration(c.ArchiveAfterMinutes) * time.Minute}
 }

@@ -1,0 +1,334 @@
+package actors
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/subagent"
+	"github.com/reefgw/reef/tools"
+)
+
+// Sub-agents, the parent's side. A sub-agent is a Session of its own (key
+// agent:<id>:subagent:<uuid>), spawned by the Router when its parent's run calls
+// sessions_spawn. The parent Session checks the limits, then writes in one transaction the
+// child's link (package subagent), its session info and its task in its inbox; after the
+// commit the tool answers "accepted" and the Router starts the child (subagent_router.go).
+// The child's final run and its completion in the parent's inbox are one transaction
+// (subagent_child.go), so the parent is woken exactly once per child, also across a crash.
+
+// SubagentLimits bound the sub-agents one agent spawns (configs.SubagentsConfig).
+type SubagentLimits struct {
+	AllowAgents   []string      // other agents a child may run ("*": any)
+	MaxSpawnDepth int           // default 1: children may not spawn
+	MaxChildren   int           // running children per session, default 5
+	MaxConcurrent int           // running sub-agents across the gateway (the default agent's counts), default 8
+	RunTimeout    time.Duration // a child's run, 0 = only Limits.TurnTimeout
+	ArchiveAfter  time.Duration // a finished child shows as archived after this long, default 60 min
+}
+
+func (l SubagentLimits) withDefaults() SubagentLimits {
+	if l.MaxSpawnDepth <= 0 {
+		l.MaxSpawnDepth = 1
+	}
+	if l.MaxChildren <= 0 {
+		l.MaxChildren = 5
+	}
+	if l.MaxConcurrent <= 0 {
+		l.MaxConcurrent = 8
+	}
+	if l.ArchiveAfter <= 0 {
+		l.ArchiveAfter = time.Hour
+	}
+	return l
+}
+
+func (l SubagentLimits) allows(from, to string) bool {
+	return from == to || slices.Contains(l.AllowAgents, "*") || slices.Contains(l.AllowAgents, to)
+}
+
+// subagentState is what a Session knows of delegation: its own link when it is a sub-agent,
+// and the children it spawned.
+type subagentState struct {
+	self     *subagent.Link
+	children []*subagent.Link
+	stopping bool // a stop arrived: the run ends "stopped" (subagent_child.go)
+}
+
+type (
+	// sessionsCall is one call of a session tool, for the Session whose run made it.
+	sessionsCall struct {
+		key   string
+		env   tools.Env
+		tool  string
+		args  any
+		reply chan sessionsReply // buffered
+	}
+	sessionsReply struct {
+		out json.RawMessage
+		err error
+	}
+	// childSpawned reports that a child's link and task are durable (or not).
+	childSpawned struct {
+		by   *Session
+		link *subagent.Link
+		call *sessionsCall
+		err  error
+	}
+)
+
+func (c *sessionsCall) answer(v any, err error) {
+	if err != nil {
+		c.reply <- sessionsReply{err: err}
+		return
+	}
+	b, err := json.Marshal(v)
+	c.reply <- sessionsReply{out: b, err: err}
+}
+
+// loadSubagents reads the session's own link and its children's (in onStarted).
+func loadSubagents(r persistence.Reader, key string) (subagentState, error) {
+	var st subagentState
+	if subagent.IsKey(key) {
+		l, ok, err := subagent.Get(r, key)
+		if err != nil {
+			return st, err
+		}
+		if ok {
+			st.self = &l
+		}
+	}
+	children, err := subagent.Children(r, key)
+	for i := range children {
+		st.children = append(st.children, &children[i])
+	}
+	return st, err
+}
+
+// onSessionsCall runs a session tool's call for this session's run.
+func (s *Session) onSessionsCall(ctx actor.Context, call *sessionsCall) {
+	if s.turn == nil {
+		call.answer(nil, fmt.Errorf("%s works only during a run of this session", call.tool))
+		return
+	}
+	switch call.tool {
+	case subagent.ToolSpawn:
+		s.spawnChild(ctx, call)
+	case subagent.ToolYield:
+		call.answer(s.yield(call.args.(*subagent.YieldArgs)))
+	case subagent.ToolSubagents:
+		s.subagentsTool(ctx, call)
+	case subagent.ToolSend:
+		s.onSendRequest(ctx, call) // subagent_send.go
+	default:
+		call.answer(nil, fmt.Errorf("%s: unknown session tool", call.tool))
+	}
+}
+
+// spawnChild checks the limits and records the child; the tool is answered after the commit.
+func (s *Session) spawnChild(ctx actor.Context, call *sessionsCall) {
+	link, task, info, err := s.newChild(call.args.(*subagent.SpawnArgs))
+	if err != nil {
+		call.answer(nil, err)
+		return
+	}
+	fork := s.forkEntries(link.Context)
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	ctx.Send(s.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			if err := subagent.Put(tx, link); err != nil {
+				return err
+			}
+			if err := tx.PutSession(info); err != nil {
+				return err
+			}
+			if len(fork) > 0 {
+				if _, err := tx.AppendMessages(link.Child, fork...); err != nil {
+					return err
+				}
+			}
+			_, err := tx.AppendInbox(link.Child, task)
+			return err
+		},
+		Done: func(err error) { root.Send(self, &childSpawned{by: s, link: link, call: call, err: err}) },
+	})
+	s.subs.children = append(s.subs.children, link) // counts toward maxChildren at once
+}
+
+// newChild builds a child's link, task and session info, or says which limit refuses it.
+func (s *Session) newChild(a *subagent.SpawnArgs) (*subagent.Link, messages.Inbound, persistence.SessionInfo, error) {
+	var none persistence.SessionInfo
+	lim := s.agent.Subagents.withDefaults()
+	depth := 1
+	if s.subs.self != nil {
+		depth = s.subs.self.Depth + 1
+	}
+	if depth > lim.MaxSpawnDepth {
+		return nil, messages.Inbound{}, none, fmt.Errorf("refused: sub-agents may nest %d deep here (agents[].subagents.maxSpawnDepth = %d); do the task yourself",
+			lim.MaxSpawnDepth, lim.MaxSpawnDepth)
+	}
+	agentID := a.AgentID
+	if agentID == "" {
+		agentID = s.agent.ID
+	}
+	target := s.deps.agent(agentID)
+	switch {
+	case target == nil:
+		return nil, messages.Inbound{}, none, fmt.Errorf("refused: there is no agent %q", agentID)
+	case !lim.allows(s.agent.ID, agentID):
+		return nil, messages.Inbound{}, none, fmt.Errorf("refused: agent %q is not allowed (agents[].subagents.allowAgents of %s = [%s])",
+			agentID, s.agent.ID, strings.Join(lim.AllowAgents, ", "))
+	}
+	if n := s.activeChildren(); n >= lim.MaxChildren {
+		return nil, messages.Inbound{}, none, fmt.Errorf("refused: this session already has %d running sub-agents (agents[].subagents.maxChildren = %d); wait for a completion or kill one",
+			n, lim.MaxChildren)
+	}
+	model := ""
+	if a.Model != "" {
+		m, err := target.model(a.Model)
+		if err != nil {
+			return nil, messages.Inbound{}, none, fmt.Errorf("refused: model %q: %v", a.Model, err)
+		}
+		model = m.Label
+	}
+	timeout := lim.RunTimeout
+	if t := time.Duration(a.RunTimeoutSeconds) * time.Second; t > 0 && (timeout == 0 || t < timeout) {
+		timeout = t
+	}
+	now := s.deps.now()
+	id := subagent.NewID()
+	var deliver subagent.Target
+	if n := len(s.answering); n > 0 {
+		in := s.answering[n-1]
+		deliver = subagent.Target{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, ThreadID: in.ThreadID,
+			ChatType: in.ChatType, SenderID: in.SenderID}
+	}
+	if s.subs.self != nil { // a grandchild's result goes to its parent, never to a chat
+		deliver = subagent.Target{}
+	}
+	link := &subagent.Link{Child: subagent.ChildKey(s.key, s.agent.ID, agentID, id), Parent: s.key, RunID: id,
+		AgentID: agentID, Label: a.Label, Task: s.deps.redactor().apply(a.Task), Model: model, Mode: a.Mode,
+		Cleanup: a.Cleanup, Context: a.Context, Depth: depth, RunTimeout: timeout, Deliver: deliver,
+		Tools: s.turnTools.Allowed(), Status: messages.SubagentRunning, Created: now}
+	childTools := link.Tools
+	if depth >= target.Subagents.withDefaults().MaxSpawnDepth { // a leaf is not offered the spawn tools
+		childTools = slices.DeleteFunc(slices.Clone(childTools), func(n string) bool { return slices.Contains(subagent.SpawnTools, n) })
+	}
+	task := subagent.Task(link, now)
+	task.Standing.Tools = childTools
+	info := persistence.SessionInfo{Key: link.Child, AgentID: agentID, Model: model, Think: a.Thinking, Created: now, Updated: now, Started: now}
+	return link, task, info, nil
+}
+
+// forkEntries are the parent's recent messages a child with context "fork" starts with: the
+// last 20 user and assistant texts (tool calls and results left out).
+func (s *Session) forkEntries(mode string) []messages.ChatMessage {
+	if mode != "fork" {
+		return nil
+	}
+	var out []messages.ChatMessage
+	for _, m := range s.history {
+		if (m.Role == messages.RoleUser || m.Role == messages.RoleAssistant) && strings.TrimSpace(m.Content) != "" {
+			out = append(out, messages.ChatMessage{Role: m.Role, Content: m.Content, Time: m.Time})
+		}
+	}
+	return out[max(0, len(out)-20):]
+}
+
+func (s *Session) onChildSpawned(ctx actor.Context, msg *childSpawned) {
+	if msg.by != s {
+		msg.call.answer(nil, errors.New("the conversation restarted; spawn again"))
+		return
+	}
+	if msg.err != nil {
+		s.subs.children = slices.DeleteFunc(s.subs.children, func(l *subagent.Link) bool { return l == msg.link })
+		msg.call.answer(nil, fmt.Errorf("could not record the sub-agent: %w", msg.err))
+		return
+	}
+	ctx.Send(s.router, &startSubagent{key: msg.link.Child})
+	s.log.Info().Str("session", s.key).Str("child", msg.link.Child).Str("label", msg.link.Label).Msg("sub-agent spawned")
+	msg.call.answer(map[string]any{"status": "accepted", "childSessionKey": msg.link.Child, "runId": msg.link.RunID,
+		"mode": msg.link.Mode, "note": "The sub-agent runs on its own. Its result is push-based: it arrives in this " +
+			"conversation as a completion event when it finishes. Do not poll or sleep; call sessions_yield to end your " +
+			"turn and wait, or go on with other work."}, nil)
+}
+
+// yield lets the run end after this step (Turn.maybeNextStep) when there is something to
+// wait for: a running child, or a completion already waiting.
+func (s *Session) yield(a *subagent.YieldArgs) (any, error) {
+	waiting := slices.ContainsFunc(s.queue.waiting, func(in messages.Inbound) bool { return in.Subagent != nil })
+	if s.activeChildren() == 0 && !waiting {
+		return nil, errors.New("nothing to wait for: no sub-agent of this session is running; answer the user now")
+	}
+	return map[string]any{"status": "yielded", "message": a.Message}, nil
+}
+
+// activeChildren counts the children still running.
+func (s *Session) activeChildren() int {
+	n := 0
+	for _, l := range s.subs.children {
+		if l.Active() {
+			n++
+		}
+	}
+	return n
+}
+
+// activeNote is the "active sub-agents" block of the session's runs while children run.
+func (s *Session) activeNote() string {
+	var labels []string
+	for _, l := range s.subs.children {
+		if l.Active() {
+			labels = append(labels, l.Name())
+		}
+	}
+	return subagent.ActiveNote(labels)
+}
+
+// onSubagentDone takes a child's completion in: the child's status is updated, and a child
+// that was stopped is recorded without a run (a /stop or kill already said so). It reports
+// whether the completion was handled here.
+func (s *Session) onSubagentDone(ctx actor.Context, in *messages.Inbound) bool {
+	done := in.Subagent
+	for _, l := range s.subs.children {
+		if l.Child == done.ChildKey {
+			l.Status, l.Why, l.Usage, l.Ended = done.Status, done.Why, done.Usage, in.Time
+		}
+	}
+	if done.Status != messages.SubagentStopped {
+		return false
+	}
+	s.chargeBudget(&s.info, done.Usage, s.deps.now())
+	silent := *in
+	silent.Channel = "" // recorded, not announced
+	s.answer(ctx, silent, "", nil)
+	return true
+}
+
+// chargeSubagents adds the tokens of the children whose completions a run answered to the
+// session's daily budget (hook in onTurnFinished).
+func (s *Session) chargeSubagents(info *persistence.SessionInfo, now time.Time) {
+	for _, in := range s.answering {
+		if in.Subagent != nil {
+			s.chargeBudget(info, in.Subagent.Usage, now)
+		}
+	}
+}
+
+// standingPolicy is the policy of a System event raised by a run: at most that run's tools.
+func standingPolicy(a *Agent, st *messages.Standing) tools.Policy {
+	known := a.Tools.Names()
+	names := slices.DeleteFunc(slices.Clone(st.Tools), func(n string) bool { return !slices.Contains(known, n) })
+	if len(names) == 0 { // an empty allow list would mean every tool
+		return tools.Policy{}
+	}
+	p, _ := tools.NewPolicy(names, nil, known)
+	return p
+}

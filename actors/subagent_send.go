@@ -1,0 +1,174 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/subagent"
+	"github.com/reefgw/reef/tools"
+)
+
+// sessions_send: a message from one session's run to another session of the gateway. It is
+// put in the receiver's inbox as a System event (source "session:<sender>"), so its run sees
+// an inter-session message, not its user, gets no more tools than the sender's run, and sends
+// its answer to no chat. A sender that waits registers with the Router under a reply id
+// carried in the event's source; the receiver's run that answers it sends the answer back
+// once the run is recorded.
+
+// defaultSendWait is how long sessions_send waits for the reply when timeoutSeconds is unset.
+const defaultSendWait = 60 * time.Second
+
+type (
+	// sendRequest is sessions_send's call, resolved to a session key, for the sender's Session.
+	sendRequest struct {
+		to, replyID, text string
+	}
+	// awaitReply registers a waiting sender with the Router; forgetReply drops it.
+	awaitReply struct {
+		id    string
+		reply chan string // buffered
+	}
+	forgetReply struct{ id string }
+	// interReply is a receiver's answer to a waiting sender.
+	interReply struct{ id, text string }
+)
+
+// replyMark separates the sender's key from the reply id in an inter-session event's source.
+const replyMark = "|reply:"
+
+// send resolves the receiver, has the sender's Session store and route the message, and
+// waits for the reply unless timeoutSeconds is 0.
+func (r *toolsRuntime) send(ctx context.Context, env tools.Env, a *subagent.SendArgs) (json.RawMessage, error) {
+	to, err := r.resolveReceiver(env.SessionKey, a)
+	if err != nil {
+		return nil, err
+	}
+	wait := defaultSendWait
+	if a.TimeoutSeconds != nil {
+		wait = time.Duration(*a.TimeoutSeconds) * time.Second
+	}
+	req := &sendRequest{to: to, text: a.Message}
+	var reply chan string
+	if wait > 0 {
+		req.replyID, reply = subagent.NewID(), make(chan string, 1)
+		r.root.Send(r.router, &awaitReply{id: req.replyID, reply: reply})
+		defer r.root.Send(r.router, &forgetReply{id: req.replyID})
+	}
+	if _, err := r.call(ctx, env, subagent.ToolSend, req); err != nil {
+		return nil, err
+	}
+	if wait == 0 {
+		return json.Marshal(map[string]any{"status": "sent", "sessionKey": to})
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case text := <-reply:
+		return json.Marshal(map[string]any{"status": "ok", "sessionKey": to, "reply": text})
+	case <-t.C:
+		return json.Marshal(map[string]any{"status": "timeout", "sessionKey": to,
+			"note": fmt.Sprintf("no reply within %s; the message was delivered and is answered later (not to you)", wait)})
+	case <-ctx.Done():
+		return nil, fmt.Errorf("sessions_send: %w", ctx.Err())
+	}
+}
+
+// resolveReceiver finds the key a send names: an existing session, or one of the sender's
+// sub-agents by label.
+func (r *toolsRuntime) resolveReceiver(from string, a *subagent.SendArgs) (string, error) {
+	var key string
+	err := r.store.View(func(rd persistence.Reader) error {
+		if a.SessionKey != "" {
+			_, ok, err := rd.Session(a.SessionKey)
+			if err == nil && !ok {
+				err = fmt.Errorf("no session %q (sessions_list shows the keys)", a.SessionKey)
+			}
+			key = a.SessionKey
+			return err
+		}
+		children, err := subagent.Children(rd, from)
+		if err != nil {
+			return err
+		}
+		for _, l := range children {
+			if strings.EqualFold(l.Label, a.Label) {
+				key = l.Child
+			}
+		}
+		if key == "" {
+			return fmt.Errorf("no sub-agent of this session is labelled %q", a.Label)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case key == from:
+		return "", errors.New("that is this session; answer yourself")
+	}
+	return key, nil
+}
+
+// onSendRequest stores the inter-session event in the receiver's inbox and routes it.
+func (s *Session) onSendRequest(ctx actor.Context, call *sessionsCall) {
+	req := call.args.(*sendRequest)
+	source := "session:" + s.key
+	if req.replyID != "" {
+		source += replyMark + req.replyID
+	}
+	s.sendInternal(ctx, req.to, messages.Inbound{System: true, Source: source, SessionKey: req.to, Time: s.deps.now(),
+		Text: "[Inter-session message from session " + s.key + " (agent " + s.agent.ID + "), not from your user. " +
+			"Your answer goes back to that session, not to any chat.]\n" + s.deps.redactor().apply(req.text),
+		Standing: &messages.Standing{Tools: s.turnTools.Allowed()}}, func(err error) {
+		if err != nil {
+			err = fmt.Errorf("sessions_send: could not store the message: %w", err)
+		}
+		call.answer(map[string]any{"status": "stored"}, err)
+	})
+}
+
+// interReplies are the answers of a finished run to the senders waiting for it.
+func (s *Session) interReplies(msg *turnFinished) []interReply {
+	var out []interReply
+	for _, in := range s.answering {
+		_, id, ok := strings.Cut(in.Source, replyMark)
+		if !ok || !in.System {
+			continue
+		}
+		text := s.deps.redactor().apply(msg.reply)
+		switch {
+		case msg.err != nil && !msg.cancelled:
+			text = "(the receiving session's run failed)"
+		case msg.cancelled:
+			text = "(the receiving session's run was stopped)"
+		case agent.IsSilent(text):
+			text = ""
+		}
+		out = append(out, interReply{id: id, text: capBytes(text, subagent.MaxAnswer)})
+	}
+	return out
+}
+
+// Router side: the waiting senders.
+func (r *Router) onAwaitReply(msg *awaitReply) {
+	if r.replies == nil {
+		r.replies = map[string]chan string{}
+	}
+	r.replies[msg.id] = msg.reply
+}
+
+func (r *Router) onInterReply(msg *interReply) {
+	if ch := r.replies[msg.id]; ch != nil {
+		ch <- msg.text
+		delete(r.replies, msg.id)
+	}
+}

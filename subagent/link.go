@@ -1,0 +1,170 @@
+// Package subagent is the pure part of multi-agent delegation: the arguments of the session
+// tools, the link between a sub-agent and its parent as the store keeps it, child session
+// keys, and the completion event a parent receives. The actors package runs sub-agents; the
+// tools in tools/sessions only check arguments and hand them to it.
+package subagent
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// The links in the store: one record per child, and an index of every parent's children.
+const (
+	bucketLinks    = "subagents/runs"     // <child key> → Link
+	bucketChildren = "subagents/children" // <parent key>\n<child key> → ""
+)
+
+// Link is a sub-agent's record: who spawned it, for what, under which limits, and how its run
+// ended. It is written when the child is spawned and again, with its status, in the
+// transaction that records the child's final run and puts the completion in the parent's inbox.
+type Link struct {
+	Child   string `json:"child"`
+	Parent  string `json:"parent"`
+	RunID   string `json:"runId"`
+	AgentID string `json:"agentId"`
+	Label   string `json:"label,omitempty"`
+	Task    string `json:"task"`
+	Model   string `json:"model,omitempty"`
+	Mode    string `json:"mode"`    // run | session
+	Cleanup string `json:"cleanup"` // keep | delete
+	Context string `json:"context"` // isolated | fork
+	Depth   int    `json:"depth"`   // 1 for a child of a conversation, 2 for a grandchild...
+	// RunTimeout stops the child's run after this long (0: only the agent's limits).
+	RunTimeout time.Duration `json:"runTimeout,omitempty"`
+	// Deliver is where the parent's answer to the completion goes: the chat the parent's run
+	// answered when it spawned the child ("" channel: not delivered).
+	Deliver Target `json:"deliver,omitzero"`
+	// Tools is the standing of the parent's run: the child's runs and the parent's run that
+	// answers the completion get no more.
+	Tools []string `json:"tools"`
+
+	Status  string         `json:"status"` // messages.Subagent*
+	Why     string         `json:"why,omitempty"`
+	Answer  string         `json:"answer,omitempty"` // the child's final answer (capped), for /subagents log
+	Usage   messages.Usage `json:"usage,omitzero"`
+	Created time.Time      `json:"created"`
+	Ended   time.Time      `json:"ended,omitzero"`
+}
+
+// Target is a chat a reply goes to.
+type Target struct {
+	Channel  string            `json:"channel,omitempty"`
+	Account  string            `json:"account,omitempty"`
+	ChatID   string            `json:"chatId,omitempty"`
+	ThreadID string            `json:"threadId,omitempty"`
+	ChatType messages.ChatType `json:"chatType,omitempty"`
+	SenderID string            `json:"senderId,omitempty"`
+}
+
+// Active reports whether the child has not ended yet.
+func (l *Link) Active() bool {
+	return l.Status == messages.SubagentRunning || l.Status == messages.SubagentQueued
+}
+
+// Runtime is how long the child ran (until now when it has not ended).
+func (l *Link) Runtime(now time.Time) time.Duration {
+	end := l.Ended
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(l.Created).Round(time.Second)
+}
+
+// IsKey reports whether key names a sub-agent's session.
+func IsKey(key string) bool { return strings.Contains(key, ":subagent:") }
+
+// NewID returns a random id in the UUID format.
+func NewID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// ChildKey names a new child of parent running agentID: agent:<id>:subagent:<uuid> for a
+// child of a conversation, the parent's key + ":subagent:<uuid>" for a child of a sub-agent
+// of the same agent.
+func ChildKey(parent, parentAgent, agentID, id string) string {
+	if IsKey(parent) && agentID == parentAgent {
+		return parent + ":subagent:" + id
+	}
+	return "agent:" + agentID + ":subagent:" + id
+}
+
+// Put stores l and indexes it under its parent.
+func Put(tx persistence.Tx, l *Link) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("subagent: encode link: %w", err)
+	}
+	if err := tx.Put(bucketChildren, l.Parent+"\n"+l.Child, nil); err != nil {
+		return err
+	}
+	return tx.Put(bucketLinks, l.Child, b)
+}
+
+// Get returns the link of child and whether there is one.
+func Get(r persistence.Reader, child string) (Link, bool, error) {
+	b, ok, err := r.Get(bucketLinks, child)
+	if err != nil || !ok {
+		return Link{}, false, err
+	}
+	var l Link
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Link{}, false, fmt.Errorf("subagent: decode link %s: %w", child, err)
+	}
+	return l, true, nil
+}
+
+// Children returns the links of parent's children, oldest first.
+func Children(r persistence.Reader, parent string) ([]Link, error) {
+	var keys []string
+	err := r.Scan(bucketChildren, parent+"\n", func(k string, _ []byte) error {
+		keys = append(keys, strings.TrimPrefix(k, parent+"\n"))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Link, 0, len(keys))
+	for _, k := range keys {
+		l, ok, err := Get(r, k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, l)
+		}
+	}
+	sortByCreated(out)
+	return out, nil
+}
+
+// All returns every link, by child key.
+func All(r persistence.Reader) (map[string]Link, error) {
+	out := map[string]Link{}
+	err := r.Scan(bucketLinks, "", func(k string, v []byte) error {
+		var l Link
+		if err := json.Unmarshal(v, &l); err != nil {
+			return fmt.Errorf("subagent: decode link %s: %w", k, err)
+		}
+		out[k] = l
+		return nil
+	})
+	return out, err
+}
+
+func sortByCreated(ls []Link) {
+	slices.SortStableFunc(ls, func(a, b Link) int { return a.Created.Compare(b.Created) })
+}
