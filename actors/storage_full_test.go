@@ -14,6 +14,8 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/subagent"
+	"github.com/reefgw/reef/tools/sessions"
 )
 
 // Disk states of fullDisk.
@@ -263,6 +265,38 @@ func TestCommandNotStoredIsClosed(t *testing.T) {
 	h.say("a", "next")
 	if out := h.reply(); out.Text != "answer to next" {
 		t.Fatalf("after the restart the chat got %q first, want the answer to its new message", out.Text)
+	}
+	rig.check(t, h, "a")
+}
+
+// TestSubagentNotStoredFailsForParent: a sub-agent's final run cannot be stored, so its
+// messages are closed instead; its parent still gets one completion, "failed", written with
+// the closing, and answers the user once.
+func TestSubagentNotStoredFailsForParent(t *testing.T) {
+	rig := newDiskRig(t)
+	script := fakellm.NewScript()
+	script.Respond = func(req fakellm.Request) fakellm.Reply {
+		switch {
+		case isChild(req):
+			rig.disk.state.Store(diskNearly) // the child's record will not fit
+			return fakellm.Reply{Text: "the child's answer"}
+		case len(completions(req)) > 0:
+			rig.disk.state.Store(diskOK)
+			return fakellm.Reply{Text: "report: " + completions(req)[0]}
+		case lastTool(req) == subagent.ToolSpawn:
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("y1", subagent.ToolYield, map[string]string{"message": "waiting"})}}
+		}
+		return fakellm.Reply{ToolCalls: []messages.ToolCall{call("s1", subagent.ToolSpawn, map[string]string{"task": "work", "label": "Worker"})}}
+	}
+	h := newHarness(t, harnessOpts{script: script, dbPath: rig.db, clock: rig.clock, extra: sessions.Tools(),
+		wrapStore: func(s persistence.Store) persistence.Store { rig.disk.Store = s; return rig.disk }})
+	h.say("a", "delegate")
+	out := h.reply()
+	if !strings.Contains(out.Text, "status: failed: could not save its run") {
+		t.Fatalf("the user got %q, want the parent's report of a failed child", out.Text)
+	}
+	if n := strings.Count(out.Text, "[Internal event: a sub-agent finished"); n != 1 {
+		t.Errorf("the report holds %d completions, want 1", n)
 	}
 	rig.check(t, h, "a")
 }
