@@ -25,6 +25,7 @@ const (
 	diskNearly       // a write that appends transcript entries fails; small ones pass
 	diskMark         // a write that deletes an outbox row (marks a reply sent) fails
 	diskInfo         // a write that stores a session's info fails
+	diskChild        // a write that appends to a sub-agent's transcript fails
 )
 
 var errNoSpace = fmt.Errorf("write reef.db: %w", syscall.ENOSPC)
@@ -45,7 +46,7 @@ func (d *fullDisk) Update(fn func(persistence.Tx) error) error {
 		return d.Store.Update(fn)
 	}
 	return d.Store.Update(func(tx persistence.Tx) error {
-		spy := &diskTx{Tx: tx, nearly: state == diskNearly, info: state == diskInfo}
+		spy := &diskTx{Tx: tx, nearly: state == diskNearly, info: state == diskInfo, child: state == diskChild}
 		err := fn(spy)
 		if state == diskMark && spy.marked {
 			d.marks.Add(1)
@@ -63,7 +64,7 @@ func (d *fullDisk) Update(fn func(persistence.Tx) error) error {
 
 type diskTx struct {
 	persistence.Tx
-	nearly, info              bool
+	nearly, info, child       bool
 	appended, deleted, marked bool
 }
 
@@ -81,7 +82,7 @@ func (t *diskTx) DeleteOutbox(key string, seq uint64) error {
 
 func (t *diskTx) AppendMessages(key string, msgs ...messages.ChatMessage) ([]uint64, error) {
 	t.appended = true
-	if t.nearly {
+	if t.nearly || t.child && subagent.IsKey(key) {
 		return nil, errNoSpace
 	}
 	return t.Tx.AppendMessages(key, msgs...)
@@ -278,7 +279,7 @@ func TestSubagentNotStoredFailsForParent(t *testing.T) {
 	script.Respond = func(req fakellm.Request) fakellm.Reply {
 		switch {
 		case isChild(req):
-			rig.disk.state.Store(diskNearly) // the child's record will not fit
+			rig.disk.state.Store(diskChild) // the child's record will not fit
 			return fakellm.Reply{Text: "the child's answer"}
 		case len(completions(req)) > 0:
 			rig.disk.state.Store(diskOK)
@@ -297,6 +298,11 @@ func TestSubagentNotStoredFailsForParent(t *testing.T) {
 	}
 	if n := strings.Count(out.Text, "[Internal event: a sub-agent finished"); n != 1 {
 		t.Errorf("the report holds %d completions, want 1", n)
+	}
+	select {
+	case out := <-h.ch.Sent:
+		t.Errorf("a second message reached the user: %q", out.Text)
+	case <-time.After(300 * time.Millisecond):
 	}
 	rig.check(t, h, "a")
 }
