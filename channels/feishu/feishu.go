@@ -88,11 +88,14 @@ type Bot struct {
 	deliverTimeout time.Duration
 	// maxRetryWait caps one rate-limit wait in Send.
 	maxRetryWait time.Duration
+	// order delivers each chat's events one at a time, in the platform's order.
+	order *chatOrder
 }
 
 var (
 	_ channels.Channel = (*Bot)(nil)
 	_ channels.Editor  = (*Bot)(nil)
+	_ channels.Deleter = (*Bot)(nil)
 )
 
 // New checks cfg and returns a Bot. It starts nothing and touches no network.
@@ -131,6 +134,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		cfg: cfg, base: base, log: log, red: red, http: hc, botName: cfg.BotName,
 		deliverTimeout: 2500 * time.Millisecond,
 		maxRetryWait:   30 * time.Second,
+		order:          newChatOrder(orderWindow),
 	}
 	// What lark.NewClient does, without the root package: it builds a client for every
 	// Feishu service (megabytes of binary, BENCHMARKS.md) where reef needs only im/v1.
