@@ -3,12 +3,16 @@
 //
 // Run owns one gateway session: it identifies with the GuildMessages, DirectMessages and
 // MessageContent intents, hands each MESSAGE_CREATE to reef in arrival order, and after a
-// dropped socket reconnects and RESUMEs itself (discordgo's own reconnect loop is off,
-// because it retries for ever, even after Discord closed the socket with a fatal close code
-// such as 4004 or 4014). Events replayed after a RESUME keep their Discord message ids, so
-// reef's dedup makes them harmless. Fatal close codes and a rejected token end Run with
-// channels.ErrAuth; a session that cannot be resumed ends Run with an error, and the caller
-// restarts it.
+// dropped socket reconnects and RESUMEs itself on READY's resume_gateway_url (discordgo's own
+// reconnect loop is off, because it retries for ever, even after Discord closed the socket
+// with a fatal close code such as 4004 or 4014; and it never uses resume_gateway_url). Events
+// replayed after a RESUME keep their Discord message ids, so reef's dedup makes them
+// harmless. A session that cannot be resumed — discordgo closes with code 1000 after a read
+// error or missed heartbeat ACKs, which ends the session on Discord — is replaced: the
+// RESUME is refused, discordgo identifies anew on the same socket, and the new READY makes
+// the bot read the messages it missed over REST (session.go). Fatal close codes and a
+// rejected token end Run with channels.ErrAuth; a gateway that stays unreachable ends Run
+// with an error, and the caller restarts it (the next Run's READY reads the gap too).
 //
 // Concurrency: Run's handlers run on discordgo's read goroutine (SyncEvents) and only queue
 // messages; one worker goroutine per Run normalises and delivers them. Send, Edit and Typing
@@ -59,11 +63,14 @@ type Bot struct {
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY
 	channels map[string]chanInfo // channel id → kind, for threads
+	lastSeen map[string]string   // channel id → newest message id seen, for the backfill after a gap
 }
 
 var _ channels.Channel = (*Bot)(nil)
 var _ channels.Typer = (*Bot)(nil)
 var _ channels.Editor = (*Bot)(nil)
+var _ channels.Deleter = (*Bot)(nil)
+var _ channels.ThreadTyper = (*Bot)(nil)
 
 // New returns a Bot. It starts nothing and does not touch the network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {
@@ -98,7 +105,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		}
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
-	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, reconnectWaits: defaultReconnectWaits}
+	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits}
 	b.rest = b.newSession(client)
 	return b, nil
 }

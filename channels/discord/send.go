@@ -33,14 +33,7 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	}
 	var ids []string
 	for i, chunk := range channels.CapChunks(Chunks(out.Text), out.MaxChunks, channels.OmittedNote) {
-		msg := &discordgo.MessageSend{
-			Content: chunk,
-			// Never let model output ping @everyone, @here or roles.
-			AllowedMentions: &discordgo.MessageAllowedMentions{
-				Parse:       []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers},
-				RepliedUser: true,
-			},
-		}
+		msg := &discordgo.MessageSend{Content: chunk, AllowedMentions: allowedMentions()}
 		if i == 0 && out.ReplyToID != "" {
 			no := false
 			msg.Reference = &discordgo.MessageReference{MessageID: out.ReplyToID, ChannelID: target, FailIfNotExists: &no}
@@ -54,6 +47,15 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 		ids = append(ids, m.ID)
 	}
 	return ids, nil
+}
+
+// allowedMentions is the mention policy of every send and edit: never let model output ping
+// @everyone, @here or roles.
+func allowedMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{
+		Parse:       []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers},
+		RepliedUser: true,
+	}
 }
 
 // Chunks cuts text into messages Discord accepts: at most MaxMessage code points each, never
@@ -90,15 +92,37 @@ func fits(chunks []string) bool {
 	return true
 }
 
-// Edit replaces the text of message messageID in channel chatID (truncated to MaxMessage).
+// Edit replaces the text of message messageID in channel chatID (truncated to MaxMessage),
+// with the same allowed_mentions as Send: without them an edit may ping.
 func (b *Bot) Edit(ctx context.Context, chatID, messageID, text string) error {
 	if chunks := channels.Split(text, MaxMessage, channels.Runes); len(chunks) > 0 {
 		text = chunks[0]
 	}
+	edit := &discordgo.MessageEdit{ID: messageID, Channel: chatID, Content: &text, AllowedMentions: allowedMentions()}
 	_, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Message, error) {
-		return b.rest.ChannelMessageEdit(chatID, messageID, text, opts...)
+		return b.rest.ChannelMessageEditComplex(edit, opts...)
 	})
 	return b.apiError("edit", err)
+}
+
+// Delete deletes message messageID of channel chatID; a message already gone counts as deleted.
+func (b *Bot) Delete(ctx context.Context, chatID, messageID string) error {
+	_, err := call(ctx, b, func(opts ...discordgo.RequestOption) (struct{}, error) {
+		return struct{}{}, b.rest.ChannelMessageDelete(chatID, messageID, opts...)
+	})
+	var rest *discordgo.RESTError
+	if errors.As(err, &rest) && rest.Response != nil && rest.Response.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	return b.apiError("delete", err)
+}
+
+// TypingInThread shows the typing indicator in the thread (a channel of its own on Discord).
+func (b *Bot) TypingInThread(ctx context.Context, chatID, threadID string) error {
+	if threadID == "" {
+		threadID = chatID
+	}
+	return b.Typing(ctx, threadID)
 }
 
 // Typing shows the typing indicator in chatID (for about ten seconds).
