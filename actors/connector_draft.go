@@ -108,7 +108,15 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 		}
 	}
 	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
-	if errors.Is(err, channels.ErrPermanent) { // the draft is gone (deleted by the user): send anew
+	if errors.Is(err, channels.ErrPermanent) {
+		// The draft cannot take the reply (deleted or recalled, past the platform's edit
+		// window or edit count): send it anew, and take the draft away where possible.
+		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply is sent as a new message")
+		if del, isDel := c.ch.(channels.Deleter); isDel {
+			if derr := del.Delete(ctx, d.chat, d.id); derr != nil {
+				c.log.Debug().Err(derr).Msg("draft not deleted")
+			}
+		}
 		return false, nil
 	}
 	return err == nil, err
