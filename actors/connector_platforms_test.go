@@ -130,7 +130,9 @@ func TestFeishuUneditableDraft(t *testing.T) {
 			})
 			spoil(srv, draft)
 			close(r.gate)
-			until(t, "the answer", func() bool { return strings.Join(srv.Sent("oc_dm"), "|") != "" && feishuHas(srv.Messages(), "the answer") })
+			until(t, "the answer", func() bool {
+				return strings.Join(srv.Sent("oc_dm"), "|") != "" && feishuHas(srv.Messages(), "the answer")
+			})
 			r.outboxEmpty()
 			var answers int
 			for _, m := range srv.Messages() {
