@@ -49,6 +49,10 @@ type Config struct {
 	Token      string       // bot token from the developer portal, with or without "Bot "
 	APIBase    string       // default DefaultAPIBase; tests point it at discordtest
 	HTTPClient *http.Client // default: a client with a 30 s timeout
+	// StateFile keeps the newest message id of each channel the bot has handled, so that
+	// after a restart it reads the messages sent while reef was down (Discord replays none
+	// to a new session). Empty: kept in memory, for the gaps within one process only.
+	StateFile string
 }
 
 // Bot is one Discord bot account.
@@ -59,6 +63,8 @@ type Bot struct {
 	rest   *discordgo.Session // REST only; Run opens its own session for the gateway
 
 	reconnectWaits []time.Duration
+	stateFile      string
+	checkpoint     *checkpoint // loaded by the first Run
 
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY
@@ -105,7 +111,8 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		}
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
-	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits}
+	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits,
+		stateFile: cfg.StateFile}
 	b.rest = b.newSession(client)
 	return b, nil
 }

@@ -32,6 +32,23 @@ var defaultReconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * tim
 // returns an error wrapping channels.ErrAuth when Discord rejects the token or the intents,
 // and another error when the session was lost and could not be resumed.
 func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
+	if b.checkpoint == nil { // the first Run: what reef handled before it stopped
+		cp, err := loadCheckpoint(b.stateFile)
+		if err != nil {
+			b.log.Warn().Err(err).Msg("discord: messages sent while reef was down are not read")
+		}
+		b.checkpoint = cp
+		b.mu.Lock()
+		for channel, id := range cp.snapshot() {
+			b.lastSeen[channel] = id
+		}
+		b.mu.Unlock()
+	}
+	defer func() {
+		if err := b.checkpoint.save(); err != nil {
+			b.log.Warn().Err(err).Msg("discord: the newest handled message ids were not saved")
+		}
+	}()
 	conns := &connTracker{run: ctx, target: newResumeTarget()}
 	client := *b.client
 	client.Transport = &boundTransport{ctx: ctx, next: transportOf(b.client)}

@@ -117,28 +117,35 @@ func (b *Bot) deliverLoop(ctx context.Context, q *inbox, deliver channels.Delive
 		if !ok {
 			return
 		}
-		if in, ok := b.normalise(ctx, m); ok {
-			b.deliver(ctx, deliver, in)
+		if in, ok := b.normalise(ctx, m); ok && !b.deliver(ctx, deliver, in) {
+			continue // not handled: the checkpoint stays before it
+		}
+		if err := b.checkpoint.handled(m.ChannelID, m.ID); err != nil {
+			b.log.Warn().Err(err).Msg("discord: the newest handled message ids were not saved")
 		}
 	}
 }
 
-// deliver offers in to reef, retrying with backoff while reef cannot accept it.
-func (b *Bot) deliver(ctx context.Context, deliver channels.Deliver, in messages.Inbound) {
+// deliver offers in to reef, retrying with backoff while reef cannot accept it. It reports
+// whether reef accepted it.
+func (b *Bot) deliver(ctx context.Context, deliver channels.Deliver, in messages.Inbound) bool {
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := deliver(ctx, in)
-		if err == nil || ctx.Err() != nil {
-			return
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
 		}
 		if attempt == deliverAttempts {
 			b.log.Error().Err(err).Str("chat", in.ChatID).Str("message", in.MessageID).Msg("discord: message not accepted; dropped")
-			return
+			return false
 		}
 		b.log.Warn().Err(err).Str("chat", in.ChatID).Int("attempt", attempt).Msg("discord: message not accepted; retrying")
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, 5*time.Second)

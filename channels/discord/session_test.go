@@ -143,3 +143,23 @@ func TestTypingInThread(t *testing.T) {
 		t.Errorf("typing in thread %d×, in parent %d×; want the thread only", srv.Typing("thread"), srv.Typing("parent"))
 	}
 }
+
+// A reply sent again after a crash (same outbox row) is not doubled: each chunk carries an
+// enforced nonce, and Discord answers a repeated one with the message it made.
+func TestSendRepeatedIsIdempotent(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{})
+	bot := newBot(t, srv)
+	out := messages.Outbound{ChatID: "c1", Text: "the answer", SessionKey: "s", OutboxSeq: 7}
+	first, err := bot.Send(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := bot.Send(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 1 || len(again) != 1 || first[0] != again[0] || len(srv.Sent("c1")) != 1 {
+		t.Errorf("sent %v then %v, channel shows %q; want one message", first, again, srv.Sent("c1"))
+	}
+}

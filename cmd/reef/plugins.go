@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -96,7 +97,8 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 		set.add("telegram", bot, t.Access())
 	}
 	if d := c.Discord; d != nil {
-		bot, err := discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase}, log)
+		bot, err := discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase,
+			StateFile: filepath.Join(cfg.DataDir, "discord-state.json")}, log)
 		if err != nil {
 			return set, err
 		}

@@ -74,7 +74,8 @@ type Server struct {
 	edits    map[string][]string // message id → texts it was edited to
 	mentions map[string][]string // message id → allowed_mentions (raw JSON, "" if none) of its send, then of each edit
 	typing   map[string]int
-	history  int // GET /channels/{id}/messages answered
+	history  int               // GET /channels/{id}/messages answered
+	nonces   map[string]string // channel + enforced nonce → the message it created
 	requests []string
 	failures map[string][]failure
 
@@ -133,6 +134,7 @@ func Start(cfg Config) *Server {
 		sent:     map[string][]string{},
 		edits:    map[string][]string{},
 		mentions: map[string][]string{},
+		nonces:   map[string]string{},
 		typing:   map[string]int{},
 		failures: map[string][]failure{},
 	}

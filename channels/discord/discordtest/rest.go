@@ -123,6 +123,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Content         string          `json:"content"`
 		AllowedMentions json.RawMessage `json:"allowed_mentions"`
+		Nonce           json.RawMessage `json:"nonce"`
+		EnforceNonce    bool            `json:"enforce_nonce"`
 		Reference       *struct {
 			MessageID       string `json:"message_id"`
 			FailIfNotExists *bool  `json:"fail_if_not_exists"`
@@ -142,6 +144,13 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	channelID := r.PathValue("id")
 	s.mu.Lock()
+	nonceKey := channelID + "\x00" + string(req.Nonce)
+	if id, ok := s.nonces[nonceKey]; ok && req.EnforceNonce && len(req.Nonce) > 0 {
+		wire := s.wireLocked(s.messages[id]) // Discord answers with the message made then
+		s.mu.Unlock()
+		writeJSON(w, 200, wire)
+		return
+	}
 	m := &Message{ID: s.newID(), ChannelID: channelID, AuthorID: s.cfg.BotID, AuthorName: s.cfg.BotName,
 		AuthorBot: true, Content: req.Content, Time: time.Now().UTC()}
 	if c, ok := s.channels[channelID]; ok {
@@ -160,6 +169,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	s.messages[m.ID] = m
 	s.sent[channelID] = append(s.sent[channelID], m.ID)
 	s.mentions[m.ID] = append(s.mentions[m.ID], string(req.AllowedMentions))
+	if req.EnforceNonce && len(req.Nonce) > 0 {
+		s.nonces[nonceKey] = m.ID
+	}
 	wire := s.wireLocked(m)
 	s.mu.Unlock()
 	s.gw.dispatch("MESSAGE_CREATE", wire)
