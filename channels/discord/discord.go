@@ -65,6 +65,7 @@ type Bot struct {
 	reconnectWaits []time.Duration
 	stateFile      string
 	checkpoint     *checkpoint // loaded by the first Run
+	onReachable    func()      // set by OnReachable before Run
 
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY
@@ -77,6 +78,17 @@ var _ channels.Typer = (*Bot)(nil)
 var _ channels.Editor = (*Bot)(nil)
 var _ channels.Deleter = (*Bot)(nil)
 var _ channels.ThreadTyper = (*Bot)(nil)
+var _ channels.Reachable = (*Bot)(nil)
+
+// OnReachable registers fn, called when a gateway session starts or resumes, so that replies
+// waiting for Discord go out at once. Call it before Run.
+func (b *Bot) OnReachable(fn func()) { b.onReachable = fn }
+
+func (b *Bot) reachable() {
+	if b.onReachable != nil {
+		b.onReachable()
+	}
+}
 
 // New returns a Bot. It starts nothing and does not touch the network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {

@@ -70,7 +70,9 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 			q.hold()
 			fills.Go(func() { b.backfill(fillCtx, q, last) })
 		}
+		b.reachable()
 	})
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { b.reachable() })
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
 		if u := readyURL(e); u != "" {
 			resumeMu.Lock()

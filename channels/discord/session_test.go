@@ -3,6 +3,7 @@ package discord_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,4 +163,21 @@ func TestSendRepeatedIsIdempotent(t *testing.T) {
 	if len(first) != 1 || len(again) != 1 || first[0] != again[0] || len(srv.Sent("c1")) != 1 {
 		t.Errorf("sent %v then %v, channel shows %q; want one message", first, again, srv.Sent("c1"))
 	}
+}
+
+// OnReachable fires when a session starts and when it resumes: the connector then sends the
+// replies that waited for Discord at once.
+func TestReachableOnReadyAndResume(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{})
+	bot := newBot(t, srv)
+	var calls atomic.Int32
+	bot.OnReachable(func() { calls.Add(1) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx, func(context.Context, messages.Inbound) error { return nil }) }()
+	defer func() { cancel(); <-done }()
+	eventually(t, "reachable at READY", func() bool { return calls.Load() >= 1 })
+	srv.Drop()
+	eventually(t, "reachable after the RESUME", func() bool { return calls.Load() >= 2 && srv.Resumes() >= 1 })
 }

@@ -90,13 +90,26 @@ type Bot struct {
 	maxRetryWait time.Duration
 	// order delivers each chat's events one at a time, in the platform's order.
 	order *chatOrder
+	// onReachable is set by OnReachable before Run.
+	onReachable func()
 }
 
 var (
-	_ channels.Channel = (*Bot)(nil)
-	_ channels.Editor  = (*Bot)(nil)
-	_ channels.Deleter = (*Bot)(nil)
+	_ channels.Channel   = (*Bot)(nil)
+	_ channels.Editor    = (*Bot)(nil)
+	_ channels.Deleter   = (*Bot)(nil)
+	_ channels.Reachable = (*Bot)(nil)
 )
+
+// OnReachable registers fn, called when the long connection is (re)established, so that
+// replies waiting for the platform go out at once. Call it before Run.
+func (b *Bot) OnReachable(fn func()) { b.onReachable = fn }
+
+func (b *Bot) reachable() {
+	if b.onReachable != nil {
+		b.onReachable()
+	}
+}
 
 // New checks cfg and returns a Bot. It starts nothing and touches no network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {
