@@ -20,6 +20,8 @@
 //	Gateway                        Start                      Runtime.Stop (shutdown message)
 //	Storage                        Gateway.Started            Gateway, after every other child stopped; drains first
 //	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
+//	Storage prune ticker goroutine Storage.Started            Storage.Stopping/Restarting; it asks for
+//	                                                          a dedup prune (storage_prune.go) hourly
 //	Connector                      Gateway.Started            Gateway shutdown; restarted on panic
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
