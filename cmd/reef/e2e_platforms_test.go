@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -159,4 +160,29 @@ func TestE2EFeishuKillDuringBurst(t *testing.T) {
 	killBurst(t, n, chats, 5, 2, func(chat, text string) { fs.UserSays(chat, "ou_"+chat, text) }, fs.Sent)
 	checkSettled(t, home)
 	noSecrets(t, home, n.logs(), appSecret, canary)
+}
+
+// TestE2EStatusSaysWhyAChannelIsDown: `reef status` names each platform's last error in words
+// a user can act on: Discord without the Message Content intent (the channel stops), Feishu
+// at its connection limit (it keeps retrying).
+func TestE2EStatusSaysWhyAChannelIsDown(t *testing.T) {
+	const token, appSecret = "discord-canary-token.status.Z1", "feishu-canary-app-secret-status-2b"
+	dc := discordtest.New(t, discordtest.Config{Token: token, DisallowedIntents: discordtest.IntentMessageContent})
+	fs := feishutest.New(t, feishutest.Config{AppID: fmt.Sprintf("cli_status_%d", time.Now().UnixNano()), AppSecret: appSecret})
+	fs.RefuseConnections(1 << 20)
+	llm := newEchoLLM(t, 0, nil)
+	home, e := writeConfig(t, llm.srv, discordYAML(token, dc.URL)+fmt.Sprintf("  feishu:\n    appId: %s\n    appSecret: %s\n    domain: %s\n",
+		fs.AppID, appSecret, fs.URL))
+	n := newNode(t, e)
+	var out string
+	ok := eventually(60*time.Second, func() bool {
+		out = reef(t, e, "", "status").stdout
+		return strings.Contains(out, "Message Content intent") && strings.Contains(out, "connection limit reached")
+	})
+	n.stop()
+	if !ok {
+		t.Fatalf("reef status does not say why the channels are down:\n%s\nlogs:\n%s", out, tail(n.logs(), 6000))
+	}
+	t.Logf("reef status:\n%s", out)
+	noSecrets(t, home, n.logs(), token, canary)
 }
