@@ -15,7 +15,9 @@
 // with an error, and the caller restarts it (the next Run's READY reads the gap too).
 //
 // Concurrency: Run's handlers run on discordgo's read goroutine (SyncEvents) and only queue
-// messages; one worker goroutine per Run normalises and delivers them. Send, Edit and Typing
+// messages; one worker goroutine per Run normalises and delivers them, and after a gap one
+// backfill goroutine reads the missed messages (Run cancels and waits for it when it ends).
+// The newest handled message id of each channel is saved in Config.StateFile. Send, Edit and Typing
 // are safe for concurrent use; each REST call is bounded by its ctx, also while discordgo's
 // rate limiter waits.
 //

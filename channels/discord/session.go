@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,12 +19,17 @@ import (
 // closes with 1000 or 1001. The RESUME that follows is refused (op 9), discordgo identifies
 // on a new session, and what was dispatched in between is never replayed. So every READY
 // after the first is a gap: the bot reads the messages it missed in the channels and DMs it
-// has served over REST (those after the last one it saw), and queues them before what the
-// new session dispatches. Messages in a channel the bot has not seen since it started are
+// has served over REST (those after the last one it saw; the maxBackfillChannels most
+// recently active), and queues them before what the new session dispatches. Messages in a channel the bot has not seen since it started are
 // not found this way. Dedup in the connector drops what arrives twice.
 
 // maxBackfillPages bounds the history read per channel after a gap (100 messages a page).
 const maxBackfillPages = 10
+
+// maxBackfillChannels bounds the channels read after a gap: those with the newest messages.
+// New messages wait while the gap is read, so a bot in thousands of channels must not read
+// them all.
+const maxBackfillChannels = 100
 
 // backfillTimeout bounds the history reads after one gap.
 const backfillTimeout = time.Minute
@@ -65,8 +71,22 @@ func (b *Bot) served() map[string]string {
 func (b *Bot) backfill(ctx context.Context, q *inbox, last map[string]string) {
 	ctx, cancel := context.WithTimeout(ctx, backfillTimeout)
 	defer cancel()
+	channels := make([]string, 0, len(last))
+	for channel := range last {
+		channels = append(channels, channel)
+	}
+	slices.SortFunc(channels, func(x, y string) int { // the most recently active first
+		switch {
+		case last[x] == last[y]:
+			return strings.Compare(x, y)
+		case newer(last[x], last[y]):
+			return -1
+		}
+		return 1
+	})
 	var found []*discordgo.Message
-	for channel, after := range last {
+	for _, channel := range channels[:min(len(channels), maxBackfillChannels)] {
+		after := last[channel]
 		for range maxBackfillPages {
 			page, err := call(ctx, b, func(opts ...discordgo.RequestOption) ([]*discordgo.Message, error) {
 				return b.rest.ChannelMessages(channel, 100, "", after, "", opts...)

@@ -13,7 +13,10 @@
 // leaving this package is redacted.
 //
 // Concurrency: Run may be called again after it returned (the connector restarts it); each call
-// builds its own WebSocket client or HTTP server. Send and Edit are safe for concurrent use.
+// builds its own WebSocket client or HTTP server. The SDK and the webhook server hand each
+// event to its own goroutine; a chat's events then wait for their turn in chatOrder (order.go),
+// whose drain goroutine per busy chat ends when the chat has nothing waiting. Send, Edit and
+// Delete are safe for concurrent use.
 package feishu
 
 import (
