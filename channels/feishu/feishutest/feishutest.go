@@ -63,7 +63,6 @@ const (
 	CodeRecalled       = 230011 // the message was recalled or does not exist
 	CodeEditLimit      = 230072 // edited MaxEdits times already
 	CodeEditWindow     = 230075 // the edit window is over
-	CodeNotEditable    = 230071 // the message's type cannot be edited (only text and post can)
 	CodeNotYourMessage = 230027 // not sent by the bot
 )
 

@@ -180,8 +180,9 @@ func (s *Server) store(w http.ResponseWriter, b sendBody, chat, parent string) {
 	}})
 }
 
-// handleUpdate edits a message as the platform allows: only the bot's own text and post
-// messages, not recalled, at most MaxEdits times, within EditWindow.
+// handleUpdate edits a message as the platform allows: only the bot's own messages (which are
+// text or post: the types an edit may set, checkContent), not recalled, at most MaxEdits
+// times, within EditWindow.
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	var b sendBody
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&b); err != nil {
@@ -200,8 +201,6 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, CodeNotYourMessage, "the message was not sent by this bot")
 	case !ok || m.Recalled:
 		apiError(w, http.StatusBadRequest, CodeRecalled, "the message was withdrawn or does not exist")
-	case m.MsgType != "text" && m.MsgType != "post":
-		apiError(w, http.StatusBadRequest, CodeNotEditable, "this message type cannot be edited")
 	case m.Edits >= MaxEdits:
 		apiError(w, http.StatusBadRequest, CodeEditLimit, "the message has reached the number of times it can be edited")
 	case s.EditWindow > 0 && time.Since(m.Created) > s.EditWindow:
