@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -21,14 +23,23 @@ import (
 // reply sent only after the platform accepted it always leaves that window.) A run that ends
 // without a reply deletes its draft. Threads and topics get no draft: Editor and Deleter take
 // only a chat id, which cannot name a message inside a thread on every platform.
+//
+// A draft is recorded before it is sent (with a key and no message id yet), and sent with
+// that key as its idempotency key: on a platform that honours one (Feishu's uuid), a draft
+// sent just before a kill is found again after the restart — sending it again returns the
+// same message — so it is edited into the reply or deleted instead of left behind. Where the
+// platform has no such key (Telegram, Discord), such a draft stays.
 
 const (
 	draftText    = "…"
-	draftBucket  = "drafts" // session key → chat id + "\n" + platform message id
+	draftBucket  = "drafts" // session key → chat id + "\n" + platform message id ("" until sent) + "\n" + key
 	draftMaxRune = 1900     // longer replies are sent as new messages (the smallest platform limit is 2000)
 )
 
-type draft struct{ chat, id string }
+type draft struct{ chat, id, key string }
+
+// record is a draft as draftBucket stores it.
+func (d draft) record() []byte { return []byte(d.chat + "\n" + d.id + "\n" + d.key) }
 
 func (c *Connector) editor() (channels.Editor, bool) {
 	e, ok := c.ch.(channels.Editor)
@@ -44,38 +55,55 @@ func (c *Connector) loadDraft(key string) (draft, bool) {
 		if err != nil || !found {
 			return err
 		}
-		d.chat, d.id, ok = strings.Cut(string(v), "\n")
+		var rest string
+		d.chat, rest, ok = strings.Cut(string(v), "\n")
+		d.id, d.key, _ = strings.Cut(rest, "\n")
 		return nil
 	})
 	return d, ok
 }
 
 // openDraft sends the draft for a run that started, unless the session already has one (a
-// run re-run after a restart reuses it).
+// run re-run after a restart reuses it; one recorded but maybe not sent is sent again).
 func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
 	if _, ok := c.editor(); !ok || ev.SessionKey == "" || ev.ThreadID != "" {
 		return
 	}
-	if d, ok := c.loadDraft(ev.SessionKey); ok && d.chat == ev.ChatID {
+	d, ok := c.loadDraft(ev.SessionKey)
+	if ok && d.chat == ev.ChatID && d.id != "" {
 		return
 	}
-	if _, err := c.newDraft(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID); err != nil {
+	if !ok || d.chat != ev.ChatID {
+		d = draft{}
+	}
+	if _, err := c.newDraft(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID, d.key); err != nil {
 		c.log.Warn().Err(err).Str("chat", ev.ChatID).Bool("draft", true).Msg("send failed")
 	}
 }
 
-// newDraft sends a draft and records it; only a recorded draft is ever edited.
-func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, key, chat, thread string) (draft, error) {
-	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: draftText})
+// newDraft records a draft, sends it and records its id; only a recorded draft is ever
+// edited. key, when set, is that of a draft recorded before and maybe sent: sending it again
+// with the same key finds it where the platform honours idempotency keys.
+func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, session, chat, thread, key string) (draft, error) {
+	d := draft{chat: chat, key: key}
+	if d.key == "" {
+		d.key = strconv.FormatUint(rand.Uint64(), 36)
+		err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, session, d.record()) })
+		if err != nil {
+			return draft{}, err
+		}
+	}
+	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: draftText,
+		SessionKey: "draft:" + d.key, OutboxSeq: 1}) // the key the platform dedups by (Feishu: uuid)
 	if err != nil {
 		return draft{}, err
 	}
 	if len(ids) == 0 {
 		return draft{}, errors.New("the platform returned no message id")
 	}
-	d := draft{chat: chat, id: ids[0]}
+	d.id = ids[0]
 	err = writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
-		return tx.Put(draftBucket, key, []byte(d.chat+"\n"+d.id))
+		return tx.Put(draftBucket, session, d.record())
 	})
 	return d, err
 }
@@ -92,23 +120,36 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	}
 	d, ok := c.loadDraft(out.SessionKey)
 	if ok && d.chat != out.ChatID {
-		ok = false
+		ok, d = false, draft{}
 	}
 	if utf8.RuneCountInString(out.Text) > draftMaxRune { // too long to fit: replace the draft
 		if del, isDel := c.ch.(channels.Deleter); isDel && ok {
-			del.Delete(ctx, d.chat, d.id)
+			if d.id == "" { // recorded, maybe sent: find it again (idempotency key) to delete it
+				d, _ = c.newDraft(ctx, root, out.SessionKey, d.chat, out.ThreadID, d.key)
+			}
+			if d.id != "" {
+				del.Delete(ctx, d.chat, d.id)
+			}
 		}
 		return false, nil
 	}
-	if !ok {
+	if !ok || d.id == "" {
 		var err error
-		if d, err = c.newDraft(ctx, root, out.SessionKey, out.ChatID, out.ThreadID); err != nil {
+		if d, err = c.newDraft(ctx, root, out.SessionKey, out.ChatID, out.ThreadID, d.key); err != nil {
 			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 			return false, nil
 		}
 	}
 	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
-	if errors.Is(err, channels.ErrPermanent) { // the draft is gone (deleted by the user): send anew
+	if errors.Is(err, channels.ErrPermanent) {
+		// The draft cannot take the reply (deleted or recalled, past the platform's edit
+		// window or edit count): send it anew, and take the draft away where possible.
+		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply is sent as a new message")
+		if del, isDel := c.ch.(channels.Deleter); isDel {
+			if derr := del.Delete(ctx, d.chat, d.id); derr != nil {
+				c.log.Debug().Err(derr).Msg("draft not deleted")
+			}
+		}
 		return false, nil
 	}
 	return err == nil, err
@@ -120,11 +161,20 @@ func (c *Connector) closeDraft(ctx context.Context, root *actor.RootContext, key
 	if !ok {
 		return
 	}
-	if del, ok := c.ch.(channels.Deleter); ok {
+	if _, isDel := c.ch.(channels.Deleter); isDel && d.id == "" { // recorded, maybe sent: find it
+		if found, err := c.newDraft(ctx, root, key, d.chat, "", d.key); err == nil {
+			d = found
+		}
+	}
+	del, isDel := c.ch.(channels.Deleter)
+	e, isEditor := c.editor()
+	switch {
+	case d.id == "": // nothing sent that can be found again
+	case isDel:
 		if err := del.Delete(ctx, d.chat, d.id); err != nil {
 			c.log.Debug().Err(err).Msg("draft not deleted")
 		}
-	} else if e, ok := c.editor(); ok {
+	case isEditor:
 		e.Edit(ctx, d.chat, d.id, "✓")
 	}
 	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Delete(draftBucket, key) }); err != nil {

@@ -107,7 +107,7 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 		case *showRun:
 			c.show(runCtx, root, job.ev)
 		case *typingJob:
-			c.typing(runCtx, job.chat)
+			c.typing(runCtx, job.chat, job.thread)
 		}
 	}()
 }

@@ -33,8 +33,8 @@ type showRun struct {
 	shown time.Time   // zero until shown
 }
 
-// typingJob sends a typing action again (a job of its chat's queue).
-type typingJob struct{ chat string }
+// typingJob sends a typing action again (a job of its chat's queue), in the run's thread if any.
+type typingJob struct{ chat, thread string }
 
 // showKey is the key of a run in Connector.runs: its session and chat.
 func showKey(session, chat string) string { return session + "\x00" + chat }
@@ -70,7 +70,7 @@ func (c *Connector) onShowDue(ctx actor.Context, sr *showRun) {
 		sr.shown = now
 		c.enqueue(ctx, sr.ev.ChatID, sr)
 	case now.Sub(sr.shown) < typingFor:
-		c.enqueue(ctx, sr.ev.ChatID, &typingJob{chat: sr.ev.ChatID})
+		c.enqueue(ctx, sr.ev.ChatID, &typingJob{chat: sr.ev.ChatID, thread: sr.ev.ThreadID})
 	default:
 		typer = false
 	}
@@ -98,14 +98,19 @@ func (c *Connector) forgetRun(session, chat string) {
 // show puts a run on the platform: its draft and the typing indicator.
 func (c *Connector) show(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
 	c.openDraft(ctx, root, ev)
-	c.typing(ctx, ev.ChatID)
+	c.typing(ctx, ev.ChatID, ev.ThreadID)
 }
 
-// typing shows the typing indicator in chat, where the platform has one.
-func (c *Connector) typing(ctx context.Context, chat string) {
-	if t, ok := c.ch.(channels.Typer); ok {
-		if err := t.Typing(ctx, chat); err != nil {
-			c.log.Debug().Err(err).Msg("typing")
-		}
+// typing shows the typing indicator in chat (in its thread where the platform can), where
+// the platform has one.
+func (c *Connector) typing(ctx context.Context, chat, thread string) {
+	var err error
+	if tt, ok := c.ch.(channels.ThreadTyper); ok && thread != "" {
+		err = tt.TypingInThread(ctx, chat, thread)
+	} else if t, ok := c.ch.(channels.Typer); ok {
+		err = t.Typing(ctx, chat)
+	}
+	if err != nil {
+		c.log.Debug().Err(err).Msg("typing")
 	}
 }

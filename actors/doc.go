@@ -26,6 +26,8 @@
 //	Gateway                        Start                      Runtime.Stop (shutdown message)
 //	Storage                        Gateway.Started            Gateway, after every other child stopped; drains first
 //	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
+//	Storage prune ticker goroutine Storage.Started            Storage.Stopping/Restarting; it asks for
+//	                                                          a dedup prune (storage_prune.go) hourly
 //	Approvals                      Gateway.Started, after     Gateway shutdown; restarted on panic
 //	                               Storage, before the Router (it reloads the waiting requests)
 //	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping

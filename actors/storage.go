@@ -17,11 +17,12 @@ import (
 // the outcome only after its transaction is durable. The commit itself runs in a goroutine
 // Storage owns, so Receive never waits on the disk.
 type Storage struct {
-	store    persistence.Store
-	log      zerolog.Logger
-	pending  []*storeWrite
-	busy     bool
-	inflight chan struct{} // closed when the running commit is done
+	store     persistence.Store
+	log       zerolog.Logger
+	pending   []*storeWrite
+	busy      bool
+	inflight  chan struct{} // closed when the running commit is done
+	stopPrune func()        // stops the pruning ticker (storage_prune.go)
 }
 
 // storeWrite asks Storage to apply writes in a transaction. Done is called exactly once, from
@@ -46,13 +47,20 @@ func StorageProps(store persistence.Store, log zerolog.Logger) *actor.Props {
 
 func (s *Storage) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		s.startPruning(ctx)
 	case *storeWrite:
 		s.pending = append(s.pending, msg)
 		s.flush(ctx)
 	case committed:
 		s.busy = false
 		s.flush(ctx)
+	case *pruneSeen:
+		s.onPruneSeen(ctx, msg)
+	case *actor.Restarting:
+		s.stopPruning()
 	case *actor.Stopping:
+		s.stopPruning()
 		s.drain()
 	}
 }

@@ -98,6 +98,12 @@ type Typer interface {
 	Typing(ctx context.Context, chatID string) error
 }
 
+// ThreadTyper is implemented by channels whose typing indicator can show inside a thread of
+// a chat (on Discord a thread is a channel of its own).
+type ThreadTyper interface {
+	TypingInThread(ctx context.Context, chatID, threadID string) error
+}
+
 // ErrAuth means the platform rejected the credentials: restarting will not help.
 var ErrAuth = errors.New("platform rejected the credentials")
 

@@ -75,8 +75,10 @@ type Tx interface {
 	DeleteOutbox(key string, seq uint64) error
 	// MarkSeen records a dedup id; it reports false if the id was already recorded.
 	MarkSeen(id string, at time.Time) (bool, error)
-	// PruneSeen removes dedup ids first seen before cutoff and returns how many it removed.
-	PruneSeen(cutoff time.Time) (int, error)
+	// PruneSeen removes dedup ids first seen before cutoff, looking at no more than limit ids
+	// (all when limit <= 0) from id from on, in id order, so that one transaction stays short.
+	// It returns how many it removed and the id to continue from ("" when it looked at all).
+	PruneSeen(cutoff time.Time, from string, limit int) (removed int, next string, err error)
 	// DeleteSession removes a session and everything under it.
 	DeleteSession(key string) error
 	// Put stores value under key in a named bucket, creating the bucket.

@@ -3,15 +3,21 @@
 //
 // Run owns one gateway session: it identifies with the GuildMessages, DirectMessages and
 // MessageContent intents, hands each MESSAGE_CREATE to reef in arrival order, and after a
-// dropped socket reconnects and RESUMEs itself (discordgo's own reconnect loop is off,
-// because it retries for ever, even after Discord closed the socket with a fatal close code
-// such as 4004 or 4014). Events replayed after a RESUME keep their Discord message ids, so
-// reef's dedup makes them harmless. Fatal close codes and a rejected token end Run with
-// channels.ErrAuth; a session that cannot be resumed ends Run with an error, and the caller
-// restarts it.
+// dropped socket reconnects and RESUMEs itself on READY's resume_gateway_url (discordgo's own
+// reconnect loop is off, because it retries for ever, even after Discord closed the socket
+// with a fatal close code such as 4004 or 4014; and it never uses resume_gateway_url). Events
+// replayed after a RESUME keep their Discord message ids, so reef's dedup makes them
+// harmless. A session that cannot be resumed — discordgo closes with code 1000 after a read
+// error or missed heartbeat ACKs, which ends the session on Discord — is replaced: the
+// RESUME is refused, discordgo identifies anew on the same socket, and the new READY makes
+// the bot read the messages it missed over REST (session.go). Fatal close codes and a
+// rejected token end Run with channels.ErrAuth; a gateway that stays unreachable ends Run
+// with an error, and the caller restarts it (the next Run's READY reads the gap too).
 //
 // Concurrency: Run's handlers run on discordgo's read goroutine (SyncEvents) and only queue
-// messages; one worker goroutine per Run normalises and delivers them. Send, Edit and Typing
+// messages; one worker goroutine per Run normalises and delivers them, and after a gap one
+// backfill goroutine reads the missed messages (Run cancels and waits for it when it ends).
+// The newest handled message id of each channel is saved in Config.StateFile. Send, Edit and Typing
 // are safe for concurrent use; each REST call is bounded by its ctx, also while discordgo's
 // rate limiter waits.
 //
@@ -45,6 +51,10 @@ type Config struct {
 	Token      string       // bot token from the developer portal, with or without "Bot "
 	APIBase    string       // default DefaultAPIBase; tests point it at discordtest
 	HTTPClient *http.Client // default: a client with a 30 s timeout
+	// StateFile keeps the newest message id of each channel the bot has handled, so that
+	// after a restart it reads the messages sent while reef was down (Discord replays none
+	// to a new session). Empty: kept in memory, for the gaps within one process only.
+	StateFile string
 }
 
 // Bot is one Discord bot account.
@@ -55,15 +65,32 @@ type Bot struct {
 	rest   *discordgo.Session // REST only; Run opens its own session for the gateway
 
 	reconnectWaits []time.Duration
+	stateFile      string
+	checkpoint     *checkpoint // loaded by the first Run
+	onReachable    func()      // set by OnReachable before Run
 
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY
 	channels map[string]chanInfo // channel id → kind, for threads
+	lastSeen map[string]string   // channel id → newest message id seen, for the backfill after a gap
 }
 
 var _ channels.Channel = (*Bot)(nil)
 var _ channels.Typer = (*Bot)(nil)
 var _ channels.Editor = (*Bot)(nil)
+var _ channels.Deleter = (*Bot)(nil)
+var _ channels.ThreadTyper = (*Bot)(nil)
+var _ channels.Reachable = (*Bot)(nil)
+
+// OnReachable registers fn, called when a gateway session starts or resumes, so that replies
+// waiting for Discord go out at once. Call it before Run.
+func (b *Bot) OnReachable(fn func()) { b.onReachable = fn }
+
+func (b *Bot) reachable() {
+	if b.onReachable != nil {
+		b.onReachable()
+	}
+}
 
 // New returns a Bot. It starts nothing and does not touch the network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {
@@ -98,7 +125,8 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		}
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
-	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, reconnectWaits: defaultReconnectWaits}
+	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits,
+		stateFile: cfg.StateFile}
 	b.rest = b.newSession(client)
 	return b, nil
 }

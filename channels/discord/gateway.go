@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -31,23 +32,59 @@ var defaultReconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * tim
 // returns an error wrapping channels.ErrAuth when Discord rejects the token or the intents,
 // and another error when the session was lost and could not be resumed.
 func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
-	conns := &connTracker{run: ctx}
+	if b.checkpoint == nil { // the first Run: what reef handled before it stopped
+		cp, err := loadCheckpoint(b.stateFile)
+		if err != nil {
+			b.log.Warn().Err(err).Msg("discord: messages sent while reef was down are not read")
+		}
+		b.checkpoint = cp
+		b.mu.Lock()
+		for channel, id := range cp.snapshot() {
+			b.lastSeen[channel] = id
+		}
+		b.mu.Unlock()
+	}
+	defer func() {
+		if err := b.checkpoint.save(); err != nil {
+			b.log.Warn().Err(err).Msg("discord: the newest handled message ids were not saved")
+		}
+	}()
+	conns := &connTracker{run: ctx, target: newResumeTarget()}
 	client := *b.client
 	client.Transport = &boundTransport{ctx: ctx, next: transportOf(b.client)}
 	s := b.newSession(&client)
-	s.Dialer = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 15 * time.Second, NetDialContext: conns.dial}
+	s.Dialer = conns.dialer()
 
 	q := newInbox()
+	workCtx, stopWork := context.WithCancel(ctx)
+	fillCtx, stopFills := context.WithCancel(ctx)
+	var fills sync.WaitGroup // backfill goroutines, one per gap
 	disconnected := make(chan struct{}, 1)
+	var resumeURL string // READY's resume_gateway_url; written on the read goroutine, read under s's events
+	var resumeMu sync.Mutex
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
 		if r.User != nil {
 			b.setSelf(r.User.ID)
+		}
+		if last := b.served(); len(last) > 0 { // a new session: what came meanwhile was not replayed
+			q.hold()
+			fills.Go(func() { b.backfill(fillCtx, q, last) })
+		}
+		b.reachable()
+	})
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { b.reachable() })
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
+		if u := readyURL(e); u != "" {
+			resumeMu.Lock()
+			resumeURL = u
+			resumeMu.Unlock()
 		}
 	})
 	s.AddHandler(func(_ *discordgo.Session, m *discordgo.MessageCreate) {
 		if m.Message == nil {
 			return
 		}
+		b.seen(m.Message)
 		if !q.push(m.Message) {
 			b.log.Error().Str("message", m.ID).Msg("discord: too many messages waiting for reef; dropped one")
 		}
@@ -59,7 +96,6 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 		}
 	})
 
-	workCtx, stopWork := context.WithCancel(ctx)
 	workDone := make(chan struct{})
 	go func() {
 		defer close(workDone)
@@ -67,6 +103,8 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 	}()
 	defer func() {
 		s.Close()
+		stopFills()
+		fills.Wait()
 		q.close()
 		select {
 		case <-workDone:
@@ -88,7 +126,10 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 		case <-ctx.Done():
 			return nil
 		case <-disconnected:
-			if err := b.reconnect(ctx, s, conns); err != nil {
+			resumeMu.Lock()
+			url := resumeURL
+			resumeMu.Unlock()
+			if err := b.reconnect(ctx, s, conns, url); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -98,10 +139,20 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 	}
 }
 
-// reconnect reopens the gateway connection of s, which RESUMEs its session.
-func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTracker) error {
+// reconnect reopens the gateway connection of s, which RESUMEs its session: on resumeURL
+// (READY's resume_gateway_url), and on the gateway itself every other attempt should that
+// fail. When Discord refuses the RESUME, discordgo identifies on a new session, whose READY
+// starts the backfill (session.go).
+func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTracker, resumeURL string) error {
+	defer conns.target.set("")
 	var last error
 	for i, wait := range b.reconnectWaits {
+		if i%2 == 0 {
+			conns.target.set(resumeURL)
+		} else {
+			conns.target.set("")
+		}
+		s.Dialer = conns.dialer()
 		if wait > 0 {
 			select {
 			case <-ctx.Done():
@@ -189,9 +240,19 @@ func fatalClose(code int) (string, bool) {
 // connTracker remembers the gateway's network connections, so that a connection attempt
 // stuck inside discordgo can be ended by closing its socket.
 type connTracker struct {
-	run   context.Context
-	mu    sync.Mutex
-	conns map[net.Conn]bool
+	run    context.Context
+	target *resumeTarget
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+}
+
+// dialer is the WebSocket dialer of the next connection attempt.
+func (t *connTracker) dialer() *websocket.Dialer {
+	d := &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 15 * time.Second, NetDialContext: t.dial}
+	if name := t.target.serverName(); name != "" {
+		d.TLSClientConfig = &tls.Config{ServerName: name}
+	}
+	return d
 }
 
 func (t *connTracker) dial(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -200,7 +261,7 @@ func (t *connTracker) dial(ctx context.Context, network, addr string) (net.Conn,
 	stop := context.AfterFunc(t.run, cancel)
 	defer stop()
 	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
+	c, err := d.DialContext(ctx, network, t.target.addr(addr))
 	if err != nil {
 		return nil, err
 	}

@@ -79,9 +79,7 @@ func TestNonFatalCloseAndReconnectRequestResume(t *testing.T) {
 				t.Errorf("got %q, want %q", got, "two")
 			}
 			eventually(t, "a RESUME", func() bool { return srv.Resumes() >= 1 })
-			if srv.Identifies() != 1 {
-				t.Errorf("%d identifies, want one", srv.Identifies())
-			}
+			r.nothing(t)
 		})
 	}
 }
@@ -177,15 +175,17 @@ func TestHeartbeatsAndStalledGateway(t *testing.T) {
 	srv.UserSays(t, "dm1", "7", "one")
 	r.next(t)
 	eventually(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
-	srv.Stall(true) // no more acks: the client must notice, reconnect and resume
+	// No more acks: discordgo notices, closes with 1000 (which ends the session on Discord),
+	// tries to RESUME, is refused and identifies anew.
+	srv.Stall(true)
 	eventually(t, "a RESUME after missing acks", func() bool { return srv.Resumes() >= 1 })
 	srv.Stall(false)
 	srv.UserSays(t, "dm1", "7", "two")
 	if got := r.next(t).Text; got != "two" {
 		t.Errorf("got %q, want %q", got, "two")
 	}
-	if srv.Identifies() != 1 {
-		t.Errorf("%d identifies, want 1", srv.Identifies())
+	if srv.Invalidated() != 1 || srv.Identifies() != 2 {
+		t.Errorf("%d sessions ended by the client, %d identifies; want 1 and 2", srv.Invalidated(), srv.Identifies())
 	}
 }
 
@@ -196,11 +196,15 @@ func TestExpiredSessionIdentifiesAgain(t *testing.T) {
 	srv.UserSays(t, "dm1", "7", "one")
 	r.next(t)
 	srv.ExpireSessions() // the RESUME gets op 9; discordgo identifies on the same socket
+	// Said while the bot has no session (not replayed), or on the new one: delivered once.
 	srv.UserSays(t, "dm1", "7", "two")
 	if got := r.next(t).Text; got != "two" {
 		t.Errorf("got %q, want %q", got, "two")
 	}
-	if srv.Resumes() < 1 || srv.Identifies() != 2 {
+	r.nothing(t)
+	// discordgo's heartbeat goroutine of the dead socket may close the new one with 1000 (it
+	// closes whatever socket the session holds), which ends that session too: at least two.
+	if srv.Resumes() < 1 || srv.Identifies() < 2 {
 		t.Errorf("%d resumes, %d identifies; want a refused RESUME, then a second IDENTIFY", srv.Resumes(), srv.Identifies())
 	}
 }

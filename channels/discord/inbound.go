@@ -20,11 +20,14 @@ const maxQueued = 1000
 const deliverAttempts = 6
 
 // inbox is the ordered queue between discordgo's read goroutine and the delivery worker.
+// While a gap is read over REST (hold), new messages wait behind it (held).
 type inbox struct {
-	mu     sync.Mutex
-	items  []*discordgo.Message
-	closed bool
-	wake   chan struct{}
+	mu      sync.Mutex
+	items   []*discordgo.Message
+	holding int // gaps being read
+	held    []*discordgo.Message
+	closed  bool
+	wake    chan struct{}
 }
 
 func newInbox() *inbox { return &inbox{wake: make(chan struct{}, 1)} }
@@ -32,17 +35,44 @@ func newInbox() *inbox { return &inbox{wake: make(chan struct{}, 1)} }
 // push queues m without blocking; it reports false when the queue is full.
 func (q *inbox) push(m *discordgo.Message) bool {
 	q.mu.Lock()
-	if len(q.items) >= maxQueued {
+	if len(q.items)+len(q.held) >= maxQueued {
 		q.mu.Unlock()
 		return false
 	}
-	q.items = append(q.items, m)
+	if q.holding > 0 {
+		q.held = append(q.held, m)
+	} else {
+		q.items = append(q.items, m)
+	}
 	q.mu.Unlock()
+	q.signal()
+	return true
+}
+
+// hold makes later pushes wait until the gap being read is released.
+func (q *inbox) hold() {
+	q.mu.Lock()
+	q.holding++
+	q.mu.Unlock()
+}
+
+// release queues the messages read for a gap, then (the last gap read) those held meanwhile.
+func (q *inbox) release(found []*discordgo.Message) {
+	q.mu.Lock()
+	q.items = append(q.items, found...)
+	if q.holding--; q.holding == 0 {
+		q.items = append(q.items, q.held...)
+		q.held = nil
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *inbox) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // close makes pop report false once the queue is empty.
@@ -87,28 +117,35 @@ func (b *Bot) deliverLoop(ctx context.Context, q *inbox, deliver channels.Delive
 		if !ok {
 			return
 		}
-		if in, ok := b.normalise(ctx, m); ok {
-			b.deliver(ctx, deliver, in)
+		if in, ok := b.normalise(ctx, m); ok && !b.deliver(ctx, deliver, in) {
+			continue // not handled: the checkpoint stays before it
+		}
+		if err := b.checkpoint.handled(m.ChannelID, m.ID); err != nil {
+			b.log.Warn().Err(err).Msg("discord: the newest handled message ids were not saved")
 		}
 	}
 }
 
-// deliver offers in to reef, retrying with backoff while reef cannot accept it.
-func (b *Bot) deliver(ctx context.Context, deliver channels.Deliver, in messages.Inbound) {
+// deliver offers in to reef, retrying with backoff while reef cannot accept it. It reports
+// whether reef accepted it.
+func (b *Bot) deliver(ctx context.Context, deliver channels.Deliver, in messages.Inbound) bool {
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := deliver(ctx, in)
-		if err == nil || ctx.Err() != nil {
-			return
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
 		}
 		if attempt == deliverAttempts {
 			b.log.Error().Err(err).Str("chat", in.ChatID).Str("message", in.MessageID).Msg("discord: message not accepted; dropped")
-			return
+			return false
 		}
 		b.log.Warn().Err(err).Str("chat", in.ChatID).Int("attempt", attempt).Msg("discord: message not accepted; retrying")
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, 5*time.Second)

@@ -2,7 +2,11 @@ package discord
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -23,6 +27,8 @@ const maxRateLimitRetries = 5
 // balanced in each. The first chunk replies to out.ReplyToID (if that message is gone, it is
 // sent as a plain message). With out.ThreadID set, it goes to the thread. It returns the
 // ids of the messages created; on a failure part way, the ids sent so far and the error.
+// Each chunk of an outbox row carries a nonce derived from the row, enforced: a Send
+// repeated after a crash does not double chunks Discord already has.
 func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error) {
 	target := out.ChatID
 	if out.ThreadID != "" {
@@ -33,20 +39,22 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	}
 	var ids []string
 	for i, chunk := range channels.CapChunks(Chunks(out.Text), out.MaxChunks, channels.OmittedNote) {
-		msg := &discordgo.MessageSend{
-			Content: chunk,
-			// Never let model output ping @everyone, @here or roles.
-			AllowedMentions: &discordgo.MessageAllowedMentions{
-				Parse:       []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers},
-				RepliedUser: true,
-			},
-		}
+		msg := &messageSend{MessageSend: discordgo.MessageSend{Content: chunk, AllowedMentions: allowedMentions()}}
 		if i == 0 && out.ReplyToID != "" {
 			no := false
 			msg.Reference = &discordgo.MessageReference{MessageID: out.ReplyToID, ChannelID: target, FailIfNotExists: &no}
 		}
+		if out.OutboxSeq != 0 {
+			msg.Nonce, msg.EnforceNonce = nonce(out.SessionKey, out.OutboxSeq, i), true
+		}
 		m, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Message, error) {
-			return b.rest.ChannelMessageSendComplex(target, msg, opts...)
+			endpoint := discordgo.EndpointChannelMessages(target)
+			raw, err := b.rest.RequestWithBucketID(http.MethodPost, endpoint, msg, endpoint, opts...)
+			if err != nil {
+				return nil, err
+			}
+			var m discordgo.Message
+			return &m, json.Unmarshal(raw, &m)
 		})
 		if err != nil {
 			return ids, b.apiError("send", err)
@@ -54,6 +62,30 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 		ids = append(ids, m.ID)
 	}
 	return ids, nil
+}
+
+// messageSend is discordgo's MessageSend with the idempotency fields it lacks (v0.29.0):
+// with enforce_nonce, Discord answers a send whose nonce it saw from the bot in the last few
+// minutes with the message it created then, instead of a second one.
+type messageSend struct {
+	discordgo.MessageSend
+	Nonce        string `json:"nonce,omitempty"`
+	EnforceNonce bool   `json:"enforce_nonce,omitempty"`
+}
+
+// nonce is the idempotency key of chunk i of an outbox row (at most 25 characters).
+func nonce(session string, seq uint64, i int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", session, seq, i)))
+	return hex.EncodeToString(sum[:])[:25]
+}
+
+// allowedMentions is the mention policy of every send and edit: never let model output ping
+// @everyone, @here or roles.
+func allowedMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{
+		Parse:       []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers},
+		RepliedUser: true,
+	}
 }
 
 // Chunks cuts text into messages Discord accepts: at most MaxMessage code points each, never
@@ -90,15 +122,37 @@ func fits(chunks []string) bool {
 	return true
 }
 
-// Edit replaces the text of message messageID in channel chatID (truncated to MaxMessage).
+// Edit replaces the text of message messageID in channel chatID (truncated to MaxMessage),
+// with the same allowed_mentions as Send: without them an edit may ping.
 func (b *Bot) Edit(ctx context.Context, chatID, messageID, text string) error {
 	if chunks := channels.Split(text, MaxMessage, channels.Runes); len(chunks) > 0 {
 		text = chunks[0]
 	}
+	edit := &discordgo.MessageEdit{ID: messageID, Channel: chatID, Content: &text, AllowedMentions: allowedMentions()}
 	_, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Message, error) {
-		return b.rest.ChannelMessageEdit(chatID, messageID, text, opts...)
+		return b.rest.ChannelMessageEditComplex(edit, opts...)
 	})
 	return b.apiError("edit", err)
+}
+
+// Delete deletes message messageID of channel chatID; a message already gone counts as deleted.
+func (b *Bot) Delete(ctx context.Context, chatID, messageID string) error {
+	_, err := call(ctx, b, func(opts ...discordgo.RequestOption) (struct{}, error) {
+		return struct{}{}, b.rest.ChannelMessageDelete(chatID, messageID, opts...)
+	})
+	var rest *discordgo.RESTError
+	if errors.As(err, &rest) && rest.Response != nil && rest.Response.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	return b.apiError("delete", err)
+}
+
+// TypingInThread shows the typing indicator in the thread (a channel of its own on Discord).
+func (b *Bot) TypingInThread(ctx context.Context, chatID, threadID string) error {
+	if threadID == "" {
+		threadID = chatID
+	}
+	return b.Typing(ctx, threadID)
 }
 
 // Typing shows the typing indicator in chatID (for about ten seconds).

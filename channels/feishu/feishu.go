@@ -13,7 +13,10 @@
 // leaving this package is redacted.
 //
 // Concurrency: Run may be called again after it returned (the connector restarts it); each call
-// builds its own WebSocket client or HTTP server. Send and Edit are safe for concurrent use.
+// builds its own WebSocket client or HTTP server. The SDK and the webhook server hand each
+// event to its own goroutine; a chat's events then wait for their turn in chatOrder (order.go),
+// whose drain goroutine per busy chat ends when the chat has nothing waiting. Send, Edit and
+// Delete are safe for concurrent use.
 package feishu
 
 import (
@@ -88,12 +91,28 @@ type Bot struct {
 	deliverTimeout time.Duration
 	// maxRetryWait caps one rate-limit wait in Send.
 	maxRetryWait time.Duration
+	// order delivers each chat's events one at a time, in the platform's order.
+	order *chatOrder
+	// onReachable is set by OnReachable before Run.
+	onReachable func()
 }
 
 var (
-	_ channels.Channel = (*Bot)(nil)
-	_ channels.Editor  = (*Bot)(nil)
+	_ channels.Channel   = (*Bot)(nil)
+	_ channels.Editor    = (*Bot)(nil)
+	_ channels.Deleter   = (*Bot)(nil)
+	_ channels.Reachable = (*Bot)(nil)
 )
+
+// OnReachable registers fn, called when the long connection is (re)established, so that
+// replies waiting for the platform go out at once. Call it before Run.
+func (b *Bot) OnReachable(fn func()) { b.onReachable = fn }
+
+func (b *Bot) reachable() {
+	if b.onReachable != nil {
+		b.onReachable()
+	}
+}
 
 // New checks cfg and returns a Bot. It starts nothing and touches no network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {
@@ -131,6 +150,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		cfg: cfg, base: base, log: log, red: red, http: hc, botName: cfg.BotName,
 		deliverTimeout: 2500 * time.Millisecond,
 		maxRetryWait:   30 * time.Second,
+		order:          newChatOrder(orderWindow),
 	}
 	// What lark.NewClient does, without the root package: it builds a client for every
 	// Feishu service (megabytes of binary, BENCHMARKS.md) where reef needs only im/v1.

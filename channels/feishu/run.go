@@ -53,7 +53,7 @@ func (b *Bot) fetchBotInfo(ctx context.Context) error {
 		SupportedAccessTokenTypes: []larkcore.AccessTokenType{larkcore.AccessTokenTypeTenant}}, b.sdk)
 	if err != nil {
 		if code, msg := codeError(err); authCodes[code] {
-			return b.errorf(channels.ErrAuth, "feishu: credentials refused (code %d %s): %v", code, msg, channels.ErrAuth)
+			return b.errorf(channels.ErrAuth, "feishu: the platform refused the app credentials (code %d %s): check appId and appSecret (%v)", code, msg, channels.ErrAuth)
 		}
 		return b.wrap("bot info", err)
 	}
@@ -70,7 +70,7 @@ func (b *Bot) fetchBotInfo(ctx context.Context) error {
 	}
 	if info.Code != 0 {
 		if authCodes[info.Code] {
-			return b.errorf(channels.ErrAuth, "feishu: credentials refused (code %d %s): %v", info.Code, info.Msg, channels.ErrAuth)
+			return b.errorf(channels.ErrAuth, "feishu: the platform refused the app credentials (code %d %s): check appId and appSecret (%v)", info.Code, info.Msg, channels.ErrAuth)
 		}
 		return b.errorf(nil, "feishu: bot info: code %d %s", info.Code, info.Msg)
 	}
@@ -113,21 +113,36 @@ func (b *Bot) runWebSocket(ctx context.Context, deliver channels.Deliver) error 
 		larkws.WithHttpClient(b.http),
 		larkws.WithLogger(logger),
 		larkws.WithLogLevel(larkcore.LogLevelDebug),
-		larkws.WithOnReady(func() { b.log.Info().Msg("websocket connected") }),
-		larkws.WithOnReconnected(func() { b.log.Info().Msg("websocket reconnected") }),
+		larkws.WithOnReady(func() { b.log.Info().Msg("websocket connected"); b.reachable() }),
+		larkws.WithOnReconnected(func() { b.log.Info().Msg("websocket reconnected"); b.reachable() }),
 	)
 	err := cli.Start(ctx)
 	if ctx.Err() != nil {
 		return nil
 	}
+	return b.wsError(err)
+}
+
+// wsAuthCodes are the long-connection endpoint's codes for refused app credentials.
+var wsAuthCodes = map[int]bool{1000040344: true}
+
+// wsError explains why the long connection ended. Only refused credentials wrap
+// channels.ErrAuth; everything else (the connection limit included: the SDK reports it as a
+// client error with code 514) is worth another try, and the caller restarts with backoff.
+func (b *Bot) wsError(err error) error {
 	var ce *larkws.ClientError
-	if errors.As(err, &ce) && ce.Code != larkws.ExceedConnLimit {
-		return b.errorf(channels.ErrAuth, "feishu: websocket refused (code %d %s): %v", ce.Code, ce.Msg, channels.ErrAuth)
+	switch {
+	case err == nil:
+		return b.errorf(nil, "feishu: websocket: connection closed")
+	case !errors.As(err, &ce):
+		return b.wrap("websocket", err)
+	case authCodes[ce.Code] || wsAuthCodes[ce.Code]:
+		return b.errorf(channels.ErrAuth, "feishu: the platform refused the app credentials (code %d %s): check appId and appSecret (%v)", ce.Code, ce.Msg, channels.ErrAuth)
+	case ce.Code == larkws.AuthFailed || ce.Code == larkws.ExceedConnLimit:
+		return b.errorf(nil, "feishu: connection limit reached: the app already holds as many long connections as the platform allows "+
+			"(another reef or SDK client with this app id?); retrying")
 	}
-	if err == nil {
-		err = errors.New("connection closed")
-	}
-	return b.wrap("websocket", err)
+	return b.errorf(nil, "feishu: websocket refused (code %d %s)", ce.Code, ce.Msg)
 }
 
 // handle delivers one event. Its error travels back to the platform as a failed ack, so the

@@ -78,7 +78,10 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 }
 
 // Edit replaces the text of a message the bot sent (PUT /open-apis/im/v1/messages/{id}). Text
-// longer than Limit is cut to its first chunk.
+// longer than Limit is cut to its first chunk. The platform refuses edits of a recalled
+// message (230011), after 20 edits, past the tenant's edit window and of other message types:
+// every such refusal (a 4xx answer that is not a rate limit) wraps channels.ErrPermanent, so
+// the caller sends the text as a new message instead.
 func (b *Bot) Edit(ctx context.Context, chatID, messageID, text string) error {
 	if messageID == "" {
 		return b.errorf(channels.ErrPermanent, "feishu: edit: no message id")
@@ -93,8 +96,33 @@ func (b *Bot) Edit(ctx context.Context, chatID, messageID, text string) error {
 		}
 		return resp.ApiResp, resp.CodeError, "", nil
 	})
+	if ce, ok := err.(*codeErr); ok && ce.status >= 400 && ce.status < 500 && !rateCodes[ce.code] && ce.status != http.StatusTooManyRequests {
+		return b.errorf(channels.ErrPermanent, "feishu: edit refused: %v", err)
+	}
 	if err != nil {
 		return b.wrap("edit", err)
+	}
+	return nil
+}
+
+// Delete recalls a message the bot sent (DELETE /open-apis/im/v1/messages/{id}); a message
+// already recalled or gone counts as deleted.
+func (b *Bot) Delete(ctx context.Context, chatID, messageID string) error {
+	if messageID == "" {
+		return b.errorf(channels.ErrPermanent, "feishu: recall: no message id")
+	}
+	_, err := b.call(ctx, func() (*larkcore.ApiResp, larkcore.CodeError, string, error) {
+		resp, err := b.im.Message.Delete(ctx, larkim.NewDeleteMessageReqBuilder().MessageId(messageID).Build())
+		if err != nil {
+			return nil, larkcore.CodeError{}, "", err
+		}
+		return resp.ApiResp, resp.CodeError, "", nil
+	})
+	if ce, ok := err.(*codeErr); ok && goneCodes[ce.code] {
+		return nil
+	}
+	if err != nil {
+		return b.wrap("recall", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
@@ -185,7 +186,8 @@ func (b *Bot) deliverBounded(ctx context.Context, deliver channels.Deliver, ev *
 	done := make(chan error, 1)
 	go func() {
 		defer cancel()
-		done <- b.handle(ctx, deliver, ev)
+		chat, at := orderKey(ev)
+		b.order.do(chat, at, func() { done <- b.handle(ctx, deliver, ev) })
 	}()
 	timer := time.NewTimer(b.deliverTimeout)
 	defer timer.Stop()
@@ -196,6 +198,15 @@ func (b *Bot) deliverBounded(ctx context.Context, deliver channels.Deliver, ev *
 		b.log.Warn().Dur("after", b.deliverTimeout).Msg("delivery too slow; answered 500 so the platform redelivers")
 		return context.DeadlineExceeded
 	}
+}
+
+// orderKey returns the chat of an event and its create time (ms), for chatOrder.
+func orderKey(ev *larkim.P2MessageReceiveV1) (string, int64) {
+	if ev == nil || ev.Event == nil || ev.Event.Message == nil {
+		return "", 0
+	}
+	at, _ := strconv.ParseInt(str(ev.Event.Message.CreateTime), 10, 64)
+	return str(ev.Event.Message.ChatId), at
 }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -115,7 +116,7 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
 	}
 	for _, a := range c.Accounts() {
-		ch, err := newChannel(a, log)
+		ch, err := newChannel(a, cfg.DataDir, log)
 		if err != nil {
 			return set, err
 		}
@@ -125,7 +126,7 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 }
 
 // newChannel builds the client of one bot account.
-func newChannel(a configs.ChannelAccount, log zerolog.Logger) (channels.Channel, error) {
+func newChannel(a configs.ChannelAccount, dataDir string, log zerolog.Logger) (channels.Channel, error) {
 	log = log.With().Str("account", a.Name()).Logger()
 	switch {
 	case a.Telegram != nil:
@@ -134,7 +135,11 @@ func newChannel(a configs.ChannelAccount, log zerolog.Logger) (channels.Channel,
 			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen}, log)
 	case a.Discord != nil:
 		d := a.Discord
-		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase}, log)
+		state := "discord-state.json" // the last message handled per channel, for the backfill
+		if a.Account != "" {
+			state = "discord-state-" + a.Account + ".json"
+		}
+		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state)}, log)
 	case a.Feishu != nil:
 		f := a.Feishu
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,

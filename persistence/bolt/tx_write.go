@@ -167,25 +167,33 @@ func (t *tx) MarkSeen(id string, at time.Time) (bool, error) {
 	return true, nil
 }
 
-// PruneSeen removes dedup ids first seen before cutoff and returns how many it removed.
-func (t *tx) PruneSeen(cutoff time.Time) (int, error) {
+// PruneSeen removes dedup ids first seen before cutoff, looking at no more than limit ids
+// (all when limit <= 0) from id from on; next is the id to continue from, "" at the end.
+func (t *tx) PruneSeen(cutoff time.Time, from string, limit int) (int, string, error) {
 	if err := t.check("prune seen"); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	b := t.btx.Bucket(bucketDedup)
 	var old [][]byte
+	next := ""
 	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
+	seen := 0
+	for k, v := c.Seek([]byte(from)); k != nil; k, v = c.Next() {
+		if limit > 0 && seen == limit {
+			next = string(k)
+			break
+		}
+		seen++
 		if isBefore(v, cutoff) {
 			old = append(old, append([]byte(nil), k...))
 		}
 	}
 	for _, k := range old {
 		if err := b.Delete(k); err != nil {
-			return 0, fmt.Errorf("bolt: prune seen: %w", err)
+			return 0, "", fmt.Errorf("bolt: prune seen: %w", err)
 		}
 	}
-	return len(old), nil
+	return len(old), next, nil
 }
 
 // DeleteSession removes a session and everything under it; a missing session is not an error.

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/reefgw/reef/messages"
@@ -189,21 +190,32 @@ func (t *tx) MarkSeen(id string, at time.Time) (bool, error) {
 	return true, nil
 }
 
-// PruneSeen removes dedup ids first seen before cutoff and returns how many it removed.
-func (t *tx) PruneSeen(cutoff time.Time) (int, error) {
+// PruneSeen removes dedup ids first seen before cutoff, looking at no more than limit ids
+// (all when limit <= 0) from id from on; next is the id to continue from, "" at the end.
+func (t *tx) PruneSeen(cutoff time.Time, from string, limit int) (int, string, error) {
 	if err := t.check("prune seen"); err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	limit := cutoff.UnixNano()
+	ids := make([]string, 0, len(t.s.dedup))
+	for id := range t.s.dedup {
+		if id >= from {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	next := ""
+	if limit > 0 && len(ids) > limit {
+		next, ids = ids[limit], ids[:limit]
+	}
 	n := 0
-	for id, at := range t.s.dedup {
-		if at < limit {
+	for _, id := range ids {
+		if at := t.s.dedup[id]; at < cutoff.UnixNano() {
 			delete(t.s.dedup, id)
 			t.undo = append(t.undo, func() { t.s.dedup[id] = at })
 			n++
 		}
 	}
-	return n, nil
+	return n, next, nil
 }
 
 // DeleteSession removes a session and everything under it; a missing session is not an error.

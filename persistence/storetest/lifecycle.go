@@ -67,10 +67,10 @@ func testDedup(t *testing.T, s persistence.Store) {
 	})
 	checkSeen(t, s, map[string]bool{"telegram:1": true, "telegram:2": true, "discord:1": true, "feishu:1": false})
 	update(t, s, func(tx persistence.Tx) error {
-		n, err := tx.PruneSeen(base.Add(2 * time.Hour)) // strictly before the cutoff goes
+		n, next, err := tx.PruneSeen(base.Add(2*time.Hour), "", 0) // strictly before the cutoff goes
 		must(t, err)
-		if n != 1 {
-			t.Errorf("PruneSeen removed %d; want 1", n)
+		if n != 1 || next != "" {
+			t.Errorf("PruneSeen removed %d, next %q; want 1 and the end", n, next)
 		}
 		return nil
 	})
@@ -79,10 +79,16 @@ func testDedup(t *testing.T, s persistence.Store) {
 		if ok, err := tx.MarkSeen("telegram:1", base); !ok || err != nil {
 			t.Errorf("MarkSeen after prune = %v, %v; want true, nil", ok, err)
 		}
-		n, err := tx.PruneSeen(base.Add(24 * time.Hour))
+		// In batches of two ids: discord:1 and telegram:1, then telegram:2.
+		n, next, err := tx.PruneSeen(base.Add(24*time.Hour), "", 2)
 		must(t, err)
-		if n != 3 {
-			t.Errorf("PruneSeen(all) removed %d; want 3", n)
+		if n != 2 || next != "telegram:2" {
+			t.Errorf("PruneSeen(all, 2 ids) removed %d, next %q; want 2 and telegram:2", n, next)
+		}
+		n, next, err = tx.PruneSeen(base.Add(24*time.Hour), next, 2)
+		must(t, err)
+		if n != 1 || next != "" {
+			t.Errorf("PruneSeen(all, from telegram:2) removed %d, next %q; want 1 and the end", n, next)
 		}
 		return nil
 	})

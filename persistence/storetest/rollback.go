@@ -58,7 +58,7 @@ var writes = []struct {
 	{"AppendOutbox", func(tx persistence.Tx) error { _, err := tx.AppendOutbox("a", outbound("z")); return err }},
 	{"DeleteOutbox", func(tx persistence.Tx) error { return tx.DeleteOutbox("a", 2) }},
 	{"MarkSeen", func(tx persistence.Tx) error { _, err := tx.MarkSeen("fresh", base); return err }},
-	{"PruneSeen", func(tx persistence.Tx) error { _, err := tx.PruneSeen(base.Add(time.Hour)); return err }},
+	{"PruneSeen", func(tx persistence.Tx) error { _, _, err := tx.PruneSeen(base.Add(time.Hour), "", 0); return err }},
 	{"DeleteSession", func(tx persistence.Tx) error { return tx.DeleteSession("b") }},
 	{"DeleteSession and re-create", func(tx persistence.Tx) error {
 		if err := tx.DeleteSession("a"); err != nil {

@@ -4,9 +4,14 @@
 //
 // The fake keeps one active gateway session at a time (the latest IDENTIFY). Every dispatch
 // is recorded in that session's log with its sequence number, so a client that RESUMEs after
-// a dropped socket gets every dispatch it missed, with the same message ids. Messages the bot
-// sends through REST are recorded per channel (see Sent) and, like on Discord, dispatched back
-// to the bot as MESSAGE_CREATE.
+// a dropped socket gets every dispatch it missed, with the same message ids. As on Discord, a
+// client that closes its socket with code 1000 or 1001 ends its session: its next RESUME is
+// answered with op 9 (it must IDENTIFY), and what was dispatched while it had no session is
+// never replayed (GET /channels/{id}/messages still has it). READY carries a
+// resume_gateway_url: a second listener serving the same gateway, which records the RESUMEs
+// that reach it. Messages the bot sends through REST are recorded per channel (see Sent) and,
+// like on Discord, dispatched back to the bot as MESSAGE_CREATE; it can edit and delete them.
+// The fake records the allowed_mentions of each send and edit, and where typing was shown.
 //
 // A Server also implements channeltest.Platform.
 package discordtest
@@ -53,11 +58,13 @@ type Config struct {
 
 // Server is a running fake Discord.
 type Server struct {
-	URL   string // http://127.0.0.1:port, the API base to give the bot
-	WSURL string // ws://127.0.0.1:port/gateway-ws, returned by GET /gateway
+	URL       string // http://127.0.0.1:port, the API base to give the bot
+	WSURL     string // ws://127.0.0.1:port/gateway-ws, returned by GET /gateway
+	ResumeURL string // ws://127.0.0.1:port2, READY's resume_gateway_url (a second listener)
 
-	cfg  Config
-	http *httptest.Server
+	cfg    Config
+	http   *httptest.Server
+	resume *httptest.Server
 
 	mu       sync.Mutex
 	nextID   int64
@@ -65,7 +72,10 @@ type Server struct {
 	messages map[string]*Message // by message id
 	sent     map[string][]string // channel id → ids of the messages the bot sent, in order
 	edits    map[string][]string // message id → texts it was edited to
+	mentions map[string][]string // message id → allowed_mentions (raw JSON, "" if none) of its send, then of each edit
 	typing   map[string]int
+	history  int               // GET /channels/{id}/messages answered
+	nonces   map[string]string // channel + enforced nonce → the message it created
 	requests []string
 	failures map[string][]failure
 
@@ -123,6 +133,8 @@ func Start(cfg Config) *Server {
 		messages: map[string]*Message{},
 		sent:     map[string][]string{},
 		edits:    map[string][]string{},
+		mentions: map[string][]string{},
+		nonces:   map[string]string{},
 		typing:   map[string]int{},
 		failures: map[string][]failure{},
 	}
@@ -132,16 +144,20 @@ func Start(cfg Config) *Server {
 	mux.HandleFunc("GET /gateway-ws", s.gw.serve)
 	mux.HandleFunc("GET /gateway-ws/", s.gw.serve) // discordgo adds a slash
 	s.http = httptest.NewServer(mux)
+	s.resume = httptest.NewServer(mux)
 	s.URL = s.http.URL
 	s.WSURL = "ws" + strings.TrimPrefix(s.http.URL, "http") + "/gateway-ws"
+	s.ResumeURL = "ws" + strings.TrimPrefix(s.resume.URL, "http")
 	return s
 }
 
 // Close stops the server and drops every gateway connection.
 func (s *Server) Close() {
 	s.Drop()
-	s.http.CloseClientConnections()
-	s.http.Close()
+	for _, h := range []*httptest.Server{s.http, s.resume} {
+		h.CloseClientConnections()
+		h.Close()
+	}
 }
 
 // Token is the bot token the fake accepts.
@@ -165,16 +181,27 @@ func (s *Server) AddChannel(c Channel) {
 	s.channels[c.ID] = c
 }
 
-// Sent returns the texts the bot sent to channelID, in order, as they are now (after edits).
+// Sent returns the texts the bot sent to channelID and did not delete, in order, as they are
+// now (after edits).
 func (s *Server) Sent(channelID string) []string {
 	var out []string
 	for _, m := range s.SentMessages(channelID) {
-		out = append(out, m.Content)
+		if !m.Deleted {
+			out = append(out, m.Content)
+		}
 	}
 	return out
 }
 
-// SentMessages returns the messages the bot sent to channelID, in order.
+// AllowedMentions returns the allowed_mentions (raw JSON; "" when the request had none) of
+// the request that sent message id, then of each edit of it.
+func (s *Server) AllowedMentions(messageID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.mentions[messageID]...)
+}
+
+// SentMessages returns the messages the bot sent to channelID, in order, deleted ones too.
 func (s *Server) SentMessages(channelID string) []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -197,6 +224,26 @@ func (s *Server) Typing(channelID string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.typing[channelID]
+}
+
+// Deleted returns the ids of the messages the bot deleted in channelID, in send order.
+func (s *Server) Deleted(channelID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, id := range s.sent[channelID] {
+		if s.messages[id].Deleted {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// HistoryReads returns how often the bot read a channel's messages (GET /channels/{id}/messages).
+func (s *Server) HistoryReads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.history
 }
 
 // Requests returns "METHOD /path" of every REST request, in order.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,12 +32,23 @@ type gateway struct {
 	heartbeats int
 	stalled    bool // do not acknowledge heartbeats
 	nsession   int
+	invalid    int  // sessions the client's close code (1000, 1001) invalidated
+	missed     int  // dispatches sent while the bot had no session: never replayed
+	resumesAt  int  // RESUMEs received on the resume_gateway_url listener
+	hold       bool // leave IDENTIFYs unanswered (HoldIdentify)
+	held       []heldIdentify
+}
+
+type heldIdentify struct {
+	c   *gwConn
+	raw json.RawMessage
 }
 
 type gwConn struct {
 	ws       *websocket.Conn
 	compress bool
 	session  *gwSession
+	onResume bool // connected through the resume_gateway_url listener
 }
 
 type gwSession struct {
@@ -72,6 +85,9 @@ func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &gwConn{ws: ws}
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && g.srv.resume != nil {
+		c.onResume = addr.String() == g.srv.resume.Listener.Addr().String()
+	}
 	g.mu.Lock()
 	g.conns[c] = true
 	g.write(c, frame{Op: 10, D: map[string]any{"heartbeat_interval": g.srv.cfg.HeartbeatInterval.Milliseconds()}})
@@ -88,6 +104,7 @@ func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
 	for {
 		_, data, err := ws.ReadMessage()
 		if err != nil {
+			g.closed(c, err)
 			return
 		}
 		var p struct {
@@ -106,11 +123,33 @@ func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
 				g.write(c, frame{Op: 11})
 			}
 		case 2:
-			g.identify(c, p.D)
+			if g.hold {
+				g.held = append(g.held, heldIdentify{c, p.D})
+			} else {
+				g.identify(c, p.D)
+			}
 		case 6:
 			g.resume(c, p.D)
 		}
 		g.mu.Unlock()
+	}
+}
+
+// closed notes how the client closed c: like Discord, a close frame with 1000 or 1001 ends
+// the session, so that a later RESUME is refused (op 9) and the events meanwhile are lost.
+func (g *gateway) closed(c *gwConn, err error) {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseNormalClosure && ce.Code != websocket.CloseGoingAway {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if sess := c.session; sess != nil && g.sessions[sess.id] == sess {
+		delete(g.sessions, sess.id)
+		if g.active == sess {
+			g.active = nil
+		}
+		g.invalid++
 	}
 }
 
@@ -142,7 +181,7 @@ func (g *gateway) identify(c *gwConn, raw json.RawMessage) {
 	c.session = sess
 	sess.seq++
 	g.write(c, frame{Op: 0, T: "READY", S: ptr(sess.seq), D: map[string]any{
-		"v": 9, "session_id": sess.id, "resume_gateway_url": g.srv.WSURL, "user": g.srv.botUser(),
+		"v": 9, "session_id": sess.id, "resume_gateway_url": g.srv.ResumeURL, "user": g.srv.botUser(),
 		"guilds": []any{}, "private_channels": []any{}, "application": map[string]any{"id": g.srv.cfg.BotID},
 	}})
 }
@@ -156,6 +195,9 @@ func (g *gateway) resume(c *gwConn, raw json.RawMessage) {
 	}
 	_ = json.Unmarshal(raw, &r)
 	g.resumes++
+	if c.onResume {
+		g.resumesAt++
+	}
 	if g.reject != 0 {
 		g.closeWith(c, g.reject, closeText(g.reject))
 		return
@@ -189,6 +231,7 @@ func (g *gateway) dispatch(t string, d any) {
 	defer g.mu.Unlock()
 	sess := g.active
 	if sess == nil {
+		g.missed++
 		return
 	}
 	sess.seq++
@@ -288,7 +331,8 @@ func (s *Server) Resumes() int {
 }
 
 // Stall stops (true) or resumes (false) acknowledging heartbeats, as a stuck gateway would:
-// the client should notice the missing acks, reconnect and RESUME.
+// the client notices the missing acks and reconnects (discordgo closes with 1000 first, which
+// ends the session: it must IDENTIFY again).
 func (s *Server) Stall(on bool) {
 	s.gw.mu.Lock()
 	defer s.gw.mu.Unlock()
@@ -317,6 +361,50 @@ func (s *Server) RequestReconnect() {
 	for c := range g.conns {
 		g.write(c, frame{Op: 7})
 	}
+}
+
+// HoldIdentify leaves IDENTIFYs unanswered until ReleaseIdentify: meanwhile the bot has no
+// session, and what is dispatched is lost, as between the end of a session and the next READY.
+func (s *Server) HoldIdentify() {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	s.gw.hold = true
+}
+
+// ReleaseIdentify answers the IDENTIFYs held back (READY, a new session) and stops holding.
+func (s *Server) ReleaseIdentify() {
+	g := &s.gw
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.hold = false
+	for _, h := range g.held {
+		if g.conns[h.c] {
+			g.identify(h.c, h.raw)
+		}
+	}
+	g.held = nil
+}
+
+// Invalidated returns how many sessions the client ended by closing with 1000 or 1001.
+func (s *Server) Invalidated() int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return s.gw.invalid
+}
+
+// Missed returns how many dispatches went nowhere because the bot had no session; Discord
+// never replays them (the bot may read them over REST).
+func (s *Server) Missed() int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return s.gw.missed
+}
+
+// ResumesOnResumeURL returns how many RESUMEs came through the resume_gateway_url of READY.
+func (s *Server) ResumesOnResumeURL() int {
+	s.gw.mu.Lock()
+	defer s.gw.mu.Unlock()
+	return s.gw.resumesAt
 }
 
 // Heartbeats returns how many heartbeats (op 1) the fake received.

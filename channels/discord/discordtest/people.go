@@ -18,6 +18,7 @@ type Message struct {
 	Mentions   []string // user ids mentioned (put the <@id> tokens in Content yourself)
 	ReplyTo    string   // id of the message this one replies to
 	Time       time.Time
+	Deleted    bool // the bot deleted it
 	// Attachments are files sent with the message: "name" or "name|content/type".
 	Attachments []string
 }
@@ -26,8 +27,9 @@ type Message struct {
 const waitTimeout = 10 * time.Second
 
 // Say makes m arrive at the bot as MESSAGE_CREATE and returns its id. It waits until the bot
-// has identified, then queues the message in the bot's session: if the socket is down, the
-// message arrives when the bot resumes.
+// has identified once, then queues the message in the bot's session: if the socket is down,
+// the message arrives when the bot resumes; if the bot has no session (it closed with 1000),
+// the dispatch is lost, as on Discord, and only GET /channels/{id}/messages shows it.
 func (s *Server) Say(t testing.TB, m Message) string {
 	t.Helper()
 	s.waitSession(t)
@@ -81,7 +83,7 @@ func (s *Server) waitSession(t testing.TB) {
 	deadline := time.Now().Add(waitTimeout)
 	for {
 		s.gw.mu.Lock()
-		ok := s.gw.active != nil
+		ok := s.gw.nsession > 0
 		s.gw.mu.Unlock()
 		if ok {
 			return

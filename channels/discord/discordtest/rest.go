@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,6 +20,8 @@ const (
 	RouteChannel    = "GET /channels/{id}"
 	RouteSend       = "POST /channels/{id}/messages"
 	RouteEdit       = "PATCH /channels/{id}/messages/{mid}"
+	RouteDelete     = "DELETE /channels/{id}/messages/{mid}"
+	RouteHistory    = "GET /channels/{id}/messages"
 	RouteTyping     = "POST /channels/{id}/typing"
 )
 
@@ -33,6 +37,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 		RouteChannel:    s.getChannel,
 		RouteSend:       s.postMessage,
 		RouteEdit:       s.patchMessage,
+		RouteDelete:     s.deleteMessage,
+		RouteHistory:    s.getMessages,
 		RouteTyping:     s.postTyping,
 	}
 	for route, h := range handlers {
@@ -115,8 +121,11 @@ func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Content   string `json:"content"`
-		Reference *struct {
+		Content         string          `json:"content"`
+		AllowedMentions json.RawMessage `json:"allowed_mentions"`
+		Nonce           json.RawMessage `json:"nonce"`
+		EnforceNonce    bool            `json:"enforce_nonce"`
+		Reference       *struct {
 			MessageID       string `json:"message_id"`
 			FailIfNotExists *bool  `json:"fail_if_not_exists"`
 		} `json:"message_reference"`
@@ -135,6 +144,13 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	channelID := r.PathValue("id")
 	s.mu.Lock()
+	nonceKey := channelID + "\x00" + string(req.Nonce)
+	if id, ok := s.nonces[nonceKey]; ok && req.EnforceNonce && len(req.Nonce) > 0 {
+		wire := s.wireLocked(s.messages[id]) // Discord answers with the message made then
+		s.mu.Unlock()
+		writeJSON(w, 200, wire)
+		return
+	}
 	m := &Message{ID: s.newID(), ChannelID: channelID, AuthorID: s.cfg.BotID, AuthorName: s.cfg.BotName,
 		AuthorBot: true, Content: req.Content, Time: time.Now().UTC()}
 	if c, ok := s.channels[channelID]; ok {
@@ -152,6 +168,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.messages[m.ID] = m
 	s.sent[channelID] = append(s.sent[channelID], m.ID)
+	s.mentions[m.ID] = append(s.mentions[m.ID], string(req.AllowedMentions))
+	if req.EnforceNonce && len(req.Nonce) > 0 {
+		s.nonces[nonceKey] = m.ID
+	}
 	wire := s.wireLocked(m)
 	s.mu.Unlock()
 	s.gw.dispatch("MESSAGE_CREATE", wire)
@@ -160,7 +180,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Content *string `json:"content"`
+		Content         *string         `json:"content"`
+		AllowedMentions json.RawMessage `json:"allowed_mentions"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		apiError(w, 400, 50109, "The request body contains invalid JSON.")
@@ -170,7 +191,7 @@ func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	m, ok := s.messages[r.PathValue("mid")]
 	switch {
-	case !ok || m.ChannelID != r.PathValue("id"):
+	case !ok || m.ChannelID != r.PathValue("id") || m.Deleted:
 		apiError(w, 404, 10008, "Unknown Message")
 	case m.AuthorID != s.cfg.BotID:
 		apiError(w, 403, 50005, "Cannot edit a message authored by another user")
@@ -181,8 +202,57 @@ func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request) {
 			m.Content = *req.Content
 			s.edits[m.ID] = append(s.edits[m.ID], m.Content)
 		}
+		s.mentions[m.ID] = append(s.mentions[m.ID], string(req.AllowedMentions))
 		writeJSON(w, 200, s.wireLocked(m))
 	}
+}
+
+func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("mid")]
+	switch {
+	case !ok || m.ChannelID != r.PathValue("id") || m.Deleted:
+		apiError(w, 404, 10008, "Unknown Message")
+	case m.AuthorID != s.cfg.BotID:
+		apiError(w, 403, 50013, "Missing Permissions")
+	default:
+		m.Deleted = true
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// getMessages answers GET /channels/{id}/messages?after=&limit= as Discord does: at most
+// limit (default 50, at most 100) messages newer than after, newest first.
+func (s *Server) getMessages(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	after, _ := strconv.ParseInt(q.Get("after"), 10, 64)
+	limit := 50
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n >= 1 && n <= 100 {
+		limit = n
+	}
+	channelID := r.PathValue("id")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.channels[channelID]; !ok {
+		apiError(w, 404, 10003, "Unknown Channel")
+		return
+	}
+	var ids []int64
+	for id, m := range s.messages {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		if m.ChannelID == channelID && !m.Deleted && n > after {
+			ids = append(ids, n)
+		}
+	}
+	slices.Sort(ids) // the oldest after `after` first, as Discord picks them
+	ids = ids[:min(len(ids), limit)]
+	out := []map[string]any{}
+	for i := len(ids) - 1; i >= 0; i-- {
+		out = append(out, s.wireLocked(s.messages[strconv.FormatInt(ids[i], 10)]))
+	}
+	s.history++
+	writeJSON(w, 200, out)
 }
 
 func (s *Server) postTyping(w http.ResponseWriter, r *http.Request) {

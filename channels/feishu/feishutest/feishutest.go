@@ -42,7 +42,29 @@ type Config struct {
 	// RateLimitReset is what a rate-limited answer tells the client to wait
 	// (x-ogw-ratelimit-reset, seconds; default 0).
 	RateLimitReset time.Duration
+	// EditWindow is how long after sending a message the bot may edit it, as the tenant's
+	// setting on the real platform; an edit later is refused with code 230075. Zero: no limit.
+	EditWindow time.Duration
+	// Concurrent pushes every queued event at once over the long connection, without waiting
+	// for the previous one's response, as the real platform does; the SDK then handles each
+	// frame in its own goroutine. Default: one at a time.
+	Concurrent bool
+	// ReconnectNonce and ReconnectInterval are the client config the endpoint hands out: the
+	// first reconnect waits a random part of the nonce, each later one the interval. The real
+	// platform says 30 s and 120 s; the default here is 0 and 1 s so tests stay fast.
+	ReconnectNonce, ReconnectInterval time.Duration
 }
+
+// MaxEdits is how often the platform lets a message be edited (code 230072 after).
+const MaxEdits = 20
+
+// Error codes of the edit rules.
+const (
+	CodeRecalled       = 230011 // the message was recalled or does not exist
+	CodeEditLimit      = 230072 // edited MaxEdits times already
+	CodeEditWindow     = 230075 // the edit window is over
+	CodeNotYourMessage = 230027 // not sent by the bot
+)
 
 // SentMessage is a message the bot created.
 type SentMessage struct {
@@ -54,6 +76,8 @@ type SentMessage struct {
 	ReplyTo  string // the message replied to, if any
 	InThread bool
 	Edits    int
+	Recalled bool      // the bot (or Recall) withdrew it
+	Created  time.Time // when the bot sent it
 }
 
 // Server is the fake platform.
@@ -82,6 +106,8 @@ type Server struct {
 	connGen  map[string]bool    // connection tokens handed out by the endpoint
 	hook     *webhookTarget     // set by UseWebhook
 	seq      uint64
+	refuse   int // handshakes still to refuse with the connection limit (RefuseConnections)
+	connects int // long connections opened
 }
 
 // New starts a fake platform, stopped when the test ends.
@@ -126,6 +152,7 @@ func Start(cfg Config) *Server {
 	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}", s.authed("get", s.handleGet))
 	mux.HandleFunc("PUT /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
 	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
+	mux.HandleFunc("DELETE /open-apis/im/v1/messages/{id}", s.authed("recall", s.handleRecall))
 	mux.HandleFunc("POST /callback/ws/endpoint", s.handleEndpoint)
 	mux.HandleFunc("GET /ws", s.handleWS)
 	s.srv = httptest.NewServer(mux)
@@ -155,13 +182,14 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
-// Sent returns the texts the bot sent to chatID (replies included), in order, as edited.
+// Sent returns the texts the bot sent to chatID (replies included) and did not recall, in
+// order, as edited.
 func (s *Server) Sent(chatID string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for _, m := range s.sent {
-		if m.ChatID == chatID {
+		if m.ChatID == chatID && !m.Recalled {
 			out = append(out, m.Text)
 		}
 	}
@@ -180,7 +208,7 @@ func (s *Server) Messages() []SentMessage {
 }
 
 // FailNext makes the next request to route fail with the platform error code. Routes:
-// "token", "botinfo", "create", "reply", "update", "get", "endpoint". Code 99991400 (or 429) answers
+// "token", "botinfo", "create", "reply", "update", "recall", "get", "endpoint". Code 99991400 (or 429) answers
 // HTTP 429 with a rate-limit reset header; 5xx codes answer that HTTP status; others HTTP 400.
 func (s *Server) FailNext(route string, code int) {
 	s.mu.Lock()

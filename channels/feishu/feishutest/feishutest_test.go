@@ -2,6 +2,8 @@ package feishutest_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	larkevent "github.com/larksuite/oapi-sdk-go/v3/event"
@@ -60,5 +62,56 @@ func TestEventShape(t *testing.T) {
 		ev.Header.Token != "vt" || m.MessageID != messageID || m.Content != `{"text":"@_user_1 hi"}` ||
 		len(m.Mentions) != 1 || m.Mentions[0].Key != "@_user_1" || m.Mentions[0].ID.OpenID != srv.BotOpenID {
 		t.Errorf("event %s does not look like im.message.receive_v1", payload)
+	}
+}
+
+// The fake refuses edits as the platform does: another type than text or post, a message the
+// bot did not send, a recalled one.
+func TestEditRules(t *testing.T) {
+	srv := feishutest.New(t, feishutest.Config{})
+	// call returns the platform code and the message id or tenant token of the answer.
+	call := func(method, path, token, body string) (code int, id, newToken string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Code int
+			Data struct {
+				MessageID string `json:"message_id"`
+			}
+			Token string `json:"tenant_access_token"`
+		}
+		json.NewDecoder(resp.Body).Decode(&r)
+		return r.Code, r.Data.MessageID, r.Token
+	}
+	_, _, tok := call("POST", "/open-apis/auth/v3/tenant_access_token/internal", "", `{"app_id":"`+srv.AppID+`","app_secret":"`+srv.AppSecret+`"}`)
+	text := `{"msg_type":"text","content":"{\"text\":\"hi\"}"}`
+	code, mine, _ := call("POST", "/open-apis/im/v1/messages?receive_id_type=chat_id", tok, `{"receive_id":"oc_1","msg_type":"text","content":"{\"text\":\"hi\"}"}`)
+	if code != 0 {
+		t.Fatalf("create = %d", code)
+	}
+	for name, tc := range map[string]struct {
+		id, body string
+		want     int
+	}{
+		"an image":         {mine, `{"msg_type":"image","content":"{\"image_key\":\"k\"}"}`, 230001},
+		"a user's message": {srv.UserSays("oc_1", "ou_a", "hello"), text, feishutest.CodeNotYourMessage},
+		"a text edit":      {mine, text, 0},
+	} {
+		if code, _, _ := call("PUT", "/open-apis/im/v1/messages/"+tc.id, tok, tc.body); code != tc.want {
+			t.Errorf("editing to %s: code %d, want %d", name, code, tc.want)
+		}
+	}
+	srv.Recall(mine)
+	if code, _, _ := call("PUT", "/open-apis/im/v1/messages/"+mine, tok, text); code != feishutest.CodeRecalled {
+		t.Errorf("editing a recalled message: code %d, want %d", code, feishutest.CodeRecalled)
 	}
 }

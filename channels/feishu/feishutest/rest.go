@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -164,7 +165,7 @@ func (s *Server) store(w http.ResponseWriter, b sendBody, chat, parent string) {
 	if !dup || b.UUID == "" {
 		id = s.nextID("om_")
 		m := &SentMessage{ID: id, ChatID: chat, MsgType: b.MsgType, Content: b.Content,
-			Text: Flatten(b.MsgType, b.Content), ReplyTo: parent, InThread: b.ReplyInThread}
+			Text: Flatten(b.MsgType, b.Content), ReplyTo: parent, InThread: b.ReplyInThread, Created: time.Now()}
 		s.sent = append(s.sent, m)
 		s.byID[id] = m
 		s.msgChat[id] = chat
@@ -179,6 +180,9 @@ func (s *Server) store(w http.ResponseWriter, b sendBody, chat, parent string) {
 	}})
 }
 
+// handleUpdate edits a message as the platform allows: only the bot's own messages (which are
+// text or post: the types an edit may set, checkContent), not recalled, at most MaxEdits
+// times, within EditWindow.
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	var b sendBody
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&b); err != nil {
@@ -189,18 +193,67 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	m, ok := s.byID[r.PathValue("id")]
-	if ok {
+	defer s.mu.Unlock()
+	id := r.PathValue("id")
+	m, ok := s.byID[id]
+	switch {
+	case !ok && s.bodies[id].msgType != "":
+		apiError(w, http.StatusBadRequest, CodeNotYourMessage, "the message was not sent by this bot")
+	case !ok || m.Recalled:
+		apiError(w, http.StatusBadRequest, CodeRecalled, "the message was withdrawn or does not exist")
+	case m.Edits >= MaxEdits:
+		apiError(w, http.StatusBadRequest, CodeEditLimit, "the message has reached the number of times it can be edited")
+	case s.EditWindow > 0 && time.Since(m.Created) > s.EditWindow:
+		apiError(w, http.StatusBadRequest, CodeEditWindow, "the message can no longer be edited: the edit time limit is over")
+	default:
 		m.MsgType, m.Content, m.Text = b.MsgType, b.Content, Flatten(b.MsgType, b.Content)
 		m.Edits++
 		s.bodies[m.ID] = msgBody{msgType: b.MsgType, content: b.Content}
+		writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": m.ID}})
 	}
-	s.mu.Unlock()
-	if !ok {
-		apiError(w, http.StatusBadRequest, 230011, "the message was withdrawn or does not exist")
+}
+
+// handleRecall withdraws a message the bot sent (DELETE /open-apis/im/v1/messages/{id}).
+func (s *Server) handleRecall(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.byID[r.PathValue("id")]
+	if !ok || m.Recalled {
+		apiError(w, http.StatusBadRequest, CodeRecalled, "the message was withdrawn or does not exist")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": m.ID}})
+	m.Recalled = true
+	delete(s.bodies, m.ID)
+	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{}})
+}
+
+// Recall withdraws a message the bot sent, as a user with the right to do so would; later
+// edits of it are refused with CodeRecalled.
+func (s *Server) Recall(messageID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.byID[messageID]; ok {
+		m.Recalled = true
+		delete(s.bodies, messageID)
+	}
+}
+
+// SetEdits sets how often message id counts as edited (to bring it to the edit limit).
+func (s *Server) SetEdits(messageID string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.byID[messageID]; ok {
+		m.Edits = n
+	}
+}
+
+// Age makes message id look sent d earlier (to put it past the edit window).
+func (s *Server) Age(messageID string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.byID[messageID]; ok {
+		m.Created = m.Created.Add(-d)
+	}
 }
 
 // msgBody is a message as GET /open-apis/im/v1/messages/{id} returns it.

@@ -18,8 +18,9 @@ const ackTimeout = 10 * time.Second
 
 // pending is an event waiting to be acknowledged.
 type pending struct {
-	eventID string
-	payload []byte
+	eventID  string
+	payload  []byte
+	inFlight bool // pushed concurrently, its response awaited
 }
 
 // pump delivers queued events one at a time over the current transport (the long connection,
@@ -34,6 +35,10 @@ func (s *Server) pump() {
 		}
 		conn, hook := s.conn, s.hook
 		s.mu.Unlock()
+		if s.Concurrent && conn != nil && hook == nil {
+			s.pushAll(conn)
+			p = nil
+		}
 		answer, tried := 0, false
 		switch {
 		case p == nil:
@@ -76,6 +81,51 @@ func (s *Server) pump() {
 	}
 }
 
+// pushAll writes every queued event not yet in flight, in order and back to back, and awaits
+// their responses concurrently: an event answered 200 leaves the queue, another is pushed
+// again after RetryDelay.
+func (s *Server) pushAll(c *wsConn) {
+	s.mu.Lock()
+	var batch []*pending
+	for _, p := range s.queue {
+		if !p.inFlight {
+			p.inFlight = true
+			batch = append(batch, p)
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range batch {
+		ack, frameID, err := c.send(s, p)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			answer := 0
+			if err == nil {
+				answer = c.await(s, frameID, ack)
+			}
+			if answer != http.StatusOK {
+				select {
+				case <-time.After(s.RetryDelay):
+				case <-s.done:
+				}
+			}
+			s.mu.Lock()
+			s.attempts[p.eventID] = append(s.attempts[p.eventID], answer)
+			p.inFlight = false
+			if answer == http.StatusOK {
+				for i, q := range s.queue {
+					if q == p {
+						s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+						break
+					}
+				}
+			}
+			s.mu.Unlock()
+			s.kick()
+		}()
+	}
+}
+
 // wsConn is one long connection from the bot.
 type wsConn struct {
 	ws        *websocket.Conn
@@ -111,6 +161,15 @@ func (c *wsConn) write(f *larkws.Frame) error {
 func (c *wsConn) push(s *Server, p *pending) int {
 	c.pushMu.Lock()
 	defer c.pushMu.Unlock()
+	ack, frameID, err := c.send(s, p)
+	if err != nil {
+		return 0
+	}
+	return c.await(s, frameID, ack)
+}
+
+// send writes the event frame of p and returns where its response code will arrive.
+func (c *wsConn) send(s *Server, p *pending) (chan int, string, error) {
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
@@ -120,11 +179,6 @@ func (c *wsConn) push(s *Server, p *pending) int {
 	c.mu.Lock()
 	c.acks[frameID] = ack
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.acks, frameID)
-		c.mu.Unlock()
-	}()
 	f := &larkws.Frame{SeqID: seq, LogID: seq, Service: c.serviceID, Method: int32(larkws.FrameTypeData),
 		Headers: []larkws.Header{
 			{Key: larkws.HeaderType, Value: string(larkws.MessageTypeEvent)},
@@ -137,8 +191,15 @@ func (c *wsConn) push(s *Server, p *pending) int {
 		Payload: p.payload}
 	if err := c.write(f); err != nil {
 		c.close()
-		return 0
+		c.forget(frameID)
+		return nil, "", err
 	}
+	return ack, frameID, nil
+}
+
+// await waits for the response code of frame frameID (0 when none came).
+func (c *wsConn) await(s *Server, frameID string, ack chan int) int {
+	defer c.forget(frameID)
 	t := time.NewTimer(ackTimeout)
 	defer t.Stop()
 	select {
@@ -149,6 +210,12 @@ func (c *wsConn) push(s *Server, p *pending) int {
 	case <-t.C:
 	}
 	return 0
+}
+
+func (c *wsConn) forget(frameID string) {
+	c.mu.Lock()
+	delete(c.acks, frameID)
+	c.mu.Unlock()
 }
 
 // read serves the connection: pongs for pings, response frames to the waiting push.
@@ -166,7 +233,7 @@ func (c *wsConn) read(s *Server) {
 		hs := larkws.Headers(f.Headers)
 		switch {
 		case f.Method == int32(larkws.FrameTypeControl) && hs.GetString(larkws.HeaderType) == string(larkws.MessageTypePing):
-			conf, _ := json.Marshal(clientConfig())
+			conf, _ := json.Marshal(s.clientConfig())
 			pong := &larkws.Frame{Service: c.serviceID, Method: int32(larkws.FrameTypeControl),
 				Headers: []larkws.Header{{Key: larkws.HeaderType, Value: string(larkws.MessageTypePong)}}, Payload: conf}
 			if c.write(pong) != nil {
@@ -188,9 +255,12 @@ func (c *wsConn) read(s *Server) {
 	}
 }
 
-// clientConfig is what the fake tells the SDK: reconnect at once, then every second, for ever.
-func clientConfig() *larkws.ClientConfig {
-	return &larkws.ClientConfig{ReconnectCount: -1, ReconnectInterval: 1, ReconnectNonce: 0, PingInterval: 30}
+// clientConfig is what the fake tells the SDK: reconnect after a random part of
+// ReconnectNonce, then every ReconnectInterval (default: at once, then every second), for ever.
+func (s *Server) clientConfig() *larkws.ClientConfig {
+	interval := max(1, int(s.ReconnectInterval/time.Second))
+	return &larkws.ClientConfig{ReconnectCount: -1, ReconnectInterval: interval,
+		ReconnectNonce: int(s.ReconnectNonce / time.Second), PingInterval: 30}
 }
 
 func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
@@ -212,7 +282,7 @@ func (s *Server) handleEndpoint(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	url := "ws" + strings.TrimPrefix(s.URL, "http") + "/ws?device_id=" + device + "&service_id=7"
 	writeJSON(w, http.StatusOK, larkws.EndpointResp{Code: 0, Msg: "ok",
-		Data: &larkws.Endpoint{Url: url, ClientConfig: clientConfig()}})
+		Data: &larkws.Endpoint{Url: url, ClientConfig: s.clientConfig()}})
 }
 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
@@ -225,6 +295,15 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "closed", http.StatusServiceUnavailable)
 		return
 	default:
+	}
+	if s.refuse > 0 {
+		s.refuse--
+		s.mu.Unlock()
+		w.Header().Set(larkws.HeaderHandshakeStatus, strconv.Itoa(larkws.AuthFailed))
+		w.Header().Set(larkws.HeaderHandshakeAuthErrCode, strconv.Itoa(larkws.ExceedConnLimit))
+		w.Header().Set(larkws.HeaderHandshakeMsg, "exceed connection limit")
+		http.Error(w, "exceed connection limit", http.StatusForbidden)
+		return
 	}
 	if !s.connGen[r.URL.Query().Get("device_id")] {
 		s.mu.Unlock()
@@ -242,6 +321,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &wsConn{ws: ws, serviceID: 7, acks: map[string]chan int{}, closed: make(chan struct{})}
 	s.mu.Lock()
+	s.connects++
 	old := s.conn
 	s.conn = c
 	s.mu.Unlock()
@@ -284,4 +364,20 @@ func (s *Server) Connected() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.conn != nil
+}
+
+// RefuseConnections makes the next n long-connection handshakes fail as the platform does
+// when the app holds too many connections: handshake status 514 with auth error code
+// 1000040350 (the SDK reports a ClientError).
+func (s *Server) RefuseConnections(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = n
+}
+
+// Connects reports how many long connections the bot opened.
+func (s *Server) Connects() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connects
 }
