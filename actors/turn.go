@@ -34,6 +34,7 @@ type Turn struct {
 	pending   []messages.ToolCall // calls of the current step
 	results   map[string]*messages.ChatMessage
 	outside   map[string]bool   // calls of the step whose result content came from the tool
+	started   map[string]bool   // calls of the step checked and run (a sessions_yield waits for the others)
 	runs      map[string]runRef // ToolRun pid id → its call
 	toolCount int
 	repeats   map[string]int
@@ -169,6 +170,7 @@ func (t *Turn) onStarted(ctx actor.Context) {
 	t.runCtx, t.cancel = context.WithCancel(providers.WithPriority(context.Background(), t.in.priority))
 	t.results, t.runs, t.repeats = map[string]*messages.ChatMessage{}, map[string]runRef{}, map[string]int{}
 	t.outside = map[string]bool{}
+	t.started = map[string]bool{}
 	t.armTimeout(ctx, t.limits.TurnTimeout)
 	t.event(ctx, messages.TurnStarted, "", "", false)
 	t.begin(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/subagent"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -35,6 +36,7 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 	t.pending = calls
 	clear(t.results)
 	clear(t.outside)
+	clear(t.started)
 	if t.mustRecord(calls) {
 		t.recordStarted(ctx)
 		return
@@ -46,9 +48,13 @@ func (t *Turn) dispatch(ctx actor.Context, calls []messages.ToolCall) {
 // the others get an error result at once, with no side effect.
 func (t *Turn) runCalls(ctx actor.Context) {
 	for _, c := range t.pending {
-		if t.results[c.ID] != nil {
+		if t.results[c.ID] != nil || t.started[c.ID] {
 			continue
 		}
+		if c.Name == subagent.ToolYield && t.othersRunning(c.ID) {
+			continue // after the step's other calls: a sessions_spawn beside it must count first
+		}
+		t.started[c.ID] = true
 		if res, ok := t.precheck(c); !ok {
 			t.results[c.ID] = &res
 			t.event(ctx, messages.ToolFinished, c.ID, c.Name+": "+res.Content, true)
@@ -63,6 +69,17 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)
 	}
 	t.maybeNextStep(ctx)
+}
+
+// othersRunning reports whether a call of the step other than id and not a sessions_yield
+// has no result yet.
+func (t *Turn) othersRunning(id string) bool {
+	for _, c := range t.pending {
+		if c.ID != id && c.Name != subagent.ToolYield && t.results[c.ID] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // precheck refuses calls over the tool-call limit, to unknown or denied tools, or with arguments that
@@ -135,10 +152,18 @@ func (t *Turn) maybeNextStep(ctx actor.Context) {
 	if len(t.pending) == 0 {
 		return
 	}
+	held := false
 	for _, c := range t.pending {
 		if t.results[c.ID] == nil {
-			return
+			if t.started[c.ID] {
+				return
+			}
+			held = true
 		}
+	}
+	if held { // only a held sessions_yield is left: run it now
+		t.runCalls(ctx)
+		return
 	}
 	yielded := t.yielded()
 	t.appendResults()

@@ -25,7 +25,7 @@ import (
 const benchUsage = `reef-bench — measure a reef binary against fake platforms and a fake LLM on loopback
 
 Usage:
-  reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated] [-n 200] [-k 20 -m 10 [-at-once]]
+  reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated|subagents] [-n 200] [-k 20 -m 10 [-at-once]]
              [-llm-latency 0s] [-llm-capacity 0] [-queue steer|followup|collect|interrupt] [-max-concurrent N] [-idle-for 3m]
              [-pprof ADDR] [-cpuprofile FILE] [-json]
   reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent N]
@@ -41,7 +41,9 @@ only as secondary figures (they count the binary's clean file-backed pages, whic
 reclaims by itself). The idle scenario connects Telegram, Discord and Feishu to fakes and
 reports the highest anonymous RSS sampled over -idle-for. The passivated scenario sends one
 message from each of -n chats (try -n 100000), waits until every conversation was unloaded
-(session.idleMinutes 1), and samples the memory of the gateway then.
+(session.idleMinutes 1), and samples the memory of the gateway then. The subagents scenario
+makes each of -n chats delegate its message to a sub-agent (sessions_spawn and sessions_yield
+in one model call, the child's answer, the parent's answer: three model latencies in a row).
 
 -floor runs the burst against the least a gateway can do instead: reef's own Telegram
 channel and model client with nothing in between (no storage, sessions, drafts or typing;
@@ -129,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	flags := flag.NewFlagSet("reef-bench", flag.ContinueOnError)
-	scenario := flags.String("scenario", "all", "all (idle, burst, chats, tools) | idle | burst | chats | tools | passivated")
+	scenario := flags.String("scenario", "all", "all (idle, burst, chats, tools) | idle | burst | chats | tools | passivated | subagents")
 	var o benchOpts
 	reefPath := reefFlag(flags)
 	flags.IntVar(&o.n, "n", 200, "burst, tools and passivated: chats, one message each")
@@ -190,7 +192,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch *scenario {
 	case "all":
 		names = []string{"idle", "burst", "chats", "tools"}
-	case "idle", "burst", "chats", "tools", "passivated":
+	case "idle", "burst", "chats", "tools", "passivated", "subagents":
 		names = []string{*scenario}
 	default:
 		fmt.Fprintf(stderr, "reef-bench: unknown scenario %q\n", *scenario)
@@ -261,6 +263,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	if name == "passivated" {
 		rig.sessionIdle = 1
 	}
+	rig.subagents = name == "subagents"
 	if o.floor {
 		if err := rig.useFloor(); err != nil {
 			return res, err
@@ -301,7 +304,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	})
 	var runErr error
 	switch name {
-	case "burst", "tools", "passivated":
+	case "burst", "tools", "passivated", "subagents":
 		res.Chats, res.Messages = o.n, o.n
 		for c := range o.n {
 			m := rig.inject(int64(10000+c), 0, name == "tools")

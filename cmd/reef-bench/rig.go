@@ -73,9 +73,12 @@ type benchRig struct {
 	sessionIdle int
 	// queueMode, when set, is session.queue.mode of the gateway.
 	queueMode string
+	// subagents: every message makes the parent spawn one sub-agent and wait for it (subagents.go).
+	subagents bool
 	jitter    time.Duration // when > 0, a random extra delay up to this per answer
 	llmCalls  atomic.Int64
 	toolCalls atomic.Int64
+	childRuns atomic.Int64 // model calls of sub-agents (the subagents scenario)
 	replied   atomic.Int64 // messages with at least one reply
 
 	mu        sync.Mutex
@@ -186,6 +189,10 @@ func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
 	if maxConcurrent > 0 {
 		llm = fmt.Sprintf("llm:\n  maxConcurrent: %d\n", maxConcurrent)
 	}
+	agent, guests := "", ""
+	if r.subagents {
+		agent, guests = subagentAgentYAML, subagentGuestYAML
+	}
 	y := fmt.Sprintf(`providers:
   openai:
     type: openai
@@ -194,7 +201,7 @@ func (r *benchRig) writeConfig(maxConcurrent int, extraChannels bool) error {
 agents:
   - id: main
     model: openai/fake
-%ssession:
+%s%ssession:
   rateLimit: {messages: 0} # the bench is a load generator: its chats send faster than a person
 %slog:
   format: json
@@ -204,7 +211,7 @@ channels:
     apiRoot: %s
     dmPolicy: open
     allowFrom: ["*"]
-`, r.llmURL, llm, idle, benchToken, r.tg.URL)
+%s`, r.llmURL, agent, llm, idle, benchToken, r.tg.URL, guests)
 	if extraChannels {
 		y += fmt.Sprintf(`  discord:
     token: %q
@@ -290,6 +297,11 @@ func (r *benchRig) respond(req fake.Request) fake.Reply {
 	if r.jitter > 0 {
 		delay += rand.N(r.jitter + 1)
 	}
+	if r.subagents {
+		if reply, ok := r.respondSubagent(req, delay); ok {
+			return reply
+		}
+	}
 	msgs := req.Messages
 	i := len(msgs) - 1
 	afterTool := false
@@ -308,6 +320,11 @@ func (r *benchRig) respond(req fake.Request) fake.Reply {
 		return fake.Reply{Delay: delay, ToolCalls: []messages.ToolCall{{
 			ID: "call_" + strconv.FormatInt(n, 10), Name: "ls", Arguments: `{"path":"."}`}}}
 	}
+	return r.answer(marks, delay)
+}
+
+// answer is the model's reply to the user messages that carry marks.
+func (r *benchRig) answer(marks []string, delay time.Duration) fake.Reply {
 	if len(marks) == 0 {
 		return fake.Reply{Text: "ok", Delay: delay}
 	}
@@ -344,7 +361,10 @@ func (r *benchRig) inject(chat int64, i int, tool bool) *benchMsg {
 	mk := benchMark(chat, i)
 	m := &benchMsg{chat: chat, done: make(chan struct{})}
 	text := "please answer " + mk
-	if tool {
+	switch {
+	case r.subagents:
+		text = benchSpawnWord + " then answer " + mk
+	case tool:
 		text = benchToolWord + " then answer " + mk
 	}
 	r.mu.Lock()
