@@ -1,4 +1,4 @@
-// Package fs provides the file tools: read, write, edit and ls. Each call opens the agent's
+// Package fs provides the file tools: read, write, edit, ls and apply_patch. Each call opens the agent's
 // workspace as an os.Root, so no path, symlink or ".." can lead out of it; hardlinked files,
 // FIFOs and devices are refused so a call can neither escape nor hang.
 package fs
@@ -23,7 +23,7 @@ type Config struct {
 	ReadBytes   int // bytes returned by one read, default 50 KB
 	WriteBytes  int // largest file write and edit produce, default 10 MB
 	ListEntries int // entries shown by one ls, default 500
-	// Changed, when set, is called after write or edit changed a file, with the path
+	// Changed, when set, is called after write, edit or apply_patch changed a file, with the path
 	// relative to the workspace (slash-separated): the memory index re-reads it at once.
 	Changed func(ctx context.Context, env tools.Env, rel string)
 }
@@ -49,9 +49,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Tools returns read, write, edit and ls.
+// Tools returns read, write, edit, ls and apply_patch.
 func Tools(cfg Config) []tools.Tool {
-	return []tools.Tool{NewRead(cfg), NewWrite(cfg), NewEdit(cfg), NewList(cfg)}
+	return []tools.Tool{NewRead(cfg), NewWrite(cfg), NewEdit(cfg), NewList(cfg), NewPatch(cfg)}
 }
 
 // pathArgs is the path argument every file tool takes, under its name or its alias.
