@@ -17,13 +17,13 @@ import (
 // The same keys are read directly under metadata too. tools is reef's: tools the agent must be
 // offered in the conversation (web_fetch, exec).
 type SkillRequires struct {
-	Bins    []string // every one on PATH
-	AnyBins []string // at least one on PATH
-	Env     []string // environment variables that must be set and not empty
-	Config  []string // reef config keys that must be set (dotted, e.g. "tools.exec.sandbox")
-	Tools   []string // tools the conversation must offer
-	OS      []string // linux, darwin, windows; empty means any
-	Always  bool     // offered whatever else it requires
+	Bins    []string `json:"bins,omitempty"`    // every one on PATH
+	AnyBins []string `json:"anyBins,omitempty"` // at least one on PATH
+	Env     []string `json:"env,omitempty"`     // environment variables that must be set and not empty
+	Config  []string `json:"config,omitempty"`  // reef config keys that must be set (dotted, e.g. "tools.exec.sandbox")
+	Tools   []string `json:"tools,omitempty"`   // tools the conversation must offer
+	OS      []string `json:"os,omitempty"`      // linux, darwin, windows; empty means any
+	Always  bool     `json:"always,omitempty"`  // offered whatever else it requires
 }
 
 // metadataKeys are the blocks of metadata a skill's requirements may sit in, by precedence.

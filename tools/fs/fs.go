@@ -26,6 +26,9 @@ type Config struct {
 	// Changed, when set, is called after write, edit or apply_patch changed a file, with the path
 	// relative to the workspace (slash-separated): the memory index re-reads it at once.
 	Changed func(ctx context.Context, env tools.Env, rel string)
+	// ReadOnlyDirs are absolute folders outside the workspace that read and ls may also open,
+	// by absolute path: the shared and the bundled skills. Nothing writes there.
+	ReadOnlyDirs []string
 }
 
 // changed reports a written file to cfg.Changed.
@@ -86,6 +89,27 @@ func openWorkspace(env tools.Env, p string) (root *os.Root, rel string, err erro
 		return nil, "", fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(env.Workspace, err))
 	}
 	return root, rel, nil
+}
+
+// openForRead is openWorkspace for the tools that only read: an absolute path outside the
+// workspace but inside one of c.ReadOnlyDirs opens that folder instead, confined the same way.
+func (c Config) openForRead(env tools.Env, p string) (*os.Root, string, error) {
+	root, rel, err := openWorkspace(env, p)
+	if err == nil || !errors.Is(err, tools.ErrEscapes) || !filepath.IsAbs(p) {
+		return root, rel, err
+	}
+	for _, dir := range c.ReadOnlyDirs {
+		r, rerr := tools.WorkspacePath(dir, p)
+		if rerr != nil {
+			continue
+		}
+		root, oerr := os.OpenRoot(dir)
+		if oerr != nil {
+			return nil, "", tools.ExplainPathError(p, oerr)
+		}
+		return root, r, nil
+	}
+	return nil, "", err
 }
 
 // openRegular opens a regular file with a single link for reading. O_NONBLOCK keeps the open
