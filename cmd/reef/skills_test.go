@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reefgw/reef/providers/fake"
 )
 
 // TestSkillsList: `reef skills list` shows where each skill comes from and why one is not
@@ -59,5 +61,37 @@ func TestSkillsList(t *testing.T) {
 	}
 	if res := reef(t, e, "", "skills", "info", "nope"); res.code != 1 || !strings.Contains(res.stderr, `no skill "nope"`) {
 		t.Errorf("unknown skill: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
+// TestBundledSkillInChat: through the real binary, the prompt lists the bundled skills the
+// agent can use (not weather: no web_fetch here), at a location the model can read, and
+// apply_patch changes the workspace.
+func TestBundledSkillInChat(t *testing.T) {
+	home := newHome(t)
+	loc := filepath.Join(home, "bundled-skills", "daily-note", "SKILL.md")
+	srv := newFake(t,
+		call("c1", "read", `{"path":"`+loc+`"}`),
+		call("c2", "apply_patch", `{"input":"*** Begin Patch\n*** Add File: memory/2026-01-02.md\n+# 2026-01-02\n+- buy milk\n*** End Patch"}`),
+		fake.Reply{Text: "Noted."},
+	)
+	res := reef(t, withFake(home, srv), "note: buy milk\n", "chat")
+	if res.code != 0 || !strings.Contains(res.stdout, "Noted.") {
+		t.Fatalf("chat: code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	reqs := srv.Script().Requests()
+	system := reqs[0].System
+	if !strings.Contains(system, "<name>daily-note</name>") || !strings.Contains(system, "<location>"+loc+"</location>") {
+		t.Errorf("the prompt does not list daily-note at %s:\n%s", loc, system)
+	}
+	if strings.Contains(system, "<name>weather</name>") {
+		t.Error("the prompt lists weather, which needs web_fetch")
+	}
+	if got := toolResults(reqs, "read"); len(got) != 1 || !strings.Contains(got[0], "memory/YYYY-MM-DD.md") {
+		t.Errorf("read of the bundled skill: %q", got)
+	}
+	data, err := os.ReadFile(filepath.Join(home, "workspace", "memory", "2026-01-02.md"))
+	if err != nil || string(data) != "# 2026-01-02\n- buy milk\n" {
+		t.Errorf("apply_patch wrote %q, %v", data, err)
 	}
 }
