@@ -145,10 +145,12 @@ func (t *Patch) plan(root *os.Root, env tools.Env, ops []patchOp) ([]planned, er
 				return nil, err
 			}
 			plan = append(plan, planned{rel: rel, data: []byte(op.add), perm: 0o644, summary: "added " + filepath.ToSlash(rel)})
-		case opDelete:
-			if _, _, err := t.readText(root, rel, op.path); err != nil {
+		case opDelete: // any regular file, text or not
+			f, _, err := openRegular(root, rel, op.path)
+			if err != nil {
 				return nil, err
 			}
+			f.Close()
 			plan = append(plan, planned{rel: rel, summary: "deleted " + filepath.ToSlash(rel)})
 		case opUpdate:
 			text, perm, err := t.readText(root, rel, op.path)

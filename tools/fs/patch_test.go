@@ -20,6 +20,7 @@ func TestPatchOperations(t *testing.T) {
 	ws, _ := workspace(t)
 	writeFile(t, filepath.Join(ws, "src/app.py"), "import os\n\ndef greet():\n    print(\"Hi\")\n\ndef main():\n    greet()\n    return 0\n")
 	writeFile(t, filepath.Join(ws, "old.txt"), "bye\n")
+	writeFile(t, filepath.Join(ws, "blob.bin"), "\x00\x01binary")
 	writeFile(t, filepath.Join(ws, "notes.md"), "one\ntwo\nthree\n")
 	res := run(t, NewPatch(Config{}), ws, patch(
 		"*** Add File: docs/hello.txt",
@@ -34,6 +35,7 @@ func TestPatchOperations(t *testing.T) {
 		"-    return 0",
 		"+    return 1",
 		"*** Delete File: old.txt",
+		"*** Delete File: blob.bin",
 		"*** Update File: notes.md",
 		"*** Move to: archive/notes.md",
 		"@@",
@@ -52,7 +54,7 @@ func TestPatchOperations(t *testing.T) {
 			t.Errorf("%s = %q, want %q", path, got, want)
 		}
 	}
-	for _, gone := range []string{"old.txt", "notes.md"} {
+	for _, gone := range []string{"old.txt", "blob.bin", "notes.md"} {
 		if _, err := os.Stat(filepath.Join(ws, gone)); !os.IsNotExist(err) {
 			t.Errorf("%s still exists (err %v)", gone, err)
 		}
