@@ -107,7 +107,13 @@ func (a *Agent) loadWorkspace() (agent.Workspace, int) {
 	if time.Since(c.loadedAt) < workspaceTTL {
 		return c.ws, c.gen
 	}
-	ws, err := agent.LoadWorkspace(a.Workspace)
+	var ws agent.Workspace
+	var err error
+	if a.Skills != nil {
+		ws, err = agent.LoadWorkspaceWith(a.Workspace, *a.Skills)
+	} else {
+		ws, err = agent.LoadWorkspace(a.Workspace)
+	}
 	if err != nil {
 		ws = agent.Workspace{Dir: a.Workspace, Warnings: []string{err.Error()}}
 	}

@@ -106,7 +106,7 @@ func TestSkillConversation(t *testing.T) {
 				}
 			}
 			tools := slices.Sorted(slices.Values(reqs[0].Tools))
-			if want := []string{"edit", "ls", "read", "write"}; !slices.Equal(tools, want) {
+			if want := []string{"apply_patch", "edit", "ls", "read", "write"}; !slices.Equal(tools, want) {
 				t.Errorf("tools offered = %v, want %v (exec is not allowed)", tools, want)
 			}
 			if strings.Contains(sys, "exec") && strings.Contains(sys, "- exec") {

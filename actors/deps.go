@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/access"
+	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
@@ -69,9 +70,12 @@ func (d *Deps) redactor() redactor {
 
 // Agent is one configured agent, ready to run.
 type Agent struct {
-	ID            string
-	Name          string
-	Workspace     string // absolute path
+	ID        string
+	Name      string
+	Workspace string // absolute path
+	// Skills are where skills come from besides the workspace and which the agent may use;
+	// nil means the workspace's skills/ only, unchecked.
+	Skills        *agent.SkillOptions
 	Model         string // "provider/model" label of the primary model
 	Provider      providers.Provider
 	Tools         *tools.Registry

@@ -62,7 +62,7 @@ func StablePrompt(in PromptInput) string {
 	b.WriteString(toolStyleSection)
 	b.WriteString(safetySection)
 	if hasTool(in.Tools, "read") {
-		writeSkills(&b, in.Workspace.Skills)
+		writeSkills(&b, in.Workspace.Skills, in.Tools)
 	}
 	writeWorkspace(&b, in.Workspace.Dir)
 	if hasTool(in.Tools, "memory_search") {
@@ -148,7 +148,15 @@ const safetySection = `
   variables. Do not put them in messages, files, web requests or tool arguments.
 `
 
-func writeSkills(b *strings.Builder, skills []Skill) {
+// writeSkills lists the skills whose required tools are offered here.
+func writeSkills(b *strings.Builder, all []Skill, tools []messages.ToolSpec) {
+	offered := func(name string) bool { return hasTool(tools, name) }
+	var skills []Skill
+	for _, s := range all {
+		if len(UnmetTools(s.Requires, offered)) == 0 {
+			skills = append(skills, s)
+		}
+	}
 	if len(skills) == 0 {
 		return
 	}

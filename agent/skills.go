@@ -28,8 +28,10 @@ const (
 type Skill struct {
 	Name        string
 	Description string
-	Location    string // workspace-relative path of SKILL.md, e.g. "skills/pdf/SKILL.md"
+	Location    string // workspace-relative path of SKILL.md, e.g. "skills/pdf/SKILL.md"; absolute for managed and bundled skills
 	Metadata    map[string]any
+	Source      string        // SourceWorkspace, SourceManaged or SourceBundled; set by LoadSkills
+	Requires    SkillRequires // from Metadata; set by LoadSkills
 }
 
 // skillFrontmatter is the YAML header of a SKILL.md. Other keys are allowed and ignored.
@@ -42,7 +44,13 @@ type skillFrontmatter struct {
 // loadSkills reads skills/<name>/SKILL.md for every folder under skills/, appending a warning for
 // each skill it has to skip.
 func loadSkills(root *os.Root, warnings []string) ([]Skill, []string) {
-	dir, err := root.Open(DirSkills)
+	return loadSkillDir(root, DirSkills, warnings)
+}
+
+// loadSkillDir reads <dir>/<name>/SKILL.md for every folder under dir in root; locations are
+// relative to root.
+func loadSkillDir(root *os.Root, skillDir string, warnings []string) ([]Skill, []string) {
+	dir, err := root.Open(skillDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, warnings
 	}
@@ -60,7 +68,7 @@ func loadSkills(root *os.Root, warnings []string) ([]Skill, []string) {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		loc := path.Join(DirSkills, e.Name(), "SKILL.md")
+		loc := path.Join(skillDir, e.Name(), "SKILL.md")
 		text, _, partial, err := readRegular(root, loc, maxSkillFileBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // a folder without SKILL.md (or a stray file) is not a skill
@@ -82,7 +90,7 @@ func loadSkills(root *os.Root, warnings []string) ([]Skill, []string) {
 	// Sort by name; among skills of the same name the one in a folder of that name wins, then
 	// the first folder by name.
 	slices.SortFunc(found, func(a, b Skill) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), boolOrder(a.Location == ownLocation(a))-boolOrder(b.Location == ownLocation(b)),
+		return cmp.Or(strings.Compare(a.Name, b.Name), boolOrder(a.Location == ownLocation(skillDir, a))-boolOrder(b.Location == ownLocation(skillDir, b)),
 			strings.Compare(a.Location, b.Location))
 	})
 	var skills []Skill
@@ -100,8 +108,8 @@ func loadSkills(root *os.Root, warnings []string) ([]Skill, []string) {
 	return skills, warnings
 }
 
-// ownLocation is where a skill named s.Name is expected: skills/<name>/SKILL.md.
-func ownLocation(s Skill) string { return path.Join(DirSkills, s.Name, "SKILL.md") }
+// ownLocation is where a skill named s.Name is expected: <dir>/<name>/SKILL.md.
+func ownLocation(dir string, s Skill) string { return path.Join(dir, s.Name, "SKILL.md") }
 
 // boolOrder sorts true before false.
 func boolOrder(b bool) int {

@@ -29,11 +29,13 @@ type File struct {
 
 // Workspace is what LoadWorkspace found in an agent's workspace.
 type Workspace struct {
-	Dir       string
-	Files     []File  // in injection order
-	Skills    []Skill // sorted by name
-	Bootstrap bool    // BOOTSTRAP.md exists: the first-run ritual is not done yet
-	Warnings  []string
+	Dir    string
+	Files  []File  // in injection order
+	Skills []Skill // sorted by name: the skills offered
+	// SkillStatus lists every skill found and why it is not offered (LoadWorkspaceWith only).
+	SkillStatus []SkillStatus
+	Bootstrap   bool // BOOTSTRAP.md exists: the first-run ritual is not done yet
+	Warnings    []string
 }
 
 // injectOrder lists the files injected into the prompt. The last entry holds alternatives.
@@ -46,6 +48,16 @@ var injectOrder = [][]string{
 // are skipped; files that cannot be read (a symlink out of the workspace, a FIFO, no permission)
 // are skipped with a warning. The only error is a workspace that cannot be opened at all.
 func LoadWorkspace(dir string) (Workspace, error) {
+	return loadWorkspace(dir, nil)
+}
+
+// LoadWorkspaceWith is LoadWorkspace with skills from every source of o, checked against its
+// host and the agent's allow and deny lists (see LoadSkills).
+func LoadWorkspaceWith(dir string, o SkillOptions) (Workspace, error) {
+	return loadWorkspace(dir, &o)
+}
+
+func loadWorkspace(dir string, skills *SkillOptions) (Workspace, error) {
 	ws := Workspace{Dir: dir}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -84,7 +96,12 @@ func LoadWorkspace(dir string) (Workspace, error) {
 			break
 		}
 	}
-	ws.Skills, ws.Warnings = loadSkills(root, ws.Warnings)
+	if skills == nil {
+		ws.Skills, ws.Warnings = loadSkills(root, ws.Warnings)
+		return ws, nil
+	}
+	statuses, warnings := LoadSkills(dir, *skills)
+	ws.Skills, ws.SkillStatus, ws.Warnings = Available(statuses), statuses, append(ws.Warnings, warnings...)
 	return ws, nil
 }
 

@@ -73,6 +73,7 @@ type AgentConfig struct {
 	Models    []string        `yaml:"models"`    // more models a session may switch to with /model
 	Workspace string          `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
 	Tools     ToolPolicy      `yaml:"tools"`
+	Skills    SkillPolicy     `yaml:"skills"` // which skills it may use (docs/workspace.md#skills)
 	Limits    AgentLimits     `yaml:"limits"`
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
 	Subagents SubagentsConfig `yaml:"subagents"` // limits on the sub-agents it spawns (docs/subagents.md)
@@ -84,6 +85,12 @@ type AgentConfig struct {
 // ToolPolicy lists tool names and groups ("group:fs", "group:runtime") an agent may or may not use.
 // Empty Allow means every tool; Deny wins over Allow.
 type ToolPolicy struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// SkillPolicy names the skills an agent may use. Empty Allow means every skill; Deny wins.
+type SkillPolicy struct {
 	Allow []string `yaml:"allow"`
 	Deny  []string `yaml:"deny"`
 }

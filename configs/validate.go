@@ -185,8 +185,37 @@ func (c *Config) validateAgents(v *validator) {
 		v.nonNegative(path+".limits.dailyTokenBudget", a.Limits.DailyTokenBudget)
 		v.nonNegative(path+".limits.maxReplyChunks", a.Limits.MaxReplyChunks)
 		c.validateContext(v, path, a)
+		validateSkillPolicy(v, path+".skills", a.Skills)
 		v.memory(path+".memory", a.Memory)
 		c.validateSubagents(v, path, a.Subagents)
+	}
+}
+
+// validateSkillPolicy checks the skill names of an agent's allow and deny lists. Skills come
+// and go with the workspace, so names are not checked against the skills found.
+func validateSkillPolicy(v *validator, path string, p SkillPolicy) {
+	allowed := map[string]bool{}
+	for _, l := range []struct {
+		list  string
+		names []string
+	}{{"allow", p.Allow}, {"deny", p.Deny}} {
+		list := l.list
+		for i, n := range l.names {
+			switch {
+			case strings.TrimSpace(n) == "":
+				v.addf("%s.%s[%d]: empty: give a skill name (see reef skills list)", path, list, i)
+			case strings.ContainsAny(n, "/\\ \t"):
+				v.addf("%s.%s[%d]: %q is not a skill name: give the name from reef skills list, not a path", path, list, i, n)
+			}
+		}
+	}
+	for _, n := range p.Allow {
+		allowed[n] = true
+	}
+	for i, n := range p.Deny {
+		if allowed[n] {
+			v.addf("%s.deny[%d]: %q is also in allow; deny wins, so remove it from one list", path, i, n)
+		}
 	}
 }
 

@@ -56,6 +56,17 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "skills: empty, a path, in both lists",
+			change: func(c *Config) {
+				c.Agents[0].Skills = SkillPolicy{Allow: []string{"weather", "", "skills/pdf"}, Deny: []string{"weather"}}
+			},
+			want: []string{
+				`agents[0].skills.allow[1]: empty: give a skill name (see reef skills list)`,
+				`agents[0].skills.allow[2]: "skills/pdf" is not a skill name: give the name from reef skills list, not a path`,
+				`agents[0].skills.deny[0]: "weather" is also in allow; deny wins, so remove it from one list`,
+			},
+		},
+		{
 			name:   "bad dmScope",
 			change: func(c *Config) { c.Session.DMScope = "per-user" },
 			want:   []string{`session.dmScope: "per-user" is not valid: use one of main, per-peer, per-channel-peer, per-account-channel-peer`},

@@ -9,7 +9,7 @@ import (
 // Groups names sets of tools that allow and deny lists may refer to as one entry. A group may
 // name tools this build does not have; they are skipped.
 var Groups = map[string][]string{
-	"group:fs":         {"read", "write", "edit", "ls"},
+	"group:fs":         {"read", "write", "edit", "ls", "apply_patch"},
 	"group:runtime":    {"exec"},
 	"group:web":        {"web_fetch", "web_search"},
 	"group:memory":     {"memory_search", "memory_get"},

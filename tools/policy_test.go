@@ -69,7 +69,7 @@ func TestPolicy(t *testing.T) {
 
 func TestGroups(t *testing.T) {
 	want := map[string][]string{
-		"group:fs":         {"read", "write", "edit", "ls"},
+		"group:fs":         {"read", "write", "edit", "ls", "apply_patch"},
 		"group:runtime":    {"exec"},
 		"group:web":        {"web_fetch", "web_search"},
 		"group:memory":     {"memory_search", "memory_get"},

@@ -275,6 +275,9 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		{[]string{"fake-llm"}, "-addr"},
 		{[]string{"security"}, "reef security audit"},
 		{[]string{"security", "audit"}, "reef security audit"},
+		{[]string{"skills"}, "reef skills list"},
+		{[]string{"skills", "list"}, "reef skills list"},
+		{[]string{"skills", "info"}, "reef skills info"},
 		{[]string{"backup"}, "reef backup"},
 		{[]string{"restore"}, "reef restore"},
 	}

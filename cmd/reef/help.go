@@ -67,6 +67,8 @@ func commandUsage(name string) string {
 		return cronUsage + "\n"
 	case "security":
 		return securityUsage + "\n"
+	case "skills":
+		return skillsUsage + "\n"
 	}
 	var b strings.Builder
 	b.WriteString("Usage:\n")

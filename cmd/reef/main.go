@@ -51,6 +51,8 @@ Usage:
                                 scheduled jobs (next runs shown in each job's time zone)
   reef memory status | index [--force] | search QUERY [-agent ID] [-json]
                                 the agents' memory index: what is indexed, rebuild it, search it
+  reef skills list [-agent ID] [-json] | info NAME
+                                the agent's skills: where each comes from, available or why not
   reef security audit [-config FILE] [-json]
                                 security posture: open doors, guests' tools, exec sandbox, webhooks,
                                 file modes, secrets in reef.yaml; each problem with its fix
@@ -98,6 +100,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCron(args[1:], stdout, stderr)
 	case "memory":
 		return runMemory(args[1:], stdout, stderr)
+	case "skills":
+		return runSkills(args[1:], stdout, stderr)
 	case "security":
 		return runSecurity(args[1:], stdout, stderr)
 	case "backup":

@@ -64,7 +64,8 @@ func newEmbedder(name, typ string, pc configs.ProviderConfig, baseURL string, re
 func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 	ex := cfg.Tools.Exec
 	var indexes memtools.Indexes
-	fsCfg := fs.Config{}
+	// The agent reads the shared and the bundled skills where reef lists them.
+	fsCfg := fs.Config{ReadOnlyDirs: []string{managedSkillsDir(cfg), bundledSkillsDir(cfg)}}
 	if mem != nil {
 		indexes = mem
 		fsCfg.Changed = func(ctx context.Context, env tools.Env, rel string) { mem.Touch(ctx, env.AgentID, rel) }

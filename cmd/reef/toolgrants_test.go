@@ -24,7 +24,7 @@ func TestDoctorWarnsWhenAnyoneGetsOwnerTools(t *testing.T) {
 				"fix: take exec out of the allow lists under channels.telegram (tools, groupTools, toolsBySender)",
 				`list group ids in channels.telegram.groups instead of "*"`}},
 		{name: "open DMs, file writes for every guest", extra: []string{"dmPolicy: open", `allowFrom: ["*"]`, "tools: {allow: [group:fs]}"},
-			want: []string{"! security: channels.telegram: dmPolicy: open lets anyone in, and guests may use edit, write",
+			want: []string{"! security: channels.telegram: dmPolicy: open lets anyone in, and guests may use apply_patch, edit, write",
 				"or let in only whom you know: use dmPolicy: pairing"}},
 		{name: "exec for one sender in one listed group is no open door",
 			extra: []string{`groups: ["-100123"]`, "groupTools:", `  "-100123": {bySender: {"42": {allow: [exec]}}}`}, not: []string{"! security"}},

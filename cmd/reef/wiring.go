@@ -83,6 +83,9 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 	if err != nil {
 		return nil, err
 	}
+	if err := agent.InstallBundledSkills(bundledSkillsDir(cfg)); err != nil {
+		return nil, fmt.Errorf("bundled skills: %w", err)
+	}
 	// target is the client chain for one model: the endpoint's limit, prompt-mode tools, retries.
 	target := func(ref string) (providers.Target, error) {
 		prov, model, err := configs.SplitModel(ref)
@@ -137,8 +140,9 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		}
 		mc := cfg.Model(ac.Model)
 		fallbacks := targets[1:]
+		skills := skillOptions(cfg, ac)
 		out = append(out, &actors.Agent{
-			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, Model: ac.Model,
+			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, Skills: &skills, Model: ac.Model,
 			Provider: providers.Failover(targets...), Tools: registry, Policy: policy,
 			ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens, Location: time.Local,
 			Limits: actors.Limits{

@@ -1,4 +1,4 @@
-// Package fs provides the file tools: read, write, edit and ls. Each call opens the agent's
+// Package fs provides the file tools: read, write, edit, ls and apply_patch. Each call opens the agent's
 // workspace as an os.Root, so no path, symlink or ".." can lead out of it; hardlinked files,
 // FIFOs and devices are refused so a call can neither escape nor hang.
 package fs
@@ -23,9 +23,12 @@ type Config struct {
 	ReadBytes   int // bytes returned by one read, default 50 KB
 	WriteBytes  int // largest file write and edit produce, default 10 MB
 	ListEntries int // entries shown by one ls, default 500
-	// Changed, when set, is called after write or edit changed a file, with the path
+	// Changed, when set, is called after write, edit or apply_patch changed a file, with the path
 	// relative to the workspace (slash-separated): the memory index re-reads it at once.
 	Changed func(ctx context.Context, env tools.Env, rel string)
+	// ReadOnlyDirs are absolute folders outside the workspace that read and ls may also open,
+	// by absolute path: the shared and the bundled skills. Nothing writes there.
+	ReadOnlyDirs []string
 }
 
 // changed reports a written file to cfg.Changed.
@@ -49,9 +52,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Tools returns read, write, edit and ls.
+// Tools returns read, write, edit, ls and apply_patch.
 func Tools(cfg Config) []tools.Tool {
-	return []tools.Tool{NewRead(cfg), NewWrite(cfg), NewEdit(cfg), NewList(cfg)}
+	return []tools.Tool{NewRead(cfg), NewWrite(cfg), NewEdit(cfg), NewList(cfg), NewPatch(cfg)}
 }
 
 // pathArgs is the path argument every file tool takes, under its name or its alias.
@@ -86,6 +89,27 @@ func openWorkspace(env tools.Env, p string) (root *os.Root, rel string, err erro
 		return nil, "", fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(env.Workspace, err))
 	}
 	return root, rel, nil
+}
+
+// openForRead is openWorkspace for the tools that only read: an absolute path outside the
+// workspace but inside one of c.ReadOnlyDirs opens that folder instead, confined the same way.
+func (c Config) openForRead(env tools.Env, p string) (*os.Root, string, error) {
+	root, rel, err := openWorkspace(env, p)
+	if err == nil || !errors.Is(err, tools.ErrEscapes) || !filepath.IsAbs(p) {
+		return root, rel, err
+	}
+	for _, dir := range c.ReadOnlyDirs {
+		r, rerr := tools.WorkspacePath(dir, p)
+		if rerr != nil {
+			continue
+		}
+		root, oerr := os.OpenRoot(dir)
+		if oerr != nil {
+			return nil, "", tools.ExplainPathError(p, oerr)
+		}
+		return root, r, nil
+	}
+	return nil, "", err
 }
 
 // openRegular opens a regular file with a single link for reading. O_NONBLOCK keeps the open

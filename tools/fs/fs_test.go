@@ -124,7 +124,11 @@ func TestToolsSpecs(t *testing.T) {
 		if schema.Type != "object" || schema.Additional == nil || *schema.Additional {
 			t.Errorf("%s: got type %q additionalProperties %v, want object and false", spec.Name, schema.Type, schema.Additional)
 		}
-		for _, p := range []string{"path", "file_path"} {
+		props := []string{"path", "file_path"}
+		if spec.Name == "apply_patch" {
+			props = []string{"input"}
+		}
+		for _, p := range props {
 			if schema.Properties[p]["description"] == "" || schema.Properties[p] == nil {
 				t.Errorf("%s: property %q missing or undescribed", spec.Name, p)
 			}
@@ -133,7 +137,7 @@ func TestToolsSpecs(t *testing.T) {
 			t.Errorf("%s: no description", spec.Name)
 		}
 	}
-	if got, want := strings.Join(names, ","), "read,write,edit,ls"; got != want {
+	if got, want := strings.Join(names, ","), "read,write,edit,ls,apply_patch"; got != want {
 		t.Errorf("got tools %s, want %s", got, want)
 	}
 }

@@ -51,7 +51,7 @@ func (t *List) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if err != nil {
 		return tools.Result{}, err
 	}
-	root, rel, err := openWorkspace(call.Env, p)
+	root, rel, err := t.cfg.openForRead(call.Env, p)
 	if err != nil {
 		return tools.Result{}, err
 	}
