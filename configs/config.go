@@ -173,6 +173,15 @@ type RateLimitConfig struct {
 // ToolsConfig configures built-in tools.
 type ToolsConfig struct {
 	Exec ExecConfig `yaml:"exec"`
+	Web  WebConfig  `yaml:"web"`
+}
+
+// WebConfig configures web_fetch and the SSRF guard that every request reef makes for the
+// agent passes (docs/security.md).
+type WebConfig struct {
+	// AllowPrivate opens exceptions to the guard: CIDRs ("192.168.1.0/24"), addresses or host
+	// names ("nas.lan") the agent may reach although they are private, loopback or reserved.
+	AllowPrivate []string `yaml:"allowPrivate"`
 }
 
 // ExecConfig configures the exec tool.

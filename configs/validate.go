@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/reefgw/reef/internal/netguard"
 )
 
 // ErrNoProvider means no LLM provider is configured at all; NoProviderHelp says what to set.
@@ -88,6 +90,11 @@ func (c *Config) Validate() error {
 			v.addf("%s: %q is not a channel: use %s", path, name, strings.Join(channelNames, ", "))
 		}
 		v.queue(path, c.Session.QueueByChannel[name])
+	}
+	for i, a := range c.Tools.Web.AllowPrivate {
+		if err := netguard.CheckAllowEntry(a); err != nil {
+			v.addf("tools.web.allowPrivate[%d]: %v", i, err)
+		}
 	}
 	e := c.Tools.Exec
 	v.nonNegative("tools.exec.timeoutSeconds", e.TimeoutSeconds)

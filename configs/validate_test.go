@@ -118,6 +118,16 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "web allowPrivate",
+			change: func(c *Config) {
+				c.Tools.Web.AllowPrivate = []string{"10.0.0.0/8", "nas.lan", "192.168.1.5", "http://nas.lan/", "10.0.0.0/33"}
+			},
+			want: []string{
+				`tools.web.allowPrivate[3]: "http://nas.lan/" is neither a CIDR (10.0.0.0/8), an IP address nor a host name`,
+				`tools.web.allowPrivate[4]: "10.0.0.0/33" is neither a CIDR (10.0.0.0/8), an IP address nor a host name`,
+			},
+		},
+		{
 			name: "exec approvals",
 			change: func(c *Config) {
 				c.Tools.Exec.Approvals = "guests"

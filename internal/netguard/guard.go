@@ -51,21 +51,39 @@ type Guard struct {
 func New(cfg Config) (*Guard, error) {
 	g := &Guard{hosts: map[string]bool{}}
 	for _, e := range cfg.AllowPrivate {
-		e = strings.TrimSpace(e)
-		if p, err := netip.ParsePrefix(e); err == nil {
-			g.nets = append(g.nets, p.Masked())
-			continue
+		p, host, err := parseAllow(e)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("netguard: allowPrivate: %w", err)
+		case host != "":
+			g.hosts[host] = true
+		default:
+			g.nets = append(g.nets, p)
 		}
-		if a, err := netip.ParseAddr(e); err == nil {
-			g.nets = append(g.nets, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
-			continue
-		}
-		if !validHostName(e) {
-			return nil, fmt.Errorf("netguard: allowPrivate: %q is neither a CIDR, an IP address nor a host name", e)
-		}
-		g.hosts[normHost(e)] = true
 	}
 	return g, nil
+}
+
+// CheckAllowEntry reports whether e is a valid allowPrivate entry, with a message a user can
+// act on when not.
+func CheckAllowEntry(e string) error {
+	_, _, err := parseAllow(e)
+	return err
+}
+
+func parseAllow(e string) (netip.Prefix, string, error) {
+	e = strings.TrimSpace(e)
+	if p, err := netip.ParsePrefix(e); err == nil {
+		return p.Masked(), "", nil
+	}
+	if a, err := netip.ParseAddr(e); err == nil {
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), "", nil
+	}
+	if !validHostName(e) {
+		return netip.Prefix{}, "", fmt.Errorf("%q is neither a CIDR (10.0.0.0/8), an IP address nor a host name", e)
+	}
+	return netip.Prefix{}, normHost(e), nil
 }
 
 func normHost(h string) string { return strings.ToLower(strings.TrimSuffix(h, ".")) }
