@@ -17,7 +17,7 @@ const articlePage = `<!doctype html>
 <div class="cookie-banner">We use cookies</div>
 <main>
   <h1>Tide   tables</h1>
-  <p>The tide rises <b>twice</b> a day; see the <a href="/docs/tides?x=1">full
+  <p>The tide rises <b>twice</b> a day; see the <a href="/docs/tides?x=1&amp;y=2">full
      table</a> or <a href="javascript:alert(1)">this</a>.</p>
   <ul><li>High: 06:12</li><li>Low: 12:30
     <ol><li>neap</li><li>spring</li></ol></li></ul>
@@ -43,7 +43,7 @@ func TestExtractMarkdown(t *testing.T) {
 		t.Errorf("title %q, want %q", title, "Reef Tide Tables")
 	}
 	want := "# Tide tables\n\n" +
-		"The tide rises **twice** a day; see the [full table](https://example.com/docs/tides?x=1) or this.\n\n" +
+		"The tide rises **twice** a day; see the [full table](https://example.com/docs/tides?x=1&y=2) or this.\n\n" +
 		"- High: 06:12\n- Low: 12:30\n\n  1. neap\n  2. spring\n\n" +
 		"> Time and tide wait for no man.\n\n" +
 		"```\nif tide > 3 {\n    swim()\n}\n```\n\n" +

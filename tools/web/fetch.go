@@ -145,11 +145,13 @@ func (f *Fetch) Run(ctx context.Context, call tools.Call) (tools.Result, error) 
 	res := page
 	res.Text, res.Truncated = cut(page.Text, a.MaxChars)
 	res.Truncated = res.Truncated || page.Truncated
-	out, err := json.Marshal(res)
-	if err != nil {
+	var out strings.Builder
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false) // the model reads "&" and "<" in links and text, not \u0026
+	if err := enc.Encode(res); err != nil {
 		return tools.Result{}, fmt.Errorf("web_fetch: %w", err)
 	}
-	return tools.Result{Content: string(out), IsError: res.Status >= 400}, nil
+	return tools.Result{Content: strings.TrimSuffix(out.String(), "\n"), IsError: res.Status >= 400}, nil
 }
 
 func (f *Fetch) checkArgs(a *fetchArgs) (*url.URL, error) {

@@ -124,7 +124,7 @@ func TestFetchHTMLAsMarkdown(t *testing.T) {
 	if !strings.HasPrefix(out.Text, "# Tide tables\n\nThe tide rises **twice**") {
 		t.Errorf("text does not start with the main content:\n%s", out.Text)
 	}
-	if !strings.Contains(out.Text, "[full table]("+s.URL+"/docs/tides?x=1)") {
+	if !strings.Contains(res.Content, "[full table]("+s.URL+"/docs/tides?x=1&y=2)") {
 		t.Errorf("relative link not resolved against the page:\n%s", out.Text)
 	}
 	if strings.Contains(out.Text, "Menu item") || strings.Contains(out.Text, "Copyright") {
