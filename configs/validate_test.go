@@ -128,6 +128,20 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "web search",
+			change: func(c *Config) {
+				c.Tools.Web.Search = WebSearchConfig{Provider: "bing", APIKey: "k"}
+			},
+			want: []string{`tools.web.search.provider: "bing" is not valid: use one of brave, tavily, searxng`},
+		},
+		{
+			name: "web search needs",
+			change: func(c *Config) {
+				c.Tools.Web.Search = WebSearchConfig{Provider: "searxng", BaseURL: "127.0.0.1:8888"}
+			},
+			want: []string{`tools.web.search.baseUrl: "127.0.0.1:8888" is not an http(s) URL`},
+		},
+		{
 			name: "exec approvals",
 			change: func(c *Config) {
 				c.Tools.Exec.Approvals = "guests"

@@ -81,7 +81,21 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
 		Limits:         execLimits(ex.Limits),
-	}), cron.New(), message.New(), newWebFetch(cfg)), sessions.Tools()...)
+	}), cron.New(), message.New(), newWebFetch(cfg)), append(sessions.Tools(), newWebSearch(cfg)...)...)
+}
+
+// newWebSearch builds web_search for tools.web.search, or nothing when no provider is
+// configured (the tool is then not offered; `reef doctor` says how to enable it).
+func newWebSearch(cfg *configs.Config) []tools.Tool {
+	s := cfg.Tools.Web.Search
+	if s.Provider == "" {
+		return nil
+	}
+	t, err := web.NewSearch(web.SearchConfig{Provider: s.Provider, APIKey: s.APIKey, BaseURL: s.BaseURL})
+	if err != nil { // Validate reports what is missing first
+		return nil
+	}
+	return []tools.Tool{t}
 }
 
 // newWebFetch builds web_fetch behind the SSRF guard of tools.web.
