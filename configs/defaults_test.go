@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -147,5 +148,13 @@ func TestSearchFromEnv(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestSearchKeyIsASecret(t *testing.T) {
+	c := &Config{}
+	c.Tools.Web.Search = WebSearchConfig{Provider: "brave", APIKey: "BSA-search-key-123456"}
+	if !slices.Contains(c.Secrets(), "BSA-search-key-123456") {
+		t.Errorf("Secrets() = %v, want the search key", c.Secrets())
 	}
 }
