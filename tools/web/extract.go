@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 
@@ -22,6 +23,39 @@ func extractHTML(doc *html.Node, base *url.URL, plain bool) (title, text string)
 	c := converter{base: base, plain: plain}
 	c.children(w, root)
 	return title, w.String()
+}
+
+// tokenText is the title and the text of a page the parser refused (html.Parse stops at 512
+// open elements), without scripts and styles, its white space collapsed.
+func tokenText(page []byte) (title, text string) {
+	z := html.NewTokenizer(bytes.NewReader(page))
+	var b strings.Builder
+	var skip, inTitle bool
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return collapse(title), collapse(b.String())
+		case html.StartTagToken, html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			start := tt == html.StartTagToken
+			switch a {
+			case atom.Script, atom.Style, atom.Noscript, atom.Template:
+				skip = start
+			case atom.Title:
+				inTitle = start
+			}
+			b.WriteByte(' ')
+		case html.TextToken:
+			switch {
+			case inTitle:
+				title += string(z.Text())
+			case !skip:
+				b.Write(z.Text())
+			}
+		}
+	}
 }
 
 // pageTitle is the <title>, else og:title, else the first <h1>.
@@ -119,7 +153,12 @@ func skipped(n *html.Node) bool {
 type converter struct {
 	base  *url.URL
 	plain bool
+	depth int // elements open around the node being converted
 }
+
+// maxDepth bounds the nesting converted with markup: deeper content comes as plain text, so a
+// page of deeply nested inline elements costs linear time, not quadratic.
+const maxDepth = 48
 
 func (c converter) children(w *mdWriter, n *html.Node) {
 	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
@@ -137,6 +176,11 @@ func (c converter) node(w *mdWriter, n *html.Node) {
 		return
 	}
 	if skipped(n) {
+		return
+	}
+	c.depth++
+	if c.depth > maxDepth {
+		w.text(visibleText(n))
 		return
 	}
 	switch n.DataAtom {
@@ -329,6 +373,19 @@ func find(n *html.Node, f func(*html.Node) bool) *html.Node {
 		return true
 	})
 	return found
+}
+
+// visibleText is the text of n and its descendants but those skipped.
+func visibleText(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.TextNode {
+			b.WriteString(x.Data)
+			b.WriteByte(' ')
+		}
+		return !skipped(x)
+	})
+	return b.String()
 }
 
 func textOf(n *html.Node) string {

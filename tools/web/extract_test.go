@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 )
@@ -79,6 +80,58 @@ func TestExtractFallsBackToLargestArticleThenBody(t *testing.T) {
 	}
 	doc, _ = html.Parse(strings.NewReader(`<body><nav>Nav</nav><p>Just a body.</p></body>`))
 	if title, text := extractHTML(doc, nil, false); text != "Just a body." || title != "" {
+		t.Errorf("got %q, %q", title, text)
+	}
+}
+
+// FuzzExtract: any page converts without a panic, and its text is valid UTF-8 once the result
+// is encoded (what the model gets).
+func FuzzExtract(f *testing.F) {
+	f.Add(articlePage)
+	f.Add("<ul><li><ol><li><blockquote><pre>x\n\n y</pre></blockquote></li></ol></li></ul>")
+	f.Add("<table><tr><td><table><tr><td>a|b</td></tr></table></td></tr></table><a href=':'>x</a>")
+	f.Add("<p>\xff\xfe<b> </b><i></i><img alt='\x00'></p><script>SCRIPT</script>")
+	f.Fuzz(func(t *testing.T, page string) {
+		doc, err := html.Parse(strings.NewReader(page))
+		if err != nil {
+			return
+		}
+		base, _ := url.Parse("https://example.com/")
+		for _, plain := range []bool{false, true} {
+			title, text := extractHTML(doc, base, plain)
+			if !strings.Contains(page, "SCRIPT") && strings.Contains(text+title, "SCRIPT") {
+				t.Fatalf("text invented content: %q", text)
+			}
+			if strings.Contains(text, "\n\n\n") && !strings.Contains(page, "pre") && !strings.Contains(page, "PRE") {
+				t.Errorf("more than one blank line outside preformatted text: %q", text)
+			}
+		}
+	})
+}
+
+func TestExtractDeepNestingIsLinear(t *testing.T) {
+	const levels = 480 // the parser refuses more than 512 open elements (fetch falls back to tokenText)
+	page := "<p>" + strings.Repeat("<b><i><code><em>", levels/4) + "deep" + strings.Repeat("</em></code></i></b>", levels/4) + "</p>"
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string)
+	go func() { _, text := extractHTML(doc, nil, false); done <- text }()
+	select {
+	case text := <-done:
+		if !strings.Contains(text, "deep") {
+			t.Errorf("the text lost the word: %.200q", text)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("converting a deeply nested page took over 20 s")
+	}
+}
+
+func TestTokenTextWhenTheParserGivesUp(t *testing.T) {
+	page := "<title>Deep</title><style>p{}</style>" + strings.Repeat("<div>", 600) + "bottom &amp; more<script>x()</script>"
+	title, text := tokenText([]byte(page))
+	if title != "Deep" || text != "bottom & more" {
 		t.Errorf("got %q, %q", title, text)
 	}
 }

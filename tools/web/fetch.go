@@ -217,11 +217,11 @@ func (f *Fetch) fetch(ctx context.Context, u *url.URL, plain bool) (fetchResult,
 	}
 	res.ContentType, res.Truncated = mt, truncated
 	if mt == "text/html" || mt == "application/xhtml+xml" {
-		doc, err := html.Parse(bytes.NewReader(body))
-		if err != nil {
-			return fetchResult{}, fmt.Errorf("web_fetch: %s: parse HTML: %w", res.FinalURL, err)
+		if doc, err := html.Parse(bytes.NewReader(body)); err == nil {
+			res.Title, res.Text = extractHTML(doc, resp.Request.URL, plain)
+		} else { // nested deeper than the parser goes: the text without structure
+			res.Title, res.Text = tokenText(body)
 		}
-		res.Title, res.Text = extractHTML(doc, resp.Request.URL, plain)
 	} else {
 		res.Text = strings.ToValidUTF8(string(body), "\uFFFD")
 	}
