@@ -17,7 +17,7 @@ import (
 )
 
 // fakeDNS answers from a table; a name with several answers gives the next one per lookup
-// (the last one again once they run out).
+// (the last one again once they run out). One answer may hold several addresses: "a,b".
 type fakeDNS struct {
 	mu      sync.Mutex
 	answers map[string][]string
@@ -36,7 +36,11 @@ func (d *fakeDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, 
 	}
 	i := min(d.lookups[host], len(as)-1)
 	d.lookups[host]++
-	return []netip.Addr{netip.MustParseAddr(as[i])}, nil
+	var addrs []netip.Addr
+	for _, a := range strings.Split(as[i], ",") {
+		addrs = append(addrs, netip.MustParseAddr(a))
+	}
+	return addrs, nil
 }
 
 func (d *fakeDNS) count(host string) int {
@@ -151,10 +155,10 @@ func TestAllowPrivateOpensExceptions(t *testing.T) {
 
 func TestNameResolvingToPrivateIsRefused(t *testing.T) {
 	dns := &fakeDNS{answers: map[string][]string{"intranet.example.com": {"10.0.0.1"}, "meta.example.com": {"169.254.169.254"},
-		"v6.example.com": {"::ffff:127.0.0.1"}}}
+		"v6.example.com": {"::ffff:127.0.0.1"}, "mixed.example.com": {publicIP + ",fd00::1"}, "cgnat.example.com": {"100.64.0.1"}}}
 	g, dialled := routedGuard(t, Config{}, dns, nil)
 	c := g.Client(5*time.Second, 3)
-	for _, host := range []string{"intranet.example.com", "meta.example.com", "v6.example.com"} {
+	for _, host := range []string{"intranet.example.com", "meta.example.com", "v6.example.com", "mixed.example.com", "cgnat.example.com"} {
 		_, err := c.Get("http://" + host + "/")
 		if !errors.Is(err, ErrBlocked) {
 			t.Errorf("GET %s = %v, want ErrBlocked", host, err)
