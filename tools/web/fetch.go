@@ -1,5 +1,6 @@
 // Package web holds the tools that reach the web for the agent: web_fetch (a page as
-// readable Markdown or text). Every request goes through the SSRF guard (internal/netguard).
+// readable Markdown or text), whose every request goes through the SSRF guard
+// (internal/netguard), and web_search (Brave, Tavily or SearXNG, at the operator's endpoint).
 package web
 
 import (
