@@ -14,6 +14,7 @@ require (
 	github.com/rs/zerolog v1.35.1
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/net v0.48.0
 	golang.org/x/sys v0.45.0
 	golang.org/x/term v0.38.0
 	gopkg.in/yaml.v3 v3.0.1

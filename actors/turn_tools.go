@@ -14,7 +14,7 @@ import (
 )
 
 // readOnlyTools change no workspace file, so they leave the cached workspace valid.
-var readOnlyTools = map[string]bool{"read": true, "ls": true}
+var readOnlyTools = map[string]bool{"read": true, "ls": true, "web_fetch": true, "web_search": true}
 
 // runRef is what a Turn remembers of a ToolRun it spawned.
 type runRef struct {

@@ -180,6 +180,25 @@ type RateLimitConfig struct {
 // ToolsConfig configures built-in tools.
 type ToolsConfig struct {
 	Exec ExecConfig `yaml:"exec"`
+	Web  WebConfig  `yaml:"web"`
+}
+
+// WebConfig configures web_fetch and the SSRF guard that every request reef makes for the
+// agent passes (docs/security.md).
+type WebConfig struct {
+	// AllowPrivate opens exceptions to the guard: CIDRs ("192.168.1.0/24"), addresses or host
+	// names ("nas.lan") the agent may reach although they are private, loopback or reserved.
+	AllowPrivate []string `yaml:"allowPrivate"`
+	// Search configures web_search; without a provider the tool is not offered.
+	Search WebSearchConfig `yaml:"search"`
+}
+
+// WebSearchConfig chooses web_search's provider. Without a provider, the first of
+// BRAVE_API_KEY, TAVILY_API_KEY and SEARXNG_URL that is set chooses one.
+type WebSearchConfig struct {
+	Provider string `yaml:"provider"` // brave | tavily | searxng
+	APIKey   string `yaml:"apiKey"`   // brave, tavily; default ${BRAVE_API_KEY} / ${TAVILY_API_KEY}
+	BaseURL  string `yaml:"baseUrl"`  // the API's address; required for searxng (default ${SEARXNG_URL})
 }
 
 // ExecConfig configures the exec tool.

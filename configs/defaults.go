@@ -112,6 +112,7 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	}
 
 	channelsFromEnv(&c.Channels, env)
+	searchFromEnv(&c.Tools.Web.Search, env)
 
 	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
 	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
@@ -192,6 +193,33 @@ func orDefault(v, def string) string {
 func positive(v *int, def int) {
 	if *v == 0 {
 		*v = def
+	}
+}
+
+// searchEnv names the variable that holds each search provider's key (searxng: its URL).
+var searchEnv = []struct{ provider, env string }{
+	{"brave", "BRAVE_API_KEY"}, {"tavily", "TAVILY_API_KEY"}, {"searxng", "SEARXNG_URL"},
+}
+
+// searchFromEnv chooses a web_search provider by the first variable set when the file names
+// none, and fills a named provider's key (or SearXNG's URL) from its variable.
+func searchFromEnv(s *WebSearchConfig, env func(string) string) {
+	if s.Provider == "" && s.APIKey == "" && s.BaseURL == "" {
+		for _, e := range searchEnv {
+			if env(e.env) != "" {
+				s.Provider = e.provider
+				break
+			}
+		}
+	}
+	for _, e := range searchEnv {
+		switch {
+		case s.Provider != e.provider:
+		case e.provider == "searxng" && s.BaseURL == "":
+			s.BaseURL = env(e.env)
+		case e.provider != "searxng" && s.APIKey == "":
+			s.APIKey = env(e.env)
+		}
 	}
 }
 

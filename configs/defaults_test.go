@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,5 +127,34 @@ func TestApplyDefaultsReefHome(t *testing.T) {
 	ApplyDefaults(&c, envOf(map[string]string{"REEF_HOME": "~/reefhome", "HOME": "/home/u"}))
 	if c.Home != "/home/u/reefhome" || c.DataDir != "/home/u/reefhome/data" || c.Agents[0].Workspace != "/home/u/reefhome/workspace" {
 		t.Errorf("home, dataDir, workspace = %q, %q, %q; want them under /home/u/reefhome", c.Home, c.DataDir, c.Agents[0].Workspace)
+	}
+}
+
+func TestSearchFromEnv(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		in   WebSearchConfig
+		env  map[string]string
+		want WebSearchConfig
+	}{
+		{"nothing set", WebSearchConfig{}, nil, WebSearchConfig{}},
+		{"brave key first", WebSearchConfig{}, map[string]string{"TAVILY_API_KEY": "t", "BRAVE_API_KEY": "b"}, WebSearchConfig{Provider: "brave", APIKey: "b"}},
+		{"searxng url", WebSearchConfig{}, map[string]string{"SEARXNG_URL": "http://s"}, WebSearchConfig{Provider: "searxng", BaseURL: "http://s"}},
+		{"named provider takes its key", WebSearchConfig{Provider: "tavily"}, map[string]string{"BRAVE_API_KEY": "b", "TAVILY_API_KEY": "t"}, WebSearchConfig{Provider: "tavily", APIKey: "t"}},
+		{"file wins", WebSearchConfig{Provider: "brave", APIKey: "f"}, map[string]string{"BRAVE_API_KEY": "b"}, WebSearchConfig{Provider: "brave", APIKey: "f"}},
+	} {
+		got := tt.in
+		searchFromEnv(&got, func(k string) string { return tt.env[k] })
+		if got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSearchKeyIsASecret(t *testing.T) {
+	c := &Config{}
+	c.Tools.Web.Search = WebSearchConfig{Provider: "brave", APIKey: "BSA-search-key-123456"}
+	if !slices.Contains(c.Secrets(), "BSA-search-key-123456") {
+		t.Errorf("Secrets() = %v, want the search key", c.Secrets())
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/reefgw/reef/internal/netguard"
 )
 
 // ErrNoProvider means no LLM provider is configured at all; NoProviderHelp says what to set.
@@ -89,6 +91,12 @@ func (c *Config) Validate() error {
 		}
 		v.queue(path, c.Session.QueueByChannel[name])
 	}
+	for i, a := range c.Tools.Web.AllowPrivate {
+		if err := netguard.CheckAllowEntry(a); err != nil {
+			v.addf("tools.web.allowPrivate[%d]: %v", i, err)
+		}
+	}
+	v.webSearch(c.Tools.Web.Search)
 	e := c.Tools.Exec
 	v.nonNegative("tools.exec.timeoutSeconds", e.TimeoutSeconds)
 	v.nonNegative("tools.exec.maxTimeoutSeconds", e.MaxTimeoutSeconds)
@@ -276,6 +284,34 @@ func (c *Config) hasUsableProvider() bool {
 
 // validator collects problems.
 type validator struct{ problems []error }
+
+// webSearch checks tools.web.search: a known provider with what it needs.
+func (v *validator) webSearch(s WebSearchConfig) {
+	const path = "tools.web.search"
+	switch s.Provider {
+	case "":
+		if s.APIKey != "" || s.BaseURL != "" {
+			v.addf("%s.provider: missing: name the provider the key or URL is for (brave, tavily or searxng)", path)
+		}
+		return
+	case "brave", "tavily":
+		if s.APIKey == "" {
+			v.addf("%s.apiKey: %s needs an API key (or set %s)", path, s.Provider, map[string]string{"brave": "BRAVE_API_KEY", "tavily": "TAVILY_API_KEY"}[s.Provider])
+		}
+	case "searxng":
+		if s.BaseURL == "" {
+			v.addf("%s.baseUrl: searxng needs your instance's URL, e.g. http://127.0.0.1:8888 (or set SEARXNG_URL)", path)
+		}
+	default:
+		v.addf("%s.provider: %q is not valid: use one of brave, tavily, searxng", path, s.Provider)
+		return
+	}
+	if s.BaseURL != "" {
+		if u, err := url.Parse(s.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.addf("%s.baseUrl: %q is not an http(s) URL", path, s.BaseURL)
+		}
+	}
+}
 
 func (v *validator) addf(format string, args ...any) {
 	v.problems = append(v.problems, fmt.Errorf(format, args...))

@@ -129,6 +129,30 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "web allowPrivate",
+			change: func(c *Config) {
+				c.Tools.Web.AllowPrivate = []string{"10.0.0.0/8", "nas.lan", "192.168.1.5", "http://nas.lan/", "10.0.0.0/33"}
+			},
+			want: []string{
+				`tools.web.allowPrivate[3]: "http://nas.lan/" is neither a CIDR (10.0.0.0/8), an IP address nor a host name`,
+				`tools.web.allowPrivate[4]: "10.0.0.0/33" is neither a CIDR (10.0.0.0/8), an IP address nor a host name`,
+			},
+		},
+		{
+			name: "web search",
+			change: func(c *Config) {
+				c.Tools.Web.Search = WebSearchConfig{Provider: "bing", APIKey: "k"}
+			},
+			want: []string{`tools.web.search.provider: "bing" is not valid: use one of brave, tavily, searxng`},
+		},
+		{
+			name: "web search needs",
+			change: func(c *Config) {
+				c.Tools.Web.Search = WebSearchConfig{Provider: "searxng", BaseURL: "127.0.0.1:8888"}
+			},
+			want: []string{`tools.web.search.baseUrl: "127.0.0.1:8888" is not an http(s) URL`},
+		},
+		{
 			name: "exec approvals",
 			change: func(c *Config) {
 				c.Tools.Exec.Approvals = "guests"

@@ -21,7 +21,7 @@ import (
 const securityUsage = `Usage:
   reef security audit [-config FILE] [-json]
       The effective security posture: who may talk to each bot, what guests may do, the exec
-      sandbox, webhook listeners and their secrets, file modes of reef.yaml and the data
+      sandbox, what web requests may reach, webhook listeners and their secrets, file modes of reef.yaml and the data
       directory, and secrets written into reef.yaml instead of ${VARIABLES}. Each problem comes
       with its fix. -json (anywhere) prints JSON for scripts.
       Exit status: 0 when no problem is found, 1 when problems are found, 2 when the
@@ -44,7 +44,7 @@ type fact struct {
 
 // finding is one problem: where it is, what it lets happen, and how to fix it.
 type finding struct {
-	Check   string `json:"check"` // dmPolicy, groups, guestTools, execSandbox, execApprovals, webhook, fileMode, clearSecret, configuration
+	Check   string `json:"check"` // dmPolicy, groups, guestTools, execSandbox, webGuard, execApprovals, webhook, fileMode, clearSecret, configuration
 	Where   string `json:"where"` // a key path (channels.telegram.dmPolicy) or a file
 	Problem string `json:"problem"`
 	Fix     string `json:"fix"`
@@ -119,6 +119,7 @@ func runAudit(cfg *configs.Config, file string, problems []error) *audit {
 	auditAccess(a, cfg)
 	auditGuestTools(a, cfg)
 	auditSandbox(a, cfg)
+	auditWeb(a, cfg)
 	auditApprovals(a, cfg)
 	auditWebhooks(a, cfg)
 	files := fileModeFindings(file, cfg.DataDir)

@@ -159,6 +159,7 @@ func TestDoctorHealthy(t *testing.T) {
 		"✓ workspace main: " + filepath.Join(home, "workspace"),
 		"✓ provider openai: reachable at " + srv.URL(),
 		"✓ exec sandbox: ",
+		"! web search: off", "set BRAVE_API_KEY or TAVILY_API_KEY",
 		"All good.",
 	} {
 		if !strings.Contains(res.stdout, want) {
@@ -169,6 +170,18 @@ func TestDoctorHealthy(t *testing.T) {
 		t.Errorf("doctor reports a problem:\n%s", res.stdout)
 	}
 	noCanary(t, home, srv, res.stdout, res.stderr)
+}
+
+func TestDoctorNamesTheSearchProvider(t *testing.T) {
+	srv := newFake(t)
+	home := newHome(t)
+	e := withFake(home, srv)
+	e["SEARXNG_URL"] = "http://127.0.0.1:8888"
+	reef(t, e, "", "init")
+	res := reef(t, e, "", "doctor")
+	if !strings.Contains(res.stdout, "✓ web search: searxng") || strings.Contains(res.stdout, "web search: off") {
+		t.Errorf("doctor output:\n%s", res.stdout)
+	}
 }
 
 func TestDoctorReportsARejectedKey(t *testing.T) {

@@ -59,6 +59,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 	d.checkProviders(cfg)
 	d.checkSandbox(cfg)
+	d.checkWebSearch(cfg)
 	channels := d.checkChannels(cfg, path)
 	d.checkGuestTools(cfg)
 	if d.problems > 0 {
@@ -107,6 +108,18 @@ func (d *doctor) checkSandbox(cfg *configs.Config) {
 		return
 	}
 	d.ok("exec sandbox", level.Detail)
+}
+
+// checkWebSearch names web_search's provider, or says how to enable the tool (a note: reef
+// works without it).
+func (d *doctor) checkWebSearch(cfg *configs.Config) {
+	if p := cfg.Tools.Web.Search.Provider; p != "" {
+		d.ok("web search", p)
+		return
+	}
+	fmt.Fprint(d.out, "! web search: off (the agent is not offered web_search; web_fetch works)\n"+
+		"    fix: set BRAVE_API_KEY or TAVILY_API_KEY, or point at your SearXNG with SEARXNG_URL,\n"+
+		"         or configure tools.web.search {provider, apiKey, baseUrl} (configs/reef.example.yaml)\n")
 }
 
 type doctor struct {

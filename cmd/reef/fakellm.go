@@ -20,7 +20,8 @@ import (
 // runFakeLLM serves a scripted OpenAI-compatible model on loopback, so reef can be tried (and
 // benchmarked) with no API key and no network. It echoes what it is told, and shows tool use:
 // "ls" makes it list the workspace, "write NAME TEXT" makes it write a file, "recall QUERY"
-// searches memory, "exec CMD" runs a command. It serves /v1/embeddings too (memory search).
+// searches memory, "fetch URL" fetches a page, "search QUERY" searches the web, "exec CMD"
+// runs a command. It serves /v1/embeddings too (memory search).
 func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("fake-llm", stderr)
 	addr := flags.String("addr", defaultFakeAddr, "address to listen on (:0 or 127.0.0.1:0 for any free port)")
@@ -94,6 +95,12 @@ func fakeReply(r fake.Request) fake.Reply {
 	case len(fields) >= 2 && fields[0] == "exec":
 		args, _ := json.Marshal(map[string]string{"command": strings.Join(fields[1:], " ")})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "exec", Arguments: string(args)}}}
+	case len(fields) == 2 && fields[0] == "fetch":
+		args, _ := json.Marshal(map[string]string{"url": fields[1]})
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "web_fetch", Arguments: string(args)}}}
+	case len(fields) >= 2 && fields[0] == "search":
+		args, _ := json.Marshal(map[string]string{"query": strings.Join(fields[1:], " ")})
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "web_search", Arguments: string(args)}}}
 	case len(fields) >= 2 && fields[0] == "recall":
 		args, _ := json.Marshal(map[string]string{"query": strings.Join(fields[1:], " ")})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "memory_search", Arguments: string(args)}}}
@@ -104,7 +111,7 @@ func fakeReply(r fake.Request) fake.Reply {
 		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}
 	}
-	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\", \"write notes.txt hello\", \"recall what I like\" (memory_search), \"exec sleep 5\" or \"delegate list the files\" to see tools work.",
+	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\", \"write notes.txt hello\", \"recall what I like\" (memory_search), \"fetch https://example.com\" (web_fetch), \"exec sleep 5\" or \"delegate list the files\" to see tools work.",
 		text, countUser(r.Messages))}
 }
 

@@ -22,6 +22,14 @@ func TestFakeReply(t *testing.T) {
 	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Arguments != `{"content":"two words\n","path":"a.txt"}` {
 		t.Errorf("write → %+v", got)
 	}
+	got = fakeReply(user("fetch http://127.0.0.1:8000/a"))
+	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != "web_fetch" || got.ToolCalls[0].Arguments != `{"url":"http://127.0.0.1:8000/a"}` {
+		t.Errorf("fetch → %+v", got)
+	}
+	got = fakeReply(user("search reef tides"))
+	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != "web_search" || got.ToolCalls[0].Arguments != `{"query":"reef tides"}` {
+		t.Errorf("search → %+v", got)
+	}
 	done := fakeReply(fake.Request{Messages: []messages.ChatMessage{{Role: messages.RoleTool, Content: "wrote it"}}})
 	if !strings.Contains(done.Text, "wrote it") {
 		t.Errorf("after a tool result → %+v", done)

@@ -16,6 +16,7 @@ import (
 	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/terminal"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/internal/netguard"
 	"github.com/reefgw/reef/memory"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/providers/anthropic"
@@ -28,6 +29,7 @@ import (
 	memtools "github.com/reefgw/reef/tools/memory"
 	"github.com/reefgw/reef/tools/message"
 	"github.com/reefgw/reef/tools/sessions"
+	"github.com/reefgw/reef/tools/web"
 )
 
 // newProvider builds the client for one configured provider. This switch is the one place
@@ -80,7 +82,34 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
 		Limits:         execLimits(ex.Limits),
-	}), cron.New(), message.New()), sessions.Tools()...)
+	}), cron.New(), message.New(), newWebFetch(cfg)), append(sessions.Tools(), newWebSearch(cfg)...)...)
+}
+
+// newWebSearch builds web_search for tools.web.search, or nothing when no provider is
+// configured (the tool is then not offered; `reef doctor` says how to enable it).
+func newWebSearch(cfg *configs.Config) []tools.Tool {
+	s := cfg.Tools.Web.Search
+	if s.Provider == "" {
+		return nil
+	}
+	t, err := web.NewSearch(web.SearchConfig{Provider: s.Provider, APIKey: s.APIKey, BaseURL: s.BaseURL})
+	if err != nil { // Validate reports what is missing first
+		return nil
+	}
+	return []tools.Tool{t}
+}
+
+// newWebFetch builds web_fetch behind the SSRF guard of tools.web.
+func newWebFetch(cfg *configs.Config) tools.Tool {
+	guard, err := netguard.New(netguard.Config{AllowPrivate: cfg.Tools.Web.AllowPrivate})
+	if err != nil { // Validate refuses such entries first; should one slip by, open nothing
+		guard, _ = netguard.New(netguard.Config{})
+	}
+	f, err := web.NewFetch(web.Config{Guard: guard})
+	if err != nil {
+		panic(err) // only a nil guard fails
+	}
+	return f
 }
 
 // sandboxHelper is how the exec tool runs `reef exec-sandbox`: this very binary.
