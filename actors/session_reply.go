@@ -1,10 +1,13 @@
 package actors
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/tools"
 )
 
 // replyTarget is the message a run's reply to last quotes natively: the one a
@@ -73,4 +76,65 @@ func digits(s string) bool {
 		}
 	}
 	return true
+}
+
+// toolMessageOutbound addresses a message tool's send: to the run's own conversation (it
+// takes the run's draft, and the final reply comes below it), or, for a target, to another
+// chat of the same channel account as a direct message, which needs the rights of
+// sessions_send (owner-only by default).
+func (s *Session) toolMessageOutbound(last messages.Inbound, req tools.MessageRequest) (*messages.Outbound, error) {
+	out := &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
+		ThreadID: last.ThreadID, SessionKey: s.key}
+	target := strings.TrimSpace(req.Target)
+	if target != "" {
+		chat, thread, err := targetChat(last, target)
+		if err != nil {
+			return nil, err
+		}
+		if chat != last.ChatID || thread != last.ThreadID {
+			if !s.turnTools.Allows("sessions_send") {
+				return nil, errors.New("sending to another chat is not allowed in this conversation (it needs the rights of sessions_send, the owner's by default)")
+			}
+			out.ChatID, out.ThreadID, out.Direct = chat, thread, true
+			if req.ReplyTo != "" && inChat(messages.Inbound{Channel: last.Channel, ChatID: chat}, req.ReplyTo) {
+				out.ReplyToID = req.ReplyTo
+			}
+			return out, nil
+		}
+	}
+	switch {
+	case req.ReplyTo != "":
+		out.ReplyToID = s.replyTarget(last, agent.Reply{ReplyTo: req.ReplyTo})
+	case req.Reply:
+		out.ReplyToID = last.MessageID
+	}
+	return out, nil
+}
+
+// targetChat reads a message tool's target: a chat id of last's channel, or a session key
+// of that channel whose chat id the key holds (a group or thread; a Telegram direct chat,
+// whose id is the peer's).
+func targetChat(last messages.Inbound, target string) (chat, thread string, err error) {
+	if !strings.HasPrefix(target, "agent:") {
+		return target, "", nil
+	}
+	parts := strings.Split(target, ":")
+	for i := 2; i+1 < len(parts); i++ {
+		switch parts[i] {
+		case "group":
+			if parts[2] != last.Channel {
+				break
+			}
+			chat = parts[i+1]
+			if i+3 < len(parts) && parts[i+2] == "thread" {
+				thread = parts[i+3]
+			}
+			return chat, thread, nil
+		case "direct":
+			if parts[2] == last.Channel && last.Channel == "telegram" {
+				return parts[i+1], "", nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("the session %q is not a chat of this %s account that the message tool can address; use sessions_send", target, last.Channel)
 }
