@@ -25,17 +25,20 @@ func TestReplyDirectives(t *testing.T) {
 		t.Helper()
 		h.inject(messages.Inbound{ChatID: "1", SenderID: "1", MessageID: id, Text: text})
 	}
-	tests := []struct{ id, wantText, wantReplyTo string }{
-		{"m-first", "Quoted.", "m-first"},
-		{"m-second", "About your first message.", "m-first"},
-		{"m-third", "Not there.", "m-third"},
-		{"m-fourth", "**4**", "m-fourth"},
+	tests := []struct {
+		id, wantText, wantReplyTo string
+		quote                     bool
+	}{
+		{"m-first", "Quoted.", "m-first", true},
+		{"m-second", "About your first message.", "m-first", true},
+		{"m-third", "Not there.", "m-third", true},
+		{"m-fourth", "**4**", "m-fourth", false},
 	}
 	for i, tt := range tests {
 		inject(tt.id, "question")
 		out := h.reply()
-		if out.Text != tt.wantText || out.ReplyToID != tt.wantReplyTo {
-			t.Errorf("reply %d = %q replying to %q, want %q replying to %q", i, out.Text, out.ReplyToID, tt.wantText, tt.wantReplyTo)
+		if out.Text != tt.wantText || out.ReplyToID != tt.wantReplyTo || out.Quote != tt.quote {
+			t.Errorf("reply %d = %q replying to %q (quote %v), want %q replying to %q (quote %v)", i, out.Text, out.ReplyToID, out.Quote, tt.wantText, tt.wantReplyTo, tt.quote)
 		}
 	}
 	inject("m-fifth", "be quiet")

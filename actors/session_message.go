@@ -57,6 +57,10 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 		return
 	}
 	last := s.answering[len(s.answering)-1]
+	if msg.req.React {
+		s.react(ctx, last, msg)
+		return
+	}
 	text := s.deps.redactor().apply(msg.req.Text)
 	out, err := s.toolMessageOutbound(last, msg.req)
 	if err != nil {

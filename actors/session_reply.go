@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/tools"
 )
@@ -17,19 +20,51 @@ import (
 // ignored: on Feishu a reply to a message of another chat would be posted there.
 func (s *Session) replyTarget(last messages.Inbound, r agent.Reply) string {
 	id := strings.TrimSpace(r.ReplyTo)
-	if id == "" || id == last.MessageID {
+	if id == "" {
 		return last.MessageID
 	}
-	for _, in := range s.answered {
-		if in.MessageID == id && in.Channel == last.Channel && in.ChatID == last.ChatID {
-			return id
-		}
-	}
-	if inChat(last, id) {
+	if s.placed(last, id) {
 		return id
 	}
 	s.log.Warn().Str("replyTo", id).Msg("session: [[reply_to]] names no message of this chat; replying to the last message")
 	return last.MessageID
+}
+
+// placed reports whether the message id names a message of last's chat: last itself, one
+// the session answered lately, or one the platform's id form ties to the chat.
+func (s *Session) placed(last messages.Inbound, id string) bool {
+	if id == last.MessageID {
+		return true
+	}
+	for _, in := range s.answered {
+		if in.MessageID == id && in.Channel == last.Channel && in.ChatID == last.ChatID {
+			return true
+		}
+	}
+	return inChat(last, id)
+}
+
+// react asks the chat's Connector to set the bot's reaction for the message tool; the
+// Connector answers msg.reply.
+func (s *Session) react(ctx actor.Context, last messages.Inbound, msg *toolMessage) {
+	req := msg.req
+	id := strings.TrimSpace(req.MessageID)
+	switch {
+	case req.Target != "" && req.Target != last.ChatID:
+		msg.reply <- errors.New("reactions go to messages of this conversation only")
+		return
+	case id == "":
+		id = last.MessageID
+	case !s.placed(last, id):
+		msg.reply <- fmt.Errorf("message %q is not one of this conversation's that reef knows", id)
+		return
+	}
+	pid := s.connectors[channels.ID(last.Channel, last.Account)]
+	if pid == nil || id == "" {
+		msg.reply <- fmt.Errorf("reactions are not supported on %s", last.Channel)
+		return
+	}
+	ctx.Send(pid, &reactRequest{chatID: last.ChatID, messageID: id, emoji: req.Emoji, reply: msg.reply})
 }
 
 // maxAnswered bounds the messages a session remembers for [[reply_to:<id>]]. They live in
@@ -97,16 +132,16 @@ func (s *Session) toolMessageOutbound(last messages.Inbound, req tools.MessageRe
 			}
 			out.ChatID, out.ThreadID, out.Direct = chat, thread, true
 			if req.ReplyTo != "" && inChat(messages.Inbound{Channel: last.Channel, ChatID: chat}, req.ReplyTo) {
-				out.ReplyToID = req.ReplyTo
+				out.ReplyToID, out.Quote = req.ReplyTo, true
 			}
 			return out, nil
 		}
 	}
 	switch {
 	case req.ReplyTo != "":
-		out.ReplyToID = s.replyTarget(last, agent.Reply{ReplyTo: req.ReplyTo})
+		out.ReplyToID, out.Quote = s.replyTarget(last, agent.Reply{ReplyTo: req.ReplyTo}), true
 	case req.Reply:
-		out.ReplyToID = last.MessageID
+		out.ReplyToID, out.Quote = last.MessageID, true
 	}
 	return out, nil
 }

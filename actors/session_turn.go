@@ -173,8 +173,10 @@ func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string)
 			text = "Reasoning:\n" + capRunes(r, maxShownReasoning) + "\n\n---\n\n" + text
 		}
 	}
+	r := agent.ParseReply(msg.reply)
 	return []*messages.Outbound{{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
-		ThreadID: last.ThreadID, ReplyToID: s.replyTarget(last, agent.ParseReply(msg.reply)), Text: text, SessionKey: s.key,
+		ThreadID: last.ThreadID, ReplyToID: s.replyTarget(last, r), Quote: r.ReplyToCurrent || r.ReplyTo != "",
+		Text: text, SessionKey: s.key,
 		Failed: msg.err != nil && !msg.cancelled}}
 }
 

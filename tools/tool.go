@@ -58,6 +58,11 @@ type MessageRequest struct {
 	// run answers.
 	ReplyTo string
 	Reply   bool
+	// React sets Emoji as the bot's reaction on MessageID ("" = the message the run answers)
+	// instead of sending Text.
+	React     bool
+	Emoji     string
+	MessageID string
 }
 
 // Messenger is implemented by runtimes that send the message tool's requests beyond plain

@@ -225,3 +225,21 @@ func TestSendCapsChunks(t *testing.T) {
 		t.Errorf("with no MaxChunks: %d messages, want the default %d", n, channels.DefaultMaxChunks)
 	}
 }
+
+func TestReact(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	if err := b.React(context.Background(), "5", "5:17", "👍"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.React(context.Background(), "5", "17", ""); err != nil {
+		t.Fatal(err)
+	}
+	want := []telegramtest.Reaction{{MessageID: 17, Emoji: "👍"}, {MessageID: 17}}
+	if got := s.Reactions(5); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("reactions %+v, want %+v", got, want)
+	}
+	if err := b.React(context.Background(), "5", "nope", "👍"); !errors.Is(err, channels.ErrPermanent) {
+		t.Errorf("a bad message id: err %v, want permanent", err)
+	}
+}

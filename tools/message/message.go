@@ -4,8 +4,9 @@
 //
 // Besides {text} it takes OpenClaw's shape, {action, target, message, replyTo, ...}: send
 // and reply (a native quoted reply), to this conversation or, with the rights of
-// sessions_send, to another chat of the same channel account. react, edit and delete are
-// refused with a clear error for now.
+// sessions_send, to another chat of the same channel account; react sets the bot's emoji
+// reaction where the platform has them (Telegram). edit, delete and media are refused with a
+// clear error for now.
 package message
 
 import (
@@ -52,7 +53,9 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	action := strings.ToLower(strings.TrimSpace(a.Action))
 	switch action {
 	case "", "send", "reply":
-	case "react", "edit", "delete":
+	case "react":
+		return react(ctx, call, a)
+	case "edit", "delete":
 		return tools.Result{}, fmt.Errorf("action %q is not supported by reef yet on %s; send a new message instead", action, platform(call.Env.Channel))
 	default:
 		return tools.Result{}, fmt.Errorf("unknown action %q (send, reply, react, edit or delete)", a.Action)
@@ -91,6 +94,33 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	return tools.Result{Content: "sent"}, nil
 }
 
+// react sets an emoji reaction on a message of this conversation (messageId, or replyTo, or
+// the message the run answers).
+func react(ctx context.Context, call tools.Call, a args) (tools.Result, error) {
+	emoji := strings.TrimSpace(a.Emoji)
+	id := strings.TrimSpace(a.MessageID)
+	if id == "" {
+		id = strings.TrimSpace(a.ReplyTo)
+	}
+	switch {
+	case emoji == "":
+		return tools.Result{}, errors.New("emoji is required to react")
+	case len(emoji) > 64:
+		return tools.Result{}, errors.New("emoji is one emoji")
+	case call.Env.Runtime == nil || call.Env.SessionKey == "":
+		return tools.Result{}, errors.New("message is not available here (no conversation to react in)")
+	}
+	m, ok := call.Env.Runtime.(tools.Messenger)
+	if !ok {
+		return tools.Result{}, fmt.Errorf("reactions are not supported on %s", platform(call.Env.Channel))
+	}
+	req := tools.MessageRequest{React: true, Emoji: emoji, MessageID: id, Target: strings.TrimSpace(a.Target)}
+	if err := m.SendMessage(ctx, call.Env.SessionKey, req); err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Content: "reacted " + emoji}, nil
+}
+
 // platform names a channel for an error message.
 func platform(channel string) string {
 	if channel == "" {
@@ -103,12 +133,15 @@ const description = `Send a message to the user in this conversation right now, 
 	`(e.g. "Found it, now running the tests…"). Your final answer is still sent at the end; do not ` +
 	`repeat in it what you already sent with this tool. action "reply" quotes the message you answer, ` +
 	`or the one replyTo names (a message id from the metadata). target sends to another chat of this ` +
-	`channel instead (its chat id or session key), where allowed.`
+	`channel instead (its chat id or session key), where allowed. action "react" sets emoji as your ` +
+	`reaction on messageId (default: the message you answer).`
 
 const schema = `{"type":"object","properties":{` +
 	`"text":{"type":"string","description":"the message to send"},` +
-	`"action":{"type":"string","enum":["send","reply","react","edit","delete"],"description":"send (default) or reply"},` +
+	`"action":{"type":"string","enum":["send","reply","react","edit","delete"],"description":"send (default), reply or react"},` +
 	`"message":{"type":"string","description":"the message to send (same as text)"},` +
 	`"target":{"type":"string","description":"another chat of this channel: its chat id or a session key; omit for this conversation"},` +
 	`"replyTo":{"type":"string","description":"message id to quote"},` +
-	`"media":{"type":"string"},"emoji":{"type":"string"},"messageId":{"type":"string"}}}`
+	`"emoji":{"type":"string","description":"for react: one emoji"},` +
+	`"messageId":{"type":"string","description":"for react: the message (default: the one you answer)"},` +
+	`"media":{"type":"string"}}}`

@@ -73,6 +73,8 @@ func TestMessageOpenClawShape(t *testing.T) {
 		{`{"action":"send","message":"x","replyTo":"42:7"}`, tools.MessageRequest{Text: "x", ReplyTo: "42:7"}, ""},
 		{`{"action":"send","target":"-100123","message":"heads up"}`, tools.MessageRequest{Text: "heads up", Target: "-100123"}, ""},
 		{`{"text":"both","message":"ignored"}`, tools.MessageRequest{}, "s1: both"},
+		{`{"action":"react","emoji":"👍","messageId":"1:2"}`, tools.MessageRequest{React: true, Emoji: "👍", MessageID: "1:2"}, ""},
+		{`{"action":"react","emoji":"👍"}`, tools.MessageRequest{React: true, Emoji: "👍"}, ""},
 	} {
 		m := &messenger{}
 		_, err := New().Run(context.Background(), tools.Call{Args: []byte(c.args), Env: tools.Env{SessionKey: "s1", Runtime: m}})
@@ -92,8 +94,8 @@ func TestMessageOpenClawShape(t *testing.T) {
 	}
 	env := tools.Env{SessionKey: "s1", Channel: "telegram", Runtime: &messenger{}}
 	for _, c := range []struct{ args, want string }{
-		{`{"action":"react","emoji":"👍","messageId":"1:2"}`, "not supported by reef yet on telegram"},
-		{`{"action":"edit","messageId":"1:2","message":"x"}`, "not supported"},
+		{`{"action":"react"}`, "emoji is required"},
+		{`{"action":"edit","messageId":"1:2","message":"x"}`, "not supported by reef yet on telegram"},
 		{`{"action":"delete","messageId":"1:2"}`, "not supported"},
 		{`{"action":"poll","message":"x"}`, "unknown action"},
 		{`{"action":"send","media":"chart.png","message":"x"}`, "media"},
