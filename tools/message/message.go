@@ -5,7 +5,7 @@
 // Besides {text} it takes OpenClaw's shape, {action, target, message, replyTo, ...}: send
 // and reply (a native quoted reply), to this conversation or, with the rights of
 // sessions_send, to another chat of the same channel account; react sets the bot's emoji
-// reaction where the platform has them (Telegram). edit, delete and media are refused with a
+// reaction where the platform has them (Telegram, Discord). edit, delete and media are refused with a
 // clear error for now.
 package message
 
