@@ -108,6 +108,8 @@ func (c *Connector) Receive(ctx actor.Context) {
 		c.onRunExited(msg)
 	case *healthRequest:
 		msg.reply <- c.health
+	case *reactRequest:
+		c.onReact(ctx, msg)
 	case *actor.Stopping, *actor.Restarting:
 		c.onStopping(ctx)
 	}

@@ -111,8 +111,8 @@ func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, sessi
 // deliverByEdit delivers out by editing the session's recorded draft, recording a new draft
 // first when there is none (a reply re-sent after a crash, a draft that failed): the reply
 // itself is then never a new message, so sending it again can only repeat an edit. It
-// reports false when the reply must be sent as new messages (too long for one message, or a
-// draft cannot be made).
+// reports false when the reply must be sent as new messages (too long for one message, a
+// quoted reply, or a draft cannot be made).
 func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (bool, error) {
 	e, ok := c.editor()
 	if !ok || out.SessionKey == "" || out.ThreadID != "" {
@@ -122,7 +122,8 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	if ok && d.chat != out.ChatID {
 		ok, d = false, draft{}
 	}
-	if utf8.RuneCountInString(out.Text) > draftMaxRune { // too long to fit: replace the draft
+	// too long to fit, or a quoted reply (an edit cannot make the draft one): replace the draft
+	if out.Quote && out.ReplyToID != "" || utf8.RuneCountInString(out.Text) > draftMaxRune {
 		if del, isDel := c.ch.(channels.Deleter); isDel && ok {
 			if d.id == "" { // recorded, maybe sent: find it again (idempotency key) to delete it
 				d, _ = c.newDraft(ctx, root, out.SessionKey, d.chat, out.ThreadID, d.key)

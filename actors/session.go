@@ -51,6 +51,7 @@ type Session struct {
 	turn      *actor.PID
 	turnSeq   uint64
 	answering []messages.Inbound // what the running turn answers
+	answered  []messages.Inbound // the latest messages answered, for [[reply_to:<id>]] (session_reply.go)
 	turnUser  []messages.ChatMessage
 	turnTools tools.Policy           // what the running Turn may use: a message may steer it only with these rights
 	turnDrop  []uint64               // inbox seqs the running turn deletes without answering
@@ -320,6 +321,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		return
 	}
 	s.answering = s.queue.take(s.queueSettings)
+	s.noteAnswered(s.answering)
 	last := s.answering[len(s.answering)-1]
 	if !last.System { // "the last channel the user used" stays a person's channel
 		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/tools"
 )
 
 // The message tool sends a message to the conversation while its run goes on. The message
@@ -20,7 +21,7 @@ type (
 	// toolMessage asks a session to send text now; reply gets the outcome once.
 	toolMessage struct {
 		key   string
-		text  string
+		req   tools.MessageRequest
 		reply chan error // buffered
 	}
 	// toolMessageRecorded reports that a tool message is durable in the outbox.
@@ -34,8 +35,13 @@ type (
 
 // Message implements tools.Runtime.
 func (r *toolsRuntime) Message(ctx context.Context, sessionKey, text string) error {
+	return r.SendMessage(ctx, sessionKey, tools.MessageRequest{Text: text})
+}
+
+// SendMessage implements tools.Messenger.
+func (r *toolsRuntime) SendMessage(ctx context.Context, sessionKey string, req tools.MessageRequest) error {
 	reply := make(chan error, 1)
-	r.root.Send(r.router, &toolMessage{key: sessionKey, text: text, reply: reply})
+	r.root.Send(r.router, &toolMessage{key: sessionKey, req: req, reply: reply})
 	select {
 	case err := <-reply:
 		return err
@@ -51,10 +57,20 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 		return
 	}
 	last := s.answering[len(s.answering)-1]
-	text := s.deps.redactor().apply(msg.text)
-	out := &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID, ThreadID: last.ThreadID,
-		Text: text, SessionKey: s.key} // takes the run's draft: the final reply then comes below it
-	s.toolSent = append(s.toolSent, normalizeReply(text))
+	if msg.req.React {
+		s.react(ctx, last, msg)
+		return
+	}
+	text := s.deps.redactor().apply(msg.req.Text)
+	out, err := s.toolMessageOutbound(last, msg.req)
+	if err != nil {
+		msg.reply <- err
+		return
+	}
+	out.Text = text
+	if !out.Direct {
+		s.toolSent = append(s.toolSent, normalizeReply(text))
+	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {

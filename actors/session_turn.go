@@ -173,8 +173,10 @@ func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string)
 			text = "Reasoning:\n" + capRunes(r, maxShownReasoning) + "\n\n---\n\n" + text
 		}
 	}
+	r := agent.ParseReply(msg.reply)
 	return []*messages.Outbound{{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
-		ThreadID: last.ThreadID, ReplyToID: last.MessageID, Text: text, SessionKey: s.key,
+		ThreadID: last.ThreadID, ReplyToID: s.replyTarget(last, r), Quote: r.ReplyToCurrent || r.ReplyTo != "",
+		Text: text, SessionKey: s.key,
 		Failed: msg.err != nil && !msg.cancelled}}
 }
 
@@ -215,18 +217,23 @@ func isHeartbeatOK(text string) bool {
 	return strings.Contains(text, HeartbeatOK) && len(strings.TrimSpace(text))-len(HeartbeatOK) <= 300
 }
 
-// replyText is what the user is sent for a finished run: the answer, unless it is the silent
-// token, or a short explanation when the run failed.
+// replyText is what the user is sent for a finished run: the answer without its directives
+// (agent.ParseReply), unless it is the silent token, or a short explanation when the run
+// failed.
 func replyText(msg *turnFinished, operator bool) string {
+	r := agent.ParseReply(msg.reply)
 	switch {
 	case msg.cancelled:
 		return "Stopped."
 	case msg.err != nil:
-		return failureText(msg.err, operator) + partial(msg.reply)
-	case agent.IsSilent(msg.reply):
+		if r.Silent {
+			r.Text = ""
+		}
+		return failureText(msg.err, operator) + partial(r.Text)
+	case r.Silent:
 		return ""
 	}
-	return msg.reply
+	return r.Text
 }
 
 func partial(reply string) string {

@@ -181,8 +181,8 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	}
 	m.ToolCalls = t.uniqueIDs(m.ToolCalls)
 	t.msgs = append(t.msgs, m)
-	if strings.TrimSpace(m.Content) != "" && !t.cmp.flushing {
-		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: m.Content})
+	if shown := agent.ShownText(m.Content); shown != "" && !t.cmp.flushing {
+		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: shown})
 	}
 	if len(t.steer) > 0 && !t.cmp.flushing { // the user spoke while the model wrote these calls: ask it again first
 		for _, c := range m.ToolCalls {

@@ -216,6 +216,8 @@ const outputSection = `
   one; never claim you sent something you did not.
 - When nothing should be sent (a group message not meant for you, a heartbeat with nothing to
   report), reply with exactly NO_REPLY and nothing else. Never append NO_REPLY to a real answer.
+- Your reply quotes the message you answer. To quote another message of this chat instead, put
+  [[reply_to:<message_id>]] (the id from its metadata) anywhere in the reply; it is not shown.
 `
 
 // lastTime is the last "Current time" section written. It changes once a minute, and a

@@ -121,6 +121,12 @@ type Deleter interface {
 	Delete(ctx context.Context, chatID, messageID string) error
 }
 
+// Reactor is implemented by channels that can set the bot's emoji reaction on a message of
+// a chat (the message tool's react action).
+type Reactor interface {
+	React(ctx context.Context, chatID, messageID, emoji string) error
+}
+
 // Reachable is implemented by channels that report when a call to the platform succeeded
 // (Telegram: every getUpdates answer), so that replies waiting for the platform go out as
 // soon as it is back. The connector calls OnReachable before Run; fn must not block.

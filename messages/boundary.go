@@ -50,7 +50,11 @@ type Outbound struct {
 	ChatID    string `json:"chatId"`
 	ThreadID  string `json:"threadId,omitempty"`
 	ReplyToID string `json:"replyToId,omitempty"` // platform message id this answers
-	Text      string `json:"text"`
+	// Quote asks for a native quoted reply to ReplyToID (a reply directive, the message
+	// tool's reply): the reply is sent as a new message, not edited into the run's draft,
+	// which cannot become a reply.
+	Quote bool   `json:"quote,omitempty"`
+	Text  string `json:"text"`
 	// Direct replies are sent as new messages and leave the running reply's draft alone
 	// (a /status answer during a run).
 	Direct bool `json:"direct,omitempty"`

@@ -48,6 +48,30 @@ type Runtime interface {
 	Message(ctx context.Context, sessionKey, text string) error
 }
 
+// MessageRequest is one send of the message tool in OpenClaw's shape.
+type MessageRequest struct {
+	Text string
+	// Target names another chat of the channel the run answers on: its chat id, or the key of
+	// a session there. "" is the run's own conversation.
+	Target string
+	// ReplyTo is the message id to quote natively; Reply without it quotes the message the
+	// run answers.
+	ReplyTo string
+	Reply   bool
+	// React sets Emoji as the bot's reaction on MessageID ("" = the message the run answers)
+	// instead of sending Text.
+	React     bool
+	Emoji     string
+	MessageID string
+}
+
+// Messenger is implemented by runtimes that send the message tool's requests beyond plain
+// text to the run's own conversation. Sending to another chat needs the rights of
+// sessions_send (owner-only by default); the runtime checks them.
+type Messenger interface {
+	SendMessage(ctx context.Context, sessionKey string, req MessageRequest) error
+}
+
 // Result is what the model sees.
 type Result struct {
 	Content string

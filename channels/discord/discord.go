@@ -79,6 +79,7 @@ var _ channels.Channel = (*Bot)(nil)
 var _ channels.Typer = (*Bot)(nil)
 var _ channels.Editor = (*Bot)(nil)
 var _ channels.Deleter = (*Bot)(nil)
+var _ channels.Reactor = (*Bot)(nil)
 var _ channels.ThreadTyper = (*Bot)(nil)
 var _ channels.Reachable = (*Bot)(nil)
 

@@ -147,6 +147,17 @@ func (b *Bot) Delete(ctx context.Context, chatID, messageID string) error {
 	return b.apiError("delete", err)
 }
 
+// React adds the bot's reaction (a Unicode emoji) to a message of chatID.
+func (b *Bot) React(ctx context.Context, chatID, messageID, emoji string) error {
+	if emoji == "" {
+		return fmt.Errorf("discord: react: no emoji: %w", channels.ErrPermanent)
+	}
+	_, err := call(ctx, b, func(opts ...discordgo.RequestOption) (struct{}, error) {
+		return struct{}{}, b.rest.MessageReactionAdd(chatID, messageID, emoji, opts...)
+	})
+	return b.apiError("react", err)
+}
+
 // TypingInThread shows the typing indicator in the thread (a channel of its own on Discord).
 func (b *Bot) TypingInThread(ctx context.Context, chatID, threadID string) error {
 	if threadID == "" {

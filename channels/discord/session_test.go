@@ -181,3 +181,24 @@ func TestReachableOnReadyAndResume(t *testing.T) {
 	srv.Drop()
 	eventually(t, "reachable after the RESUME", func() bool { return calls.Load() >= 2 && srv.Resumes() >= 1 })
 }
+
+func TestReact(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{})
+	bot := newBot(t, srv)
+	var r channels.Reactor = bot
+	ctx := context.Background()
+	ids, err := bot.Send(ctx, messages.Outbound{ChatID: "c1", Text: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.React(ctx, "c1", ids[0], "👍"); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Reactions(ids[0]); len(got) != 1 || got[0] != "👍" {
+		t.Errorf("reactions %q, want 👍", got)
+	}
+	if err := r.React(ctx, "c1", "999", "👍"); err == nil {
+		t.Error("a reaction to an unknown message succeeded")
+	}
+}

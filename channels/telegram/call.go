@@ -147,3 +147,23 @@ func (b *Bot) Delete(ctx context.Context, chatID, messageID string) error {
 	}
 	return err
 }
+
+// React sets the bot's reaction on a message of chatID (setMessageReaction): one emoji, of
+// those Telegram allows for reactions; an empty emoji removes the bot's reaction.
+func (b *Bot) React(ctx context.Context, chatID, messageID, emoji string) error {
+	chat, err := parseChatID(chatID)
+	if err != nil {
+		return err
+	}
+	id := messageNumber(messageID)
+	if id == 0 {
+		return fmt.Errorf("telegram: react: message id %q is not a Telegram message id: %w", messageID, channels.ErrPermanent)
+	}
+	params := &telego.SetMessageReactionParams{ChatID: telego.ChatID{ID: chat}, MessageID: id, Reaction: []telego.ReactionType{}}
+	if emoji != "" {
+		params.Reaction = []telego.ReactionType{&telego.ReactionTypeEmoji{Type: telego.ReactionEmoji, Emoji: emoji}}
+	}
+	return b.call(ctx, "setMessageReaction", func(ctx context.Context) error {
+		return b.api.SetMessageReaction(ctx, params)
+	})
+}

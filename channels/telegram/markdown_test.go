@@ -69,11 +69,12 @@ func TestChunksEmojiHeavy(t *testing.T) {
 				t.Fatalf("%d chunks, want several", len(chunks))
 			}
 			for i, c := range chunks {
-				if n := channels.UTF16(c); n > MaxMessage {
-					t.Errorf("chunk %d measures %d UTF-16 units, over %d", i, n, MaxMessage)
-				}
-				if _, err := telegramtest.ParseHTML(c); err != nil {
+				shown, err := telegramtest.ParseHTML(c)
+				if err != nil {
 					t.Errorf("chunk %d: Telegram would refuse it: %v", i, err)
+				}
+				if n := channels.UTF16(shown); n > MaxMessage {
+					t.Errorf("chunk %d shows %d UTF-16 units, over %d", i, n, MaxMessage)
 				}
 			}
 		})
@@ -95,15 +96,15 @@ func FuzzChunks(f *testing.F) {
 		text := strings.Repeat(s, repeat)
 		var seen []string
 		for i, c := range renderChunks(text) {
-			if n := channels.UTF16(c.text); n > MaxMessage {
-				t.Fatalf("chunk %d measures %d UTF-16 units, over %d", i, n, MaxMessage)
-			}
 			plain := c.text
 			if c.html {
 				var err error
 				if plain, err = telegramtest.ParseHTML(c.text); err != nil {
 					t.Fatalf("chunk %d %q: Telegram would refuse it: %v", i, c.text, err)
 				}
+			}
+			if n := channels.UTF16(plain); n > MaxMessage {
+				t.Fatalf("chunk %d shows %d UTF-16 units, over %d", i, n, MaxMessage)
 			}
 			seen = append(seen, plain)
 		}

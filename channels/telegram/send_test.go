@@ -55,7 +55,7 @@ func TestSendLongReplyRepliesWithFirstChunkOnly(t *testing.T) {
 		if (i == 0) != (m.ReplyTo == 3) {
 			t.Errorf("message %d replies to %d; only the first should reply", i, m.ReplyTo)
 		}
-		if n := channels.UTF16(m.Raw); n > MaxMessage {
+		if n := channels.UTF16(m.Text); n > MaxMessage {
 			t.Errorf("message %d measures %d UTF-16 units", i, n)
 		}
 		shown.WriteString(m.Text)
@@ -73,8 +73,8 @@ func TestSendFallsBackToPlainTextOnParseError(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := s.Messages(5)
-	if len(got) != 1 || got[0].ParseMode != "" || got[0].Raw != "**hi** <x>" {
-		t.Fatalf("sent %+v, want the source text once, without parse mode", got)
+	if len(got) != 1 || got[0].ParseMode != "" || got[0].Raw != "hi <x>" {
+		t.Fatalf("sent %+v, want the text as it would have shown, once, without parse mode", got)
 	}
 	if !contains(logs.String(), "plain text") {
 		t.Errorf("no log line about the plain-text fallback: %s", logs)
@@ -223,5 +223,23 @@ func TestSendCapsChunks(t *testing.T) {
 	}
 	if n := len(s.Messages(6)); n != channels.DefaultMaxChunks {
 		t.Errorf("with no MaxChunks: %d messages, want the default %d", n, channels.DefaultMaxChunks)
+	}
+}
+
+func TestReact(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	if err := b.React(context.Background(), "5", "5:17", "👍"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.React(context.Background(), "5", "17", ""); err != nil {
+		t.Fatal(err)
+	}
+	want := []telegramtest.Reaction{{MessageID: 17, Emoji: "👍"}, {MessageID: 17}}
+	if got := s.Reactions(5); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("reactions %+v, want %+v", got, want)
+	}
+	if err := b.React(context.Background(), "5", "nope", "👍"); !errors.Is(err, channels.ErrPermanent) {
+		t.Errorf("a bad message id: err %v, want permanent", err)
 	}
 }

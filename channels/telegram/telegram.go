@@ -110,6 +110,7 @@ var (
 	_ channels.Editor      = (*Bot)(nil)
 	_ channels.Reachable   = (*Bot)(nil)
 	_ channels.Deleter     = (*Bot)(nil)
+	_ channels.Reactor     = (*Bot)(nil)
 )
 
 // New validates cfg and returns a Bot. It starts nothing and makes no request.

@@ -107,6 +107,8 @@ func fakeReply(r fake.Request) fake.Reply {
 	case len(fields) >= 2 && fields[0] == "delegate":
 		args, _ := json.Marshal(map[string]string{"task": strings.Join(fields[1:], " "), "label": "helper"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "sessions_spawn", Arguments: string(args)}}}
+	case len(fields) >= 2 && fields[0] == "say": // answers the rest verbatim (try reply directives)
+		return fake.Reply{Text: strings.TrimSpace(strings.TrimPrefix(text, "say"))}
 	case len(fields) >= 3 && fields[0] == "write":
 		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}

@@ -1,12 +1,19 @@
 // Package message is the message tool: the agent sends a message to the conversation it is
 // answering while its run goes on (a progress note, a partial result before a long step).
 // reef does not deliver a final reply that only repeats what this tool already sent.
+//
+// Besides {text} it takes OpenClaw's shape, {action, target, message, replyTo, ...}: send
+// and reply (a native quoted reply), to this conversation or, with the rights of
+// sessions_send, to another chat of the same channel account; react sets the bot's emoji
+// reaction where the platform has them (Telegram, Discord). edit, delete and media are refused with a
+// clear error for now.
 package message
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/reefgw/reef/messages"
@@ -27,7 +34,15 @@ func (Tool) Spec() messages.ToolSpec {
 }
 
 type args struct {
-	Text string `json:"text"`
+	Text    string `json:"text"`
+	Action  string `json:"action"`
+	Message string `json:"message"` // OpenClaw's name for text
+	Target  string `json:"target"`
+	ReplyTo string `json:"replyTo"`
+	// Named by OpenClaw's shape; refused with a clear error until reef supports them.
+	Media     string `json:"media"`
+	Emoji     string `json:"emoji"`
+	MessageID string `json:"messageId"`
 }
 
 func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
@@ -35,23 +50,98 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if err := tools.DecodeArgs(call.Args, &a); err != nil {
 		return tools.Result{}, err
 	}
+	action := strings.ToLower(strings.TrimSpace(a.Action))
+	switch action {
+	case "", "send", "reply":
+	case "react":
+		return react(ctx, call, a)
+	case "edit", "delete":
+		return tools.Result{}, fmt.Errorf("action %q is not supported by reef yet on %s; send a new message instead", action, platform(call.Env.Channel))
+	default:
+		return tools.Result{}, fmt.Errorf("unknown action %q (send, reply, react, edit or delete)", a.Action)
+	}
 	text := strings.TrimSpace(a.Text)
+	if text == "" {
+		text = strings.TrimSpace(a.Message)
+	}
 	switch {
+	case strings.TrimSpace(a.Media) != "":
+		return tools.Result{}, errors.New("media attachments are not supported by reef yet; send the text, or a link")
 	case text == "":
-		return tools.Result{}, errors.New("text is required")
+		return tools.Result{}, errors.New("text is required (or message)")
 	case len(text) > MaxText:
 		return tools.Result{}, errors.New("text is too long (16 KB at most); send less or put it in a file")
 	case call.Env.Runtime == nil || call.Env.SessionKey == "":
 		return tools.Result{}, errors.New("message is not available here (no conversation to send to)")
 	}
-	if err := call.Env.Runtime.Message(ctx, call.Env.SessionKey, text); err != nil {
+	req := tools.MessageRequest{Text: text, Target: strings.TrimSpace(a.Target), ReplyTo: strings.TrimSpace(a.ReplyTo), Reply: action == "reply"}
+	if req == (tools.MessageRequest{Text: text}) {
+		if err := call.Env.Runtime.Message(ctx, call.Env.SessionKey, text); err != nil {
+			return tools.Result{}, err
+		}
+		return tools.Result{Content: "sent"}, nil
+	}
+	m, ok := call.Env.Runtime.(tools.Messenger)
+	if !ok {
+		return tools.Result{}, errors.New("target and replies are not available here; send to this conversation with text only")
+	}
+	if err := m.SendMessage(ctx, call.Env.SessionKey, req); err != nil {
 		return tools.Result{}, err
+	}
+	if req.Target != "" {
+		return tools.Result{Content: "sent to " + req.Target}, nil
 	}
 	return tools.Result{Content: "sent"}, nil
 }
 
+// react sets an emoji reaction on a message of this conversation (messageId, or replyTo, or
+// the message the run answers).
+func react(ctx context.Context, call tools.Call, a args) (tools.Result, error) {
+	emoji := strings.TrimSpace(a.Emoji)
+	id := strings.TrimSpace(a.MessageID)
+	if id == "" {
+		id = strings.TrimSpace(a.ReplyTo)
+	}
+	switch {
+	case emoji == "":
+		return tools.Result{}, errors.New("emoji is required to react")
+	case len(emoji) > 64:
+		return tools.Result{}, errors.New("emoji is one emoji")
+	case call.Env.Runtime == nil || call.Env.SessionKey == "":
+		return tools.Result{}, errors.New("message is not available here (no conversation to react in)")
+	}
+	m, ok := call.Env.Runtime.(tools.Messenger)
+	if !ok {
+		return tools.Result{}, fmt.Errorf("reactions are not supported on %s", platform(call.Env.Channel))
+	}
+	req := tools.MessageRequest{React: true, Emoji: emoji, MessageID: id, Target: strings.TrimSpace(a.Target)}
+	if err := m.SendMessage(ctx, call.Env.SessionKey, req); err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Content: "reacted " + emoji}, nil
+}
+
+// platform names a channel for an error message.
+func platform(channel string) string {
+	if channel == "" {
+		return "this channel"
+	}
+	return channel
+}
+
 const description = `Send a message to the user in this conversation right now, while you keep working ` +
 	`(e.g. "Found it, now running the tests…"). Your final answer is still sent at the end; do not ` +
-	`repeat in it what you already sent with this tool.`
+	`repeat in it what you already sent with this tool. action "reply" quotes the message you answer, ` +
+	`or the one replyTo names (a message id from the metadata). target sends to another chat of this ` +
+	`channel instead (its chat id or session key), where allowed. action "react" sets emoji as your ` +
+	`reaction on messageId (default: the message you answer).`
 
-const schema = `{"type":"object","properties":{"text":{"type":"string","description":"the message to send"}},"required":["text"]}`
+const schema = `{"type":"object","properties":{` +
+	`"text":{"type":"string","description":"the message to send"},` +
+	`"action":{"type":"string","enum":["send","reply","react","edit","delete"],"description":"send (default), reply or react"},` +
+	`"message":{"type":"string","description":"the message to send (same as text)"},` +
+	`"target":{"type":"string","description":"another chat of this channel: its chat id or a session key; omit for this conversation"},` +
+	`"replyTo":{"type":"string","description":"message id to quote"},` +
+	`"emoji":{"type":"string","description":"for react: one emoji"},` +
+	`"messageId":{"type":"string","description":"for react: the message (default: the one you answer)"},` +
+	`"media":{"type":"string"}}}`

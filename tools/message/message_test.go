@@ -50,3 +50,65 @@ func TestMessage(t *testing.T) {
 		t.Error("a failed send was reported as sent")
 	}
 }
+
+// messenger is a runtime that also takes OpenClaw-shaped requests.
+type messenger struct {
+	runtime
+	reqs []tools.MessageRequest
+}
+
+func (m *messenger) SendMessage(_ context.Context, _ string, req tools.MessageRequest) error {
+	m.reqs = append(m.reqs, req)
+	return m.err
+}
+
+func TestMessageOpenClawShape(t *testing.T) {
+	for _, c := range []struct {
+		args  string
+		want  tools.MessageRequest // zero: a plain send through Message
+		plain string
+	}{
+		{`{"action":"send","message":"hi"}`, tools.MessageRequest{}, "s1: hi"},
+		{`{"action":"reply","message":"yes"}`, tools.MessageRequest{Text: "yes", Reply: true}, ""},
+		{`{"action":"send","message":"x","replyTo":"42:7"}`, tools.MessageRequest{Text: "x", ReplyTo: "42:7"}, ""},
+		{`{"action":"send","target":"-100123","message":"heads up"}`, tools.MessageRequest{Text: "heads up", Target: "-100123"}, ""},
+		{`{"text":"both","message":"ignored"}`, tools.MessageRequest{}, "s1: both"},
+		{`{"action":"react","emoji":"👍","messageId":"1:2"}`, tools.MessageRequest{React: true, Emoji: "👍", MessageID: "1:2"}, ""},
+		{`{"action":"react","emoji":"👍"}`, tools.MessageRequest{React: true, Emoji: "👍"}, ""},
+	} {
+		m := &messenger{}
+		_, err := New().Run(context.Background(), tools.Call{Args: []byte(c.args), Env: tools.Env{SessionKey: "s1", Runtime: m}})
+		if err != nil {
+			t.Errorf("%s: %v", c.args, err)
+			continue
+		}
+		if c.plain != "" {
+			if len(m.sent) != 1 || m.sent[0] != c.plain || len(m.reqs) != 0 {
+				t.Errorf("%s: sent %q and %+v, want %q only", c.args, m.sent, m.reqs, c.plain)
+			}
+			continue
+		}
+		if len(m.reqs) != 1 || m.reqs[0] != c.want || len(m.sent) != 0 {
+			t.Errorf("%s: requests %+v, plain %q; want %+v", c.args, m.reqs, m.sent, c.want)
+		}
+	}
+	env := tools.Env{SessionKey: "s1", Channel: "telegram", Runtime: &messenger{}}
+	for _, c := range []struct{ args, want string }{
+		{`{"action":"react"}`, "emoji is required"},
+		{`{"action":"edit","messageId":"1:2","message":"x"}`, "not supported by reef yet on telegram"},
+		{`{"action":"delete","messageId":"1:2"}`, "not supported"},
+		{`{"action":"poll","message":"x"}`, "unknown action"},
+		{`{"action":"send","media":"chart.png","message":"x"}`, "media"},
+		{`{"action":"send"}`, "text is required"},
+		{`{"action":"send","message":"x","extra":1}`, ""},
+	} {
+		if _, err := New().Run(context.Background(), tools.Call{Args: []byte(c.args), Env: env}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.args, err, c.want)
+		}
+	}
+	// a runtime without Messenger: plain sends still work, targets are refused.
+	rt := &runtime{}
+	if _, err := New().Run(context.Background(), tools.Call{Args: []byte(`{"target":"9","message":"x"}`), Env: tools.Env{SessionKey: "s1", Runtime: rt}}); err == nil || len(rt.sent) != 0 {
+		t.Errorf("target without a Messenger: err %v, sent %q", err, rt.sent)
+	}
+}

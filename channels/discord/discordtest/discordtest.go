@@ -66,18 +66,19 @@ type Server struct {
 	http   *httptest.Server
 	resume *httptest.Server
 
-	mu       sync.Mutex
-	nextID   int64
-	channels map[string]Channel
-	messages map[string]*Message // by message id
-	sent     map[string][]string // channel id → ids of the messages the bot sent, in order
-	edits    map[string][]string // message id → texts it was edited to
-	mentions map[string][]string // message id → allowed_mentions (raw JSON, "" if none) of its send, then of each edit
-	typing   map[string]int
-	history  int               // GET /channels/{id}/messages answered
-	nonces   map[string]string // channel + enforced nonce → the message it created
-	requests []string
-	failures map[string][]failure
+	mu        sync.Mutex
+	nextID    int64
+	channels  map[string]Channel
+	messages  map[string]*Message // by message id
+	sent      map[string][]string // channel id → ids of the messages the bot sent, in order
+	edits     map[string][]string // message id → texts it was edited to
+	mentions  map[string][]string // message id → allowed_mentions (raw JSON, "" if none) of its send, then of each edit
+	typing    map[string]int
+	reactions map[string][]string // message id → the bot's reactions, in order
+	history   int                 // GET /channels/{id}/messages answered
+	nonces    map[string]string   // channel + enforced nonce → the message it created
+	requests  []string
+	failures  map[string][]failure
 
 	gw gateway
 }
@@ -127,16 +128,17 @@ func Start(cfg Config) *Server {
 		cfg.HeartbeatInterval = 200 * time.Millisecond
 	}
 	s := &Server{
-		cfg:      cfg,
-		nextID:   1_000_000,
-		channels: map[string]Channel{},
-		messages: map[string]*Message{},
-		sent:     map[string][]string{},
-		edits:    map[string][]string{},
-		mentions: map[string][]string{},
-		nonces:   map[string]string{},
-		typing:   map[string]int{},
-		failures: map[string][]failure{},
+		cfg:       cfg,
+		nextID:    1_000_000,
+		channels:  map[string]Channel{},
+		messages:  map[string]*Message{},
+		sent:      map[string][]string{},
+		edits:     map[string][]string{},
+		mentions:  map[string][]string{},
+		nonces:    map[string]string{},
+		typing:    map[string]int{},
+		reactions: map[string][]string{},
+		failures:  map[string][]failure{},
 	}
 	s.gw.init(s)
 	mux := http.NewServeMux()
@@ -217,6 +219,13 @@ func (s *Server) Edits(messageID string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.edits[messageID]...)
+}
+
+// Reactions returns the emoji the bot reacted with to messageID, in order.
+func (s *Server) Reactions(messageID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.reactions[messageID]...)
 }
 
 // Typing returns how many typing indicators the bot started in channelID.

@@ -23,6 +23,7 @@ const (
 	RouteDelete     = "DELETE /channels/{id}/messages/{mid}"
 	RouteHistory    = "GET /channels/{id}/messages"
 	RouteTyping     = "POST /channels/{id}/typing"
+	RouteReact      = "PUT /channels/{id}/messages/{mid}/reactions/{emoji}/@me"
 )
 
 // MaxMessage is the longest message content Discord accepts, in code points.
@@ -40,6 +41,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 		RouteDelete:     s.deleteMessage,
 		RouteHistory:    s.getMessages,
 		RouteTyping:     s.postTyping,
+		RouteReact:      s.putReaction,
 	}
 	for route, h := range handlers {
 		method, path, _ := cut(route)
@@ -303,4 +305,22 @@ func (s *Server) wireMessage(m *Message) map[string]any {
 		w["attachments"] = files
 	}
 	return w
+}
+
+// putReaction adds the bot's reaction (a Unicode emoji, URL-encoded in the path) to a message
+// of the channel: 204, or 404 Unknown Message.
+func (s *Server) putReaction(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[r.PathValue("mid")]
+	emoji := r.PathValue("emoji")
+	switch {
+	case !ok || m.ChannelID != r.PathValue("id") || m.Deleted:
+		apiError(w, 404, 10008, "Unknown Message")
+	case emoji == "":
+		apiError(w, 400, 10014, "Unknown Emoji")
+	default:
+		s.reactions[m.ID] = append(s.reactions[m.ID], emoji)
+		w.WriteHeader(http.StatusNoContent)
+	}
 }

@@ -210,3 +210,42 @@ func (s *Server) asMessage(m *SentMessage) *telego.Message {
 		IsTopicMessage:  m.ThreadID != 0,
 	}
 }
+
+// setMessageReaction records the bot's reaction: at most one emoji reaction (a bot is not a
+// premium user), of type "emoji"; an empty list removes it.
+func (s *Server) setMessageReaction(w http.ResponseWriter, _ *http.Request, body []byte) {
+	var p struct {
+		ChatID    json.RawMessage `json:"chat_id"`
+		MessageID int             `json:"message_id"`
+		Reaction  []struct {
+			Type  string `json:"type"`
+			Emoji string `json:"emoji"`
+		} `json:"reaction"`
+	}
+	if !decode(w, body, &p) {
+		return
+	}
+	chat, ok := chatID(p.ChatID)
+	switch {
+	case !ok:
+		writeErr(w, http.StatusBadRequest, "Bad Request: chat not found", 0)
+		return
+	case p.MessageID <= 0:
+		writeErr(w, http.StatusBadRequest, "Bad Request: message to react not found", 0)
+		return
+	case len(p.Reaction) > 1:
+		writeErr(w, http.StatusBadRequest, "Bad Request: REACTIONS_TOO_MANY", 0)
+		return
+	case len(p.Reaction) == 1 && (p.Reaction[0].Type != "emoji" || p.Reaction[0].Emoji == ""):
+		writeErr(w, http.StatusBadRequest, "Bad Request: REACTION_INVALID", 0)
+		return
+	}
+	r := Reaction{MessageID: p.MessageID}
+	if len(p.Reaction) == 1 {
+		r.Emoji = p.Reaction[0].Emoji
+	}
+	s.mu.Lock()
+	s.reactions[chat] = append(s.reactions[chat], r)
+	s.mu.Unlock()
+	writeOK(w, true)
+}

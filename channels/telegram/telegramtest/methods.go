@@ -51,14 +51,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	handlers := map[string]func(http.ResponseWriter, *http.Request, []byte){
-		"getMe":           s.getMe,
-		"getUpdates":      s.getUpdates,
-		"sendMessage":     s.sendMessage,
-		"editMessageText": s.editMessageText,
-		"sendChatAction":  s.sendChatAction,
-		"deleteMessage":   s.deleteMessage,
-		"setWebhook":      s.setWebhook,
-		"deleteWebhook":   s.deleteWebhook,
+		"getMe":              s.getMe,
+		"getUpdates":         s.getUpdates,
+		"sendMessage":        s.sendMessage,
+		"editMessageText":    s.editMessageText,
+		"sendChatAction":     s.sendChatAction,
+		"deleteMessage":      s.deleteMessage,
+		"setMessageReaction": s.setMessageReaction,
+		"setWebhook":         s.setWebhook,
+		"deleteWebhook":      s.deleteWebhook,
 	}
 	h, ok := handlers[method]
 	if !ok {

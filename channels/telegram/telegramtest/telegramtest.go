@@ -72,6 +72,7 @@ type Server struct {
 	msgIDs     map[int64]int // per chat message id counter
 	sent       map[int64][]*SentMessage
 	actions    map[int64][]string
+	reactions  map[int64][]Reaction
 	fail       map[string][]failure
 	down       map[string]int // method → the status every call fails with (Down), until Up
 	calls      map[string]int
@@ -112,6 +113,7 @@ func Start(token string) (*Server, error) {
 		msgIDs:     map[int64]int{},
 		sent:       map[int64][]*SentMessage{},
 		actions:    map[int64][]string{},
+		reactions:  map[int64][]Reaction{},
 		fail:       map[string][]failure{},
 		down:       map[string]int{},
 		calls:      map[string]int{},
@@ -222,6 +224,19 @@ func (s *Server) Actions(chatID int64) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.actions[chatID]...)
+}
+
+// Reaction is an emoji reaction the bot set on a message (setMessageReaction).
+type Reaction struct {
+	MessageID int
+	Emoji     string // "" when the bot removed its reaction
+}
+
+// Reactions returns the reactions the bot set in chatID, in order.
+func (s *Server) Reactions(chatID int64) []Reaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Reaction(nil), s.reactions[chatID]...)
 }
 
 // FailNext makes the next call of method fail with code (429, 403, 409, 500, ...) and a

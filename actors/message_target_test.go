@@ -1,0 +1,69 @@
+package actors_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reefgw/reef/access"
+	"github.com/reefgw/reef/messages"
+	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/tools"
+	"github.com/reefgw/reef/tools/message"
+	"github.com/reefgw/reef/tools/sessions"
+)
+
+// TestMessageToolOpenClawShape: {action, message, replyTo, target} — a reply quotes the
+// message answered, replyTo another message of the chat; a target chat or session key of the
+// same channel gets the message when the owner asks, and a guest's attempt is refused with no
+// message sent; react, edit and delete say they are not supported.
+func TestMessageToolOpenClawShape(t *testing.T) {
+	msg := func(id string, args map[string]any) fakellm.Reply {
+		return fakellm.Reply{ToolCalls: []messages.ToolCall{call(id, "message", args)}}
+	}
+	script := fakellm.NewScript(
+		msg("a", map[string]any{"action": "reply", "message": "Quoting you."}), fakellm.Reply{Text: "one"},
+		msg("b", map[string]any{"action": "send", "message": "About that.", "replyTo": "om-1"}), fakellm.Reply{Text: "two"},
+		msg("c", map[string]any{"action": "send", "target": "team", "message": "Heads up."}), fakellm.Reply{Text: "three"},
+		msg("d", map[string]any{"action": "send", "target": "agent:main:fake:group:ops", "message": "To ops."}), fakellm.Reply{Text: "four"},
+		msg("e", map[string]any{"action": "react", "emoji": "👍"}), fakellm.Reply{Text: "five"},
+		msg("f", map[string]any{"action": "send", "target": "team", "message": "From a guest."}), fakellm.Reply{Text: "six"},
+	)
+	h := newHarness(t, harnessOpts{script: script, extra: append(sessions.Tools(), message.New()),
+		access: &access.Rules{DMPolicy: "pairing", AllowFrom: []string{"owner"}},
+		guests: &tools.GuestRules{Channel: tools.Grant{Allow: []string{"message"}}}})
+	ask := func(sender, id string) {
+		t.Helper()
+		h.inject(messages.Inbound{ChatID: sender, SenderID: sender, MessageID: id, Text: "go"})
+	}
+	expect := func(chat, text, replyTo string) {
+		t.Helper()
+		out := h.reply()
+		if out.ChatID != chat || out.Text != text || out.ReplyToID != replyTo {
+			t.Errorf("sent %q to %q replying to %q, want %q to %q replying to %q", out.Text, out.ChatID, out.ReplyToID, text, chat, replyTo)
+		}
+	}
+	ask("owner", "om-1")
+	expect("owner", "Quoting you.", "om-1")
+	expect("owner", "one", "om-1")
+	ask("owner", "om-2")
+	expect("owner", "About that.", "om-1")
+	expect("owner", "two", "om-2")
+	ask("owner", "om-3")
+	expect("team", "Heads up.", "")
+	expect("owner", "three", "om-3")
+	ask("owner", "om-4")
+	expect("ops", "To ops.", "")
+	expect("owner", "four", "om-4")
+	ask("owner", "om-5")
+	expect("owner", "five", "om-5")
+	if res := results(script.Requests()[9])["e"]; !res.IsError || !strings.Contains(res.Content, "not supported") {
+		t.Errorf("react: result %+v, want a not-supported error", res)
+	}
+	h.pair(t, "guest")
+	before := len(script.Requests())
+	ask("guest", "gm-1")
+	expect("guest", "six", "gm-1") // nothing reached "team" before the reply
+	if res := results(script.Requests()[before+1])["f"]; !res.IsError || !strings.Contains(res.Content, "not allowed") {
+		t.Errorf("guest's cross-chat send: result %+v, want refused", res)
+	}
+}
