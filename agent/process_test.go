@@ -39,9 +39,9 @@ func TestParseProcess(t *testing.T) {
 			clean: "a\n" + fence + "{\"type\":\"step\",\n```\nb",
 		},
 		{
-			name:  "unknown kind and bad status stay, good block goes",
-			text:  fence + `{"type":"launch"}` + "\n```\n" + fence + `{"type":"step","id":"x","status":"maybe"}` + "\n```\n" + fence + `{"type":"step","title":"T"}` + "\n```\nok",
-			clean: fence + `{"type":"launch"}` + "\n```\n" + fence + `{"type":"step","id":"x","status":"maybe"}` + "\n```\nok",
+			name:   "unknown kind and bad status stay, good block goes",
+			text:   fence + `{"type":"launch"}` + "\n```\n" + fence + `{"type":"step","id":"x","status":"maybe"}` + "\n```\n" + fence + `{"type":"step","title":"T"}` + "\n```\nok",
+			clean:  fence + `{"type":"launch"}` + "\n```\n" + fence + `{"type":"step","id":"x","status":"maybe"}` + "\n```\nok",
 			blocks: []ProcessBlock{{Step: &messages.PlanStep{ID: "T", Title: "T", Status: "pending"}}},
 		},
 		{name: "unclosed fence stays", text: "x\n" + fence + `{"type":"final"}`, clean: "x\n" + fence + `{"type":"final"}`},
