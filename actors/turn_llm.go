@@ -174,15 +174,16 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	if t.flushStep(ctx, m) {
 		return
 	}
+	shown := t.shownText(m.Content) // the transcript keeps the answer as written
 	if len(m.ToolCalls) == 0 {
 		t.msgs = append(t.msgs, m)
-		t.finish(ctx, m.Content, nil)
+		t.finish(ctx, shown, nil)
 		return
 	}
 	m.ToolCalls = t.uniqueIDs(m.ToolCalls)
 	t.msgs = append(t.msgs, m)
-	if strings.TrimSpace(m.Content) != "" && !t.cmp.flushing {
-		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: m.Content})
+	if strings.TrimSpace(shown) != "" && !t.cmp.flushing {
+		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: shown})
 	}
 	if len(t.steer) > 0 && !t.cmp.flushing { // the user spoke while the model wrote these calls: ask it again first
 		for _, c := range m.ToolCalls {

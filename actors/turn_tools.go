@@ -52,6 +52,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		if res, ok := t.precheck(c); !ok {
 			t.results[c.ID] = &res
 			t.event(ctx, messages.ToolFinished, c.ID, c.Name+": "+res.Content, true)
+			t.toolEnded(c, false)
 			continue
 		}
 		tool, _ := t.in.agent.Tools.Get(c.Name)
@@ -61,6 +62,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		}, t.limits.ToolTimeout, t.gate(c), t.log))
 		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)
+		t.toolStarted(c)
 	}
 	t.maybeNextStep(ctx)
 }
@@ -103,6 +105,7 @@ func (t *Turn) onToolDone(ctx actor.Context, msg *toolDone) {
 		t.in.agent.forgetWorkspace() // the tool may have changed files the prompt injects
 	}
 	t.event(ctx, messages.ToolFinished, msg.callID, "", r.IsError)
+	t.publishToolDone(t.callByID(msg.callID), msg)
 	t.maybeNextStep(ctx)
 }
 
@@ -124,6 +127,7 @@ func (t *Turn) onToolLost(ctx actor.Context, msg *toolLost) {
 			r := toolResult(c, "the tool crashed; this call failed and had no effect that reef knows of", true)
 			t.results[c.ID] = &r
 			t.event(ctx, messages.ToolFinished, c.ID, "", true)
+			t.toolEnded(c, false)
 			t.maybeNextStep(ctx)
 		}
 	}

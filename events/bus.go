@@ -22,6 +22,7 @@ const DefaultBuffer = 256
 type Bus struct {
 	mu     sync.Mutex
 	subs   map[*Subscription]struct{}
+	seq    uint64 // of the last published event
 	closed bool
 }
 
@@ -67,15 +68,21 @@ func (s *Subscription) Close() {
 	}
 }
 
-// Publish hands ev to every subscriber that takes it, without waiting: a subscriber whose
-// buffer is full loses it, and is sent an events.lost event with the count before its next
-// delivered event.
+// Publish numbers ev (Seq: the bus's next number, so a run's events are numbered in the
+// order they were published) and hands it to every subscriber that takes it, without
+// waiting: a subscriber whose buffer is full loses it, and is sent an events.lost event with
+// the count before its next delivered event.
 func (b *Bus) Publish(ev messages.RunEvent) {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.seq++
+	ev.Seq = b.seq
 	for s := range b.subs {
 		if s.session != "" && s.session != ev.Session {
 			continue

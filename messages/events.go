@@ -39,8 +39,9 @@ type PlanStep struct {
 }
 
 // RunEvent is one thing that happened in an agent run, published for watchers (reef events,
-// progress displays). Events are not the record: the transcript is. Seq counts the run's
-// events from 1, in the order they were published.
+// progress displays). Events are not the record: the transcript is. Seq is the gateway's
+// event number, rising in the order events were published (so also within a run); Run is ""
+// for events that belong to no run of Session (subagent.end, events.lost).
 type RunEvent struct {
 	Session string       `json:"session"`
 	Run     string       `json:"run"`

@@ -27,6 +27,7 @@ import (
 	"github.com/reefgw/reef/tools/fs"
 	memtools "github.com/reefgw/reef/tools/memory"
 	"github.com/reefgw/reef/tools/message"
+	"github.com/reefgw/reef/tools/plan"
 	"github.com/reefgw/reef/tools/sessions"
 )
 
@@ -79,7 +80,7 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
 		Limits:         execLimits(ex.Limits),
-	}), cron.New(), message.New()), sessions.Tools()...)
+	}), cron.New(), message.New(), plan.New()), sessions.Tools()...)
 }
 
 // sandboxHelper is how the exec tool runs `reef exec-sandbox`: this very binary.
