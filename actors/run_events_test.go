@@ -1,0 +1,114 @@
+package actors_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/events"
+	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
+	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/tools"
+	"github.com/reefgw/reef/tools/plan"
+)
+
+const fence = "```openclaw-process\n"
+
+// eventsUntilRunEnd collects a subscription's events up to the first run.end.
+func eventsUntilRunEnd(t *testing.T, sub *events.Subscription) []messages.RunEvent {
+	t.Helper()
+	var got []messages.RunEvent
+	for {
+		ev := testutil.Receive(t, sub.Events())
+		got = append(got, ev)
+		if ev.Kind == messages.RunEnd {
+			return got
+		}
+	}
+}
+
+// TestRunPublishesItsEventsInOrder: a run with a plan, a refused call, a tool and progress
+// blocks publishes its events in order, stamped with its session and run; the user's reply
+// has no openclaw-process block, while the transcript keeps the answer as the model wrote it.
+func TestRunPublishesItsEventsInOrder(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("sunny"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	final := "It is sunny.\n\n" + fence + `{"type":"step","id":"b","title":"Write","status":"done"}` + "\n```\n" +
+		fence + `{"type":"final","summary":"weather told"}` + "\n```\n"
+	script := fakellm.NewScript(
+		fakellm.Reply{Text: fence + `{"type":"start","goal":"weather"}` + "\n```\nLooking it up.",
+			ToolCalls: []messages.ToolCall{call("p1", "update_plan", map[string]any{"steps": []map[string]any{
+				{"id": "a", "title": "Read", "status": "running"}, {"id": "b", "title": "Write", "status": "pending"}}})},
+			Usage: messages.Usage{InputTokens: 10, OutputTokens: 5}},
+		fakellm.Reply{ToolCalls: []messages.ToolCall{call("n1", "nope", map[string]any{}), call("r1", "read", map[string]any{"path": "notes.txt"})}},
+		fakellm.Reply{Text: final, Usage: messages.Usage{InputTokens: 20, OutputTokens: 7}},
+	)
+	bus := events.NewBus()
+	sub := bus.Subscribe("", 100)
+	h := newHarness(t, harnessOpts{script: script, workspace: ws, extra: []tools.Tool{plan.New()},
+		depsHook: func(d *actors.Deps) { d.Events = bus }})
+	h.say("1", "weather?")
+	if out := h.reply(); out.Text != "It is sunny." {
+		t.Errorf("reply = %q, want the answer without its blocks", out.Text)
+	}
+	got := eventsUntilRunEnd(t, sub)
+
+	ok, failed := true, false
+	want := []messages.RunEvent{
+		{Kind: messages.RunStart},
+		{Kind: messages.RunStart, Goal: "weather"},
+		{Kind: messages.RunTextDelta, Text: "Looking it up."},
+		{Kind: messages.RunToolStart, ID: "p1", Name: "update_plan", Summary: "update_plan (2 steps)"},
+		{Kind: messages.RunPlanUpdate, Steps: []messages.PlanStep{{ID: "a", Title: "Read", Status: "running"}, {ID: "b", Title: "Write", Status: "pending"}}},
+		{Kind: messages.RunToolEnd, ID: "p1", Name: "update_plan", OK: &ok},
+		{Kind: messages.RunToolStart, ID: "n1", Name: "nope", Summary: "nope"},
+		{Kind: messages.RunToolEnd, ID: "n1", Name: "nope", OK: &failed},
+		{Kind: messages.RunToolStart, ID: "r1", Name: "read", Summary: "read notes.txt"},
+		{Kind: messages.RunToolEnd, ID: "r1", Name: "read", OK: &ok},
+		{Kind: messages.RunPlanUpdate, Steps: []messages.PlanStep{{ID: "a", Title: "Read", Status: "running"}, {ID: "b", Title: "Write", Status: "done"}}},
+		{Kind: messages.RunTextDelta, Text: "It is sunny."},
+		{Kind: messages.RunEnd, Status: "ok", Tokens: 42, Summary: "weather told"},
+	}
+	var seq uint64
+	run := got[0].Run
+	for i, ev := range got {
+		if ev.Session != h.key("1") || ev.Run == "" || ev.Run != run || ev.Time.IsZero() {
+			t.Errorf("event %d (%s): session %q run %q time %v, want %q, the run's id and a time", i, ev.Kind, ev.Session, ev.Run, ev.Time, h.key("1"))
+		}
+		if ev.Seq <= seq {
+			t.Errorf("event %d (%s): seq %d after %d", i, ev.Kind, ev.Seq, seq)
+		}
+		seq = ev.Seq
+		got[i].Session, got[i].Run, got[i].Seq, got[i].Time, got[i].MS = "", "", 0, time.Time{}, 0
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	var last string
+	for _, e := range h.transcript("1") {
+		if e.Role == messages.RoleAssistant {
+			last = e.Content
+		}
+	}
+	if last != final {
+		t.Errorf("transcript's answer = %q, want it as the model wrote it", last)
+	}
+}
+
+// TestMalformedProcessBlockStaysVisible: a block reef cannot read is sent as text.
+func TestMalformedProcessBlockStaysVisible(t *testing.T) {
+	text := "Done.\n" + fence + `{"type":"step",` + "\n```"
+	h := newHarness(t, harnessOpts{script: fakellm.NewScript(fakellm.Reply{Text: text})})
+	h.say("1", "go")
+	if out := h.reply(); !strings.Contains(out.Text, fence+`{"type":"step",`) {
+		t.Errorf("reply = %q, want the malformed block kept", out.Text)
+	}
+}
