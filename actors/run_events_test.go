@@ -9,13 +9,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/subagent"
 	"github.com/reefgw/reef/tools"
 	"github.com/reefgw/reef/tools/plan"
+	"github.com/reefgw/reef/tools/sessions"
 )
 
 const fence = "```openclaw-process\n"
@@ -110,5 +113,69 @@ func TestMalformedProcessBlockStaysVisible(t *testing.T) {
 	h.say("1", "go")
 	if out := h.reply(); !strings.Contains(out.Text, fence+`{"type":"step",`) {
 		t.Errorf("reply = %q, want the malformed block kept", out.Text)
+	}
+}
+
+// nextOf waits for the subscription's next event of kind.
+func nextOf(t *testing.T, sub *events.Subscription, kind messages.RunEventKind) messages.RunEvent {
+	t.Helper()
+	for {
+		if ev := testutil.Receive(t, sub.Events()); ev.Kind == kind {
+			return ev
+		}
+	}
+}
+
+// TestSubagentEvents: the parent's run publishes subagent.start when the spawn is accepted;
+// the child's completion publishes subagent.end with its status for the parent's session.
+func TestSubagentEvents(t *testing.T) {
+	script := fakellm.NewScript()
+	script.Respond = func(req fakellm.Request) fakellm.Reply {
+		switch {
+		case isChild(req):
+			return fakellm.Reply{Text: "Beijing sunny."}
+		case len(completions(req)) > 0:
+			return fakellm.Reply{Text: "Brief: Beijing sunny."}
+		case lastTool(req) == subagent.ToolSpawn:
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("y1", subagent.ToolYield, map[string]string{})}}
+		}
+		return fakellm.Reply{ToolCalls: []messages.ToolCall{call("s1", subagent.ToolSpawn, map[string]string{
+			"task": "weather in Beijing", "label": "WeatherCollector"})}}
+	}
+	bus := events.NewBus()
+	h := newHarness(t, harnessOpts{script: script, extra: sessions.Tools(), depsHook: func(d *actors.Deps) { d.Events = bus }})
+	sub := bus.Subscribe(h.key("42"), 100)
+	h.say("42", "weather brief with a sub-agent")
+	start := nextOf(t, sub, messages.SubagentStart)
+	if start.ID != "s1" || start.Name != "WeatherCollector" || !strings.HasPrefix(start.Child, "agent:main:subagent:") {
+		t.Errorf("subagent.start = %+v", start)
+	}
+	end := nextOf(t, sub, messages.SubagentEnd)
+	if end.Child != start.Child || end.Status != messages.SubagentCompleted || end.Name != "WeatherCollector" || end.Session != h.key("42") {
+		t.Errorf("subagent.end = %+v, want the child %s completed", end, start.Child)
+	}
+	if out := h.reply(); out.Text != "Brief: Beijing sunny." {
+		t.Errorf("reply = %q", out.Text)
+	}
+}
+
+// TestApprovalWaitEvent: an exec call that waits for the owner publishes approval.wait with
+// the command.
+func TestApprovalWaitEvent(t *testing.T) {
+	script := fakellm.NewScript()
+	bus := events.NewBus()
+	sub := bus.Subscribe("", 100)
+	clock := testutil.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
+	h := newHarness(t, harnessOpts{script: script, clock: clock,
+		access:    &access.Rules{DMPolicy: "open", AllowFrom: []string{"*", "owner"}, Groups: []string{"ops"}},
+		guests:    &tools.GuestRules{Groups: map[string]tools.GroupGrant{"ops": {Grant: tools.Grant{Allow: []string{"exec"}}}}},
+		approvals: actors.ApprovalSettings{Mode: access.ApprovalsOwner, Timeout: approvalTimeout},
+		depsHook:  func(d *actors.Deps) { d.Events = bus }})
+	r := &approvalRig{harness: h, script: script, clock: clock}
+	r.ownerSaysHi(t)
+	r.guestAsks(t, "x1", "echo ran >> ran.txt")
+	ev := nextOf(t, sub, messages.ApprovalWait)
+	if ev.ID != "x1" || ev.Summary != "echo ran >> ran.txt" || ev.Run == "" {
+		t.Errorf("approval.wait = %+v", ev)
 	}
 }
