@@ -36,6 +36,20 @@ func eventsUntilRunEnd(t *testing.T, sub *events.Subscription) []messages.RunEve
 	}
 }
 
+// joinDeltas joins each run of text.delta events into one (how an answer is cut into pieces
+// is the stream's business).
+func joinDeltas(evs []messages.RunEvent) []messages.RunEvent {
+	var out []messages.RunEvent
+	for _, ev := range evs {
+		if n := len(out); n > 0 && ev.Kind == messages.RunTextDelta && out[n-1].Kind == messages.RunTextDelta {
+			out[n-1].Text += ev.Text
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
 // TestRunPublishesItsEventsInOrder: a run with a plan, a refused call, a tool and progress
 // blocks publishes its events in order, stamped with its session and run; the user's reply
 // has no openclaw-process block, while the transcript keeps the answer as the model wrote it.
@@ -67,8 +81,8 @@ func TestRunPublishesItsEventsInOrder(t *testing.T) {
 	ok, failed := true, false
 	want := []messages.RunEvent{
 		{Kind: messages.RunStart},
+		{Kind: messages.RunTextDelta, Text: "Looking it up."}, // streamed, the block held back
 		{Kind: messages.RunStart, Goal: "weather"},
-		{Kind: messages.RunTextDelta, Text: "Looking it up."},
 		{Kind: messages.RunToolStart, ID: "p1", Name: "update_plan", Summary: "update_plan (2 steps)"},
 		{Kind: messages.RunPlanUpdate, Steps: []messages.PlanStep{{ID: "a", Title: "Read", Status: "running"}, {ID: "b", Title: "Write", Status: "pending"}}},
 		{Kind: messages.RunToolEnd, ID: "p1", Name: "update_plan", OK: &ok},
@@ -76,8 +90,8 @@ func TestRunPublishesItsEventsInOrder(t *testing.T) {
 		{Kind: messages.RunToolEnd, ID: "n1", Name: "nope", OK: &failed},
 		{Kind: messages.RunToolStart, ID: "r1", Name: "read", Summary: "read notes.txt"},
 		{Kind: messages.RunToolEnd, ID: "r1", Name: "read", OK: &ok},
+		{Kind: messages.RunTextDelta, Text: "It is sunny.\n\n"},
 		{Kind: messages.RunPlanUpdate, Steps: []messages.PlanStep{{ID: "a", Title: "Read", Status: "running"}, {ID: "b", Title: "Write", Status: "done"}}},
-		{Kind: messages.RunTextDelta, Text: "It is sunny."},
 		{Kind: messages.RunEnd, Status: "ok", Tokens: 42, Summary: "weather told"},
 	}
 	var seq uint64
@@ -92,7 +106,7 @@ func TestRunPublishesItsEventsInOrder(t *testing.T) {
 		seq = ev.Seq
 		got[i].Session, got[i].Run, got[i].Seq, got[i].Time, got[i].MS = "", "", 0, time.Time{}, 0
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, joinDeltas(got)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	var last string
@@ -177,5 +191,31 @@ func TestApprovalWaitEvent(t *testing.T) {
 	ev := nextOf(t, sub, messages.ApprovalWait)
 	if ev.ID != "x1" || ev.Summary != "echo ran >> ran.txt" || ev.Run == "" {
 		t.Errorf("approval.wait = %+v", ev)
+	}
+}
+
+// TestStreamedTextIsRedactedAndKeepsBadBlocks: the text published while an answer streams
+// has reef's secrets redacted, hides a well-formed progress block and shows a malformed one.
+func TestStreamedTextIsRedactedAndKeepsBadBlocks(t *testing.T) {
+	const secret = "sk-canary-7f3a9b2c4d5e6f70"
+	text := "the key is " + secret + "\n" + fence + `{"type":"step","id":"a","title":"A","status":"done"}` + "\n```\n" +
+		fence + "{bad\n```\nend"
+	bus := events.NewBus()
+	sub := bus.Subscribe("", 100)
+	h := newHarness(t, harnessOpts{script: fakellm.NewScript(fakellm.Reply{Text: text}),
+		depsHook: func(d *actors.Deps) { d.Events = bus; d.Secrets = []string{secret} }})
+	h.say("1", "go")
+	h.reply()
+	var streamed string
+	for _, ev := range eventsUntilRunEnd(t, sub) {
+		if ev.Kind == messages.RunTextDelta {
+			streamed += ev.Text
+		}
+	}
+	if strings.Contains(streamed, secret) || !strings.Contains(streamed, "the key is ") {
+		t.Errorf("streamed text %q: want the key redacted", streamed)
+	}
+	if strings.Contains(streamed, `"id":"a"`) || !strings.Contains(streamed, fence+"{bad\n```\nend") {
+		t.Errorf("streamed text %q: want the good block hidden, the bad one shown", streamed)
 	}
 }

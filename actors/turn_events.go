@@ -11,12 +11,14 @@ import (
 	"unicode"
 
 	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
 )
 
 // A Turn publishes its run's events (messages.RunEvent) on Deps.Events as they happen, from
 // its Receive: run.start first, run.end last, tool.start/tool.end around each call, text.delta
-// for each answer's text, plan.update for update_plan and openclaw-process step blocks. They
+// while an answer streams (textStream, from the model call's goroutine), plan.update for
+// update_plan and openclaw-process step blocks. They
 // are for watching; the transcript the Session stores is the record. The memory flush is
 // silent. Publishing never waits (package events).
 
@@ -78,8 +80,9 @@ func (t *Turn) callByID(id string) messages.ToolCall {
 	return messages.ToolCall{ID: id}
 }
 
-// shownText publishes an answer's progress blocks and text, and returns the text the user is
-// sent: the answer without its well-formed openclaw-process blocks.
+// shownText publishes an answer's progress blocks (its text went out while it streamed, see
+// textStream) and returns the text the user is sent: the answer without its well-formed
+// openclaw-process blocks.
 func (t *Turn) shownText(answer string) string {
 	text, blocks := agent.ParseProcess(answer)
 	for _, b := range blocks {
@@ -91,9 +94,6 @@ func (t *Turn) shownText(answer string) string {
 		case b.Final != nil:
 			t.evs.final = b.Final.Summary
 		}
-	}
-	if strings.TrimSpace(text) != "" {
-		t.publish(messages.RunEvent{Kind: messages.RunTextDelta, Text: text})
 	}
 	return text
 }
@@ -210,4 +210,87 @@ func (t *Turn) publishToolDone(c messages.ToolCall, msg *toolDone) {
 		t.subagentStarted(c, msg.result.Content)
 	}
 	t.toolEnded(c, ok)
+}
+
+// textStream publishes an answer's text while it streams, from the goroutine of the model
+// call: whole lines at a time (and the last piece when the answer ends), redacted, without
+// openclaw-process blocks (a block that turns out malformed is published as text when it
+// closes, or when the answer ends unclosed). The Turn publishes the blocks' events once the
+// answer is complete. A nil *textStream publishes nothing.
+type textStream struct {
+	bus          *events.Bus
+	session, run string
+	now          func() time.Time
+	red          redactor
+	line         strings.Builder // of the line being written
+	block        []string        // lines of an open progress block
+}
+
+// textStream returns the stream of the next model answer, or nil when nobody may see it.
+func (t *Turn) textStream() *textStream {
+	if t.in.deps.Events == nil || t.cmp.flushing || t.evs.run == "" {
+		return nil
+	}
+	d := t.in.deps
+	return &textStream{bus: d.Events, session: t.in.sessionKey, run: t.evs.run, now: d.now, red: d.redactor()}
+}
+
+// write takes a piece of the answer's text.
+func (s *textStream) write(text string) {
+	if s == nil {
+		return
+	}
+	var out strings.Builder
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			s.line.WriteString(text)
+			break
+		}
+		s.line.WriteString(text[:i+1])
+		out.WriteString(s.takeLine(s.line.String()))
+		s.line.Reset()
+		text = text[i+1:]
+	}
+	s.publish(out.String())
+}
+
+// takeLine returns what of a whole line is shown: nothing while a progress block is open.
+func (s *textStream) takeLine(line string) string {
+	trimmed := strings.TrimSpace(line)
+	if s.block == nil {
+		if trimmed == "```"+agent.ProcessFence {
+			s.block = []string{line}
+			return ""
+		}
+		return line
+	}
+	s.block = append(s.block, line)
+	if trimmed != "```" {
+		return ""
+	}
+	text := strings.Join(s.block, "")
+	s.block = nil
+	if _, blocks := agent.ParseProcess(text); len(blocks) > 0 {
+		return ""
+	}
+	return text // malformed: shown as text
+}
+
+// end publishes what is left when the answer is complete.
+func (s *textStream) end() {
+	if s == nil {
+		return
+	}
+	s.publish(strings.Join(s.block, "") + s.line.String())
+	s.block = nil
+	s.line.Reset()
+}
+
+func (s *textStream) publish(text string) {
+	if text == "" {
+		return
+	}
+	s.bus.Publish(messages.RunEvent{Session: s.session, Run: s.run, Time: s.now(), Kind: messages.RunTextDelta,
+		Text: s.red.apply(text)})
 }

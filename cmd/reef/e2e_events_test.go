@@ -118,6 +118,9 @@ func TestE2EEventsFollowARun(t *testing.T) {
 		if ev.Name != "" {
 			k += " " + ev.Name
 		}
+		if len(kinds) > 0 && k == "text.delta" && kinds[len(kinds)-1] == k {
+			continue // an answer's text may come in several pieces
+		}
 		kinds = append(kinds, k)
 	}
 	want := []string{"run.start", "text.delta", "tool.start read", "tool.end read", "tool.start update_plan",
