@@ -146,3 +146,28 @@ func TestE2EEventsFollowARun(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatEvent(t *testing.T) {
+	ok := true
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.Local)
+	tests := []struct {
+		ev   messages.RunEvent
+		want string
+	}{
+		{messages.RunEvent{Kind: messages.RunTextDelta, Text: "\nfirst\n\nsecond\nthird\n"}, "12:00:00 says: first (+2 lines)\n"},
+		{messages.RunEvent{Kind: messages.RunToolStart, Summary: "exec: echo \x1b[31mred"}, "12:00:00 → exec: echo red\n"},
+		{messages.RunEvent{Kind: messages.RunToolEnd, Name: "read", OK: &ok, MS: 12}, "12:00:00 ✓ read (12 ms)\n"},
+		{messages.RunEvent{Kind: messages.RunToolEnd, Name: "read", MS: 3}, "12:00:00 ✗ read (3 ms)\n"},
+		{messages.RunEvent{Kind: messages.RunPlanUpdate, Steps: []messages.PlanStep{{Title: "A", Status: "done"},
+			{Title: "B", Status: "running", Progress: 40}, {Title: "C", Status: "error", Error: "boom"}}},
+			"12:00:00 plan\n12:00:00   [x] A\n12:00:00   [>] B (40%)\n12:00:00   [!] C — boom\n"},
+		{messages.RunEvent{Kind: messages.RunEnd, Status: "ok", Tokens: 42, MS: 1500, Summary: "done"}, "12:00:00 run ended: ok, 42 tokens, 1.5 s — done\n"},
+		{messages.RunEvent{Kind: messages.EventsLost, Lost: 7}, "12:00:00 (7 events lost: this view fell behind)\n"},
+	}
+	for _, tc := range tests {
+		tc.ev.Time = at
+		if got := formatEvent(tc.ev, false); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.ev.Kind, got, tc.want)
+		}
+	}
+}

@@ -160,7 +160,7 @@ func formatEvent(ev messages.RunEvent, withSession bool) string {
 		}
 		return line("run started")
 	case messages.RunTextDelta:
-		return line("says: " + firstLine(ev.Text, 100))
+		return line("says: " + textLine(ev.Text, 100))
 	case messages.RunToolStart:
 		return line("→ " + ev.Summary)
 	case messages.RunToolEnd:
@@ -217,12 +217,26 @@ func stepLine(s messages.PlanStep) string {
 	return out
 }
 
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+// textLine shows a piece of answer text on one line: its first non-blank line, cut at n
+// characters, and how many more lines it has.
+func textLine(s string, n int) string {
+	var lines []string
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
 	}
-	return s
+	if len(lines) == 0 {
+		return ""
+	}
+	out := lines[0]
+	if r := []rune(out); len(r) > n {
+		out = string(r[:n-1]) + "…"
+	}
+	if len(lines) > 1 {
+		out += fmt.Sprintf(" (+%d lines)", len(lines)-1)
+	}
+	return out
 }
 
 func firstNonBlank(s ...string) string {
