@@ -219,3 +219,19 @@ func TestStreamedTextIsRedactedAndKeepsBadBlocks(t *testing.T) {
 		t.Errorf("streamed text %q: want the good block hidden, the bad one shown", streamed)
 	}
 }
+
+// TestStoppedRunEnds: a run stopped with the gateway still publishes its run.end, cancelled.
+func TestStoppedRunEnds(t *testing.T) {
+	slow, started, release := heldTool("slow", "late")
+	defer close(release)
+	bus := events.NewBus()
+	sub := bus.Subscribe("", 100)
+	h := newHarness(t, harnessOpts{script: fakellm.NewScript(fakellm.Reply{ToolCalls: []messages.ToolCall{call("s1", "slow", map[string]any{})}}),
+		extra: []tools.Tool{slow}, depsHook: func(d *actors.Deps) { d.Events = bus }})
+	h.say("1", "go")
+	testutil.Receive(t, started)
+	h.stop()
+	if ev := nextOf(t, sub, messages.RunEnd); ev.Status != "cancelled" {
+		t.Errorf("run.end = %+v, want cancelled", ev)
+	}
+}

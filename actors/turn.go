@@ -164,7 +164,7 @@ func (t *Turn) Receive(ctx actor.Context) {
 	case *turnTimeout:
 		t.finish(ctx, "", fmt.Errorf("%w after %s", errTurnTimeout, t.limits.TurnTimeout))
 	case *actor.Stopping:
-		t.stop()
+		t.onStopping()
 	}
 }
 
@@ -220,11 +220,20 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 		}
 		t.appendResults()
 	}
-	t.runEnded(err)
 	t.dropFlush()
+	t.runEnded(err) // after the memory flush is dropped: the flush is silent, the run's end is not
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
 		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected, compaction: t.compactionReport()})
 	ctx.Stop(ctx.Self())
+}
+
+// onStopping ends a run stopped from outside (its Session stopped) without finish.
+func (t *Turn) onStopping() {
+	if !t.done {
+		t.cmp.flushing = false
+		t.runEnded(context.Canceled)
+	}
+	t.stop()
 }
 
 func (t *Turn) stop() {
