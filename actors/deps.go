@@ -13,6 +13,7 @@ import (
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
@@ -51,6 +52,8 @@ type Deps struct {
 	Secrets []string
 	// Approvals say when exec asks the owner first (approvals.go); the zero value never asks.
 	Approvals ApprovalSettings
+	// Events is where runs publish their events (turn_events.go); nil: nowhere.
+	Events *events.Bus
 
 	redactOnce sync.Once
 	redact     redactor

@@ -135,6 +135,11 @@
 // Progress on the way: Turn.event sends TurnEvents to the Session (session.go:Session.onTurnEvent),
 // which passes them on to connector_show.go:Connector.onTurnEvent; a run still going after
 // showDelay gets its draft (connector_draft.go:Connector.openDraft) and a typing indicator.
+// Besides, the Turn publishes its run events (messages.RunEvent) on Deps.Events from its
+// Receive (turn_events.go: run.start, text.delta, tool.start/end, plan.update from update_plan's
+// tools.Result.Plan and from openclaw-process blocks, which agent.ParseProcess takes out of the
+// reply, subagent.start, approval.wait, run.end); subagent_router.go:Router.onSubagentEnded adds
+// subagent.end. The bus (package events) never blocks; cmd/reef owns it and closes it at stop.
 //
 // # Rules
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/subagent"
 )
 
@@ -64,6 +65,10 @@ func (r *Router) releaseSubagent(ctx actor.Context, key string) {
 func (r *Router) onSubagentEnded(ctx actor.Context, msg *subagentEnded) {
 	r.releaseSubagent(ctx, msg.key)
 	if msg.completion != nil {
+		if d := msg.completion.Subagent; d != nil {
+			r.deps.Events.Publish(messages.RunEvent{Session: msg.completion.SessionKey, Time: r.deps.now(),
+				Kind: messages.SubagentEnd, Child: d.ChildKey, Name: d.Label, Status: d.Status})
+		}
 		r.onRouteInbound(ctx, &routeInbound{in: *msg.completion})
 	}
 }

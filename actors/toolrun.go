@@ -122,6 +122,6 @@ func (r *ToolRun) report(ctx actor.Context, res tools.Result, outside bool) {
 	}
 	r.reported = true
 	ctx.Send(ctx.Parent(), &toolDone{step: r.step, callID: r.call.ID,
-		result: toolResult(r.call, res.Content, res.IsError), outside: outside})
+		result: toolResult(r.call, res.Content, res.IsError), outside: outside, plan: res.Plan})
 	ctx.Stop(ctx.Self())
 }

@@ -52,6 +52,8 @@ type Turn struct {
 	timeLeft     time.Duration     // of the run's time, while paused
 	awaiting     map[string]string // calls waiting for the owner's approval: call id → request id
 	resumedCalls map[string]bool   // calls a restart interrupted while they waited for approval
+
+	evs runEvents // the run's published events (turn_events.go)
 }
 
 // turnInput is everything a Turn needs, copied by the Session.
@@ -113,7 +115,8 @@ type (
 		step    int
 		callID  string
 		result  messages.ChatMessage
-		outside bool // the content is the tool's: wrapped as untrusted data
+		outside bool        // the content is the tool's: wrapped as untrusted data
+		plan    *tools.Plan // a plan the tool reported, published as plan.update
 	}
 )
 
@@ -162,7 +165,7 @@ func (t *Turn) Receive(ctx actor.Context) {
 	case *turnTimeout:
 		t.finish(ctx, "", fmt.Errorf("%w after %s", errTurnTimeout, t.limits.TurnTimeout))
 	case *actor.Stopping:
-		t.stop()
+		t.onStopping()
 	}
 }
 
@@ -173,6 +176,7 @@ func (t *Turn) onStarted(ctx actor.Context) {
 	t.started = map[string]bool{}
 	t.armTimeout(ctx, t.limits.TurnTimeout)
 	t.event(ctx, messages.TurnStarted, "", "", false)
+	t.publish(messages.RunEvent{Kind: messages.RunStart})
 	t.begin(ctx)
 }
 
@@ -211,14 +215,27 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 			if t.results[c.ID] == nil {
 				r := toolResult(c, reason, true)
 				t.results[c.ID] = &r
+				if _, started := t.evs.tools[c.ID]; started {
+					t.toolEnded(c, false)
+				}
 			}
 		}
 		t.appendResults()
 	}
 	t.dropFlush()
+	t.runEnded(err) // after the memory flush is dropped: the flush is silent, the run's end is not
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
 		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected, compaction: t.compactionReport()})
 	ctx.Stop(ctx.Self())
+}
+
+// onStopping ends a run stopped from outside (its Session stopped) without finish.
+func (t *Turn) onStopping() {
+	if !t.done {
+		t.cmp.flushing = false
+		t.runEnded(context.Canceled)
+	}
+	t.stop()
 }
 
 func (t *Turn) stop() {

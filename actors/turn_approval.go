@@ -51,6 +51,7 @@ func (t *Turn) onApprovalWaiting(ctx actor.Context, msg *approvalWaiting) {
 		t.timeLeft = time.Until(t.deadline)
 	}
 	t.awaiting[msg.callID] = msg.req.ID
+	t.publish(messages.RunEvent{Kind: messages.ApprovalWait, ID: msg.callID, Name: "exec", Summary: capLine(msg.req.Command, maxSummary)})
 	ctx.Send(ctx.Parent(), &approvalNotice{req: msg.req, reached: msg.reached})
 }
 

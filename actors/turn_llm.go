@@ -24,6 +24,7 @@ func (t *Turn) startLLM(ctx actor.Context) {
 	step, in, runCtx, log := t.step, t.in, t.runCtx, t.log
 	msgs, limit := t.requestMessages(), t.requestLimit()
 	self, root := ctx.Self(), ctx.ActorSystem().Root
+	text := t.textStream()
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -31,7 +32,9 @@ func (t *Turn) startLLM(ctx actor.Context) {
 				root.Send(self, &llmDone{step: step, err: fmt.Errorf("llm call panicked: %v", r)})
 			}
 		}()
-		root.Send(self, callLLM(runCtx, in, msgs, step, limit))
+		done := callLLM(runCtx, in, msgs, step, limit, text.write)
+		text.end()
+		root.Send(self, done)
 	}()
 }
 
@@ -60,9 +63,10 @@ func requestPrompt(in *turnInput) sysPrompt {
 }
 
 // callLLM builds the request (system prompt from the workspace, transcript, allowed tools),
-// streams the answer and collects it into one assistant message. With limit > 0, a request
-// estimated over limit tokens is not sent: the Turn compacts first.
-func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, step, limit int) *llmDone {
+// streams the answer and collects it into one assistant message, passing its text to onText
+// as it arrives. With limit > 0, a request estimated over limit tokens is not sent: the Turn
+// compacts first.
+func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, step, limit int, onText func(string)) *llmDone {
 	sp := requestPrompt(in)
 	fixed := sp.fixed
 	if limit > 0 && fixed+agent.EstimateMessages(msgs) > limit {
@@ -95,6 +99,7 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 		switch ev.Kind {
 		case providers.EventText:
 			text.WriteString(ev.Text)
+			onText(ev.Text)
 			chars += utf8.RuneCountInString(ev.Text)
 		case providers.EventReasoning:
 			reasoning.WriteString(ev.Text)
@@ -174,14 +179,15 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	if t.flushStep(ctx, m) {
 		return
 	}
+	shown := t.shownText(m.Content) // the transcript keeps the answer as written
 	if len(m.ToolCalls) == 0 {
 		t.msgs = append(t.msgs, m)
-		t.finish(ctx, m.Content, nil)
+		t.finish(ctx, shown, nil)
 		return
 	}
 	m.ToolCalls = t.uniqueIDs(m.ToolCalls)
 	t.msgs = append(t.msgs, m)
-	if shown := agent.ShownText(m.Content); shown != "" && !t.cmp.flushing {
+	if shown := agent.ShownText(shown); shown != "" && !t.cmp.flushing { // directives stripped too
 		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.TextDelta, Text: shown})
 	}
 	if len(t.steer) > 0 && !t.cmp.flushing { // the user spoke while the model wrote these calls: ask it again first

@@ -58,6 +58,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		if res, ok := t.precheck(c); !ok {
 			t.results[c.ID] = &res
 			t.event(ctx, messages.ToolFinished, c.ID, c.Name+": "+res.Content, true)
+			t.toolEnded(c, false)
 			continue
 		}
 		tool, _ := t.in.agent.Tools.Get(c.Name)
@@ -67,6 +68,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		}, t.limits.ToolTimeout, t.gate(c), t.log))
 		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)
+		t.toolStarted(c)
 	}
 	t.maybeNextStep(ctx)
 }
@@ -120,6 +122,7 @@ func (t *Turn) onToolDone(ctx actor.Context, msg *toolDone) {
 		t.in.agent.forgetWorkspace() // the tool may have changed files the prompt injects
 	}
 	t.event(ctx, messages.ToolFinished, msg.callID, "", r.IsError)
+	t.publishToolDone(t.callByID(msg.callID), msg)
 	t.maybeNextStep(ctx)
 }
 
@@ -141,6 +144,7 @@ func (t *Turn) onToolLost(ctx actor.Context, msg *toolLost) {
 			r := toolResult(c, "the tool crashed; this call failed and had no effect that reef knows of", true)
 			t.results[c.ID] = &r
 			t.event(ctx, messages.ToolFinished, c.ID, "", true)
+			t.toolEnded(c, false)
 			t.maybeNextStep(ctx)
 		}
 	}

@@ -15,9 +15,10 @@ var OwnerTools = []string{"exec", "process", "write", "edit", "apply_patch", "cr
 	"sessions_yield", "subagents", "sessions_list", "sessions_history"}
 
 // GuestTools is what a guest (a paired sender, a group member, anyone under an open DM
-// policy) may use by default: tools that only read, and message, which reaches only the
-// conversation the run answers. Names this build lacks are skipped.
-var GuestTools = []string{"read", "ls", "web_fetch", "web_search", "message"}
+// policy) may use by default: tools that only read, message, which reaches only the
+// conversation the run answers, and update_plan, which only shows progress there. Names this
+// build lacks are skipped.
+var GuestTools = []string{"read", "ls", "web_fetch", "web_search", "message", "update_plan"}
 
 // Grant adds tools to what guests may use (Allow) or takes tools away (Deny). Entries are
 // tool names, group names (see Groups) or "*".

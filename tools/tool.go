@@ -76,6 +76,15 @@ type Messenger interface {
 type Result struct {
 	Content string
 	IsError bool
+	// Plan, when set, is a plan the tool reports (update_plan): the run publishes it as a
+	// plan.update event for watchers. The model sees only Content.
+	Plan *Plan
+}
+
+// Plan is a run's visible checklist, as a tool reports it.
+type Plan struct {
+	Steps       []messages.PlanStep
+	Explanation string
 }
 
 // Sync is implemented by tools that only compute in memory and never block. reef runs them

@@ -274,6 +274,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		{[]string{"init"}, "reef init"},
 		{[]string{"doctor"}, "reef doctor"},
 		{[]string{"status"}, "reef status"},
+		{[]string{"events"}, "-session"},
 		{[]string{"sessions"}, "reef sessions list"},
 		{[]string{"sessions", "list"}, "reef sessions list"},
 		{[]string{"sessions", "show", "k"}, "reef sessions show"},

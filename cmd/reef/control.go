@@ -94,6 +94,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	mux.HandleFunc("POST /cron/{action}", serveCron(rt))
 	mux.HandleFunc("POST /memory/{action}", serveMemory(rt.memory))
 	mux.HandleFunc("GET /backup", serveBackup(rt.store))
+	mux.HandleFunc("GET /events", serveEvents(rt.events))
 	serveApprovals(mux, rt)
 	serveSessions(mux, storeSessions{store: rt.store, live: gatewayLive(rt.Runtime)})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -102,7 +103,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 			log.Error().Err(err).Msg("control socket")
 		}
 	}()
-	return func() { srv.Close(); os.Remove(path) }, nil
+	return func() { rt.events.Close(); srv.Close(); os.Remove(path) }, nil
 }
 
 // decidePairing approves or denies a pending pairing request.

@@ -5,6 +5,7 @@
 //	reef gateway   run every configured channel until SIGINT/SIGTERM
 //	reef init      create $REEF_HOME with a starter workspace
 //	reef doctor    check the configuration, data directory, workspace and providers
+//	reef events    follow the running gateway's run events (tools, plans, answers)
 //	reef sessions  list conversations, show one, export a transcript (JSONL or Markdown)
 //	reef security  audit the security posture: each problem with its fix
 //	reef backup    write a copy of the database (and the workspaces); reef restore puts one back
@@ -43,6 +44,8 @@ Usage:
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
   reef status  [-config FILE] [-json]
                                 channels, sessions and pending pairing requests (live while reef runs)
+  reef events  [-session KEY] [-json]
+                                follow the running gateway's run events: tools, plans, answers
   reef sessions list | show <key> | export <key> [-format jsonl|md] [-o FILE]
                                 conversations: who, tokens, last update; one transcript; a full export
   reef pairing list | approve <channel> <code> | deny <channel> <code> [-json]
@@ -92,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDoctor(args[1:], stdout, stderr)
 	case "status":
 		return runStatus(args[1:], stdout, stderr)
+	case "events":
+		return runEvents(args[1:], stdout, stderr)
 	case "sessions":
 		return runSessions(args[1:], stdout, stderr)
 	case "pairing":

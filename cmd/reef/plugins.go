@@ -28,6 +28,7 @@ import (
 	"github.com/reefgw/reef/tools/fs"
 	memtools "github.com/reefgw/reef/tools/memory"
 	"github.com/reefgw/reef/tools/message"
+	"github.com/reefgw/reef/tools/plan"
 	"github.com/reefgw/reef/tools/sessions"
 	"github.com/reefgw/reef/tools/web"
 )
@@ -82,7 +83,7 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
 		Limits:         execLimits(ex.Limits),
-	}), cron.New(), message.New(), newWebFetch(cfg)), append(sessions.Tools(), newWebSearch(cfg)...)...)
+	}), cron.New(), message.New(), plan.New(), newWebFetch(cfg)), append(sessions.Tools(), newWebSearch(cfg)...)...)
 }
 
 // newWebSearch builds web_search for tools.web.search, or nothing when no provider is

@@ -13,6 +13,7 @@ import (
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/memory"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
@@ -204,6 +205,7 @@ type running struct {
 	store   *bolt.Store
 	memory  *memory.Manager
 	outages *providers.Breakers // the model endpoints' circuit breakers
+	events  *events.Bus         // the runs' events, for reef events
 	stop    func()              // stops the actors, then closes the database
 }
 
@@ -243,8 +245,9 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	for _, note := range cfg.Notes() {
 		log.Warn().Msg(note)
 	}
+	bus := events.NewBus()
 	rt, err := actors.Start(&actors.Deps{
-		Log: log, Store: store, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
+		Log: log, Store: store, Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
@@ -256,6 +259,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	}
 	stop := func() {
 		outages.Close()
+		bus.Close() // ends the followers' streams
 		if err := rt.Stop(15 * time.Second); err != nil {
 			log.Error().Err(err).Msg("shutdown")
 		}
@@ -263,7 +267,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return &running{Runtime: rt, store: store, memory: mem, outages: outages, stop: stop}, nil
+	return &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, stop: stop}, nil
 }
 
 // settle waits until every message the session accepted was answered and every reply marked

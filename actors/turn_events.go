@@ -1,0 +1,296 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/events"
+	"github.com/reefgw/reef/messages"
+)
+
+// A Turn publishes its run's events (messages.RunEvent) on Deps.Events as they happen, from
+// its Receive: run.start first, run.end last, tool.start/tool.end around each call, text.delta
+// while an answer streams (textStream, from the model call's goroutine), plan.update for
+// update_plan and openclaw-process step blocks. They
+// are for watching; the transcript the Session stores is the record. The memory flush is
+// silent. Publishing never waits (package events).
+
+// maxSummary caps a tool.start summary, in characters.
+const maxSummary = 120
+
+// runEvents is a Turn's numbering and memory of its events.
+type runEvents struct {
+	run     string
+	started time.Time
+	tools   map[string]time.Time // call id → when its tool.start was published
+	plan    []messages.PlanStep  // the run's plan, merged from step blocks and update_plan
+	final   string               // a final block's summary, for run.end
+}
+
+// publish stamps ev with the run and the time and hands it to the bus, which numbers it.
+func (t *Turn) publish(ev messages.RunEvent) {
+	bus := t.in.deps.Events
+	if bus == nil || t.cmp.flushing {
+		return
+	}
+	e := &t.evs
+	if e.run == "" {
+		e.run = "run-" + strconv.FormatUint(rand.Uint64(), 36)
+		e.started, e.tools = t.in.deps.now(), map[string]time.Time{}
+	}
+	ev.Session, ev.Run, ev.Time = t.in.sessionKey, e.run, t.in.deps.now()
+	bus.Publish(ev)
+}
+
+// toolStarted publishes tool.start for c.
+func (t *Turn) toolStarted(c messages.ToolCall) {
+	t.publish(messages.RunEvent{Kind: messages.RunToolStart, ID: c.ID, Name: c.Name, Summary: toolSummary(c)})
+	if t.evs.tools != nil {
+		t.evs.tools[c.ID] = t.in.deps.now()
+	}
+}
+
+// toolEnded publishes tool.end for a call whose tool.start was published; a call refused
+// before it started gets both.
+func (t *Turn) toolEnded(c messages.ToolCall, ok bool) {
+	start, seen := t.evs.tools[c.ID]
+	if !seen {
+		t.toolStarted(c)
+		start = t.in.deps.now()
+	}
+	delete(t.evs.tools, c.ID)
+	t.publish(messages.RunEvent{Kind: messages.RunToolEnd, ID: c.ID, Name: c.Name, OK: &ok,
+		MS: t.in.deps.now().Sub(start).Milliseconds()})
+}
+
+// callByID is the pending call with that id.
+func (t *Turn) callByID(id string) messages.ToolCall {
+	for _, c := range t.pending {
+		if c.ID == id {
+			return c
+		}
+	}
+	return messages.ToolCall{ID: id}
+}
+
+// shownText publishes an answer's progress blocks (its text went out while it streamed, see
+// textStream) and returns the text the user is sent: the answer without its well-formed
+// openclaw-process blocks.
+func (t *Turn) shownText(answer string) string {
+	text, blocks := agent.ParseProcess(answer)
+	for _, b := range blocks {
+		switch {
+		case b.Start != nil:
+			t.publish(messages.RunEvent{Kind: messages.RunStart, Goal: b.Start.Goal})
+		case b.Step != nil:
+			t.updatePlan([]messages.PlanStep{*b.Step}, "", true)
+		case b.Final != nil:
+			t.evs.final = b.Final.Summary
+		}
+	}
+	return text
+}
+
+// updatePlan publishes the run's plan: steps replace it, or with merge update the steps of
+// the same id and add the others at the end.
+func (t *Turn) updatePlan(steps []messages.PlanStep, explanation string, merge bool) {
+	if !merge {
+		t.evs.plan = append([]messages.PlanStep(nil), steps...)
+	} else {
+	next:
+		for _, s := range steps {
+			for i := range t.evs.plan {
+				if t.evs.plan[i].ID == s.ID {
+					t.evs.plan[i] = s
+					continue next
+				}
+			}
+			t.evs.plan = append(t.evs.plan, s)
+		}
+	}
+	t.publish(messages.RunEvent{Kind: messages.RunPlanUpdate, Explanation: explanation,
+		Steps: append([]messages.PlanStep(nil), t.evs.plan...)})
+}
+
+// subagentStarted publishes subagent.start when a sessions_spawn call was accepted.
+func (t *Turn) subagentStarted(c messages.ToolCall, result string) {
+	var res struct {
+		Status string `json:"status"`
+		Child  string `json:"childSessionKey"`
+	}
+	if json.Unmarshal([]byte(result), &res) != nil || res.Child == "" {
+		return
+	}
+	var args struct {
+		Label string `json:"label"`
+	}
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	t.publish(messages.RunEvent{Kind: messages.SubagentStart, ID: c.ID, Child: res.Child, Name: args.Label})
+}
+
+// runEnded publishes run.end: ok, error or cancelled, with the run's tokens and time.
+func (t *Turn) runEnded(err error) {
+	status := "ok"
+	switch {
+	case errors.Is(err, context.Canceled):
+		status = "cancelled"
+	case err != nil:
+		status = "error"
+	}
+	u := t.usage
+	ms := int64(0)
+	if !t.evs.started.IsZero() {
+		ms = t.in.deps.now().Sub(t.evs.started).Milliseconds()
+	}
+	t.publish(messages.RunEvent{Kind: messages.RunEnd, Status: status, Tokens: u.InputTokens + u.OutputTokens,
+		MS: ms, Summary: t.evs.final})
+}
+
+// toolSummary is a short human line for a call: "read notes.txt", "exec: curl wttr.in/Beijing",
+// "sessions_spawn WeatherCollector". The arguments were redacted already; the line is kept on
+// one line, without control characters, and capped.
+func toolSummary(c messages.ToolCall) string {
+	var args map[string]any
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	str := func(k string) string { s, _ := args[k].(string); return s }
+	line := c.Name
+	switch {
+	case c.Name == "exec" && str("command") != "":
+		line = "exec: " + str("command")
+	case c.Name == "sessions_spawn" && (str("label") != "" || str("agentId") != ""):
+		line = c.Name + " " + firstNonEmpty(str("label"), str("agentId"))
+	case c.Name == "update_plan":
+		if steps, ok := args["steps"].([]any); ok {
+			line = c.Name + " (" + strconv.Itoa(len(steps)) + " steps)"
+		}
+	default:
+		for _, k := range []string{"path", "file_path", "url", "query", "command", "sessionKey", "action"} {
+			if s := str(k); s != "" {
+				line = c.Name + " " + s
+				break
+			}
+		}
+	}
+	return capLine(line, maxSummary)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// capLine folds s onto one line without control characters and cuts it at n characters.
+func capLine(s string, n int) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// publishToolDone publishes what a finished call reported: its plan, an accepted sub-agent,
+// and its tool.end.
+func (t *Turn) publishToolDone(c messages.ToolCall, msg *toolDone) {
+	ok := !msg.result.IsError
+	if ok && msg.plan != nil {
+		t.updatePlan(msg.plan.Steps, msg.plan.Explanation, false)
+	}
+	if ok && c.Name == "sessions_spawn" {
+		t.subagentStarted(c, msg.result.Content)
+	}
+	t.toolEnded(c, ok)
+}
+
+// textStream publishes an answer's text while it streams, from the goroutine of the model
+// call: whole lines at a time (and the last piece when the answer ends), redacted, without
+// openclaw-process blocks (a block that turns out malformed is published as text when it
+// closes, or when the answer ends unclosed). The Turn publishes the blocks' events once the
+// answer is complete. A nil *textStream publishes nothing.
+type textStream struct {
+	bus          *events.Bus
+	session, run string
+	now          func() time.Time
+	red          redactor
+	line         strings.Builder // of the line being written
+	block        []string        // lines of an open progress block
+}
+
+// textStream returns the stream of the next model answer, or nil when nobody may see it.
+func (t *Turn) textStream() *textStream {
+	if t.in.deps.Events == nil || t.cmp.flushing || t.evs.run == "" {
+		return nil
+	}
+	d := t.in.deps
+	return &textStream{bus: d.Events, session: t.in.sessionKey, run: t.evs.run, now: d.now, red: d.redactor()}
+}
+
+// write takes a piece of the answer's text.
+func (s *textStream) write(text string) {
+	if s == nil {
+		return
+	}
+	var out strings.Builder
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			s.line.WriteString(text)
+			break
+		}
+		s.line.WriteString(text[:i+1])
+		out.WriteString(s.takeLine(s.line.String()))
+		s.line.Reset()
+		text = text[i+1:]
+	}
+	s.publish(out.String())
+}
+
+// takeLine returns what of a whole line is shown: nothing while a progress block is open.
+func (s *textStream) takeLine(line string) string {
+	trimmed := strings.TrimSpace(line)
+	if s.block == nil {
+		if trimmed == "```"+agent.ProcessFence {
+			s.block = []string{line}
+			return ""
+		}
+		return line
+	}
+	s.block = append(s.block, line)
+	if trimmed != "```" {
+		return ""
+	}
+	text := strings.Join(s.block, "")
+	s.block = nil
+	if _, blocks := agent.ParseProcess(text); len(blocks) > 0 {
+		return ""
+	}
+	return text // malformed: shown as text
+}
+
+// end publishes what is left when the answer is complete.
+func (s *textStream) end() {
+	if s == nil {
+		return
+	}
+	s.publish(strings.Join(s.block, "") + s.line.String())
+	s.block = nil
+	s.line.Reset()
+}
+
+func (s *textStream) publish(text string) {
+	if text == "" {
+		return
+	}
+	s.bus.Publish(messages.RunEvent{Session: s.session, Run: s.run, Time: s.now(), Kind: messages.RunTextDelta,
+		Text: s.red.apply(text)})
+}
