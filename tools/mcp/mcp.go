@@ -23,10 +23,11 @@ const Separator = "__"
 
 // Defaults for a server's Config.
 const (
-	DefaultTimeout   = 60 * time.Second
-	DefaultMaxOutput = 64 << 10 // bytes of text a call returns to the model
-	minBackoff       = 500 * time.Millisecond
-	maxBackoff       = 30 * time.Second
+	DefaultTimeout        = 60 * time.Second
+	DefaultConnectTimeout = 60 * time.Second
+	DefaultMaxOutput      = 64 << 10 // bytes of text a call returns to the model
+	minBackoff            = 500 * time.Millisecond
+	maxBackoff            = 30 * time.Second
 	// healthyAfter is how long a connection must last for the backoff to start over.
 	healthyAfter = time.Minute
 )
@@ -48,8 +49,11 @@ type Config struct {
 	Headers    map[string]string // sent with every request (e.g. Authorization)
 	HTTPClient *http.Client      // nil: a client of its own
 
-	Timeout   time.Duration // one call; default DefaultTimeout
-	MaxOutput int           // bytes of text per result; default DefaultMaxOutput
+	Timeout time.Duration // one call; default DefaultTimeout
+	// ConnectTimeout bounds starting the server, the handshake and listing its tools;
+	// default DefaultConnectTimeout (an npx server may first download itself).
+	ConnectTimeout time.Duration
+	MaxOutput      int // bytes of text per result; default DefaultMaxOutput
 	// Secrets are redacted from the server's stderr before it is logged.
 	Secrets []string
 	// MinBackoff is the first wait before a reconnect, doubling up to 30 s; default 500 ms.
@@ -71,6 +75,9 @@ func (c Config) validate() error {
 func (c Config) withDefaults() Config {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
 	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os/exec"
@@ -117,7 +118,7 @@ func (s *Server) serve(ctx context.Context) error {
 	}
 	defer stopProc()
 	defer cs.Close()
-	listCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	listCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	var listed []*sdk.Tool
 	for t, err := range cs.Tools(listCtx, nil) {
 		if err != nil {
@@ -129,7 +130,7 @@ func (s *Server) serve(ctx context.Context) error {
 	cancel()
 	s.publish(cs, listed)
 	s.log.Info().Int("tools", len(listed)).Msg("mcp server connected")
-	defer s.unpublish()
+	defer s.drop(cs)
 	stop := context.AfterFunc(ctx, func() { cs.Close() })
 	defer stop()
 	if err := cs.Wait(); err != nil {
@@ -162,7 +163,7 @@ func (s *Server) connect(ctx context.Context) (cs *sdk.ClientSession, stopProc f
 		}
 		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}
 	}
-	connCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	connCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
 	cs, err = client.Connect(connCtx, transport, nil)
 	if err != nil {
@@ -183,10 +184,14 @@ func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
 	}
 }
 
-func (s *Server) unpublish() {
+// drop stops offering cs to calls: its connection ended. A call that saw it end drops it
+// before the supervisor notices, so the next call waits for the new connection.
+func (s *Server) drop(cs *sdk.ClientSession) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.session, s.up = nil, make(chan struct{})
+	if s.session == cs {
+		s.session, s.up = nil, make(chan struct{})
+	}
 }
 
 func (s *Server) closeFirst() {
@@ -223,5 +228,5 @@ func (s *Server) live(ctx context.Context) (*sdk.ClientSession, error) {
 
 // errClosed reports whether err says the connection ended under a call.
 func errClosed(err error) bool {
-	return errors.Is(err, sdk.ErrConnectionClosed)
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

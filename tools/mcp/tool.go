@@ -97,6 +97,7 @@ func (t *Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		return tools.Result{}, fmt.Errorf("MCP server %s did not answer within %s; the call was cancelled (mcp.servers.%s.timeoutSeconds sets the limit)",
 			cfg.Name, cfg.Timeout, cfg.Name)
 	case errClosed(err):
+		t.server.drop(cs)
 		return tools.Result{}, fmt.Errorf("MCP server %s stopped during the call; it is being restarted, and the call may or may not have had an effect", cfg.Name)
 	default:
 		return tools.Result{}, fmt.Errorf("MCP server %s: %v", cfg.Name, err)
