@@ -112,6 +112,7 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	}
 
 	channelsFromEnv(&c.Channels, env)
+	c.MCP.applyDefaults()
 
 	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
 	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
