@@ -20,7 +20,8 @@ import (
 // runFakeLLM serves a scripted OpenAI-compatible model on loopback, so reef can be tried (and
 // benchmarked) with no API key and no network. It echoes what it is told, and shows tool use:
 // "ls" makes it list the workspace, "write NAME TEXT" makes it write a file, "recall QUERY"
-// searches memory, "exec CMD" runs a command. It serves /v1/embeddings too (memory search).
+// searches memory, "exec CMD" runs a command, "call TOOL {json}" calls any tool (an MCP
+// server's, for one). It serves /v1/embeddings too (memory search).
 func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("fake-llm", stderr)
 	addr := flags.String("addr", defaultFakeAddr, "address to listen on (:0 or 127.0.0.1:0 for any free port)")
@@ -100,6 +101,12 @@ func fakeReply(r fake.Request) fake.Reply {
 	case len(fields) >= 2 && fields[0] == "delegate":
 		args, _ := json.Marshal(map[string]string{"task": strings.Join(fields[1:], " "), "label": "helper"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "sessions_spawn", Arguments: string(args)}}}
+	case len(fields) >= 2 && fields[0] == "call": // any tool by name: call everything__echo {"message":"hi"}
+		args := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "call "+fields[1]))
+		if args == "" {
+			args = "{}"
+		}
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: fields[1], Arguments: args}}}
 	case len(fields) >= 3 && fields[0] == "write":
 		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}

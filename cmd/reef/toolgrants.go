@@ -41,9 +41,9 @@ func accountPath(id string) string {
 
 // toolGrants resolves each configured channel's grants of tools to guests against the tools
 // reef is built with. A channel without grants still gets an entry: guests get the read-only
-// set (tools.GuestTools).
-func toolGrants(cfg *configs.Config) (map[string]*tools.GuestPolicy, error) {
-	known := toolNamesOf(cfg)
+// set (tools.GuestTools). extra names tools beyond the built-in ones (the MCP servers').
+func toolGrants(cfg *configs.Config, extra ...string) (map[string]*tools.GuestPolicy, error) {
+	known := append(toolNamesOf(cfg), extra...)
 	out := map[string]*tools.GuestPolicy{}
 	for _, name := range accountIDs(cfg) {
 		g, err := tools.NewGuestPolicy(guestRules(channelAccess(cfg, name).Guests), known)

@@ -33,8 +33,9 @@ func NewManager(cfgs []Config, log zerolog.Logger) (*Manager, error) {
 }
 
 // Start starts every server's supervisor and waits, at most wait, for each server's first
-// listing of its tools. It returns the tools of the servers listed by then; a server that
-// was not is logged, and keeps being retried, but offers no tools until reef restarts.
+// attempt to connect and list its tools. It returns the tools of the servers listed by then;
+// a server that was not is logged, and keeps being retried, but offers no tools until reef
+// restarts.
 func (m *Manager) Start(ctx context.Context, wait time.Duration) []tools.Tool {
 	for _, s := range m.servers {
 		s.Start(ctx)
@@ -50,8 +51,8 @@ func (m *Manager) Start(ctx context.Context, wait time.Duration) []tools.Tool {
 	var out []tools.Tool
 	for i, s := range m.servers {
 		if !listed[i] {
-			m.log.Error().Str("mcp", s.Name()).Dur("waited", wait).
-				Msg("mcp server did not list its tools in time: its tools are not offered until reef restarts (run reef with -log debug to see its output)")
+			m.log.Error().Str("mcp", s.Name()).
+				Msg("mcp server did not start: its tools are not offered until reef restarts (log.level debug shows its output)")
 			continue
 		}
 		out = append(out, s.Tools()...)

@@ -27,7 +27,7 @@ type Server struct {
 	up      chan struct{}      // closed when session is set; a fresh one while down
 	lastErr error              // why the last connection attempt or connection ended
 	listed  []*sdk.Tool        // the tools of the first successful listing
-	first   chan struct{}      // closed after the first listing, or when the supervisor ends
+	first   chan struct{}      // closed when the first attempt to connect and list ends
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the supervisor ends
@@ -62,8 +62,8 @@ func (s *Server) Stop() {
 	<-s.done
 }
 
-// WaitListed waits until the first listing of the server's tools or ctx's end, and reports
-// whether the tools were listed.
+// WaitListed waits until the first attempt to connect and list the server's tools ended, or
+// ctx did, and reports whether the tools were listed.
 func (s *Server) WaitListed(ctx context.Context) bool {
 	select {
 	case <-s.first:
@@ -89,6 +89,7 @@ func (s *Server) supervise(ctx context.Context) {
 	for {
 		began := time.Now()
 		err := s.serve(ctx)
+		s.closeFirst() // the first attempt is over: Manager.Start waits no longer
 		if ctx.Err() != nil {
 			return
 		}
