@@ -51,7 +51,7 @@ func (m *Manager) Start(ctx context.Context, wait time.Duration) []tools.Tool {
 	var out []tools.Tool
 	for i, s := range m.servers {
 		if !listed[i] {
-			m.log.Error().Str("mcp", s.Name()).
+			m.log.Error().Err(s.err()).Str("mcp", s.Name()).
 				Msg("mcp server did not start: its tools are not offered until reef restarts (log.level debug shows its output)")
 			continue
 		}

@@ -82,6 +82,13 @@ func (s *Server) Tools() []tools.Tool {
 	return s.wrap(listed)
 }
 
+// err is why the last attempt to connect failed, or the last connection ended.
+func (s *Server) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
 func (s *Server) supervise(ctx context.Context) {
 	defer close(s.done)
 	defer s.closeFirst()
@@ -89,6 +96,9 @@ func (s *Server) supervise(ctx context.Context) {
 	for {
 		began := time.Now()
 		err := s.serve(ctx)
+		s.mu.Lock()
+		s.lastErr = err
+		s.mu.Unlock()
 		s.closeFirst() // the first attempt is over: Manager.Start waits no longer
 		if ctx.Err() != nil {
 			return
@@ -96,9 +106,6 @@ func (s *Server) supervise(ctx context.Context) {
 		if time.Since(began) > healthyAfter {
 			wait = s.cfg.MinBackoff
 		}
-		s.mu.Lock()
-		s.lastErr = err
-		s.mu.Unlock()
 		s.log.Warn().Err(err).Dur("retryIn", wait).Msg("mcp server down; restarting")
 		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
 		select {
