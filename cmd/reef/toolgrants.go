@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -146,10 +147,16 @@ func openToolDoors(cfg *configs.Config) ([]toolDoor, error) {
 	return out, nil
 }
 
+// toolNamesOf names the built-in tools, and each configured MCP server's tools, which are
+// known only once the server runs, as "<server>__*": mcp:<server> selects it, and the
+// security checks see that guests may use that server.
 func toolNamesOf(cfg *configs.Config) []string {
 	var names []string
 	for _, t := range newTools(cfg, nil) {
 		names = append(names, t.Spec().Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.MCP.Servers)) {
+		names = append(names, name+tools.MCPSeparator+"*")
 	}
 	return names
 }
