@@ -83,6 +83,9 @@ var secretKeyWords = []string{"apikey", "token", "secret", "password", "encryptk
 func (c *Config) Secrets() []string {
 	set := map[string]bool{}
 	collectSecrets(reflect.ValueOf(c).Elem(), false, set)
+	for _, v := range c.MCP.secrets() {
+		set[v] = true
+	}
 	out := make([]string, 0, len(set))
 	for s := range set {
 		out = append(out, s)

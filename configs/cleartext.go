@@ -2,6 +2,7 @@ package configs
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -36,7 +37,7 @@ func clearSecrets(node *yaml.Node, t reflect.Type, path string, secret bool, out
 	}
 	switch {
 	case node.Kind == yaml.ScalarNode && t.Kind() == reflect.String:
-		if secret && node.Tag != "!!null" && expand(node.Value, func(string) string { return "" }).text != "" {
+		if secret && node.Tag != "!!null" && expand(authScheme.ReplaceAllString(node.Value, ""), func(string) string { return "" }).text != "" {
 			*out = append(*out, ClearSecret{Path: path, Line: node.Line})
 		}
 	case node.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
@@ -50,7 +51,9 @@ func clearSecrets(node *yaml.Node, t reflect.Type, path string, secret bool, out
 		}
 	case node.Kind == yaml.MappingNode && t.Kind() == reflect.Map:
 		for i := 0; i+1 < len(node.Content); i += 2 {
-			clearSecrets(node.Content[i+1], t.Elem(), joinPath(path, node.Content[i].Value), secret, out)
+			key := node.Content[i].Value // a string map's key may name a secret: mcp env and headers
+			keySecret := t.Elem().Kind() == reflect.String && secretName(key)
+			clearSecrets(node.Content[i+1], t.Elem(), joinPath(path, key), secret || keySecret, out)
 		}
 	case node.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
 		for _, item := range node.Content {
@@ -58,6 +61,9 @@ func clearSecrets(node *yaml.Node, t reflect.Type, path string, secret bool, out
 		}
 	}
 }
+
+// authScheme is the scheme word of an Authorization header ("Bearer ${TOKEN}" is no clear secret).
+var authScheme = regexp.MustCompile(`^(?i:bearer|basic|token) +`)
 
 // isSecretKey reports whether a yaml key names a secret (apiKey, botToken, webhookSecret...).
 func isSecretKey(key string) bool {

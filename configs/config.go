@@ -24,6 +24,7 @@ type Config struct {
 	Bindings []BindingConfig `yaml:"bindings"`
 	Backup   BackupConfig    `yaml:"backup"` // automatic backups by the gateway
 	Memory   MemoryConfig    `yaml:"memory"` // memory search over the agents' notes
+	MCP      MCPConfig       `yaml:"mcp"`    // MCP servers whose tools agents may use (docs/workspace.md#mcp-servers)
 
 	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
 }

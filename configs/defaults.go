@@ -113,6 +113,7 @@ func ApplyDefaults(c *Config, env func(string) string) {
 
 	channelsFromEnv(&c.Channels, env)
 	searchFromEnv(&c.Tools.Web.Search, env)
+	c.MCP.applyDefaults()
 
 	positive(&c.LLM.MaxRetries, DefaultMaxRetries)
 	positive(&c.LLM.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)

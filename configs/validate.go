@@ -127,6 +127,7 @@ func (c *Config) Validate() error {
 	c.validateBindings(&v)
 	c.validateCron(&v)
 	c.validateBackup(&v)
+	c.validateMCP(&v)
 	return errors.Join(v.problems...)
 }
 

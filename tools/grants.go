@@ -184,8 +184,12 @@ func (p Policy) Covers(q Policy) bool {
 	return true
 }
 
-// IsOwnerTool reports whether name is one of OwnerTools.
+// IsOwnerTool reports whether name is one of OwnerTools or an MCP server's tool: an MCP
+// server can do anything, so its tools are the owner's unless the configuration grants them.
 func IsOwnerTool(name string) bool {
+	if IsMCPTool(name) {
+		return true
+	}
 	for _, n := range OwnerTools {
 		if n == name {
 			return true

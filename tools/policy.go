@@ -21,6 +21,19 @@ var Groups = map[string][]string{
 // All is the allow or deny entry that stands for every known tool.
 const All = "*"
 
+// MCP tools are named "<server>__<tool>" (tools/mcp). In allow and deny lists, "mcp:<server>"
+// stands for every tool of one MCP server and GroupMCP for the tools of every MCP server.
+const (
+	MCPSeparator = "__"
+	MCPPrefix    = "mcp:"
+	GroupMCP     = "group:mcp"
+)
+
+// IsMCPTool reports whether name is the name of an MCP server's tool.
+func IsMCPTool(name string) bool {
+	return strings.Contains(name, MCPSeparator)
+}
+
 // Policy decides which tools one agent may use. Build it with NewPolicy; the zero Policy
 // allows nothing.
 type Policy struct {
@@ -64,6 +77,14 @@ func expand(entries []string, knownSet map[string]bool, known []string, list str
 			for n := range knownSet {
 				set[n] = true
 			}
+		case e == GroupMCP || strings.HasPrefix(e, MCPPrefix):
+			// A server that was down when reef started has no known tools: nothing to add.
+			prefix := strings.TrimPrefix(e, MCPPrefix) + MCPSeparator
+			for n := range knownSet {
+				if IsMCPTool(n) && (e == GroupMCP || strings.HasPrefix(n, prefix)) {
+					set[n] = true
+				}
+			}
 		case strings.HasPrefix(e, "group:"):
 			members, ok := Groups[e]
 			if !ok {
@@ -78,7 +99,7 @@ func expand(entries []string, knownSet map[string]bool, known []string, list str
 		default:
 			valid := append([]string(nil), known...)
 			sort.Strings(valid)
-			return nil, fmt.Errorf("tools: policy: %s list: unknown tool %q; valid tools: %s (or a group, or %q)",
+			return nil, fmt.Errorf("tools: policy: %s list: unknown tool %q; valid tools: %s (or a group, mcp:<server>, or %q)",
 				list, e, strings.Join(valid, ", "), All)
 		}
 	}
@@ -87,10 +108,11 @@ func expand(entries []string, knownSet map[string]bool, known []string, list str
 
 // GroupNames returns the names of Groups, sorted.
 func GroupNames() []string {
-	names := make([]string, 0, len(Groups))
+	names := make([]string, 0, len(Groups)+1)
 	for g := range Groups {
 		names = append(names, g)
 	}
+	names = append(names, GroupMCP)
 	sort.Strings(names)
 	return names
 }

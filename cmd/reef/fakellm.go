@@ -21,7 +21,8 @@ import (
 // benchmarked) with no API key and no network. It echoes what it is told, and shows tool use:
 // "ls" makes it list the workspace, "write NAME TEXT" makes it write a file, "recall QUERY"
 // searches memory, "fetch URL" fetches a page, "search QUERY" searches the web, "exec CMD"
-// runs a command. It serves /v1/embeddings too (memory search).
+// runs a command, "call TOOL {json}" calls any tool (an MCP server's, for one). It serves
+// /v1/embeddings too (memory search).
 func runFakeLLM(args []string, stdout, stderr io.Writer) int {
 	flags := newFlags("fake-llm", stderr)
 	addr := flags.String("addr", defaultFakeAddr, "address to listen on (:0 or 127.0.0.1:0 for any free port)")
@@ -109,6 +110,12 @@ func fakeReply(r fake.Request) fake.Reply {
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "sessions_spawn", Arguments: string(args)}}}
 	case len(fields) >= 2 && fields[0] == "say": // answers the rest verbatim (try reply directives)
 		return fake.Reply{Text: strings.TrimSpace(strings.TrimPrefix(text, "say"))}
+	case len(fields) >= 2 && fields[0] == "call": // any tool by name: call everything__echo {"message":"hi"}
+		args := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "call "+fields[1]))
+		if args == "" {
+			args = "{}"
+		}
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: fields[1], Arguments: args}}}
 	case len(fields) >= 3 && fields[0] == "write":
 		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}

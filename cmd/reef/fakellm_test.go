@@ -35,3 +35,15 @@ func TestFakeReply(t *testing.T) {
 		t.Errorf("after a tool result → %+v", done)
 	}
 }
+
+func TestFakeReplyCallsAnyTool(t *testing.T) {
+	for _, tt := range []struct{ text, name, args string }{
+		{`call everything__echo {"message":"hi there"}`, "everything__echo", `{"message":"hi there"}`},
+		{`call files__list`, "files__list", `{}`},
+	} {
+		rep := fakeReply(fake.Request{Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: tt.text}}})
+		if len(rep.ToolCalls) != 1 || rep.ToolCalls[0].Name != tt.name || rep.ToolCalls[0].Arguments != tt.args {
+			t.Errorf("%s: got %+v", tt.text, rep)
+		}
+	}
+}

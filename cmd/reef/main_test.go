@@ -18,6 +18,7 @@ import (
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/providers/openai/openaitest"
+	"github.com/reefgw/reef/tools/mcp/mcptest"
 )
 
 // The end-to-end tests run the real binary code in a child process: the test binary
@@ -25,6 +26,7 @@ import (
 const reexecEnv = "REEF_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	mcptest.ServeStdio() // an MCP server for the MCP tests, when a reef child starts this binary as one
 	// The exec tool of a reef child runs this binary as `reef exec-sandbox` with reef's
 	// environment filtered (REEF_* removed), so it is recognised by its arguments.
 	if os.Getenv(reexecEnv) == "1" || (len(os.Args) > 1 && os.Args[1] == "exec-sandbox") {

@@ -7,22 +7,19 @@ import (
 	"github.com/reefgw/reef/configs"
 )
 
-func toolNames(cfg *configs.Config) []string {
-	var names []string
-	for _, t := range newTools(cfg, nil) {
-		names = append(names, t.Spec().Name)
-	}
-	return names
+// builtinNames names the built-in tools a config offers.
+func builtinNames(cfg *configs.Config) []string {
+	return toolNames(newTools(cfg, nil))
 }
 
 func TestWebToolsOffered(t *testing.T) {
 	cfg := &configs.Config{}
-	names := toolNames(cfg)
+	names := builtinNames(cfg)
 	if !slices.Contains(names, "web_fetch") || slices.Contains(names, "web_search") {
 		t.Errorf("without a search provider: %v, want web_fetch and no web_search", names)
 	}
 	cfg.Tools.Web.Search = configs.WebSearchConfig{Provider: "brave", APIKey: "k"}
-	if names := toolNames(cfg); !slices.Contains(names, "web_search") {
+	if names := builtinNames(cfg); !slices.Contains(names, "web_search") {
 		t.Errorf("with brave: %v, want web_search", names)
 	}
 }

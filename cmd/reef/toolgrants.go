@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -41,9 +42,9 @@ func accountPath(id string) string {
 
 // toolGrants resolves each configured channel's grants of tools to guests against the tools
 // reef is built with. A channel without grants still gets an entry: guests get the read-only
-// set (tools.GuestTools).
-func toolGrants(cfg *configs.Config) (map[string]*tools.GuestPolicy, error) {
-	known := toolNamesOf(cfg)
+// set (tools.GuestTools). extra names tools beyond the built-in ones (the MCP servers').
+func toolGrants(cfg *configs.Config, extra ...string) (map[string]*tools.GuestPolicy, error) {
+	known := append(toolNamesOf(cfg), extra...)
 	out := map[string]*tools.GuestPolicy{}
 	for _, name := range accountIDs(cfg) {
 		g, err := tools.NewGuestPolicy(guestRules(channelAccess(cfg, name).Guests), known)
@@ -146,10 +147,16 @@ func openToolDoors(cfg *configs.Config) ([]toolDoor, error) {
 	return out, nil
 }
 
+// toolNamesOf names the built-in tools, and each configured MCP server's tools, which are
+// known only once the server runs, as "<server>__*": mcp:<server> selects it, and the
+// security checks see that guests may use that server.
 func toolNamesOf(cfg *configs.Config) []string {
 	var names []string
 	for _, t := range newTools(cfg, nil) {
 		names = append(names, t.Spec().Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.MCP.Servers)) {
+		names = append(names, name+tools.MCPSeparator+"*")
 	}
 	return names
 }

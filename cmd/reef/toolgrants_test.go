@@ -29,12 +29,17 @@ func TestDoctorWarnsWhenAnyoneGetsOwnerTools(t *testing.T) {
 		{name: "exec for one sender in one listed group is no open door",
 			extra: []string{`groups: ["-100123"]`, "groupTools:", `  "-100123": {bySender: {"42": {allow: [exec]}}}`}, not: []string{"! security"}},
 		{name: "the agent's deny wins", extra: []string{`groups: ["*"]`, "tools: {allow: [exec]}"}, not: []string{"! security"}},
+		{name: "an MCP server for every guest", extra: []string{"dmPolicy: open", `allowFrom: ["*"]`, "tools: {allow: [mcp:files]}"},
+			want: []string{"! security: channels.telegram: dmPolicy: open lets anyone in, and guests may use files__*"}},
 		{name: "unknown tool", extra: []string{"toolsBySender:", `  "42": {allow: [shell]}`}, code: 1,
 			want: []string{`✗ tool grants: channels.telegram.toolsBySender.42: tools: policy: allow list: unknown tool "shell"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			yaml := telegramYAML("http://127.0.0.1:9", tt.extra...)
+			if strings.Contains(tt.name, "MCP") {
+				yaml += "mcp:\n  servers:\n    files: {command: /nonexistent}\n"
+			}
 			if tt.name == "the agent's deny wins" {
 				yaml += "agents:\n  - id: main\n    tools: {deny: [exec]}\n"
 			}

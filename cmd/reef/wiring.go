@@ -65,8 +65,9 @@ func emptyHelp(err error) string {
 // buildAgents turns the configured agents into runnable ones: providers wrapped with their
 // endpoint's adaptive limit, prompt-based tool calls where configured, retries, the endpoint's
 // circuit breaker (from outages; nil for none) and failover; tools and their policy; workspaces
-// initialised on first use. mem holds the memory indexes (nil: none).
-func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers) ([]*actors.Agent, error) {
+// initialised on first use. mem holds the memory indexes (nil: none). extra are tools beyond
+// the built-in ones: the MCP servers'.
+func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, extra ...tools.Tool) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	clients := map[string]providers.Provider{} // behind the endpoint's adaptive limit
 	raw := map[string]providers.Provider{}     // the bare clients: the breakers probe them
@@ -80,7 +81,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		clients[name] = providers.Adaptive(p, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
 		raw[name] = p
 	}
-	registry, err := tools.NewRegistry(newTools(cfg, mem)...)
+	registry, err := tools.NewRegistry(append(newTools(cfg, mem), extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -232,13 +233,20 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	}
 	mem := newMemory(cfg, store, log)
 	outages := providers.NewBreakers(providers.BreakerConfig{})
-	agents, err := buildAgents(cfg, mem, outages)
+	mcpTools, stopMCP, err := startMCP(cfg, log)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	grants, err := toolGrants(cfg)
+	agents, err := buildAgents(cfg, mem, outages, mcpTools...)
 	if err != nil {
+		stopMCP()
+		store.Close()
+		return nil, err
+	}
+	grants, err := toolGrants(cfg, toolNames(mcpTools)...)
+	if err != nil {
+		stopMCP()
 		store.Close()
 		return nil, err
 	}
@@ -254,6 +262,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute,
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
+		stopMCP()
 		store.Close()
 		return nil, err
 	}
@@ -263,6 +272,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		if err := rt.Stop(15 * time.Second); err != nil {
 			log.Error().Err(err).Msg("shutdown")
 		}
+		stopMCP() // after the actors: no tool call is running any more
 		if err := store.Close(); err != nil {
 			log.Error().Err(err).Msg("close database")
 		}

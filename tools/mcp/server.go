@@ -1,0 +1,240 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os/exec"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/tools"
+)
+
+// Server is one configured MCP server and its supervised connection.
+type Server struct {
+	cfg Config
+	log zerolog.Logger
+
+	mu      sync.Mutex
+	session *sdk.ClientSession // nil while down
+	up      chan struct{}      // closed when session is set; a fresh one while down
+	lastErr error              // why the last connection attempt or connection ended
+	listed  []*sdk.Tool        // the tools of the first successful listing
+	first   chan struct{}      // closed when the first attempt to connect and list ends
+
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the supervisor ends
+}
+
+// NewServer checks cfg and returns the server, not yet started.
+func NewServer(cfg Config, log zerolog.Logger) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg.withDefaults(), log: log.With().Str("mcp", cfg.Name).Logger(),
+		up: make(chan struct{}), first: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// Name is the server's configured name.
+func (s *Server) Name() string { return s.cfg.Name }
+
+// Start starts the supervisor: it connects, and reconnects whenever the connection ends,
+// until ctx ends or Stop is called. Call it once.
+func (s *Server) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	go s.supervise(ctx)
+}
+
+// Stop ends the connection (a stdio server's process group is killed) and waits for the
+// supervisor to end.
+func (s *Server) Stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	<-s.done
+}
+
+// WaitListed waits until the first attempt to connect and list the server's tools ended, or
+// ctx did, and reports whether the tools were listed.
+func (s *Server) WaitListed(ctx context.Context) bool {
+	select {
+	case <-s.first:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listed != nil
+}
+
+// Tools returns the server's tools as reef tools, from its first listing.
+func (s *Server) Tools() []tools.Tool {
+	s.mu.Lock()
+	listed := s.listed
+	s.mu.Unlock()
+	return s.wrap(listed)
+}
+
+// err is why the last attempt to connect failed, or the last connection ended.
+func (s *Server) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+func (s *Server) supervise(ctx context.Context) {
+	defer close(s.done)
+	defer s.closeFirst()
+	wait := s.cfg.MinBackoff
+	for {
+		began := time.Now()
+		err := s.serve(ctx)
+		s.mu.Lock()
+		s.lastErr = err
+		s.mu.Unlock()
+		s.closeFirst() // the first attempt is over: Manager.Start waits no longer
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(began) > healthyAfter {
+			wait = s.cfg.MinBackoff
+		}
+		s.log.Warn().Err(err).Dur("retryIn", wait).Msg("mcp server down; restarting")
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// serve runs one connection: connect, list the tools, publish the session, wait for its end.
+func (s *Server) serve(ctx context.Context) error {
+	cs, stopProc, err := s.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopProc()
+	defer cs.Close()
+	listCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	var listed []*sdk.Tool
+	for t, err := range cs.Tools(listCtx, nil) {
+		if err != nil {
+			cancel()
+			return fmt.Errorf("mcp: %s: list tools: %w", s.cfg.Name, err)
+		}
+		listed = append(listed, t)
+	}
+	cancel()
+	s.publish(cs, listed)
+	s.log.Info().Int("tools", len(listed)).Msg("mcp server connected")
+	defer s.drop(cs)
+	stop := context.AfterFunc(ctx, func() { cs.Close() })
+	defer stop()
+	if err := cs.Wait(); err != nil {
+		return fmt.Errorf("mcp: %s: connection ended: %w", s.cfg.Name, err)
+	}
+	return fmt.Errorf("mcp: %s: connection ended", s.cfg.Name)
+}
+
+// connect starts the transport and the MCP session. stopProc kills what is left of a stdio
+// server's process group once the session is closed.
+func (s *Server) connect(ctx context.Context) (cs *sdk.ClientSession, stopProc func(), err error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "reef", Version: "1"}, nil)
+	stopProc = func() {}
+	var transport sdk.Transport
+	if s.cfg.Command != "" {
+		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = append([]string{}, s.cfg.Env...)
+		cmd.Dir = s.cfg.Dir
+		cmd.Stderr = &stderrLog{log: s.log, secrets: s.cfg.Secrets}
+		setProcAttr(cmd)
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		stopProc = func() { killGroup(cmd) }
+	} else {
+		hc := s.cfg.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		if len(s.cfg.Headers) > 0 {
+			hc = withHeaders(hc, s.cfg.Headers)
+		}
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}
+	}
+	connCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
+	cs, err = client.Connect(connCtx, transport, nil)
+	if err != nil {
+		stopProc()
+		return nil, nil, fmt.Errorf("mcp: %s: connect: %w", s.cfg.Name, err)
+	}
+	return cs, stopProc, nil
+}
+
+func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.session, s.lastErr = cs, nil
+	close(s.up)
+	if s.listed == nil {
+		s.listed = append([]*sdk.Tool{}, listed...)
+		close(s.first)
+	}
+}
+
+// drop stops offering cs to calls: its connection ended. A call that saw it end drops it
+// before the supervisor notices, so the next call waits for the new connection.
+func (s *Server) drop(cs *sdk.ClientSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session == cs {
+		s.session, s.up = nil, make(chan struct{})
+	}
+}
+
+func (s *Server) closeFirst() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.first:
+	default:
+		close(s.first)
+	}
+}
+
+// live returns the connected session, waiting for it within ctx.
+func (s *Server) live(ctx context.Context) (*sdk.ClientSession, error) {
+	for {
+		s.mu.Lock()
+		cs, up, lastErr := s.session, s.up, s.lastErr
+		s.mu.Unlock()
+		if cs != nil {
+			return cs, nil
+		}
+		select {
+		case <-up:
+		case <-s.done:
+			return nil, fmt.Errorf("%w: reef is shutting down", ErrNotConnected)
+		case <-ctx.Done():
+			if lastErr != nil {
+				return nil, fmt.Errorf("%w (%v)", ErrNotConnected, lastErr)
+			}
+			return nil, ErrNotConnected
+		}
+	}
+}
+
+// errClosed reports whether err says the connection ended under a call.
+func errClosed(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}

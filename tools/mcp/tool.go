@@ -1,0 +1,160 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/tools"
+)
+
+// maxDescription caps a tool's description as offered to the model.
+const maxDescription = 2000
+
+// Tool is one tool of an MCP server, offered as "<server>__<tool>".
+type Tool struct {
+	server *Server
+	spec   messages.ToolSpec
+	remote string // the tool's name on the server
+}
+
+var _ tools.Tool = (*Tool)(nil)
+
+// wrap turns a listing into reef tools. Characters model APIs refuse in tool names become
+// '_'; names longer than 64 characters, and a second tool with the same name, are skipped.
+func (s *Server) wrap(listed []*sdk.Tool) []tools.Tool {
+	var out []tools.Tool
+	seen := map[string]bool{}
+	for _, t := range listed {
+		name := s.cfg.Name + Separator + toolName(t.Name)
+		if len(name) > 64 || seen[name] || t.Name == "" {
+			s.log.Warn().Str("tool", t.Name).Msg("mcp tool skipped: its name is empty, too long or taken")
+			continue
+		}
+		seen[name] = true
+		params, err := json.Marshal(t.InputSchema)
+		if err != nil || t.InputSchema == nil || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = t.Title
+		}
+		desc = capText(desc, maxDescription)
+		out = append(out, &Tool{server: s, remote: t.Name,
+			spec: messages.ToolSpec{Name: name, Description: desc, Parameters: params}})
+	}
+	return out
+}
+
+// toolName keeps [A-Za-z0-9_-] and turns anything else into '_'.
+func toolName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// Spec is the tool as offered to the model.
+func (t *Tool) Spec() messages.ToolSpec { return t.spec }
+
+// Server names the MCP server the tool belongs to.
+func (t *Tool) Server() string { return t.server.cfg.Name }
+
+// Run calls the tool on its server, waiting for the connection within the server's timeout.
+// A server that hangs, is down or stops during the call yields an error; the server's own
+// error results (isError) are error results.
+func (t *Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
+	cfg := t.server.cfg
+	args := bytes.TrimSpace(call.Args)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return tools.Result{}, errors.New("arguments must be a JSON object matching the tool's parameters")
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	cs, err := t.server.live(ctx)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("MCP server %s is not available: %v", cfg.Name, err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(args)})
+	switch {
+	case err == nil:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return tools.Result{}, fmt.Errorf("MCP server %s did not answer within %s; the call was cancelled (mcp.servers.%s.timeoutSeconds sets the limit)",
+			cfg.Name, cfg.Timeout, cfg.Name)
+	case errClosed(err):
+		t.server.drop(cs)
+		return tools.Result{}, fmt.Errorf("MCP server %s stopped during the call; it is being restarted, and the call may or may not have had an effect", cfg.Name)
+	default:
+		return tools.Result{}, fmt.Errorf("MCP server %s: %v", cfg.Name, err)
+	}
+	return tools.Result{Content: resultText(res, cfg.MaxOutput), IsError: res.IsError}, nil
+}
+
+// resultText joins a result's text content; images, audio and resources without text are
+// noted, not included. Text past max bytes is cut with a note.
+func resultText(res *sdk.CallToolResult, max int) string {
+	var parts []string
+	for _, c := range res.Content {
+		parts = append(parts, contentText(c))
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	text := strings.Join(parts, "\n")
+	if text == "" {
+		text = "(the tool returned no content)"
+	}
+	return capText(text, max)
+}
+
+func contentText(c sdk.Content) string {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return c.Text
+	case *sdk.ImageContent:
+		return fmt.Sprintf("[image %s, %d bytes: not shown]", c.MIMEType, len(c.Data))
+	case *sdk.AudioContent:
+		return fmt.Sprintf("[audio %s, %d bytes: not shown]", c.MIMEType, len(c.Data))
+	case *sdk.ResourceLink:
+		return fmt.Sprintf("[resource link %s: %s]", c.Name, c.URI)
+	case *sdk.EmbeddedResource:
+		r := c.Resource
+		if r == nil {
+			return "[resource]"
+		}
+		if r.Text != "" {
+			return fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text)
+		}
+		return fmt.Sprintf("[resource %s, %s, %d bytes: not shown]", r.URI, r.MIMEType, len(r.Blob))
+	}
+	return fmt.Sprintf("[%T content: not shown]", c)
+}
+
+// capText cuts s to at most max bytes on a rune boundary, noting the cut.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", cut, len(s))
+}
