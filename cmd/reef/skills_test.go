@@ -65,7 +65,8 @@ func TestSkillsList(t *testing.T) {
 }
 
 // TestBundledSkillInChat: through the real binary, the prompt lists the bundled skills the
-// agent can use (not weather: no web_fetch here), at a location the model can read, and
+// agent can use (weather too: it needs web_fetch, which the owner is offered), at a location
+// the model can read, and
 // apply_patch changes the workspace.
 func TestBundledSkillInChat(t *testing.T) {
 	home := newHome(t)
@@ -84,8 +85,8 @@ func TestBundledSkillInChat(t *testing.T) {
 	if !strings.Contains(system, "<name>daily-note</name>") || !strings.Contains(system, "<location>"+loc+"</location>") {
 		t.Errorf("the prompt does not list daily-note at %s:\n%s", loc, system)
 	}
-	if strings.Contains(system, "<name>weather</name>") {
-		t.Error("the prompt lists weather, which needs web_fetch")
+	if !strings.Contains(system, "<name>weather</name>") {
+		t.Error("the prompt does not list weather, though web_fetch is offered")
 	}
 	if got := toolResults(reqs, "read"); len(got) != 1 || !strings.Contains(got[0], "memory/YYYY-MM-DD.md") {
 		t.Errorf("read of the bundled skill: %q", got)
