@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,7 +15,11 @@ import (
 )
 
 // confineAndExec is stage 2 of the helper: limits, then confinement, then the command.
+// no_new_privs and Landlock bind the calling thread only, and execve keeps the credentials
+// of the thread that calls it: the goroutine is locked to one thread from the first prctl
+// to the exec, or the command could start from a thread that was never confined.
 func confineAndExec(o helperOptions) error {
+	runtime.LockOSThread()
 	if err := setLimits(o); err != nil {
 		return err
 	}
