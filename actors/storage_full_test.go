@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -124,6 +125,27 @@ func (r *diskRig) harness(t *testing.T) *harness {
 		wrapStore: func(s persistence.Store) persistence.Store { r.disk.Store = s; return r.disk }})
 }
 
+// ticking advances the fake clock by step every 10 ms until stop is called. A retry's timer is
+// armed a moment after the failure a test sees, and other timers (typing) are pending beside
+// it, so a single Advance may come too early for it; ticking reaches it whenever it is armed.
+func ticking(c *testutil.Clock, step time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+				c.Advance(step)
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-finished }) }
+}
+
 // check asserts the chat's inbox is empty and the database checks clean, after the harness stopped.
 func (r *diskRig) check(t *testing.T, h *harness, chat string) {
 	t.Helper()
@@ -173,18 +195,15 @@ func TestRunStoredWhenSpaceReturns(t *testing.T) {
 	rig := newDiskRig(t)
 	h := rig.harness(t)
 	h.say("a", "fill the disk")
-	waitUntil(t, "the closing write to fail and a retry to be due", func() bool {
-		_, due := rig.clock.Next()
-		return rig.disk.closes.Load() >= 1 && due
-	})
-	rig.clock.Advance(time.Second) // still full: the record and the closing fail again
-	waitUntil(t, "a second retry", func() bool {
-		_, due := rig.clock.Next()
-		return rig.disk.closes.Load() >= 2 && due
-	})
+	waitUntil(t, "the closing write to fail", func() bool { return rig.disk.closes.Load() >= 1 })
+	stop := ticking(rig.clock, time.Second) // still full: the record and the closing fail again
+	waitUntil(t, "a second retry", func() bool { return rig.disk.closes.Load() >= 2 })
+	stop()
 	rig.disk.state.Store(diskOK)
-	rig.clock.Advance(time.Minute)
-	if out := h.reply(); out.Text != "answer to fill the disk" {
+	stop = ticking(rig.clock, time.Second)
+	out := h.reply()
+	stop()
+	if out.Text != "answer to fill the disk" {
 		t.Fatalf("sent %q, want the answer once the disk had space", out.Text)
 	}
 	h.say("a", "next")
@@ -224,12 +243,9 @@ func TestReplyMarkedWhenSpaceReturns(t *testing.T) {
 	if out := h.reply(); out.Text != "answer to mark my words" {
 		t.Fatalf("sent %q, want the answer", out.Text)
 	}
-	waitUntil(t, "the mark to fail and a retry to be due", func() bool {
-		_, due := rig.clock.Next()
-		return rig.disk.marks.Load() >= 1 && due
-	})
+	waitUntil(t, "the mark to fail", func() bool { return rig.disk.marks.Load() >= 1 })
 	rig.disk.state.Store(diskOK)
-	rig.clock.Advance(time.Second)
+	stop := ticking(rig.clock, time.Second)
 	waitUntil(t, "the reply marked sent", func() bool {
 		n := -1
 		h.store.View(func(rd persistence.Reader) error {
@@ -239,6 +255,7 @@ func TestReplyMarkedWhenSpaceReturns(t *testing.T) {
 		})
 		return n == 0
 	})
+	stop()
 	h.stop()
 
 	h = rig.harness(t)
