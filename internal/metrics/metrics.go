@@ -123,7 +123,6 @@ type histogram struct {
 	bounds []float64
 	counts []atomic.Uint64 // per bucket, not cumulative; the last is +Inf
 	sumNS  atomic.Int64
-	count  atomic.Uint64
 }
 
 func newHistogram(bounds []float64) *histogram {
@@ -135,7 +134,6 @@ func (h *histogram) observe(d time.Duration) {
 	i := sort.SearchFloat64s(h.bounds, s) // the first bound >= s
 	h.counts[i].Add(1)
 	h.sumNS.Add(int64(d))
-	h.count.Add(1)
 }
 
 // histogramVec is a histogram per label values.
