@@ -14,7 +14,6 @@ import (
 type Source struct {
 	LiveSessions   func() int
 	StoredSessions func() (int, error) // bolt.Store.SessionCount
-	StoredRows     RowCounter          // once, at the first scrape (bolt.Store.Counts)
 	Connectors     func() []Connector
 	Log            zerolog.Logger
 }
@@ -60,11 +59,10 @@ func (m *Metrics) write(w *bufio.Writer, src Source) {
 	counterVecOut(e, "reef_model_tokens_total", "Tokens by provider, model and kind (input, output, cache_read, cache_write).",
 		[]string{"provider", "model", "kind"}, &m.tokens)
 
-	if err := m.prime(src.StoredRows); err != nil {
-		src.Log.Warn().Err(err).Msg("metrics: counting the stored inbox and outbox")
+	if m.stored.primed.Load() { // else not known yet (Prime)
+		e.gauge("reef_queue_depth", "Messages accepted and not yet answered (stored inbox rows).", nonNegative(m.stored.inbox.Load()))
+		e.gauge("reef_outbox_backlog", "Replies not yet confirmed sent (stored outbox rows).", nonNegative(m.stored.outbox.Load()))
 	}
-	e.gauge("reef_queue_depth", "Messages accepted and not yet answered (stored inbox rows).", nonNegative(m.stored.inbox.Load()))
-	e.gauge("reef_outbox_backlog", "Replies not yet confirmed sent (stored outbox rows).", nonNegative(m.stored.outbox.Load()))
 	if src.LiveSessions != nil {
 		e.gauge("reef_sessions_live", "Sessions in memory (not passivated).", int64(src.LiveSessions()))
 	}

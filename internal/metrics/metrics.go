@@ -12,8 +12,9 @@
 //   - the Runtime given to Handler answers, at scrape time, live sessions and connector
 //     restarts.
 //
-// A scrape does no I/O but the first, which counts what the store held before this process
-// started (one read-only pass); after that every value is an atomic or a small map.
+// A scrape reads atomics and small maps, and counts the stored sessions' names (a cursor,
+// 7 ms with 100,000 sessions). What the store held before this process started is counted
+// once, by Prime, which the gateway runs in the background after start.
 //
 // Concurrency: every method is safe for concurrent use. Increments are atomic adds; a new
 // label value takes a mutex once.

@@ -135,10 +135,16 @@ func TestStoreCounts(t *testing.T) {
 	}); !errors.Is(err, boom) {
 		t.Fatalf("failed update: %v", err)
 	}
-	src := Source{StoredRows: func(began func()) (int, int, error) {
+	src := Source{StoredSessions: inner.SessionCount}
+	if _, ok := scrape(t, m, src)["reef_queue_depth"]; ok {
+		t.Error("the queue depth is shown before Prime counted the rows stored before")
+	}
+	if err := m.Prime(func(began func()) (int, int, error) {
 		c, err := inner.Counts(began)
 		return c.Inbox, c.Outbox, err
-	}, StoredSessions: inner.SessionCount}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	got := scrape(t, m, src)
 	want := map[string]float64{
 		`reef_messages_in_total{channel="discord"}`:  1, // the cron event is reef's own, the rollback never was
@@ -201,7 +207,7 @@ func TestStorePrimeUnderWrites(t *testing.T) {
 		}
 		done <- nil
 	}()
-	if err := m.prime(func(began func()) (int, int, error) {
+	if err := m.Prime(func(began func()) (int, int, error) {
 		c, err := inner.Counts(began)
 		return c.Inbox, c.Outbox, err
 	}); err != nil {
