@@ -54,7 +54,7 @@ func BenchmarkScrape100k(b *testing.B) {
 	src := Source{
 		LiveSessions:   func() int { return 1000 },
 		StoredSessions: store.SessionCount,
-		Connectors: func() []Connector { return []Connector{{Name: "telegram", Up: true}} },
+		Connectors:     func() []Connector { return []Connector{{Name: "telegram", Up: true}} },
 	}
 	w := bufio.NewWriter(io.Discard)
 	start := time.Now()

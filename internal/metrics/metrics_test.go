@@ -283,7 +283,9 @@ func TestFollowEvents(t *testing.T) {
 	bus.Close()
 	<-done
 	got := scrape(t, m, Source{LiveSessions: func() int { return 3 },
-		Connectors: func() []Connector { return []Connector{{Name: "telegram", Up: true, Restarts: 2}, {Name: "discord:work"}} }})
+		Connectors: func() []Connector {
+			return []Connector{{Name: "telegram", Up: true, Restarts: 2}, {Name: "discord:work"}}
+		}})
 	for k, v := range map[string]float64{
 		`reef_runs_total{outcome="ok"}`:                         2,
 		`reef_runs_total{outcome="error"}`:                      1,
