@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/internal/openaiapi"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
@@ -45,18 +46,25 @@ func newAPIRig(t *testing.T) *apiRig {
 				last = last[i+1:]
 			}
 		}
-		return fakellm.Reply{Text: fmt.Sprintf("echo %s (message %d)", last, len(users)),
+		text := fmt.Sprintf("echo %s (message %d)", last, len(users))
+		if last == "lines" { // several lines: streamed a line at a time
+			text = "one\ntwo\nthree"
+		}
+		return fakellm.Reply{Text: text,
 			Usage: messages.Usage{InputTokens: 11, OutputTokens: 5}}
 	}
 	ch := openaiapi.NewChannel(testutil.Logger(t))
+	bus := events.NewBus()
+	t.Cleanup(bus.Close)
 	h := newHarness(t, harnessOpts{script: script, depsHook: func(d *actors.Deps) {
+		d.Events = bus
 		d.Channels[openaiapi.Name] = ch
-		work := *d.Agents[0]
-		work.ID = "work"
-		d.Agents = append(d.Agents, &work)
+		a := d.Agents[0]
+		d.Agents = append(d.Agents, &actors.Agent{ID: "work", Name: "Work", Workspace: t.TempDir(), Model: a.Model,
+			Provider: a.Provider, Tools: a.Tools, Policy: a.Policy, ContextWindow: a.ContextWindow})
 	}})
 	api := openaiapi.New(openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
-		Log: testutil.Logger(t)})
+		Events: bus, Log: testutil.Logger(t)})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api)
 	srv := httptest.NewServer(mux)
@@ -194,5 +202,38 @@ func TestOpenAIAPIBadInputStoresNothing(t *testing.T) {
 	}
 	if n := len(r.script.Requests()); n != 0 {
 		t.Errorf("bad requests made %d model calls", n)
+	}
+}
+
+// A streamed answer shows the agent's text as the model writes it, a line at a time, and
+// the chunks add up to the answer.
+func TestOpenAIAPIStreamsLive(t *testing.T) {
+	r := newAPIRig(t)
+	status, _, body := r.post(t, `{"model":"reef/main","user":"live","stream":true,"messages":[{"role":"user","content":"lines"}]}`)
+	if status != 200 {
+		t.Fatalf("stream: %d %s", status, body)
+	}
+	var parts []string
+	for _, line := range strings.Split(body, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct{ Content *string }
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil && *ch.Delta.Content != "" {
+				parts = append(parts, *ch.Delta.Content)
+			}
+		}
+	}
+	if got := strings.Join(parts, ""); got != "one\ntwo\nthree" || len(parts) < 3 {
+		t.Errorf("streamed %q in %d chunks %q, want the answer a line at a time", got, len(parts), parts)
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/sessionkey"
 )
@@ -54,8 +55,12 @@ type Config struct {
 	MaxBody    int64         // bytes of a request body; default 4 MiB
 	MaxMessage int           // bytes of the message the agent gets; default 32 KiB (session.maxInbound)
 	Timeout    time.Duration // how long a request waits for its answer; default 15 min
-	Log        zerolog.Logger
-	Now        func() time.Time // default time.Now
+	// Events, when set, is the gateway's run-event bus: a streamed answer then shows the
+	// agent's text as the model writes it (text.delta, a line at a time), not only the reply
+	// when the run ends.
+	Events *events.Bus
+	Log    zerolog.Logger
+	Now    func() time.Time // default time.Now
 }
 
 // Defaults of Config.
@@ -269,6 +274,11 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	in := q.inbound(msgID)
 	in.Time = h.cfg.Now()
+	var live *events.Subscription // the run's text as it is written (streamed answers)
+	if q.stream && h.cfg.Events != nil {
+		live = h.cfg.Events.Subscribe(q.key, liveBuffer)
+		defer live.Close()
+	}
 	if err := deliver(ctx, *in); err != nil {
 		h.cfg.Channel.abandon(q.chat, ex, false)
 		h.cfg.Log.Warn().Err(err).Str("session", q.key).Msg("openai api: message not accepted")
@@ -278,7 +288,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(SessionKeyHeader, q.key)
 	rs := &reply{id: "chatcmpl-" + msgID[len("api-"):], model: q.model, created: h.cfg.Now().Unix()}
 	if q.stream {
-		err = h.stream(ctx, w, ex, rs)
+		err = h.stream(ctx, w, ex, rs, live)
 	} else {
 		err = h.await(ctx, w, ex, rs)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -76,9 +77,13 @@ func (h *Handler) gaveUp(ctx context.Context) *apiError {
 // so proxies and clients do not time it out during a long run.
 const keepAlive = 15 * time.Second
 
-// stream answers a streamed request: the assistant's role at once, each reply as it is sent
-// to the chat, then the finish reason, the usage and [DONE].
-func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchange, rs *reply) error {
+// liveBuffer is the run-event subscription's buffer of a streamed request.
+const liveBuffer = 1024
+
+// stream answers a streamed request: the assistant's role at once, the agent's text as the
+// model writes it (live, when the bus is there), the reply when it is sent (what of it the live
+// text did not show already), then the finish reason, the usage and [DONE].
+func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchange, rs *reply, live *events.Subscription) error {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -96,19 +101,31 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchang
 			Choices: []choice{{Delta: d, FinishReason: finish}}}
 	}
 	send(chunk(&answer{Role: "assistant", Content: ptr("")}, nil))
+	content := func(text string) {
+		if text != "" {
+			send(chunk(&answer{Content: &text}, nil))
+		}
+	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
+	var lv liveText
+	var evs <-chan messages.RunEvent
+	if live != nil {
+		evs = live.Events()
+	}
 	sent := 0
 	for {
 		select {
+		case ev, ok := <-evs:
+			if !ok {
+				evs = nil
+				continue
+			}
+			content(lv.take(ev))
 		case ev := <-ex.events:
 			done := rs.take(ev)
 			for ; sent < len(rs.texts); sent++ {
-				text := rs.texts[sent]
-				if sent > 0 {
-					text = "\n\n" + text
-				}
-				send(chunk(&answer{Content: &text}, nil))
+				content(lv.rest(rs.texts[sent]))
 			}
 			if !done {
 				continue
@@ -136,4 +153,62 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchang
 			return ctx.Err()
 		}
 	}
+}
+
+// liveText is what a streamed answer showed of the run's text as the model wrote it.
+type liveText struct {
+	shown string // everything shown: the steps' texts, then replies
+	step  string // shown of the current model answer (since the last tool call)
+	next  bool   // a tool call ended the step: the next text opens a new paragraph
+}
+
+// take returns the text to show for a run event: text.delta's text, a paragraph break first
+// when it opens the answer after a tool call.
+func (l *liveText) take(ev messages.RunEvent) string {
+	switch ev.Kind {
+	case messages.RunToolStart:
+		l.next, l.step = true, ""
+	case messages.RunTextDelta:
+		text := ev.Text
+		if l.next && l.shown != "" {
+			text = paragraph(l.shown) + strings.TrimLeft(text, "\n")
+		}
+		l.next = false
+		l.shown += text
+		l.step += ev.Text
+		return text
+	}
+	return ""
+}
+
+// rest returns what to show of a reply: nothing when the live text ended with it, the part
+// the current step's text did not show yet, or, when the reply differs from what was shown
+// (its directives removed, a failure explained), the whole reply as a new paragraph.
+func (l *liveText) rest(reply string) string {
+	var text string
+	step := strings.TrimLeft(l.step, " \t\n")
+	switch {
+	case l.shown == "":
+		text = reply
+	case strings.HasSuffix(strings.TrimRight(l.shown, " \t\n"), strings.TrimSpace(reply)):
+		return ""
+	case step != "" && strings.HasPrefix(reply, step):
+		text = reply[len(step):]
+	default:
+		text = paragraph(l.shown) + reply
+	}
+	l.shown += text
+	l.step = ""
+	return text
+}
+
+// paragraph is what opens a new paragraph after shown.
+func paragraph(shown string) string {
+	switch {
+	case strings.HasSuffix(shown, "\n\n"):
+		return ""
+	case strings.HasSuffix(shown, "\n"):
+		return "\n"
+	}
+	return "\n\n"
 }
