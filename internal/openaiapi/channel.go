@@ -95,9 +95,15 @@ func (c *Channel) exchange(chat string) *exchange {
 // errNotRunning: the gateway has not started the channel (or is stopping).
 var errNotRunning = errors.New("the API channel is not running")
 
+// startWait bounds how long a request waits for the channel to run (the gateway starting,
+// or its Connector restarting) before it is refused.
+const startWait = 10 * time.Second
+
 // open starts an exchange on chat, waiting while another one holds it, and returns it with
 // the deliver to hand the message to.
 func (c *Channel) open(ctx context.Context, chat, msgID string) (*exchange, channels.Deliver, error) {
+	notRunning := time.NewTimer(startWait)
+	defer notRunning.Stop()
 	for {
 		c.mu.Lock()
 		deliver, running := c.deliver, c.running
@@ -109,12 +115,14 @@ func (c *Channel) open(ctx context.Context, chat, msgID string) (*exchange, chan
 			return ex, deliver, nil
 		}
 		c.mu.Unlock()
-		wait := running
+		wait, limit := running, notRunning.C
 		if deliver != nil {
-			wait = held.done
+			wait, limit = held.done, nil
 		}
 		select {
 		case <-wait:
+		case <-limit:
+			return nil, nil, errNotRunning
 		case <-ctx.Done():
 			if deliver == nil {
 				return nil, nil, errNotRunning
