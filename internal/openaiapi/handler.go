@@ -9,7 +9,9 @@
 // listener mounts it behind the gateway token, and whoever holds the token is the owner.
 //
 // Concurrency: Handler is safe for concurrent use; each request runs on its server
-// goroutine and waits for its answer there. Channel's state is guarded by its mutex.
+// goroutine and waits for its answer there. Channel's state is guarded by its mutex. The
+// package starts no goroutine; a request that gave up leaves a timer (orphanTTL) that frees
+// its session should its run never end, stopped when the run ends.
 package openaiapi
 
 import (
