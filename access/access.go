@@ -11,6 +11,10 @@ import (
 	"github.com/reefgw/reef/messages"
 )
 
+// APIChannel is the channel of the OpenAI-compatible API (internal/openaiapi). Its callers
+// hold the gateway token, so, like the terminal, everyone on it is the owner.
+const APIChannel = "openai"
+
 // Rules say who may reach the agents through one channel. A channel without rules (nil:
 // the terminal) admits everyone, and makes no one the owner but the terminal.
 type Rules struct {
@@ -59,11 +63,11 @@ func (r *Rules) Admission(in *messages.Inbound, approved func() (bool, error)) (
 	return Ignore, nil
 }
 
-// IsOwner reports whether in comes from the owner: the terminal, or a direct message from a
-// sender the channel's AllowFrom names explicitly ("*" makes no one the owner). A system
-// event runs with the owner's rights when it was scheduled from an owner's session.
+// IsOwner reports whether in comes from the owner: the terminal, the API (APIChannel), or a
+// direct message from a sender the channel's AllowFrom names explicitly ("*" makes no one the
+// owner). A system event runs with the owner's rights when it was scheduled from an owner's session.
 func (r *Rules) IsOwner(in *messages.Inbound) bool {
-	if in.System || in.Channel == "terminal" {
+	if in.System || in.Channel == "terminal" || in.Channel == APIChannel {
 		return true
 	}
 	if r == nil || in.ChatType != messages.ChatDirect {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -31,9 +32,9 @@ type bucket struct {
 }
 
 // newRateLimiter returns the limiter for channel, or nil (no limit) when the limit is off or
-// the channel is the terminal (its user is the operator at the keyboard).
+// the channel is the terminal or the API (their users are the owner).
 func newRateLimiter(channel string, l RateLimit) *rateLimiter {
-	if l.Messages <= 0 || channel == "terminal" {
+	if l.Messages <= 0 || channel == "terminal" || channel == access.APIChannel {
 		return nil
 	}
 	if l.Per <= 0 {

@@ -169,8 +169,14 @@ func (d *Deps) agent(id string) *Agent {
 	return nil
 }
 
-// agentFor is the agent that answers in's chat: the one its binding names, else the default.
+// agentFor is the agent that answers in's chat: the one the channel asked for (in.Agent),
+// else the one its binding names, else the default.
 func (d *Deps) agentFor(in *messages.Inbound) *Agent {
+	if in.Agent != "" {
+		if a := d.agent(in.Agent); a != nil {
+			return a
+		}
+	}
 	if id := d.Routes.Agent(in); id != "" {
 		if a := d.agent(id); a != nil {
 			return a

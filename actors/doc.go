@@ -141,6 +141,13 @@
 // reply, subagent.start, approval.wait, run.end); subagent_router.go:Router.onSubagentEnded adds
 // subagent.end. The bus (package events) never blocks; cmd/reef owns it and closes it at stop.
 //
+// The OpenAI-compatible API (internal/openaiapi) is a channel like the others ("openai"): an
+// HTTP request delivers its message through its Connector and waits for what the Connector
+// hands the channel for its chat, the reply (Send) and the run's end (Progress with TurnFinal,
+// which carries the run's usage, session_turn.go:Session.onTurnRecorded). The request names
+// its agent (messages.Inbound.Agent, honoured by Deps.agentFor in Connector.ready); its caller
+// holds the gateway token, so it is the owner (access.APIChannel) and not rate limited.
+//
 // # Rules
 //
 // Receive never blocks on the network, the disk or a child process, with two exceptions

@@ -77,6 +77,7 @@ type (
 		snap   *snapshotWrite  // the run's compaction, stored with them (session_compact.go)
 		failed string          // why the run failed (redacted); "" when it did not
 		ending *subagentEnding // a sub-agent's task run: its completion, recorded with it
+		usage  messages.Usage  // the run's tokens, told to the Connector with the run's end
 	}
 	turnLost struct{ seq uint64 }
 )

@@ -104,7 +104,8 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			return ending.put(tx)
 		},
 		Done: func(err error) {
-			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed, ending: ending})
+			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed, ending: ending,
+				usage: msg.usage})
 		},
 	}
 	// kept until it commits: written again if closing the run fails too (session_record.go)
@@ -137,7 +138,8 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 		s.toConnector(ctx, out)
 	}
 	failed := msg.failed
-	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal, IsError: failed != "", Text: failed})
+	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal, IsError: failed != "", Text: failed,
+		Usage: msg.usage})
 	s.answering = nil
 	s.runDeferred(ctx)
 	s.maybeStartTurn(ctx)

@@ -26,6 +26,9 @@ type Inbound struct {
 	Mentioned  bool      `json:"mentioned,omitempty"`   // the bot was mentioned or replied to
 	Time       time.Time `json:"time,omitzero"`         // platform timestamp
 	Attachment []string  `json:"attachments,omitempty"` // workspace-relative paths of downloaded files
+	// Agent, set by a channel whose caller picks the agent (the OpenAI-compatible API's model),
+	// names the agent that answers; it overrides the bindings. Platforms never set it.
+	Agent string `json:"agent,omitempty"`
 
 	// System marks an event reef itself raised (a cron job, a heartbeat), not a person's
 	// message: access rules do not apply, and the model sees the text as a system event.
@@ -103,6 +106,8 @@ type TurnEvent struct {
 	Label      string // short human text: "read list_files.py", "exec: ls -la"
 	Text       string // for TextDelta: the new text; for a failed TurnFinal, why it failed
 	IsError    bool   // a tool failed (ToolFinished), or the run failed (TurnFinal)
+	// Usage is the tokens of the run a TurnFinal ends (zero for a command or a refusal).
+	Usage Usage
 }
 
 // CancelRun asks a session to stop its current run.

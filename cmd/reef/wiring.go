@@ -14,6 +14,7 @@ import (
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/events"
+	"github.com/reefgw/reef/internal/metrics"
 	"github.com/reefgw/reef/memory"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
@@ -67,7 +68,7 @@ func emptyHelp(err error) string {
 // circuit breaker (from outages; nil for none) and failover; tools and their policy; workspaces
 // initialised on first use. mem holds the memory indexes (nil: none). extra are tools beyond
 // the built-in ones: the MCP servers'.
-func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, extra ...tools.Tool) ([]*actors.Agent, error) {
+func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, met *metrics.Metrics, extra ...tools.Tool) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	clients := map[string]providers.Provider{} // behind the endpoint's adaptive limit
 	raw := map[string]providers.Provider{}     // the bare clients: the breakers probe them
@@ -77,8 +78,12 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 			return nil, err
 		}
 		// One adaptive limit per endpoint, shared by every model and agent that uses it;
-		// llm.maxConcurrent, when set, is its ceiling.
-		clients[name] = providers.Adaptive(p, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
+		// llm.maxConcurrent, when set, is its ceiling. Each call to the endpoint is metered.
+		metered := p
+		if met != nil {
+			metered = met.Provider(name, p)
+		}
+		clients[name] = providers.Adaptive(metered, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
 		raw[name] = p
 	}
 	registry, err := tools.NewRegistry(append(newTools(cfg, mem), extra...)...)
@@ -207,6 +212,7 @@ type running struct {
 	memory  *memory.Manager
 	outages *providers.Breakers // the model endpoints' circuit breakers
 	events  *events.Bus         // the runs' events, for reef events
+	metrics *metrics.Metrics    // what /metrics serves (webapi.go)
 	stop    func()              // stops the actors, then closes the database
 }
 
@@ -238,7 +244,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		store.Close()
 		return nil, err
 	}
-	agents, err := buildAgents(cfg, mem, outages, mcpTools...)
+	met := metrics.New()
+	agents, err := buildAgents(cfg, mem, outages, met, mcpTools...)
 	if err != nil {
 		stopMCP()
 		store.Close()
@@ -255,7 +262,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	}
 	bus := events.NewBus()
 	rt, err := actors.Start(&actors.Deps{
-		Log: log, Store: store, Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
+		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
@@ -266,6 +273,14 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		store.Close()
 		return nil, err
 	}
+	go met.Follow(bus.Subscribe("", metrics.FollowBuffer)) // ends when stop closes the bus
+	primed := make(chan struct{})
+	go func() { // counts what the store held before; stop waits for it before closing the store
+		defer close(primed)
+		if err := met.Prime(storedRows(store)); err != nil {
+			log.Warn().Err(err).Msg("metrics: counting the stored inbox and outbox")
+		}
+	}()
 	stop := func() {
 		outages.Close()
 		bus.Close() // ends the followers' streams
@@ -273,11 +288,12 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("shutdown")
 		}
 		stopMCP() // after the actors: no tool call is running any more
+		<-primed
 		if err := store.Close(); err != nil {
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, stop: stop}, nil
+	return &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, metrics: met, stop: stop}, nil
 }
 
 // settle waits until every message the session accepted was answered and every reply marked

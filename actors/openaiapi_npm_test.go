@@ -1,0 +1,107 @@
+package actors_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The official openai npm client, pinned; .ci/run installs the same version into
+// testdata/npm. (7.x needs node 22; Debian's node is 20.)
+const (
+	openaiNpmVersion = "6.49.0"
+	openaiNpmDir     = "testdata/npm"
+)
+
+// openaiClient returns node and the npm directory holding the openai client, installing it
+// when missing. Without node the test is skipped, unless REEF_REQUIRE_NODE is set (CI sets
+// it: there the test must run).
+func openaiClient(t *testing.T) (node, dir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("REEF_REQUIRE_NODE") != "" {
+			t.Fatal("node is not installed, and REEF_REQUIRE_NODE says this test must run")
+		}
+		t.Skip("skipped: node is not installed (the test runs the openai npm client)")
+	}
+	var pkg struct{ Version string }
+	raw, err := os.ReadFile(filepath.Join(openaiNpmDir, "node_modules", "openai", "package.json"))
+	if err != nil || json.Unmarshal(raw, &pkg) != nil || pkg.Version != openaiNpmVersion {
+		t.Logf("installing openai@%s into %s", openaiNpmVersion, openaiNpmDir)
+		cmd := exec.Command("npm", "install", "--prefix", openaiNpmDir, "--no-save", "--no-audit", "--no-fund",
+			"--loglevel=error", "openai@"+openaiNpmVersion)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm install openai: %v\n%s", err, out)
+		}
+	}
+	return node, openaiNpmDir
+}
+
+// A third-party client, the official openai npm package, against the API on the real
+// runtime: models, a non-streamed and a streamed completion with usage, the session
+// continuing across the two requests of one user, an unknown model's error.
+func TestOpenAIAPIWithNpmClient(t *testing.T) {
+	node, dir := openaiClient(t)
+	r := newAPIRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "testdata/openai_client.mjs", r.srv.URL+"/v1", dir)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("openai client: %v\n%s\n%s", err, out, stderr)
+	}
+	type usage struct {
+		Prompt     int `json:"prompt_tokens"`
+		Completion int `json:"completion_tokens"`
+		Total      int `json:"total_tokens"`
+	}
+	type answer struct {
+		Content string
+		Finish  string
+		Usage   *usage
+	}
+	var got struct {
+		Models []string
+		First  answer
+		Stream struct {
+			answer
+			Chunks int
+		}
+		UnknownModel struct {
+			Status int
+			Code   string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %s: %v", out, err)
+	}
+	want := answer{Content: "echo hello (message 1)", Finish: "stop", Usage: &usage{11, 5, 16}}
+	if d := cmp.Diff(want, got.First); d != "" {
+		t.Errorf("non-streamed (-want +got):\n%s", d)
+	}
+	want = answer{Content: "echo again (message 2)", Finish: "stop", Usage: &usage{11, 5, 16}}
+	if d := cmp.Diff(want, got.Stream.answer); d != "" {
+		t.Errorf("streamed, same user (-want +got):\n%s", d)
+	}
+	if got.Stream.Chunks < 3 {
+		t.Errorf("stream of %d chunks, want role, content, finish and usage", got.Stream.Chunks)
+	}
+	if d := cmp.Diff([]string{"reef/main", "reef/work"}, got.Models); d != "" {
+		t.Errorf("models (-want +got):\n%s", d)
+	}
+	if got.UnknownModel.Status != 404 || got.UnknownModel.Code != "model_not_found" {
+		t.Errorf("unknown model: %+v", got.UnknownModel)
+	}
+}

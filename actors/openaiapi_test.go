@@ -1,0 +1,239 @@
+package actors_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/events"
+	"github.com/reefgw/reef/internal/openaiapi"
+	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	fakellm "github.com/reefgw/reef/providers/fake"
+)
+
+// apiRig is the actor tree with the API's channel, and an httptest server mounting the
+// API's handler, as the gateway's listener does.
+type apiRig struct {
+	*harness
+	srv    *httptest.Server
+	script *fakellm.Script
+}
+
+// newAPIRig answers every model call with the last user message, the number of user
+// messages the model saw (so a session's continuation shows) and fixed usage.
+func newAPIRig(t *testing.T) *apiRig {
+	t.Helper()
+	script := fakellm.NewScript()
+	script.Respond = func(r fakellm.Request) fakellm.Reply {
+		var users []string
+		for _, m := range r.Messages {
+			if m.Role == messages.RoleUser {
+				users = append(users, m.Content)
+			}
+		}
+		last := ""
+		if len(users) > 0 {
+			last = users[len(users)-1]
+			if i := strings.LastIndex(last, "\n"); i >= 0 { // past the inbound metadata
+				last = last[i+1:]
+			}
+		}
+		text := fmt.Sprintf("echo %s (message %d)", last, len(users))
+		if last == "lines" { // several lines: streamed a line at a time
+			text = "one\ntwo\nthree"
+		}
+		return fakellm.Reply{Text: text,
+			Usage: messages.Usage{InputTokens: 11, OutputTokens: 5}}
+	}
+	ch := openaiapi.NewChannel(testutil.Logger(t))
+	bus := events.NewBus()
+	t.Cleanup(bus.Close)
+	h := newHarness(t, harnessOpts{script: script, depsHook: func(d *actors.Deps) {
+		d.Events = bus
+		d.Channels[openaiapi.Name] = ch
+		a := d.Agents[0]
+		d.Agents = append(d.Agents, &actors.Agent{ID: "work", Name: "Work", Workspace: t.TempDir(), Model: a.Model,
+			Provider: a.Provider, Tools: a.Tools, Policy: a.Policy, ContextWindow: a.ContextWindow})
+	}})
+	api := openaiapi.New(openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
+		Events: bus, Log: testutil.Logger(t)})
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", api)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &apiRig{harness: h, srv: srv, script: script}
+}
+
+func (r *apiRig) post(t *testing.T, body string, header ...string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, r.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func (r *apiRig) sessions(t *testing.T) []string {
+	t.Helper()
+	var keys []string
+	err := r.store.View(func(rd persistence.Reader) error {
+		infos, err := rd.Sessions()
+		for _, i := range infos {
+			keys = append(keys, i.Key)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+type apiCompletion struct {
+	Choices []struct {
+		Message struct{ Role, Content string }
+	}
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+}
+
+// The API runs the agent through the runtime: the answer, its usage, the session continued
+// by user, kept apart per user and per agent, the transcript stored, owner's tools offered.
+func TestOpenAIAPIRunsAgent(t *testing.T) {
+	r := newAPIRig(t)
+	ask := func(model, user, text string) apiCompletion {
+		t.Helper()
+		status, hdr, body := r.post(t, fmt.Sprintf(`{"model":%q,"user":%q,"messages":[{"role":"user","content":%q}]}`, model, user, text))
+		if status != 200 {
+			t.Fatalf("%s %s %q: %d %s", model, user, text, status, body)
+		}
+		if want := "agent:" + strings.TrimPrefix(model, "reef/") + ":openai:direct:" + user; hdr.Get(openaiapi.SessionKeyHeader) != want {
+			t.Errorf("session key %q, want %q", hdr.Get(openaiapi.SessionKeyHeader), want)
+		}
+		var c apiCompletion
+		if err := json.Unmarshal([]byte(body), &c); err != nil || len(c.Choices) != 1 {
+			t.Fatalf("completion %s: %v", body, err)
+		}
+		return c
+	}
+	c := ask("reef/main", "ann", "hello")
+	if got := c.Choices[0].Message.Content; got != "echo hello (message 1)" {
+		t.Fatalf("first answer %q", got)
+	}
+	if c.Usage.PromptTokens != 11 || c.Usage.CompletionTokens != 5 || c.Usage.TotalTokens != 16 {
+		t.Errorf("usage %+v, want 11 + 5 = 16", c.Usage)
+	}
+	if got := ask("reef/main", "ann", "again").Choices[0].Message.Content; got != "echo again (message 2)" {
+		t.Errorf("same user, second answer %q: the session did not continue", got)
+	}
+	if got := ask("reef/main", "bob", "hi").Choices[0].Message.Content; got != "echo hi (message 1)" {
+		t.Errorf("another user %q: sessions are not kept apart", got)
+	}
+	if got := ask("reef/work", "ann", "hi").Choices[0].Message.Content; got != "echo hi (message 1)" {
+		t.Errorf("another agent %q", got)
+	}
+	key := "agent:main:openai:direct:ann"
+	var entries []persistence.Entry
+	if err := r.store.View(func(rd persistence.Reader) (err error) { entries, err = rd.Messages(key, 0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 4 || entries[3].Content != "echo again (message 2)" {
+		t.Errorf("transcript of %s: %d entries %+v", key, len(entries), entries)
+	}
+	reqs := r.script.Requests()
+	if !slices.Contains(reqs[0].Tools, "exec") {
+		t.Errorf("the API's caller holds the gateway token, so is the owner: tools offered %v", reqs[0].Tools)
+	}
+	// A streamed request continues the same session.
+	status, _, body := r.post(t, `{"model":"reef/main","user":"ann","stream":true,"messages":[{"role":"user","content":"more"}]}`)
+	if status != 200 || !strings.Contains(body, `"content":"echo more (message 3)"`) || !strings.Contains(body, `"total_tokens":16`) ||
+		!strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Errorf("stream: %d %s", status, body)
+	}
+}
+
+// Bad requests are refused before anything reaches the runtime: no session, no model call.
+func TestOpenAIAPIBadInputStoresNothing(t *testing.T) {
+	r := newAPIRig(t)
+	ok := `[{"role":"user","content":"hi"}]`
+	bad := []struct {
+		body   string
+		header []string
+		status int
+	}{
+		{`{"model":"reef/main","messages":`, nil, 400},
+		{`{"model":"reef/main","messages":[{"role":"user","content":"` + strings.Repeat("x", 20<<20) + `"}]}`, nil, 413},
+		{`{"model":"reef/nope","messages":` + ok + `}`, nil, 404},
+		{`{"model":"reef/main"}`, nil, 400},
+		{`{"model":"reef/main","messages":` + ok + `}`, []string{openaiapi.SessionHeader, "agent:main:fake:direct:42"}, 403},
+		{`{"model":"reef/main","messages":` + ok + `}`, []string{openaiapi.SessionHeader, "agent:work:openai:direct:ann"}, 403},
+	}
+	for _, b := range bad {
+		status, _, body := r.post(t, b.body, b.header...)
+		if status != b.status || !strings.Contains(body, `"error"`) {
+			t.Errorf("%.60s: %d %s, want %d", b.body, status, body, b.status)
+		}
+	}
+	if keys := r.sessions(t); len(keys) != 0 {
+		t.Errorf("bad requests stored sessions %v", keys)
+	}
+	if n := len(r.script.Requests()); n != 0 {
+		t.Errorf("bad requests made %d model calls", n)
+	}
+}
+
+// A streamed answer shows the agent's text as the model writes it, a line at a time, and
+// the chunks add up to the answer.
+func TestOpenAIAPIStreamsLive(t *testing.T) {
+	r := newAPIRig(t)
+	status, _, body := r.post(t, `{"model":"reef/main","user":"live","stream":true,"messages":[{"role":"user","content":"lines"}]}`)
+	if status != 200 {
+		t.Fatalf("stream: %d %s", status, body)
+	}
+	var parts []string
+	for _, line := range strings.Split(body, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct{ Content *string }
+			}
+		}
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil && *ch.Delta.Content != "" {
+				parts = append(parts, *ch.Delta.Content)
+			}
+		}
+	}
+	if got := strings.Join(parts, ""); got != "one\ntwo\nthree" || len(parts) < 3 {
+		t.Errorf("streamed %q in %d chunks %q, want the answer a line at a time", got, len(parts), parts)
+	}
+}

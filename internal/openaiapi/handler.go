@@ -1,0 +1,313 @@
+// Package openaiapi is reef's OpenAI-compatible API: GET /v1/models lists the agents as
+// models (reef/<agentId>), POST /v1/chat/completions runs one with the request's last user
+// message and answers in OpenAI's format, streamed (SSE) or not, with the run's usage.
+//
+// A request is a message on the channel "openai" (Channel): it goes the way every channel's
+// message goes (the Connector stores it in its session's inbox before the run, the Session
+// queues and runs it, the transcript keeps it), in the session named by the X-Reef-Session
+// header or the request's user field. The handler does not authenticate: the gateway's
+// listener mounts it behind the gateway token, and whoever holds the token is the owner.
+//
+// Concurrency: Handler is safe for concurrent use; each request runs on its server
+// goroutine and waits for its answer there. Channel's state is guarded by its mutex. The
+// package starts no goroutine; a request that gave up leaves a timer (orphanTTL) that frees
+// its session should its run never end, stopped when the run ends.
+package openaiapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/reefgw/reef/events"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/sessionkey"
+)
+
+// SessionHeader names the session a request continues; it wins over the body's user field.
+const SessionHeader = "X-Reef-Session"
+
+// SessionKeyHeader, on a response, is the key of the session that answered (reef sessions show <key>).
+const SessionKeyHeader = "X-Reef-Session-Key"
+
+// DefaultSession is the session of requests that name none.
+const DefaultSession = "api"
+
+// Agent is an agent the API offers, as the model reef/<ID>.
+type Agent struct {
+	ID   string
+	Name string
+}
+
+// Config configures the handler.
+type Config struct {
+	Channel *Channel // the channel the gateway runs as "openai"
+	Agents  []Agent
+	// DMScope is the gateway's session.dmScope: the API's sessions are keyed like direct
+	// messages (sessionkey.For), agent:<id>:openai:direct:<name> by default.
+	DMScope    string
+	MaxBody    int64         // bytes of a request body; default 4 MiB
+	MaxMessage int           // bytes of the message the agent gets; default 32 KiB (session.maxInbound)
+	Timeout    time.Duration // how long a request waits for its answer; default 15 min
+	// Events, when set, is the gateway's run-event bus: a streamed answer then shows the
+	// agent's text as the model writes it (text.delta, a line at a time), not only the reply
+	// when the run ends.
+	Events *events.Bus
+	Log    zerolog.Logger
+	Now    func() time.Time // default time.Now
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxBody    = 4 << 20
+	DefaultMaxMessage = 32 << 10
+	DefaultTimeout    = 15 * time.Minute
+)
+
+// Handler serves the API.
+type Handler struct {
+	cfg     Config
+	mux     *http.ServeMux
+	started int64 // unix seconds, the models' "created"
+}
+
+// New returns the API's handler, serving /v1/models and /v1/chat/completions.
+func New(cfg Config) *Handler {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = DefaultMaxMessage
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), started: cfg.Now().Unix()}
+	h.mux.HandleFunc("GET /v1/models", h.models)
+	h.mux.HandleFunc("GET /v1/models/{id...}", h.model)
+	h.mux.HandleFunc("POST /v1/chat/completions", h.chat)
+	h.mux.HandleFunc("/v1/models", methodNotAllowed("GET"))
+	h.mux.HandleFunc("/v1/chat/completions", methodNotAllowed("POST"))
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, newError(http.StatusNotFound, "invalid_request_error", "unknown_url",
+			"reef serves GET /v1/models and POST /v1/chat/completions"))
+	})
+	return h
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, newError(http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
+			r.Method+" is not allowed here; use "+allow))
+	}
+}
+
+func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
+	list := make([]model, 0, len(h.cfg.Agents))
+	for _, a := range h.cfg.Agents {
+		list = append(list, h.modelOf(a))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": list})
+}
+
+func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
+	a, err := h.agent(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.modelOf(a))
+}
+
+func (h *Handler) modelOf(a Agent) model {
+	return model{ID: "reef/" + a.ID, Object: "model", Created: h.started, OwnedBy: "reef", Name: a.Name}
+}
+
+// agent is the agent a model names: reef/<id>.
+func (h *Handler) agent(name string) (Agent, *apiError) {
+	if name == "" {
+		return Agent{}, badRequest("missing_model", "model is required: one of "+h.modelNames())
+	}
+	id, ok := strings.CutPrefix(name, "reef/")
+	for _, a := range h.cfg.Agents {
+		if ok && a.ID == id {
+			return a, nil
+		}
+	}
+	return Agent{}, newError(http.StatusNotFound, "invalid_request_error", "model_not_found",
+		fmt.Sprintf("the model %q does not exist; reef offers %s", name, h.modelNames()))
+}
+
+func (h *Handler) modelNames() string {
+	names := make([]string, len(h.cfg.Agents))
+	for i, a := range h.cfg.Agents {
+		names[i] = "reef/" + a.ID
+	}
+	return strings.Join(names, ", ")
+}
+
+// ask is one checked request: what to deliver, and how to answer.
+type ask struct {
+	agent   Agent
+	session string // the session's name
+	chat    string // the channel's chat id: agent and session
+	key     string // the session's key
+	text    string
+	stream  bool
+	model   string
+}
+
+// parse checks a request; nothing is stored for one it refuses.
+func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError) {
+	var req chatRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
+				fmt.Sprintf("the request body is over %d bytes", h.cfg.MaxBody))
+		}
+		return nil, badRequest("invalid_json", "the request body is not valid JSON: "+err.Error())
+	}
+	a, aerr := h.agent(req.Model)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if len(req.Messages) == 0 {
+		return nil, badRequest("missing_messages", "messages is required: at least one message with role user")
+	}
+	text, found := "", false
+	for i := len(req.Messages) - 1; i >= 0 && !found; i-- {
+		if m := req.Messages[i]; m.Role == "user" {
+			t, err := m.text()
+			if err != nil {
+				return nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
+			}
+			text, found = t, true
+		}
+	}
+	switch {
+	case !found:
+		return nil, badRequest("missing_user_message", "messages has no message with role user")
+	case strings.TrimSpace(text) == "":
+		return nil, badRequest("empty_message", "the last user message is empty")
+	case len(text) > h.cfg.MaxMessage:
+		return nil, newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "message_too_long",
+			fmt.Sprintf("the last user message is %d bytes; the limit is %d", len(text), h.cfg.MaxMessage))
+	}
+	name, serr := h.session(a, r.Header.Get(SessionHeader), req.User)
+	if serr != nil {
+		return nil, serr
+	}
+	q := &ask{agent: a, session: name, chat: a.ID + "/" + name, text: text, stream: req.Stream, model: req.Model}
+	q.key = sessionkey.For(a.ID, h.cfg.DMScope, q.inbound(""))
+	return q, nil
+}
+
+// sessionName is what a session name may be: an id, a user name or an e-mail address.
+var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$`)
+
+// session is the name of the session a request continues: the header's, else the user
+// field's, else DefaultSession. The header may also give the full key of one of the API's
+// sessions of this agent; a key of any other session (another channel's conversation, a
+// sub-agent, another agent's) is refused: the API may use only its own.
+func (h *Handler) session(a Agent, header, user string) (string, *apiError) {
+	name, from := header, SessionHeader
+	if name == "" {
+		name, from = user, "user"
+	}
+	if name == "" {
+		return DefaultSession, nil
+	}
+	if strings.HasPrefix(name, "agent:") {
+		i := strings.LastIndexByte(name, ':')
+		short := name[i+1:]
+		if from != SessionHeader || !sessionName.MatchString(short) ||
+			sessionkey.For(a.ID, h.cfg.DMScope, (&ask{session: short}).inbound("")) != name {
+			return "", newError(http.StatusForbidden, "permission_error", "session_not_allowed",
+				fmt.Sprintf("%s names a session the API may not use: only the API's own sessions of reef/%s are open to it (a name, or a key like %s)",
+					from, a.ID, sessionkey.For(a.ID, h.cfg.DMScope, (&ask{session: "<name>"}).inbound(""))))
+		}
+		return short, nil
+	}
+	if !sessionName.MatchString(name) {
+		return "", badRequest("invalid_session", from+" must be 1 to 128 letters, digits and . _ @ + - (starting with a letter or digit)")
+	}
+	return name, nil
+}
+
+// inbound is the message of the ask.
+func (q *ask) inbound(msgID string) *messages.Inbound {
+	return &messages.Inbound{Channel: Name, ChatID: q.chat, ChatType: messages.ChatDirect, SenderID: q.session,
+		SenderName: q.session, MessageID: msgID, Text: q.text, Agent: q.agent.ID}
+}
+
+func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
+	q, aerr := h.parse(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if h.cfg.Channel == nil {
+		writeError(w, newError(http.StatusServiceUnavailable, "server_error", "unavailable", errNotRunning.Error()))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
+	defer cancel()
+	msgID := "api-" + rand.Text()
+	ex, deliver, err := h.cfg.Channel.open(ctx, q.chat, msgID)
+	if err != nil {
+		writeError(w, h.notTaken(r, err, "another request of this session is still being answered; try again when it is done"))
+		return
+	}
+	in := q.inbound(msgID)
+	in.Time = h.cfg.Now()
+	var live *events.Subscription // the run's text as it is written (streamed answers)
+	if q.stream && h.cfg.Events != nil {
+		live = h.cfg.Events.Subscribe(q.key, liveBuffer)
+		defer live.Close()
+	}
+	if err := deliver(ctx, *in); err != nil {
+		h.cfg.Channel.abandon(q.chat, ex, false)
+		h.cfg.Log.Warn().Err(err).Str("session", q.key).Msg("openai api: message not accepted")
+		writeError(w, h.notTaken(r, err, "reef could not take the message"))
+		return
+	}
+	w.Header().Set(SessionKeyHeader, q.key)
+	rs := &reply{id: "chatcmpl-" + msgID[len("api-"):], model: q.model, created: h.cfg.Now().Unix()}
+	if q.stream {
+		err = h.stream(ctx, w, ex, rs, live)
+	} else {
+		err = h.await(ctx, w, ex, rs)
+	}
+	if err != nil {
+		h.cfg.Channel.abandon(q.chat, ex, true)
+	}
+}
+
+// notTaken is the error of a request whose message reef did not take: nothing was stored.
+func (h *Handler) notTaken(r *http.Request, err error, what string) *apiError {
+	switch {
+	case errors.Is(err, errNotRunning):
+		return newError(http.StatusServiceUnavailable, "server_error", "unavailable", err.Error())
+	case r.Context().Err() != nil:
+		return newError(499, "invalid_request_error", "client_closed", "the client went away")
+	case errors.Is(err, context.DeadlineExceeded):
+		return newError(http.StatusTooManyRequests, "rate_limit_error", "session_busy", what)
+	}
+	return newError(http.StatusServiceUnavailable, "server_error", "unavailable", what+"; try again")
+}
