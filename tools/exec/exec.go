@@ -105,6 +105,25 @@ func New(cfg Config) tools.Tool {
 	return e
 }
 
+// plainArgs are the arguments of exec without background processes.
+type plainArgs struct {
+	Command string  `json:"command"`
+	Workdir string  `json:"workdir"`
+	Timeout float64 `json:"timeout"`
+}
+
+// decode reads the call's arguments; background and yieldMs only where exec offers them.
+func (e *Exec) decode(raw []byte) (execArgs, error) {
+	if e.cfg.Processes != nil {
+		var a execArgs
+		err := tools.DecodeArgs(raw, &a)
+		return a, err
+	}
+	var p plainArgs
+	err := tools.DecodeArgs(raw, &p)
+	return execArgs{Command: p.Command, Workdir: p.Workdir, Timeout: p.Timeout}, err
+}
+
 type execArgs struct {
 	Command    string  `json:"command"`
 	Workdir    string  `json:"workdir"`
@@ -142,8 +161,8 @@ func schemaJSON(cfg Config) []byte {
 
 // Run runs the command and waits for it, its timeout or ctx.
 func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
-	var a execArgs
-	if err := tools.DecodeArgs(call.Args, &a); err != nil {
+	a, err := e.decode(call.Args)
+	if err != nil {
 		return tools.Result{}, err
 	}
 	if strings.TrimSpace(a.Command) == "" {

@@ -87,7 +87,7 @@ func (m *Processes) SetNotify(fn func(Exited)) {
 // launched is a command the exec tool started for a proc.
 type launched struct {
 	pid   int
-	stdin *os.File // the write end of its standard input
+	stdin *os.File                            // the write end of its standard input
 	wait  func() (status string, failed bool) // after the command and its tree ended
 }
 
