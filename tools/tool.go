@@ -34,6 +34,9 @@ type Env struct {
 	// Channel and SenderID name who the run answers ("telegram", "42"). Who may use which
 	// tool is decided before a call reaches the tool (GuestPolicy), not by the tool.
 	Channel, SenderID string
+	// Tools are the tools the calling run may use; what a call leaves behind (a background
+	// process) raises events whose runs get no more than these.
+	Tools []string
 	// Runtime lets tools act on reef itself; nil where no runtime is available.
 	Runtime Runtime
 }

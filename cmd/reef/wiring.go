@@ -20,6 +20,7 @@ import (
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/routing"
 	"github.com/reefgw/reef/tools"
+	"github.com/reefgw/reef/tools/exec"
 )
 
 // loadConfig loads the configuration from path, or from $REEF_HOME/reef.yaml when path is "".
@@ -65,9 +66,9 @@ func emptyHelp(err error) string {
 // buildAgents turns the configured agents into runnable ones: providers wrapped with their
 // endpoint's adaptive limit, prompt-based tool calls where configured, retries, the endpoint's
 // circuit breaker (from outages; nil for none) and failover; tools and their policy; workspaces
-// initialised on first use. mem holds the memory indexes (nil: none). extra are tools beyond
-// the built-in ones: the MCP servers'.
-func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, extra ...tools.Tool) ([]*actors.Agent, error) {
+// initialised on first use. mem holds the memory indexes (nil: none), procs exec's background
+// processes (nil: a fresh owner). extra are tools beyond the built-in ones: the MCP servers'.
+func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, procs *exec.Processes, extra ...tools.Tool) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	clients := map[string]providers.Provider{} // behind the endpoint's adaptive limit
 	raw := map[string]providers.Provider{}     // the bare clients: the breakers probe them
@@ -81,7 +82,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		clients[name] = providers.Adaptive(p, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
 		raw[name] = p
 	}
-	registry, err := tools.NewRegistry(append(newTools(cfg, mem), extra...)...)
+	registry, err := tools.NewRegistry(append(newTools(cfg, mem, procs), extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +239,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		store.Close()
 		return nil, err
 	}
-	agents, err := buildAgents(cfg, mem, outages, mcpTools...)
+	procs := exec.NewProcesses(exec.ProcessConfig{})
+	agents, err := buildAgents(cfg, mem, outages, procs, mcpTools...)
 	if err != nil {
 		stopMCP()
 		store.Close()
@@ -259,14 +261,19 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
-		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute,
+		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		stopMCP()
 		store.Close()
 		return nil, err
 	}
+	procs.SetNotify(processNotifier(rt, log))
 	stop := func() {
+		procs.SetNotify(nil) // processes killed at shutdown are not reported
+		if err := procs.Close(15 * time.Second); err != nil {
+			log.Error().Err(err).Msg("shutdown")
+		}
 		outages.Close()
 		bus.Close() // ends the followers' streams
 		if err := rt.Stop(15 * time.Second); err != nil {

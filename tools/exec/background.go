@@ -55,7 +55,7 @@ func (e *Exec) runBackground(ctx context.Context, call tools.Call, a execArgs, d
 	if a.Timeout > 0 {
 		timeout = min(time.Duration(a.Timeout*float64(time.Second)), e.cfg.MaxTimeout)
 	}
-	p, err := m.start(call.Env.SessionKey, a.Command, timeout, a.Background || a.YieldMs <= 0, func(pctx context.Context, out io.Writer) (launched, error) {
+	p, err := m.start(call.Env.SessionKey, a.Command, call.Env.Tools, timeout, a.Background || a.YieldMs <= 0, func(pctx context.Context, out io.Writer) (launched, error) {
 		return e.launch(pctx, call.Env.Workspace, dir, a.Command, out)
 	})
 	if err != nil {

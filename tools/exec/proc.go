@@ -14,6 +14,7 @@ import (
 // proc is one background process. Its fields up to mu are set before it is shared.
 type proc struct {
 	id, session, command string
+	tools                []string // the tools of the run that started it
 	started              time.Time
 	timeout              time.Duration
 	out                  *ring
@@ -110,7 +111,7 @@ func (p *proc) exited() Exited {
 	defer p.mu.Unlock()
 	data, _, _ := p.out.since(max(0, p.out.total()-2000))
 	return Exited{SessionKey: p.session, ID: p.id, Command: p.command, Status: p.status, Failed: p.failed,
-		Runtime: p.ended.Sub(p.started), Tail: validText(data)}
+		Runtime: p.ended.Sub(p.started), Tail: validText(data), Tools: p.tools}
 }
 
 // write sends data to the process's standard input; eof closes it afterwards.

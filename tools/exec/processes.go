@@ -53,6 +53,7 @@ type Exited struct {
 	Failed     bool
 	Runtime    time.Duration
 	Tail       string
+	Tools      []string // the tools of the run that started it (tools.Env.Tools)
 }
 
 // Processes owns every background process of the gateway: it starts them (for exec), keeps
@@ -105,7 +106,7 @@ var errProcessLimit = errors.New("exec: process limit")
 // start registers a process of session and launches it with launch under a context that ends
 // at timeout or when the process is killed. A background process's end is reported; a
 // process that is not becomes one when detached.
-func (m *Processes) start(session, command string, timeout time.Duration, background bool,
+func (m *Processes) start(session, command string, runTools []string, timeout time.Duration, background bool,
 	launch func(ctx context.Context, out io.Writer) (launched, error)) (*proc, error) {
 	m.mu.Lock()
 	if m.closed {
@@ -128,7 +129,7 @@ func (m *Processes) start(session, command string, timeout time.Duration, backgr
 	}
 	m.next++
 	p := &proc{id: "p" + strconv.Itoa(m.next), session: session, command: command, started: m.cfg.Now(),
-		out: newRing(m.cfg.OutputBytes), done: make(chan struct{}), timeout: timeout, background: background}
+		out: newRing(m.cfg.OutputBytes), done: make(chan struct{}), timeout: timeout, background: background, tools: slices.Clone(runTools)}
 	m.procs[p.id] = p
 	m.wg.Add(1)
 	m.mu.Unlock()
