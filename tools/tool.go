@@ -98,6 +98,16 @@ type Sync interface {
 	Synchronous()
 }
 
+// Live is implemented by tools whose spec may change, or that may stop being offered, while
+// reef runs (an MCP server's tools after its notifications/tools/list_changed). The registry
+// offers one to the model only while Offered reports true (a call made anyway gets the tool's
+// own error), and Generation grows with every change, so cached tool lists are rebuilt.
+type Live interface {
+	Tool
+	Offered() bool
+	Generation() uint64
+}
+
 // Idempotent is implemented by tools whose calls are safe to repeat: they change nothing
 // outside reef (read, ls). After a crash, reef runs an interrupted call of such a tool again;
 // a call of any other tool is not repeated, and the model is told it was interrupted.
