@@ -64,7 +64,7 @@ func (e *Exec) runBackground(ctx context.Context, call tools.Call, a execArgs, d
 	if a.Background || a.YieldMs <= 0 {
 		return tools.Result{Content: fmt.Sprintf("Started in the background: process %s (pid %d). It runs until it ends or for at most %s. "+
 			"Use process poll or log with id %q to read its output, write to send it input, kill to stop it; you will be told when it ends.",
-			p.id, p.pid, roundDur(timeout), p.id)}, nil
+			p.id, p.processID(), roundDur(timeout), p.id)}, nil
 	}
 	yield := min(time.Duration(a.YieldMs*float64(time.Millisecond)), maxYield)
 	t := time.NewTimer(yield)
@@ -83,7 +83,7 @@ func (e *Exec) runBackground(ctx context.Context, call tools.Call, a execArgs, d
 		data, dropped := p.sincePoll()
 		return tools.Result{Content: fmt.Sprintf("Still running after %s; it goes on in the background as process %s (pid %d), for at most %s. "+
 			"Use process poll or log with id %q for more output, kill to stop it; you will be told when it ends.\nOutput so far:\n%s",
-			roundDur(yield), p.id, p.pid, roundDur(timeout), p.id, dropNote(dropped)+outputText(data, e.cfg.MaxOutput))}, nil
+			roundDur(yield), p.id, p.processID(), roundDur(timeout), p.id, dropNote(dropped)+outputText(data, e.cfg.MaxOutput))}, nil
 	}
 	<-p.done
 	m.forget(p) // it ended within the yield: an ordinary call's answer, nothing to follow

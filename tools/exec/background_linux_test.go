@@ -19,10 +19,10 @@ func TestBackgroundDaemonsDie(t *testing.T) {
 			r := newBGRig(t, ProcessConfig{})
 			kv := []any{"command", setsid + ` sh -c '(sleep 300 & echo $! > daemon.pid) &' ; exec sleep 300`, "background", true}
 			if how == "timeout" {
-				kv = append(kv, "timeout", 3)
+				kv = append(kv, "timeout", 20) // long enough for a loaded machine to start the daemon
 			}
 			idOf(t, r.call(t, r.exec, "s1", kv...))
-			pid := readPid(t, filepath.Join(r.ws, "daemon.pid"))
+			pid := readPidWithin(t, filepath.Join(r.ws, "daemon.pid"), time.Minute)
 			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 			switch how {
 			case "stop":
@@ -40,8 +40,14 @@ func TestBackgroundDaemonsDie(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			if how == "timeout" {
-				waitFor(t, "the timeout report", func() bool { return len(r.reported()) == 1 })
-				if e := r.reported()[0]; !strings.Contains(e.Status, "timed out after 3s") {
+				deadline := time.Now().Add(time.Minute)
+				for len(r.reported()) == 0 && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				if len(r.reported()) != 1 {
+					t.Fatalf("reported %d times, want once", len(r.reported()))
+				}
+				if e := r.reported()[0]; !strings.Contains(e.Status, "timed out after 20s") {
 					t.Errorf("report: %+v", e)
 				}
 			}

@@ -3,8 +3,10 @@ package exec
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,14 +83,14 @@ func TestBackgroundSleepPollKill(t *testing.T) {
 	if !strings.Contains(res.Content, "Started in the background") {
 		t.Errorf("start: %q", res.Content)
 	}
-	pid := readPid(t, filepath.Join(r.ws, "sleep.pid"))
+	pid := readPidWithin(t, filepath.Join(r.ws, "sleep.pid"), time.Minute)
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 
 	if got := r.call(t, r.process, "s1", "action", "list").Content; !strings.Contains(got, id) || !strings.Contains(got, "running for") || !strings.Contains(got, "sleep 30") {
 		t.Errorf("list: %q", got)
 	}
 	var polled string
-	waitFor(t, "the first output", func() bool {
+	waitLong(t, "the first output", func() bool {
 		polled += r.call(t, r.process, "s1", "action", "poll", "id", id).Content
 		return strings.Contains(polled, "started\n")
 	})
@@ -105,7 +107,7 @@ func TestBackgroundSleepPollKill(t *testing.T) {
 	if killed.IsError || !strings.Contains(killed.Content, "killed by the agent") {
 		t.Errorf("kill: %q", killed.Content)
 	}
-	waitFor(t, "sleep to die", func() bool { return gone(pid) })
+	waitLong(t, "sleep to die", func() bool { return gone(pid) })
 	if got := r.call(t, r.process, "s1", "action", "list").Content; !strings.Contains(got, "ended after") {
 		t.Errorf("list after kill: %q", got)
 	}
@@ -125,7 +127,7 @@ func TestBackgroundSleepPollKill(t *testing.T) {
 func TestBackgroundNotifiesOnce(t *testing.T) {
 	r := newBGRig(t, ProcessConfig{})
 	id := idOf(t, r.call(t, r.exec, "s1", "command", "echo one; sleep 0.2; echo two; exit 3", "background", true))
-	waitFor(t, "the exit report", func() bool { return len(r.reported()) > 0 })
+	waitLong(t, "the exit report", func() bool { return len(r.reported()) > 0 })
 	got := r.call(t, r.process, "s1", "action", "poll", "id", id, "timeout", 30000).Content
 	if !strings.Contains(got, "one\ntwo\n") || !strings.Contains(got, "exit code 3") {
 		t.Errorf("poll: %q", got)
@@ -254,5 +256,55 @@ func TestRing(t *testing.T) {
 	}
 	if d, _, _ := r.since(14); string(d) != "op" {
 		t.Errorf("got %q", d)
+	}
+}
+
+// Finished processes are kept for KeepFinished, and at most MaxKept per session.
+func TestProcessesPrune(t *testing.T) {
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	r := newBGRig(t, ProcessConfig{MaxKept: 2, KeepFinished: time.Hour, Now: clock})
+	for i := range 3 {
+		res := r.call(t, r.exec, "s1", "command", fmt.Sprintf("echo %d", i), "background", true)
+		r.call(t, r.process, "s1", "action", "poll", "id", idOf(t, res), "timeout", 30000)
+	}
+	if got := r.call(t, r.process, "s1", "action", "list").Content; strings.Contains(got, "p1 ") || !strings.Contains(got, "p3 ") {
+		t.Errorf("list keeps %q, want p2 and p3", got)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	if got := r.call(t, r.process, "s1", "action", "list").Content; !strings.HasPrefix(got, "No background processes") {
+		t.Errorf("after two hours: %q", got)
+	}
+}
+
+// readPidWithin polls for a pid the command wrote, up to limit (a loaded machine starts the
+// sandboxed command slowly).
+func readPidWithin(t *testing.T, path string, limit time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		b, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s after %s", filepath.Base(path), limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitLong polls cond for up to a minute: background commands start slowly on a loaded machine.
+func waitLong(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -20,16 +20,23 @@ type proc struct {
 	out                  *ring
 	done                 chan struct{} // closed when it ended and its end is recorded
 	cancel               context.CancelFunc
-	pid                  int
-	stdin                *os.File // the write end of its standard input; nil once closed
 
 	mu         sync.Mutex
+	pid        int      // the supervisor's (or the shell's) pid, once started
+	stdin      *os.File // the write end of its standard input; nil once closed
 	ended      time.Time
 	status     string
 	failed     bool
 	background bool   // handed over to the session: its end is reported
 	killed     string // why reef killed it ("" = it ended by itself or timed out)
 	polled     int64  // output offset the last poll returned up to
+}
+
+// processID is the pid, once started.
+func (p *proc) processID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
 }
 
 // running reports whether the process has not ended yet.

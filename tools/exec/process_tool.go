@@ -135,7 +135,7 @@ func (t *Process) list(session string) string {
 	now := t.m.cfg.Now()
 	var b strings.Builder
 	for _, p := range ps {
-		fmt.Fprintf(&b, "%s  pid %d  %s  $ %s\n", p.id, p.pid, p.state(now), oneLine(p.command, 120))
+		fmt.Fprintf(&b, "%s  pid %d  %s  $ %s\n", p.id, p.processID(), p.state(now), oneLine(p.command, 120))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -128,24 +128,25 @@ func (m *Processes) start(session, command string, runTools []string, timeout ti
 			"kill one (process kill) or wait for one to end", errProcessLimit, mine, m.cfg.MaxRunning, all, m.cfg.MaxTotal)
 	}
 	m.next++
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	p := &proc{id: "p" + strconv.Itoa(m.next), session: session, command: command, started: m.cfg.Now(),
-		out: newRing(m.cfg.OutputBytes), done: make(chan struct{}), timeout: timeout, background: background, tools: slices.Clone(runTools)}
+		out: newRing(m.cfg.OutputBytes), done: make(chan struct{}), timeout: timeout, cancel: cancel,
+		background: background, tools: slices.Clone(runTools)}
 	m.procs[p.id] = p
 	m.wg.Add(1)
 	m.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	p.cancel = cancel
 	l, err := launch(ctx, p.out)
 	if err != nil {
 		cancel()
-		m.mu.Lock()
-		delete(m.procs, p.id)
-		m.mu.Unlock()
+		p.finish(m.cfg.Now(), "not started: "+err.Error(), true, false) // a poll waiting on it returns
+		m.forget(p)
 		m.wg.Done()
 		return nil, err
 	}
+	p.mu.Lock()
 	p.pid, p.stdin = l.pid, l.stdin
+	p.mu.Unlock()
 	go m.watch(ctx, p, l)
 	return p, nil
 }
@@ -185,8 +186,9 @@ func (m *Processes) get(session, id string) (*proc, error) {
 	return p, nil
 }
 
-// list returns the processes of session, oldest first.
+// list returns the processes of session, oldest first, after dropping those kept too long.
 func (m *Processes) list(session string) []*proc {
+	m.prune()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*proc
