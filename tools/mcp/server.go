@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,8 +28,10 @@ type Server struct {
 	session *sdk.ClientSession   // nil while down
 	up      chan struct{}        // closed when session is set; a fresh one while down
 	lastErr error                // why the last connection attempt or connection ended
-	listed  []*sdk.Tool          // the tools of the first successful listing: what reef offers
+	listed  []*sdk.Tool          // the tools of the first successful listing
+	latest  []*sdk.Tool          // the latest listing, in the server's order
 	current map[string]*sdk.Tool // the latest listing, by the tool's name on the server
+	offered map[string]bool      // the tools Tools returned: what the agents were given
 	gen     uint64               // counts listings that changed current
 	first   chan struct{}        // closed when the first attempt to connect and list ends
 
@@ -77,12 +80,17 @@ func (s *Server) WaitListed(ctx context.Context) bool {
 	return s.listed != nil
 }
 
-// Tools returns the server's tools as reef tools, from its first listing.
+// Tools returns the server's tools as reef tools, from its latest listing (a server may
+// announce more tools right after the handshake). Tools it adds later are not among them.
 func (s *Server) Tools() []tools.Tool {
 	s.mu.Lock()
-	listed := s.listed
+	latest := s.latest
+	s.offered = map[string]bool{}
+	for _, t := range latest {
+		s.offered[t.Name] = true
+	}
 	s.mu.Unlock()
-	return s.wrap(listed)
+	return s.wrap(latest)
 }
 
 // err is why the last attempt to connect failed, or the last connection ended.
@@ -242,17 +250,15 @@ func (s *Server) relisted(listed []*sdk.Tool) {
 	if s.current != nil && sameTools(s.current, cur) {
 		return
 	}
-	if s.listed != nil {
+	if s.offered != nil {
 		var added, removed []string
-		offered := map[string]bool{}
-		for _, t := range s.listed {
-			offered[t.Name] = true
-			if cur[t.Name] == nil {
-				removed = append(removed, t.Name)
+		for name := range s.offered {
+			if cur[name] == nil {
+				removed = append(removed, name)
 			}
 		}
 		for name := range cur {
-			if !offered[name] {
+			if !s.offered[name] {
 				added = append(added, name)
 			}
 		}
@@ -261,7 +267,7 @@ func (s *Server) relisted(listed []*sdk.Tool) {
 			s.log.Warn().Strs("tools", added).Msg("mcp server added tools; reef offers them after a restart")
 		}
 	}
-	s.current = cur
+	s.current, s.latest = cur, slices.Clone(listed)
 	s.gen++
 }
 
