@@ -9,7 +9,10 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/subagent"
+	"github.com/reefgw/reef/tools/sessions"
 )
 
 // fakeProcesses stands for tools/exec.Processes: it records the kills.
@@ -95,5 +98,36 @@ func TestProcessExitedEvent(t *testing.T) {
 	}
 	if !slices.Equal(req.Tools, []string{"read"}) {
 		t.Errorf("the event's run was offered %v, want only read", req.Tools)
+	}
+}
+
+// A sub-agent's background processes end with its job: when its completion is recorded.
+func TestSubagentEndKillsItsProcesses(t *testing.T) {
+	procs := &fakeProcesses{}
+	script := fakellm.NewScript()
+	script.Respond = func(req fakellm.Request) fakellm.Reply {
+		switch {
+		case isChild(req):
+			return fakellm.Reply{Text: "child done"}
+		case len(completions(req)) > 0:
+			return fakellm.Reply{Text: "all done"}
+		case lastTool(req) == subagent.ToolSpawn:
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("y1", subagent.ToolYield, map[string]string{"message": "waiting"})}}
+		}
+		return fakellm.Reply{ToolCalls: []messages.ToolCall{call("s1", subagent.ToolSpawn, map[string]string{"task": "run a build", "label": "builder"})}}
+	}
+	h := newHarness(t, harnessOpts{script: script, extra: sessions.Tools(), depsHook: func(d *actors.Deps) { d.Processes = procs }})
+	h.say("42", "build it with a sub-agent")
+	if out := h.reply(); out.Text != "all done" {
+		t.Fatalf("reply %q", out.Text)
+	}
+	var child []string
+	for _, k := range procs.killed() {
+		if strings.HasPrefix(k, "agent:main:subagent:") && strings.HasSuffix(k, " end") {
+			child = append(child, k)
+		}
+	}
+	if len(child) != 1 {
+		t.Errorf("kills %q, want the child's session once", procs.killed())
 	}
 }
