@@ -24,6 +24,7 @@ type agentCache struct {
 	loadedAt time.Time
 	gen      int                     // counts workspace loads
 	prefix   map[string]stablePrefix // chat type and tool policy key → the prompt's stable prefix
+	tools    uint64                  // the registry's Generation the specs and prefixes were built from
 }
 
 // toolSpecs are the specs a policy offers, with their estimated tokens.
@@ -55,6 +56,11 @@ func (a *Agent) specsFor(p tools.Policy) toolSpecs {
 	c := &a.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if a.Tools != nil { // an MCP server changed its tools: build the lists again
+		if g := a.Tools.Generation(); g != c.tools {
+			c.specs, c.prefix, c.tools = nil, nil, g
+		}
+	}
 	if ts, ok := c.specs[key]; ok {
 		return ts
 	}
@@ -80,6 +86,7 @@ func (a *Agent) stablePrompt(chatType string, p tools.Policy) (string, int) {
 	c := &a.cache
 	c.mu.Lock()
 	p0, ok := c.prefix[key]
+	tgen := c.tools
 	c.mu.Unlock()
 	if ok && p0.gen == gen {
 		return p0.text, p0.tokens
@@ -91,7 +98,7 @@ func (a *Agent) stablePrompt(chatType string, p tools.Policy) (string, int) {
 	if c.prefix == nil {
 		c.prefix = map[string]stablePrefix{}
 	}
-	if c.gen == gen {
+	if c.gen == gen && c.tools == tgen {
 		c.prefix[key] = p0
 	}
 	c.mu.Unlock()

@@ -54,6 +54,8 @@ type Deps struct {
 	Approvals ApprovalSettings
 	// Events is where runs publish their events (turn_events.go); nil: nowhere.
 	Events *events.Bus
+	// Processes are exec's background processes (processes.go); nil: none.
+	Processes Processes
 
 	redactOnce sync.Once
 	redact     redactor

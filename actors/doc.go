@@ -69,6 +69,10 @@
 //	record retry (Deps.Clock)      Session.onRunClosed (the   it fires; Session.Stopping
 //	                               run's record and its
 //	                               closing both failed)
+//	background process (outside   tools/exec.Processes, for  its end or its timeout; process kill;
+//	the tree; processes.go)        exec background/yieldMs    Session /stop and /new, the Router
+//	                                                          at a sub-agent's end (KillSession);
+//	                                                          cmd/reef closes the owner at shutdown
 //	ToolRun                        Turn.dispatch              itself after reporting; Turn stop
 //	tool goroutine                 ToolRun.Started            the tool returns; ctx cancelled at
 //	                                                          the deadline; abandoned after a grace

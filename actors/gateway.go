@@ -119,13 +119,14 @@ func (g *Gateway) onStarted(ctx actor.Context) {
 	}
 	ctx.Send(router, &connectorsReady{pids: connectors})
 	if g.ready != nil {
-		g.ready <- &Runtime{system: ctx.ActorSystem(), gateway: ctx.Self(), router: router, storage: storage, connectors: connectors}
+		g.ready <- &Runtime{deps: g.deps, system: ctx.ActorSystem(), gateway: ctx.Self(), router: router, storage: storage, connectors: connectors}
 		g.ready = nil
 	}
 }
 
 // Runtime is a running actor tree.
 type Runtime struct {
+	deps       *Deps
 	system     *actor.ActorSystem
 	gateway    *actor.PID
 	router     *actor.PID

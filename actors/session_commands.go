@@ -111,9 +111,10 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 // stopRun cancels the running run (its "Stopped." is the answer) and drops waiting messages.
 func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 	children := s.stopChildren(ctx) // down the tree (subagent_child.go)
+	procs := s.killProcesses(true)  // processes.go
 	waiting := s.queue.len()
 	s.dropWaiting(ctx)
-	if s.turn != nil {
+	if s.turn != nil { // the run's "Stopped." answers; the processes die all the same
 		if in.InboxSeq != 0 {
 			s.turnDrop = append(s.turnDrop, in.InboxSeq)
 		}
@@ -127,6 +128,9 @@ func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 	}
 	if children > 0 {
 		text = joinLines(strings.TrimPrefix(text, "Nothing is running."), fmt.Sprintf("Stopped %d sub-agent(s).", children))
+	}
+	if procs > 0 {
+		text = joinLines(strings.TrimPrefix(text, "Nothing is running."), fmt.Sprintf("Killed %d background process(es).", procs))
 	}
 	s.answer(ctx, in, text, nil)
 }
@@ -145,6 +149,7 @@ func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 		}
 		cmd.args = []string{label}
 	}
+	s.killProcesses(false) // a new session: the old one's processes end with it
 	if s.turn != nil {
 		s.dropWaiting(ctx)
 		s.deferred = append(s.deferred, deferredCommand{in: in, cmd: cmd})

@@ -63,6 +63,7 @@ func (s *Session) statusText() string {
 		"Now: "+running,
 		s.approvalLine(),
 		s.subagentStatusLine(), // subagent_commands.go
+		s.processLine(),        // processes.go
 		fmt.Sprintf("Session %s · reef up %s", age, roughDuration(now.Sub(s.deps.started))),
 	)
 }

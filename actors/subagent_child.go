@@ -166,6 +166,7 @@ func (s *Session) onSubagentRecorded(ctx actor.Context, e *subagentEnding, err e
 // run was cancelled ends "stopped".
 func (s *Session) onStopSubagent(ctx actor.Context) {
 	s.stopChildren(ctx)
+	s.killProcesses(true) // processes.go
 	self := s.subs.self
 	if self == nil || !self.Active() || s.subs.stopping {
 		return

@@ -64,6 +64,9 @@ func (r *Router) releaseSubagent(ctx actor.Context, key string) {
 // onSubagentEnded frees the child's slot and hands its completion to the parent.
 func (r *Router) onSubagentEnded(ctx actor.Context, msg *subagentEnded) {
 	r.releaseSubagent(ctx, msg.key)
+	if r.deps.Processes != nil && msg.completion != nil { // its job is done: its processes end with it
+		r.deps.Processes.KillSession(msg.key, false)
+	}
 	if msg.completion != nil {
 		if d := msg.completion.Subagent; d != nil {
 			r.deps.Events.Publish(messages.RunEvent{Session: msg.completion.SessionKey, Time: r.deps.now(),

@@ -64,7 +64,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		tool, _ := t.in.agent.Tools.Get(c.Name)
 		pid := ctx.Spawn(ToolRunProps(t.step, c, tool, tools.Env{
 			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
-			Channel: t.in.channel, SenderID: t.in.senderID, Runtime: t.in.deps.toolRuntime,
+			Channel: t.in.channel, SenderID: t.in.senderID, Runtime: t.in.deps.toolRuntime, Tools: t.in.tools.Allowed(),
 		}, t.limits.ToolTimeout, t.gate(c), t.log))
 		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)

@@ -10,7 +10,7 @@ import (
 // name tools this build does not have; they are skipped.
 var Groups = map[string][]string{
 	"group:fs":         {"read", "write", "edit", "ls", "apply_patch"},
-	"group:runtime":    {"exec"},
+	"group:runtime":    {"exec", "process"},
 	"group:web":        {"web_fetch", "web_search"},
 	"group:memory":     {"memory_search", "memory_get"},
 	"group:sessions":   {"sessions_spawn", "sessions_send", "sessions_list", "sessions_history", "sessions_yield", "subagents"},

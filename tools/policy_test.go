@@ -70,7 +70,7 @@ func TestPolicy(t *testing.T) {
 func TestGroups(t *testing.T) {
 	want := map[string][]string{
 		"group:fs":         {"read", "write", "edit", "ls", "apply_patch"},
-		"group:runtime":    {"exec"},
+		"group:runtime":    {"exec", "process"},
 		"group:web":        {"web_fetch", "web_search"},
 		"group:memory":     {"memory_search", "memory_get"},
 		"group:sessions":   {"sessions_spawn", "sessions_send", "sessions_list", "sessions_history", "sessions_yield", "subagents"},

@@ -13,6 +13,7 @@ import (
 type Registry struct {
 	byName map[string]Tool
 	names  []string
+	live   []Live
 }
 
 // NewRegistry builds a registry; a nil tool, a tool without a name or two tools with one name
@@ -32,6 +33,9 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		}
 		r.byName[name] = t
 		r.names = append(r.names, name)
+		if l, ok := t.(Live); ok {
+			r.live = append(r.live, l)
+		}
 	}
 	sort.Strings(r.names)
 	return r, nil
@@ -49,12 +53,18 @@ func (r *Registry) Names() []string {
 }
 
 // Specs returns the specs of the tools p allows, sorted by name: what the model is offered.
+// A Live tool that is not Offered now is left out.
 func (r *Registry) Specs(p Policy) []messages.ToolSpec {
 	var specs []messages.ToolSpec
 	for _, name := range r.names {
-		if p.Allows(name) {
-			specs = append(specs, r.byName[name].Spec())
+		if !p.Allows(name) {
+			continue
 		}
+		t := r.byName[name]
+		if l, ok := t.(Live); ok && !l.Offered() {
+			continue
+		}
+		specs = append(specs, t.Spec())
 	}
 	return specs
 }
@@ -72,4 +82,14 @@ func Run(ctx context.Context, t Tool, call Call) (res Result) {
 		return Result{Content: msg, IsError: true}
 	}
 	return res
+}
+
+// Generation changes whenever the spec of a Live tool, or whether it is offered, changes:
+// what Specs returns may then differ.
+func (r *Registry) Generation() uint64 {
+	var g uint64
+	for _, l := range r.live {
+		g += l.Generation()
+	}
+	return g
 }

@@ -34,6 +34,9 @@ type Env struct {
 	// Channel and SenderID name who the run answers ("telegram", "42"). Who may use which
 	// tool is decided before a call reaches the tool (GuestPolicy), not by the tool.
 	Channel, SenderID string
+	// Tools are the tools the calling run may use; what a call leaves behind (a background
+	// process) raises events whose runs get no more than these.
+	Tools []string
 	// Runtime lets tools act on reef itself; nil where no runtime is available.
 	Runtime Runtime
 }
@@ -93,6 +96,16 @@ type Plan struct {
 type Sync interface {
 	Tool
 	Synchronous()
+}
+
+// Live is implemented by tools whose spec may change, or that may stop being offered, while
+// reef runs (an MCP server's tools after its notifications/tools/list_changed). The registry
+// offers one to the model only while Offered reports true (a call made anyway gets the tool's
+// own error), and Generation grows with every change, so cached tool lists are rebuilt.
+type Live interface {
+	Tool
+	Offered() bool
+	Generation() uint64
 }
 
 // Idempotent is implemented by tools whose calls are safe to repeat: they change nothing

@@ -63,8 +63,9 @@ func newEmbedder(name, typ string, pc configs.ProviderConfig, baseURL string, re
 }
 
 // newTools builds the built-in tools every agent may be offered (its policy decides). mem
-// serves the memory tools (nil: they answer that memory search is off).
-func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
+// serves the memory tools (nil: they answer that memory search is off); procs owns exec's
+// background processes (nil: a fresh owner, for callers that only name the tools).
+func newTools(cfg *configs.Config, mem *memory.Manager, procs *exec.Processes) []tools.Tool {
 	ex := cfg.Tools.Exec
 	var indexes memtools.Indexes
 	// The agent reads the shared and the bundled skills where reef lists them.
@@ -74,7 +75,10 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		fsCfg.Changed = func(ctx context.Context, env tools.Env, rel string) { mem.Touch(ctx, env.AgentID, rel) }
 	}
 	ts := append(fs.Tools(fsCfg), memtools.Tools(indexes)...)
-	return append(append(ts, exec.New(exec.Config{
+	if procs == nil {
+		procs = exec.NewProcesses(exec.ProcessConfig{})
+	}
+	return append(append(ts, exec.NewProcess(procs, ex.MaxOutputBytes), exec.New(exec.Config{
 		DefaultTimeout: time.Duration(ex.TimeoutSeconds) * time.Second,
 		MaxTimeout:     time.Duration(ex.MaxTimeoutSeconds) * time.Second,
 		MaxOutput:      ex.MaxOutputBytes,
@@ -83,6 +87,7 @@ func newTools(cfg *configs.Config, mem *memory.Manager) []tools.Tool {
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
 		Limits:         execLimits(ex.Limits),
+		Processes:      procs,
 	}), cron.New(), message.New(), plan.New(), newWebFetch(cfg)), append(sessions.Tools(), newWebSearch(cfg)...)...)
 }
 

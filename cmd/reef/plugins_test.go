@@ -9,7 +9,7 @@ import (
 
 // builtinNames names the built-in tools a config offers.
 func builtinNames(cfg *configs.Config) []string {
-	return toolNames(newTools(cfg, nil))
+	return toolNames(newTools(cfg, nil, nil))
 }
 
 func TestWebToolsOffered(t *testing.T) {

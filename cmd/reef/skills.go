@@ -90,7 +90,7 @@ type skillRow struct {
 // agentSkills finds the skills of one agent with why each is not offered, counting the tools
 // a skill needs that the agent's tool policy does not offer.
 func agentSkills(cfg *configs.Config, ac configs.AgentConfig) ([]skillRow, []string, error) {
-	registry, err := tools.NewRegistry(newTools(cfg, nil)...)
+	registry, err := tools.NewRegistry(newTools(cfg, nil, nil)...)
 	if err != nil {
 		return nil, nil, err
 	}

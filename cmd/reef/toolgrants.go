@@ -152,7 +152,7 @@ func openToolDoors(cfg *configs.Config) ([]toolDoor, error) {
 // security checks see that guests may use that server.
 func toolNamesOf(cfg *configs.Config) []string {
 	var names []string
-	for _, t := range newTools(cfg, nil) {
+	for _, t := range newTools(cfg, nil, nil) {
 		names = append(names, t.Spec().Name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.MCP.Servers)) {

@@ -21,6 +21,7 @@ import (
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/routing"
 	"github.com/reefgw/reef/tools"
+	"github.com/reefgw/reef/tools/exec"
 )
 
 // loadConfig loads the configuration from path, or from $REEF_HOME/reef.yaml when path is "".
@@ -66,9 +67,10 @@ func emptyHelp(err error) string {
 // buildAgents turns the configured agents into runnable ones: providers wrapped with their
 // endpoint's adaptive limit, prompt-based tool calls where configured, retries, the endpoint's
 // circuit breaker (from outages; nil for none) and failover; tools and their policy; workspaces
-// initialised on first use. mem holds the memory indexes (nil: none). extra are tools beyond
-// the built-in ones: the MCP servers'.
-func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, met *metrics.Metrics, extra ...tools.Tool) ([]*actors.Agent, error) {
+// initialised on first use. mem holds the memory indexes (nil: none), met the metrics (nil:
+// none), procs exec's background processes (nil: a fresh owner). extra are tools beyond the
+// built-in ones: the MCP servers'.
+func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, met *metrics.Metrics, procs *exec.Processes, extra ...tools.Tool) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	clients := map[string]providers.Provider{} // behind the endpoint's adaptive limit
 	raw := map[string]providers.Provider{}     // the bare clients: the breakers probe them
@@ -86,7 +88,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		clients[name] = providers.Adaptive(metered, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
 		raw[name] = p
 	}
-	registry, err := tools.NewRegistry(append(newTools(cfg, mem), extra...)...)
+	registry, err := tools.NewRegistry(append(newTools(cfg, mem, procs), extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +247,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		return nil, err
 	}
 	met := metrics.New()
-	agents, err := buildAgents(cfg, mem, outages, met, mcpTools...)
+	procs := exec.NewProcesses(exec.ProcessConfig{})
+	agents, err := buildAgents(cfg, mem, outages, met, procs, mcpTools...)
 	if err != nil {
 		stopMCP()
 		store.Close()
@@ -266,7 +269,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
-		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute,
+		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		stopMCP()
@@ -281,7 +284,12 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Warn().Err(err).Msg("metrics: counting the stored inbox and outbox")
 		}
 	}()
+	procs.SetNotify(processNotifier(rt, log))
 	stop := func() {
+		procs.SetNotify(nil) // processes killed at shutdown are not reported
+		if err := procs.Close(15 * time.Second); err != nil {
+			log.Error().Err(err).Msg("shutdown")
+		}
 		outages.Close()
 		bus.Close() // ends the followers' streams
 		if err := rt.Stop(15 * time.Second); err != nil {

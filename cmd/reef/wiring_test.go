@@ -32,7 +32,7 @@ func TestBuildAgentsRefusesSmallWindows(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := wiringConfig(t, map[string]configs.ModelConfig{"local/tiny": {ContextWindow: 8192}}, ac)
-			_, err := buildAgents(c, nil, nil, nil)
+			_, err := buildAgents(c, nil, nil, nil, nil)
 			want := "agent main: model local/tiny has a context window of 8192 tokens; reef needs at least 16000"
 			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "models.local/tiny.contextWindow") {
 				t.Fatalf("buildAgents = %v, want an error naming the agent, the model, its window and the fix", err)
@@ -47,7 +47,7 @@ func TestBuildAgentsCompaction(t *testing.T) {
 		ID: "main", Model: "local/m",
 		Compaction: configs.CompactionConfig{ReserveTokens: 5000, KeepRecentTokens: 7000, MemoryFlush: &off},
 	})
-	agents, err := buildAgents(c, nil, nil, nil)
+	agents, err := buildAgents(c, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestBuildAgentsCompaction(t *testing.T) {
 		t.Errorf("agent = window %d, compaction %+v; want the configured values", a.ContextWindow, a.Compaction)
 	}
 	c = wiringConfig(t, nil, configs.AgentConfig{ID: "main", Model: "local/m"})
-	if agents, err = buildAgents(c, nil, nil, nil); err != nil || !agents[0].Compaction.MemoryFlush {
+	if agents, err = buildAgents(c, nil, nil, nil, nil); err != nil || !agents[0].Compaction.MemoryFlush {
 		t.Errorf("default memory flush = %v (%v), want on", agents[0].Compaction.MemoryFlush, err)
 	}
 }
@@ -69,7 +69,7 @@ func TestMemoryWiring(t *testing.T) {
 	c.Agents = append(c.Agents, configs.AgentConfig{ID: "quiet", Model: "local/m", Workspace: t.TempDir(),
 		Memory: configs.MemoryConfig{Enabled: &off}})
 	mem := newMemory(c, nil, zerolog.Nop())
-	agents, err := buildAgents(c, mem, nil, nil)
+	agents, err := buildAgents(c, mem, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

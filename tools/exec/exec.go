@@ -56,6 +56,10 @@ type Config struct {
 	Limits   Limits   // rlimits of every command (not with Sandbox off)
 	Writable []string // writable under landlock and bwrap besides the workspace and TempDirs
 	TempDirs []string // writable temp directories; default TMPDIR, /tmp, /var/tmp, /dev/shm
+
+	// Processes owns background processes (background, yieldMs; see background.go); nil:
+	// exec offers neither and every command runs in the foreground.
+	Processes *Processes
 }
 
 // waitDelay bounds how long Wait waits for the output pipe once the shell has exited or been
@@ -101,10 +105,31 @@ func New(cfg Config) tools.Tool {
 	return e
 }
 
-type execArgs struct {
+// plainArgs are the arguments of exec without background processes.
+type plainArgs struct {
 	Command string  `json:"command"`
 	Workdir string  `json:"workdir"`
 	Timeout float64 `json:"timeout"`
+}
+
+// decode reads the call's arguments; background and yieldMs only where exec offers them.
+func (e *Exec) decode(raw []byte) (execArgs, error) {
+	if e.cfg.Processes != nil {
+		var a execArgs
+		err := tools.DecodeArgs(raw, &a)
+		return a, err
+	}
+	var p plainArgs
+	err := tools.DecodeArgs(raw, &p)
+	return execArgs{Command: p.Command, Workdir: p.Workdir, Timeout: p.Timeout}, err
+}
+
+type execArgs struct {
+	Command    string  `json:"command"`
+	Workdir    string  `json:"workdir"`
+	Timeout    float64 `json:"timeout"`
+	Background bool    `json:"background"`
+	YieldMs    float64 `json:"yieldMs"`
 }
 
 // Spec describes exec to the model.
@@ -113,29 +138,31 @@ func (e *Exec) Spec() messages.ToolSpec {
 	if len(e.cfg.Helper) > 0 {
 		killed = "when it ends or the timeout passes, so background processes (&, nohup, setsid) do not outlive the call"
 	}
-	return messages.ToolSpec{
-		Name: "exec",
-		Description: fmt.Sprintf("Run a shell command (%s -c) in the workspace and return its combined stdout and "+
-			"stderr followed by its exit code. Standard input is empty, so interactive programs will not wait for "+
-			"you. The command and everything it starts are killed %s. Output beyond %d bytes "+
-			"keeps only its beginning and end.", e.cfg.Shell, killed, e.cfg.MaxOutput),
-		Parameters: schemaJSON(e.cfg),
+	desc := fmt.Sprintf("Run a shell command (%s -c) in the workspace and return its combined stdout and "+
+		"stderr followed by its exit code. Standard input is empty, so interactive programs will not wait for "+
+		"you. The command and everything it starts are killed %s. Output beyond %d bytes "+
+		"keeps only its beginning and end.", e.cfg.Shell, killed, e.cfg.MaxOutput)
+	if e.cfg.Processes != nil {
+		desc += " For long-running commands (servers, builds, watchers) set background: true, or yieldMs to wait " +
+			"that long first: the command keeps running as a background process you follow with the process tool " +
+			"(poll, log, write to its input, kill), and you are told when it ends."
 	}
+	return messages.ToolSpec{Name: "exec", Description: desc, Parameters: schemaJSON(e.cfg)}
 }
 
 func schemaJSON(cfg Config) []byte {
 	return fmt.Appendf(nil, `{"type":"object","properties":{`+
 		`"command":{"type":"string","description":"The shell command line to run."},`+
 		`"workdir":{"type":"string","description":"Folder to run in, relative to the workspace. Default: the workspace."},`+
-		`"timeout":{"type":"number","exclusiveMinimum":0,"description":"Seconds before the command is killed. Default %g, at most %g."}},`+
+		`"timeout":{"type":"number","exclusiveMinimum":0,"description":"Seconds before the command is killed. Default %g, at most %g%s."}%s},`+
 		`"required":["command"],"additionalProperties":false}`,
-		cfg.DefaultTimeout.Seconds(), cfg.MaxTimeout.Seconds())
+		cfg.DefaultTimeout.Seconds(), cfg.MaxTimeout.Seconds(), bgTimeoutNote(cfg), bgSchema(cfg))
 }
 
 // Run runs the command and waits for it, its timeout or ctx.
 func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
-	var a execArgs
-	if err := tools.DecodeArgs(call.Args, &a); err != nil {
+	a, err := e.decode(call.Args)
+	if err != nil {
 		return tools.Result{}, err
 	}
 	if strings.TrimSpace(a.Command) == "" {
@@ -156,10 +183,13 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if e.level.Err != nil {
 		return tools.Result{}, fmt.Errorf("exec cannot run commands here: %v; change tools.exec.sandbox (reef doctor shows what is missing)", e.level.Err)
 	}
+	if a.Background || a.YieldMs > 0 {
+		return e.runBackground(ctx, call, a, dir)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := newCapped(e.cfg.MaxOutput)
-	cmd, report, err := e.command(runCtx, call.Env.Workspace, dir, a.Command, out)
+	cmd, report, err := e.command(runCtx, call.Env.Workspace, dir, a.Command, out, nil)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -195,9 +225,10 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	return tools.Result{Content: text + status, IsError: isErr}, nil
 }
 
-// command starts the shell, directly or under the helper. report returns, after Wait, how
-// the helper said the shell ended ("exit N", "signal N"), or "" without a helper.
-func (e *Exec) command(ctx context.Context, workspace, dir, command string, out *capped) (*osexec.Cmd, func() string, error) {
+// command starts the shell, directly or under the helper, with stdin as its standard input
+// (nil: empty). report returns, after Wait, how the helper said the shell ended ("exit N",
+// "signal N"), or "" without a helper.
+func (e *Exec) command(ctx context.Context, workspace, dir, command string, out io.Writer, stdin *os.File) (*osexec.Cmd, func() string, error) {
 	argv := []string{e.cfg.Shell, "-c", command}
 	var r, w *os.File
 	if len(e.cfg.Helper) > 0 {
@@ -215,6 +246,9 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 	cmd.Dir = dir
 	cmd.Env = FilterEnv(os.Environ(), e.cfg.Secrets)
 	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, output interleaved as written
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = waitDelay
 	if w == nil {

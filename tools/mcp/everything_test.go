@@ -54,9 +54,30 @@ func everything(t *testing.T) (node, index string) {
 
 func TestEverythingServerStdio(t *testing.T) {
 	node, index := everything(t)
-	_, ts := start(t, Config{Name: "everything", Command: node, Args: []string{index, "stdio"},
+	s, ts := start(t, Config{Name: "everything", Command: node, Args: []string{index, "stdio"},
 		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, Timeout: 20 * time.Second})
 	checkEverything(t, ts)
+	// The reference server registers get-roots-list after the handshake (reef's client offers
+	// roots) and announces it with notifications/tools/list_changed: reef lists the tools again.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if cur, _ := s.currentTool("get-roots-list"); cur != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server's tools/list_changed did not lead reef to list get-roots-list")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var roots tools.Tool
+	for _, tl := range s.Tools() {
+		if tl.Spec().Name == "everything__get-roots-list" {
+			roots = tl
+		}
+	}
+	if res := call(t, roots, `{}`); res.IsError || !strings.Contains(strings.ToLower(res.Content), "roots") {
+		t.Errorf("get-roots-list: %+v", res)
+	}
 }
 
 func TestEverythingServerStreamableHTTP(t *testing.T) {

@@ -2,12 +2,14 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,11 +25,15 @@ type Server struct {
 	log zerolog.Logger
 
 	mu      sync.Mutex
-	session *sdk.ClientSession // nil while down
-	up      chan struct{}      // closed when session is set; a fresh one while down
-	lastErr error              // why the last connection attempt or connection ended
-	listed  []*sdk.Tool        // the tools of the first successful listing
-	first   chan struct{}      // closed when the first attempt to connect and list ends
+	session *sdk.ClientSession   // nil while down
+	up      chan struct{}        // closed when session is set; a fresh one while down
+	lastErr error                // why the last connection attempt or connection ended
+	listed  []*sdk.Tool          // the tools of the first successful listing
+	latest  []*sdk.Tool          // the latest listing, in the server's order
+	current map[string]*sdk.Tool // the latest listing, by the tool's name on the server
+	offered map[string]bool      // the tools Tools returned: what the agents were given
+	gen     uint64               // counts listings that changed current
+	first   chan struct{}        // closed when the first attempt to connect and list ends
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the supervisor ends
@@ -74,12 +80,17 @@ func (s *Server) WaitListed(ctx context.Context) bool {
 	return s.listed != nil
 }
 
-// Tools returns the server's tools as reef tools, from its first listing.
+// Tools returns the server's tools as reef tools, from its latest listing (a server may
+// announce more tools right after the handshake). Tools it adds later are not among them.
 func (s *Server) Tools() []tools.Tool {
 	s.mu.Lock()
-	listed := s.listed
+	latest := s.latest
+	s.offered = map[string]bool{}
+	for _, t := range latest {
+		s.offered[t.Name] = true
+	}
 	s.mu.Unlock()
-	return s.wrap(listed)
+	return s.wrap(latest)
 }
 
 // err is why the last attempt to connect failed, or the last connection ended.
@@ -118,39 +129,72 @@ func (s *Server) supervise(ctx context.Context) {
 	}
 }
 
-// serve runs one connection: connect, list the tools, publish the session, wait for its end.
+// serve runs one connection: connect, list the tools, publish the session, list them again
+// whenever the server says they changed, until the connection ends.
 func (s *Server) serve(ctx context.Context) error {
-	cs, stopProc, err := s.connect(ctx)
+	changed := make(chan struct{}, 1) // notifications/tools/list_changed, coalesced
+	cs, stopProc, err := s.connect(ctx, changed)
 	if err != nil {
 		return err
 	}
 	defer stopProc()
 	defer cs.Close()
-	listCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
-	var listed []*sdk.Tool
-	for t, err := range cs.Tools(listCtx, nil) {
-		if err != nil {
-			cancel()
-			return fmt.Errorf("mcp: %s: list tools: %w", s.cfg.Name, err)
-		}
-		listed = append(listed, t)
+	listed, err := s.list(ctx, cs)
+	if err != nil {
+		return err
 	}
-	cancel()
 	s.publish(cs, listed)
 	s.log.Info().Int("tools", len(listed)).Msg("mcp server connected")
 	defer s.drop(cs)
 	stop := context.AfterFunc(ctx, func() { cs.Close() })
 	defer stop()
-	if err := cs.Wait(); err != nil {
-		return fmt.Errorf("mcp: %s: connection ended: %w", s.cfg.Name, err)
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }() // ends when cs is closed, at the latest by the deferred Close
+	for {
+		select {
+		case err := <-ended:
+			if err != nil {
+				return fmt.Errorf("mcp: %s: connection ended: %w", s.cfg.Name, err)
+			}
+			return fmt.Errorf("mcp: %s: connection ended", s.cfg.Name)
+		case <-changed:
+			// Listed here, not in the SDK's handler, which runs while the connection
+			// waits for it: a request from there could wait for its own answer.
+			listed, err := s.list(ctx, cs)
+			if err != nil {
+				s.log.Warn().Err(err).Msg("mcp server changed its tools, but listing them failed; keeping the old list")
+				continue
+			}
+			s.relisted(listed)
+		}
 	}
-	return fmt.Errorf("mcp: %s: connection ended", s.cfg.Name)
+}
+
+// list lists the server's tools within the connect timeout.
+func (s *Server) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
+	listCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
+	var listed []*sdk.Tool
+	for t, err := range cs.Tools(listCtx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcp: %s: list tools: %w", s.cfg.Name, err)
+		}
+		listed = append(listed, t)
+	}
+	return listed, nil
 }
 
 // connect starts the transport and the MCP session. stopProc kills what is left of a stdio
 // server's process group once the session is closed.
-func (s *Server) connect(ctx context.Context) (cs *sdk.ClientSession, stopProc func(), err error) {
-	client := sdk.NewClient(&sdk.Implementation{Name: "reef", Version: "1"}, nil)
+// changed hears the server's notifications/tools/list_changed.
+func (s *Server) connect(ctx context.Context, changed chan<- struct{}) (cs *sdk.ClientSession, stopProc func(), err error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "reef", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default: // a listing is due already
+			}
+		}})
 	stopProc = func() {}
 	var transport sdk.Transport
 	if s.cfg.Command != "" {
@@ -182,6 +226,7 @@ func (s *Server) connect(ctx context.Context) (cs *sdk.ClientSession, stopProc f
 }
 
 func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
+	s.relisted(listed) // a restarted server may list other tools
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.session, s.lastErr = cs, nil
@@ -190,6 +235,66 @@ func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
 		s.listed = append([]*sdk.Tool{}, listed...)
 		close(s.first)
 	}
+}
+
+// relisted makes listed the server's current tools: the tools reef offers take their new
+// descriptions and schemas, tools it no longer lists are withdrawn, and tools it added are
+// logged (reef offers them after a restart: the agents' tool lists are fixed at start).
+func (s *Server) relisted(listed []*sdk.Tool) {
+	cur := make(map[string]*sdk.Tool, len(listed))
+	for _, t := range listed {
+		cur[t.Name] = t
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current != nil && sameTools(s.current, cur) {
+		return
+	}
+	if s.offered != nil {
+		var added, removed []string
+		for name := range s.offered {
+			if cur[name] == nil {
+				removed = append(removed, name)
+			}
+		}
+		for name := range cur {
+			if !s.offered[name] {
+				added = append(added, name)
+			}
+		}
+		s.log.Info().Strs("withdrawn", removed).Int("tools", len(cur)).Msg("mcp server changed its tools")
+		if len(added) > 0 {
+			s.log.Warn().Strs("tools", added).Msg("mcp server added tools; reef offers them after a restart")
+		}
+	}
+	s.current, s.latest = cur, slices.Clone(listed)
+	s.gen++
+}
+
+// sameTools reports whether two listings offer the same tools with the same descriptions and schemas.
+func sameTools(a, b map[string]*sdk.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, t := range a {
+		u := b[name]
+		if u == nil || t.Description != u.Description || t.Title != u.Title {
+			return false
+		}
+		ta, _ := json.Marshal(t.InputSchema)
+		tb, _ := json.Marshal(u.InputSchema)
+		if string(ta) != string(tb) {
+			return false
+		}
+	}
+	return true
+}
+
+// currentTool is the latest listing's tool of that name on the server, and the generation.
+func (s *Server) currentTool(name string) (*sdk.Tool, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current[name], s.gen
 }
 
 // drop stops offering cs to calls: its connection ended. A call that saw it end drops it

@@ -18,14 +18,15 @@ import (
 // maxDescription caps a tool's description as offered to the model.
 const maxDescription = 2000
 
-// Tool is one tool of an MCP server, offered as "<server>__<tool>".
+// Tool is one tool of an MCP server, offered as "<server>__<tool>". Its description and schema
+// follow the server's latest listing; a tool the server no longer lists is not offered.
 type Tool struct {
 	server *Server
-	spec   messages.ToolSpec
-	remote string // the tool's name on the server
+	spec   messages.ToolSpec // from the first listing: the name stays
+	remote string            // the tool's name on the server
 }
 
-var _ tools.Tool = (*Tool)(nil)
+var _ tools.Live = (*Tool)(nil)
 
 // wrap turns a listing into reef tools. Characters model APIs refuse in tool names become
 // '_'; names longer than 64 characters, and a second tool with the same name, are skipped.
@@ -39,19 +40,22 @@ func (s *Server) wrap(listed []*sdk.Tool) []tools.Tool {
 			continue
 		}
 		seen[name] = true
-		params, err := json.Marshal(t.InputSchema)
-		if err != nil || t.InputSchema == nil || string(params) == "null" {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		desc := t.Description
-		if desc == "" {
-			desc = t.Title
-		}
-		desc = capText(desc, maxDescription)
-		out = append(out, &Tool{server: s, remote: t.Name,
-			spec: messages.ToolSpec{Name: name, Description: desc, Parameters: params}})
+		out = append(out, &Tool{server: s, remote: t.Name, spec: specOf(name, t)})
 	}
 	return out
+}
+
+// specOf is the spec of a listed tool, offered as name.
+func specOf(name string, t *sdk.Tool) messages.ToolSpec {
+	params, err := json.Marshal(t.InputSchema)
+	if err != nil || t.InputSchema == nil || string(params) == "null" {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	return messages.ToolSpec{Name: name, Description: capText(desc, maxDescription), Parameters: params}
 }
 
 // toolName keeps [A-Za-z0-9_-] and turns anything else into '_'.
@@ -65,8 +69,25 @@ func toolName(s string) string {
 	}, s)
 }
 
-// Spec is the tool as offered to the model.
-func (t *Tool) Spec() messages.ToolSpec { return t.spec }
+// Spec is the tool as offered to the model, as the server lists it now.
+func (t *Tool) Spec() messages.ToolSpec {
+	if cur, _ := t.server.currentTool(t.remote); cur != nil {
+		return specOf(t.spec.Name, cur)
+	}
+	return t.spec
+}
+
+// Offered reports whether the server's latest listing still has the tool.
+func (t *Tool) Offered() bool {
+	cur, _ := t.server.currentTool(t.remote)
+	return cur != nil
+}
+
+// Generation grows whenever the server's listing changes.
+func (t *Tool) Generation() uint64 {
+	_, g := t.server.currentTool(t.remote)
+	return g
+}
 
 // Server names the MCP server the tool belongs to.
 func (t *Tool) Server() string { return t.server.cfg.Name }
@@ -89,6 +110,9 @@ func (t *Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	cs, err := t.server.live(ctx)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("MCP server %s is not available: %v", cfg.Name, err)
+	}
+	if !t.Offered() {
+		return tools.Result{}, fmt.Errorf("MCP server %s no longer offers %s; it was not run", cfg.Name, t.remote)
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(args)})
 	switch {
