@@ -35,6 +35,10 @@ type Config struct {
 	QueryTimeout    time.Duration // one query's embedding call; default 15s
 	IndexTimeout    time.Duration // one batch's embedding call while indexing; default 60s
 	RetryAfter      time.Duration // after a failed embedding call, keyword only this long; default 1m
+	// Sessions indexes the agent's own conversations (user and assistant text) too; a sync
+	// looks for new turns at most every SessionsEvery (default 5s).
+	Sessions      bool
+	SessionsEvery time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -60,6 +64,7 @@ func (c Config) withDefaults() Config {
 	defDur(&c.QueryTimeout, 15*time.Second)
 	defDur(&c.IndexTimeout, 60*time.Second)
 	defDur(&c.RetryAfter, time.Minute)
+	defDur(&c.SessionsEvery, 5*time.Second)
 	if c.Embedder == nil {
 		c.Model, c.Provider = "", "none"
 	}
@@ -79,6 +84,7 @@ type Index struct {
 	snap     *snapshot // the search structure over cur, nil when stale
 	force    map[string]bool
 	synced   time.Time
+	sessAt   time.Time // when the transcripts were last looked at
 	embedOK  time.Time // embedding calls are skipped before this (after a failure)
 	embedWhy string    // why the last embedding call failed
 	stats    Stats
@@ -108,7 +114,7 @@ func (x *Index) Touch(ctx context.Context, rel string) error {
 func (x *Index) Rebuild(ctx context.Context) error {
 	x.mu.Lock()
 	err := x.store.Update(func(tx persistence.Tx) error { return dropAll(tx, x.b) })
-	x.cur, x.snap = nil, nil
+	x.cur, x.snap, x.sessAt = nil, nil, time.Time{}
 	x.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("memory: rebuild: %w", err)
@@ -138,6 +144,12 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 		return err
 	}
 	ch := x.changes(root, found)
+	if now := x.clock(); x.sessAt.IsZero() || now.Sub(x.sessAt) >= x.cfg.SessionsEvery {
+		if err := x.store.View(func(r persistence.Reader) error { return x.sessionChanges(r, ch) }); err != nil {
+			return fmt.Errorf("memory: read sessions: %w", err)
+		}
+		x.sessAt = now
+	}
 	if embed {
 		x.embedMissing(ctx, ch)
 	}
@@ -244,7 +256,7 @@ func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
 		delete(x.force, p)
 	}
 	for p := range x.cur.files {
-		if !seen[p] {
+		if !seen[p] && !IsSessionPath(p) {
 			ch.removed = append(ch.removed, p)
 		}
 	}

@@ -56,6 +56,28 @@ type Result struct {
 	Score     float64 `json:"score"`
 	Snippet   string  `json:"snippet"`
 	Citation  string  `json:"citation"`
+	// Source is memory (a note) or sessions (a past conversation: Path is sessions/<key>,
+	// StartLine and EndLine number the turn's first and last message, Turn counts the turns).
+	Source  string `json:"source"`
+	Session string `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+}
+
+// Sources of results.
+const (
+	SourceMemory   = "memory"
+	SourceSessions = "sessions"
+)
+
+// result is the Result for chunk c with its text t.
+func result(c *chunkMeta, score float64, t string) Result {
+	r := Result{Path: c.Path, StartLine: c.Start, EndLine: c.End, Score: score, Snippet: snippet(t), Source: SourceMemory,
+		Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)}
+	if IsSessionPath(c.Path) {
+		r.Source, r.Session, r.Turn = SourceSessions, strings.TrimPrefix(c.Path, SessionPrefix), c.Turn
+		r.Citation = c.Path + "#turn-" + strconv.Itoa(c.Turn)
+	}
+	return r
 }
 
 // Response is a search's answer, in the shape memory_search returns.
@@ -178,7 +200,7 @@ type doc struct {
 	c      *chunkMeta
 	len    int
 	hasVec bool
-	day    time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), else zero
+	day    time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), a conversation's time, else zero
 }
 
 type posting struct{ doc, tf uint32 }
@@ -207,6 +229,9 @@ func (x *Index) snapshot() *snapshot {
 	for i, k := range keys {
 		c := x.cur.chunks[k]
 		d := doc{key: k, c: c, hasVec: x.cur.hasVec[k], day: noteDay(c.Path)}
+		if c.Time != 0 {
+			d.day = time.Unix(c.Time, 0)
+		}
 		for _, t := range c.terms {
 			d.len += int(t.tf)
 			s.post[t.id] = append(s.post[t.id], posting{doc: uint32(i), tf: t.tf})
@@ -293,10 +318,7 @@ func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore 
 			if err != nil {
 				return err
 			}
-			c := d.c
-			out = append(out, Result{Path: c.Path, StartLine: c.Start, EndLine: c.End,
-				Score: float64(h.key) / 1000, Snippet: snippet(t),
-				Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)})
+			out = append(out, result(d.c, float64(h.key)/1000, t))
 		}
 		return nil
 	})

@@ -12,6 +12,7 @@ type Stats struct {
 	Agent    string    `json:"agent"`
 	Files    int       `json:"files"`
 	Skipped  int       `json:"skipped"` // files not indexed (too large, binary)
+	Sessions int       `json:"sessions,omitempty"` // conversations indexed (sources: [sessions])
 	Chunks   int       `json:"chunks"`
 	Vectors  int       `json:"vectors"`
 	Provider string    `json:"provider"`
@@ -37,7 +38,11 @@ func (x *Index) Status(ctx context.Context) (Stats, error) {
 	st := x.stats
 	st.Agent, st.Provider, st.Model = x.cfg.AgentID, x.cfg.Provider, x.cfg.Model
 	st.Files, st.Chunks, st.Vectors, st.Dims = len(x.cur.files), len(x.cur.chunks), len(x.cur.hasVec), x.cur.state.Dims
-	for _, f := range x.cur.files {
+	for p, f := range x.cur.files {
+		if IsSessionPath(p) {
+			st.Files--
+			st.Sessions++
+		}
 		if f.Skipped != "" {
 			st.Skipped++
 		}
