@@ -11,7 +11,7 @@ import (
 type Stats struct {
 	Agent    string    `json:"agent"`
 	Files    int       `json:"files"`
-	Skipped  int       `json:"skipped"` // files not indexed (too large, binary)
+	Skipped  int       `json:"skipped"`            // files not indexed (too large, binary)
 	Sessions int       `json:"sessions,omitempty"` // conversations indexed (sources: [sessions])
 	Chunks   int       `json:"chunks"`
 	Vectors  int       `json:"vectors"`
