@@ -36,7 +36,8 @@ func newMemory(cfg *configs.Config, store persistence.Store, log zerolog.Logger)
 		if !m.On() {
 			continue
 		}
-		mc := memory.Config{AgentID: ac.ID, Workspace: ac.Workspace, ChunkTokens: m.ChunkTokens, OverlapTokens: m.OverlapTokens}
+		mc := memory.Config{AgentID: ac.ID, Workspace: ac.Workspace, ChunkTokens: m.ChunkTokens, OverlapTokens: m.OverlapTokens,
+			Sessions: m.Sessions()}
 		if name, typ, model := cfg.EmbeddingProvider(ac); name != "" {
 			if e := newEmbedder(name, typ, cfg.Providers[name], m.BaseURL, retry); e != nil {
 				mc.Embedder, mc.Provider, mc.Model = e, typ, model
@@ -214,6 +215,9 @@ func printMemory(w io.Writer, action string, out json.RawMessage) int {
 	}
 	fmt.Fprintf(w, "agent:      %s\nfiles:      %d (%d skipped)\nchunks:     %d\nvectors:    %d\nprovider:   %s %s\n",
 		st.Agent, st.Files, st.Skipped, st.Chunks, st.Vectors, st.Provider, model)
+	if st.Sessions > 0 {
+		fmt.Fprintf(w, "sessions:   %d conversations\n", st.Sessions)
+	}
 	if !st.LastSync.IsZero() {
 		fmt.Fprintf(w, "last index: %s\n", st.LastSync.Local().Format(time.DateTime))
 	}
