@@ -7,7 +7,8 @@
 // The index lives in reef's database (persistence.Store named buckets), one set per agent:
 //
 //	memory/<agent>/meta      "state": {version, model, dims}; a different model or version rebuilds
-//	memory/<agent>/files     path → {size, mtime, hash, chunks}: what was indexed of each file
+//	memory/<agent>/files     path → {size, mtime, hash, chunks}: what was indexed of each file;
+//	                         sessions/<key> → {mtime, seq, tail}: of each conversation (sources: sessions)
 //	memory/<agent>/chunks    path\x00nnnnnn → {path, lines, hash, text, terms}: terms are the
 //	                         chunk's keyword postings (term → count)
 //	memory/<agent>/vectors   path\x00nnnnnn → float32 little-endian: the chunk's embedding
@@ -24,6 +25,14 @@
 // re-reads only files that differ, and re-chunks only those whose content hash changed. It
 // runs before every search, so edits made outside reef are seen; the file tools call
 // Index.Touch after a write, which re-indexes that one file at once.
+//
+// # Conversations
+//
+// With Config.Sessions the agent's own transcripts are indexed as well (sessions.go), read
+// from the Store: one chunk or more per turn (a person's message and the answer, no tool
+// output), under the path sessions/<key>. A transcript whose info was updated since is read
+// from its last indexed turn on, and only that turn and the later ones are cut again; the
+// store is looked at for new turns at most every Config.SessionsEvery.
 //
 // # Concurrency
 //
