@@ -74,7 +74,9 @@ func benchIndex(b *testing.B, ws string, dims int) (*Index, *bolt.Store, string)
 	if dims > 0 {
 		cfg.Embedder, cfg.Model, cfg.Provider = instantEmbedder{dims}, "bench", "bench"
 	}
-	return New(cfg, st, zerolog.Nop()), st, dbPath
+	x := New(cfg, st, zerolog.Nop())
+	b.Cleanup(func() { x.Close() })
+	return x, st, dbPath
 }
 
 // BenchmarkMemoryIndex indexes ~5 MB of Markdown into ~10,000 chunks (embedding calls

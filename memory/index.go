@@ -39,6 +39,11 @@ type Config struct {
 	// looks for new turns at most every SessionsEvery (default 5s).
 	Sessions      bool
 	SessionsEvery time.Duration
+	// Notes changed outside reef are seen through a file watcher (inotify); without one
+	// (NoWatch, another system, the kernel's limits reached) a sync stats every note at most
+	// every ScanEvery (default 2s).
+	NoWatch   bool
+	ScanEvery time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -65,6 +70,7 @@ func (c Config) withDefaults() Config {
 	defDur(&c.IndexTimeout, 60*time.Second)
 	defDur(&c.RetryAfter, time.Minute)
 	defDur(&c.SessionsEvery, 5*time.Second)
+	defDur(&c.ScanEvery, 2*time.Second)
 	if c.Embedder == nil {
 		c.Model, c.Provider = "", "none"
 	}
@@ -85,6 +91,10 @@ type Index struct {
 	force    map[string]bool
 	synced   time.Time
 	sessAt   time.Time // when the transcripts were last looked at
+	watch    watcher   // nil: none (yet, or watchErr says why not)
+	watchErr error
+	scanned  time.Time       // the last stat scan of every note
+	pending  map[string]bool // notes the watcher saw change, not yet looked at
 	embedOK  time.Time // embedding calls are skipped before this (after a failure)
 	embedWhy string    // why the last embedding call failed
 	stats    Stats
@@ -93,7 +103,8 @@ type Index struct {
 // New returns the index of one agent over store. It reads nothing until the first Sync.
 func New(cfg Config, store persistence.Store, log zerolog.Logger) *Index {
 	cfg = cfg.withDefaults()
-	return &Index{cfg: cfg, store: store, b: bucketsFor(cfg.AgentID), log: log, clock: time.Now, force: map[string]bool{}}
+	return &Index{cfg: cfg, store: store, b: bucketsFor(cfg.AgentID), log: log, clock: time.Now, force: map[string]bool{},
+		pending: map[string]bool{}}
 }
 
 // Touch re-reads the file rel (relative to the workspace) at once, whatever its size and
@@ -114,7 +125,7 @@ func (x *Index) Touch(ctx context.Context, rel string) error {
 func (x *Index) Rebuild(ctx context.Context) error {
 	x.mu.Lock()
 	err := x.store.Update(func(tx persistence.Tx) error { return dropAll(tx, x.b) })
-	x.cur, x.snap, x.sessAt = nil, nil, time.Time{}
+	x.cur, x.snap, x.sessAt, x.scanned = nil, nil, time.Time{}, time.Time{}
 	x.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("memory: rebuild: %w", err)
@@ -139,11 +150,11 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 		return fmt.Errorf("memory: open workspace: %w", err)
 	}
 	defer root.Close()
-	found, err := scanFiles(root)
+	found, gone, full, err := x.filesToCheck(root)
 	if err != nil {
 		return err
 	}
-	ch := x.changes(root, found)
+	ch := x.changes(root, found, gone, full)
 	if now := x.clock(); x.sessAt.IsZero() || now.Sub(x.sessAt) >= x.cfg.SessionsEvery {
 		if err := x.store.View(func(r persistence.Reader) error { return x.sessionChanges(r, ch) }); err != nil {
 			return fmt.Errorf("memory: read sessions: %w", err)
@@ -158,6 +169,7 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 		return nil
 	}
 	if err := x.store.Update(func(tx persistence.Tx) error { return ch.write(tx, x.b, x.cur) }); err != nil {
+		x.scanned = time.Time{} // what the watcher reported is lost with the changes: scan next time
 		return fmt.Errorf("memory: write index: %w", err)
 	}
 	ch.apply(x.cur)
@@ -213,8 +225,9 @@ func (x *Index) ensureLoaded() error {
 	return nil
 }
 
-// changes compares the files found with the index and prepares what to write.
-func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
+// changes compares the files found with the index and prepares what to write. After a
+// full scan, indexed files not found are gone; else gone lists them.
+func (x *Index) changes(root *os.Root, found []statFile, gone []string, full bool) *changeSet {
 	ch := newChangeSet()
 	seen := make(map[string]bool, len(found))
 	now := x.clock()
@@ -234,6 +247,7 @@ func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
 		text, skipped, err := readNote(root, f.path, x.cfg.MaxFileBytes)
 		if err != nil {
 			x.log.Warn().Err(err).Str("path", f.path).Msg("memory: read note")
+			x.pending[f.path] = true
 			continue // tried again at the next sync
 		}
 		rec.Skipped = skipped
@@ -254,6 +268,14 @@ func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
 	}
 	for p := range x.force {
 		delete(x.force, p)
+	}
+	for _, p := range gone {
+		if _, had := x.cur.files[p]; had {
+			ch.removed = append(ch.removed, p)
+		}
+	}
+	if !full {
+		return ch
 	}
 	for p := range x.cur.files {
 		if !seen[p] && !IsSessionPath(p) {

@@ -56,12 +56,13 @@ func toolResult(text string) messages.ChatMessage {
 	return messages.ChatMessage{Role: messages.RoleTool, ToolCallID: "c1", ToolName: "exec", Content: text}
 }
 
-func sessionIndex(store persistence.Store, ws string, e *fakeEmbedder, clock *time.Time) *Index {
+func sessionIndex(t *testing.T, store persistence.Store, ws string, e *fakeEmbedder, clock *time.Time) *Index {
 	cfg := Config{AgentID: "main", Workspace: ws, Sessions: true}
 	if e != nil {
 		cfg.Embedder, cfg.Provider, cfg.Model = e, "fake", "fake-embed"
 	}
 	x := New(cfg, store, zerolog.Nop())
+	t.Cleanup(func() { x.Close() })
 	x.clock = func() time.Time { return *clock }
 	return x
 }
@@ -80,7 +81,7 @@ func TestSessionsSource(t *testing.T) {
 		toolResult("zanzibar-tool-output"),
 		assistant("好的，我会提醒你预订京都的酒店。"))
 	convo(t, store, "other", "agent:other:telegram:direct:1", now, user("the kyoto secret of another agent"))
-	x := sessionIndex(store, ws, &fakeEmbedder{}, &now)
+	x := sessionIndex(t, store, ws, &fakeEmbedder{}, &now)
 
 	r := search(t, x, "京都酒店")
 	if len(r.Results) == 0 {
@@ -119,7 +120,7 @@ func TestSessionsIncremental(t *testing.T) {
 			user(fmt.Sprintf("question %d about %s", i, sentence(i))), assistant(fmt.Sprintf("answer %d", i)))
 	}
 	e := &fakeEmbedder{}
-	x := sessionIndex(store, ws, e, &now)
+	x := sessionIndex(t, store, ws, e, &now)
 	if err := x.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestSessionsIncremental(t *testing.T) {
 	}
 	// A restart embeds nothing.
 	e2 := &fakeEmbedder{}
-	y := sessionIndex(store, ws, e2, &now)
+	y := sessionIndex(t, store, ws, e2, &now)
 	if err := y.Sync(context.Background()); err != nil || e2.count() != 0 {
 		t.Fatalf("after a restart the sync embedded %d texts (err %v)", e2.count(), err)
 	}
@@ -171,6 +172,7 @@ func TestSessionsIncremental(t *testing.T) {
 		t.Fatalf("got %+v", r.Results)
 	}
 	z := New(Config{AgentID: "main", Workspace: ws}, store, zerolog.Nop())
+	t.Cleanup(func() { z.Close() })
 	if r := search(t, z, "narwhal"); len(r.Results) != 0 {
 		t.Fatalf("with sessions off a conversation is found: %+v", r.Results)
 	}

@@ -27,6 +27,10 @@ type Stats struct {
 	Embedded   int    `json:"embedded"`   // texts sent to be embedded
 	CacheHits  int    `json:"cacheHits"`  // texts found in the embedding cache
 	EmbedError string `json:"embedError,omitempty"`
+	Scans      int    `json:"scans"` // stat scans of every note (the rest came from the watcher)
+	// Watching says how notes changed outside reef are seen: "inotify", or the periodic scan
+	// and why ("scan every 2s: ...").
+	Watching string `json:"watching"`
 }
 
 // Status syncs the index and describes it.
@@ -48,6 +52,13 @@ func (x *Index) Status(ctx context.Context) (Stats, error) {
 		}
 	}
 	st.LastSync, st.EmbedError = x.synced, x.embedWhy
+	st.Watching = "inotify"
+	if x.watch == nil {
+		st.Watching = "scan every " + x.cfg.ScanEvery.String()
+		if x.watchErr != nil {
+			st.Watching += ": " + x.watchErr.Error()
+		}
+	}
 	x.mu.Unlock()
 	err := x.store.View(func(r persistence.Reader) error {
 		for _, b := range []string{x.b.meta, x.b.files, x.b.chunks, x.b.vectors, x.b.cache} {

@@ -120,7 +120,9 @@ func memoryCall(cfg *configs.Config, action string, q url.Values) (json.RawMessa
 		return nil, err
 	}
 	defer store.Close()
-	return memoryAction(context.Background(), newMemory(cfg, store, zerolog.Nop()), action, q)
+	mem := newMemory(cfg, store, zerolog.Nop())
+	defer mem.Close()
+	return memoryAction(context.Background(), mem, action, q)
 }
 
 // memoryAction is one action on an agent's index; its answer is JSON.
@@ -222,6 +224,7 @@ func printMemory(w io.Writer, action string, out json.RawMessage) int {
 		fmt.Fprintf(w, "last index: %s\n", st.LastSync.Local().Format(time.DateTime))
 	}
 	fmt.Fprintf(w, "size:       %.1f KB\n", float64(st.Bytes)/1024)
+	fmt.Fprintf(w, "changes:    %s\n", st.Watching)
 	if st.EmbedError != "" {
 		fmt.Fprintf(w, "embeddings: failing: %s\n", st.EmbedError)
 	}

@@ -273,6 +273,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("shutdown")
 		}
 		stopMCP() // after the actors: no tool call is running any more
+		mem.Close()
 		if err := store.Close(); err != nil {
 			log.Error().Err(err).Msg("close database")
 		}
