@@ -2,7 +2,9 @@ package memory
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -125,12 +127,23 @@ func BenchmarkMemoryIndex(b *testing.B) {
 func BenchmarkMemorySearch(b *testing.B) {
 	ws := benchWorkspace(b)
 	queries := []string{"deploy migration latency", "数据库迁移", "alice budget review", "T-04217", "客户发票 payment"}
-	for _, dims := range []int{0, 256, 1536} {
-		b.Run(fmt.Sprintf("dims=%d", dims), func(b *testing.B) {
+	// scan: the stat scan of every note before each search instead of the watcher (as
+	// before #17's watcher; what a system without inotify does every ScanEvery).
+	for _, v := range []struct {
+		dims int
+		scan bool
+	}{{0, false}, {0, true}, {256, false}, {1536, false}} {
+		name := fmt.Sprintf("dims=%d", v.dims)
+		if v.scan {
+			name += "/scan-each-search"
+		}
+		dims := v.dims
+		b.Run(name, func(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			x, _, _ := benchIndex(b, ws, dims)
+			x.cfg.NoWatch, x.cfg.ScanEvery = v.scan, time.Nanosecond
 			ctx := context.Background()
 			if _, err := x.Search(ctx, Query{Text: "warm"}); err != nil {
 				b.Fatal(err)
@@ -182,15 +195,8 @@ func BenchmarkMemorySearch(b *testing.B) {
 		for b.Loop() {
 			t0 := time.Now()
 			var sum float32
-			for _, v := range vecs { // four accumulators, as dotBytes
-				var s0, s1, s2, s3 float32
-				for j := 0; j+4 <= len(q); j += 4 {
-					s0 += q[j] * v[j]
-					s1 += q[j+1] * v[j+1]
-					s2 += q[j+2] * v[j+2]
-					s3 += q[j+3] * v[j+3]
-				}
-				sum += s0 + s1 + s2 + s3
+			for _, v := range vecs { // the loop the search runs
+				sum += dot(q, v)
 			}
 			lat = append(lat, time.Since(t0))
 			_ = sum
@@ -204,4 +210,64 @@ func pct(d []time.Duration, p int) float64 {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return float64(s[min(len(s)-1, len(s)*p/100)].Microseconds()) / 1000
+}
+
+// dotBytes is how vectors were scored before: decoded from their little-endian bytes as
+// they are multiplied, four running sums. Kept to measure against.
+func dotBytes(a []float32, b []byte) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		s1 += a[i+1] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+4:]))
+		s2 += a[i+2] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+8:]))
+		s3 += a[i+3] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+12:]))
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// BenchmarkMemoryDot scores 15,000 stored 1536-dim vectors (bytes in memory, as bbolt maps
+// them, at odd addresses as bbolt packs them) against one query, in the same run: decoded
+// as they are multiplied (before), viewed in place with eight running sums (now), and the
+// floor: the same eight-sum loop over []float32 already in memory.
+func BenchmarkMemoryDot(b *testing.B) {
+	const n, dims = 15000, 1536
+	raw := make([][]byte, n)
+	vecs := make([][]float32, n)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range raw {
+		v := make([]float32, dims)
+		for j := range v {
+			v[j] = r.Float32() - 0.5
+		}
+		vecs[i] = v
+		buf := make([]byte, 4*dims+3)
+		off := i % 4 // unaligned like most bbolt values
+		copy(buf[off:], encodeVector(v))
+		raw[i] = buf[off : off+4*dims]
+	}
+	q := vecs[0]
+	run := func(name string, score func(i int) float32) {
+		b.Run(name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				var sum float32
+				for i := range n {
+					sum += score(i)
+				}
+				lat = append(lat, time.Since(t0))
+				_ = sum
+			}
+			b.ReportMetric(pct(lat, 50), "p50-ms")
+			b.ReportMetric(pct(lat, 99), "p99-ms")
+		})
+	}
+	buf := make([]float32, 0, dims)
+	run("decode-4sums-before", func(i int) float32 { return dotBytes(q, raw[i]) })
+	run("view-8sums-now", func(i int) float32 { return dot(q, viewVector(raw[i], buf)) })
+	run("floor-float32-8sums", func(i int) float32 { return dot(q, vecs[i]) })
 }

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -329,6 +328,7 @@ func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore 
 // vectors as they are: they are not kept in memory.
 func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
 	scores := make([]float32, len(s.docs))
+	buf := make([]float32, 0, len(qv))
 	j := 0 // docs and the bucket are both in key order: walk them in step
 	err := x.store.View(func(r persistence.Reader) error {
 		return r.Scan(x.b.vectors, "", func(k string, v []byte) error {
@@ -336,7 +336,7 @@ func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
 				j++
 			}
 			if j < len(s.docs) && s.docs[j].key == k && len(v) == 4*len(qv) {
-				scores[j] = dotBytes(qv, v)
+				scores[j] = dot(qv, viewVector(v, buf))
 			}
 			return nil
 		})
@@ -379,22 +379,6 @@ func (s *snapshot) bm25(terms []string, dict dictionary) []float64 {
 		scores[i] = min(1, scores[i]/norm)
 	}
 	return scores
-}
-
-// dotBytes is the dot product of a with a vector stored as little-endian float32s.
-func dotBytes(a []float32, b []byte) float32 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		s1 += a[i+1] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+4:]))
-		s2 += a[i+2] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+8:]))
-		s3 += a[i+3] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+12:]))
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return s0 + s1 + s2 + s3
 }
 
 // snippet is a chunk's text, trimmed and capped at SnippetRunes.
