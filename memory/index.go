@@ -95,8 +95,8 @@ type Index struct {
 	watchErr error
 	scanned  time.Time       // the last stat scan of every note
 	pending  map[string]bool // notes the watcher saw change, not yet looked at
-	embedOK  time.Time // embedding calls are skipped before this (after a failure)
-	embedWhy string    // why the last embedding call failed
+	embedOK  time.Time       // embedding calls are skipped before this (after a failure)
+	embedWhy string          // why the last embedding call failed
 	stats    Stats
 }
 
