@@ -21,10 +21,16 @@
 //
 // # Keeping up with the workspace
 //
-// Index.Sync compares every note's size and mtime with what was indexed (a stat per file),
-// re-reads only files that differ, and re-chunks only those whose content hash changed. It
-// runs before every search, so edits made outside reef are seen; the file tools call
-// Index.Touch after a write, which re-indexes that one file at once.
+// Index.Sync runs before every search, so edits made outside reef are seen. It learns what
+// changed from an inotify watcher on the workspace folder and every folder of memory/
+// (watch_linux.go): the watcher's descriptor is non-blocking and drained by the sync itself,
+// so there is no goroutine, and every write made before the sync began is in its queue. It
+// re-reads only the notes named and re-chunks only those whose content hash changed. A full
+// stat scan (every note's size and mtime against the index) runs at the first sync, when the
+// queue overflowed or a folder came or went, every 5 minutes as a safety net, and, without a
+// watcher (another system, the kernel's limits reached, NoWatch), at most every ScanEvery.
+// The file tools call Index.Touch after a write, which re-indexes that one file at once.
+// Index.Close releases the watcher.
 //
 // # Conversations
 //
