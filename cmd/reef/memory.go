@@ -218,7 +218,7 @@ func printMemory(w io.Writer, action string, out json.RawMessage) int {
 	fmt.Fprintf(w, "agent:      %s\nfiles:      %d (%d skipped)\nchunks:     %d\nvectors:    %d\nprovider:   %s %s\n",
 		st.Agent, st.Files, st.Skipped, st.Chunks, st.Vectors, st.Provider, model)
 	if st.Sessions > 0 {
-		fmt.Fprintf(w, "sessions:   %d conversations\n", st.Sessions)
+		fmt.Fprintf(w, "sessions:   %d conversation(s)\n", st.Sessions)
 	}
 	if !st.LastSync.IsZero() {
 		fmt.Fprintf(w, "last index: %s\n", st.LastSync.Local().Format(time.DateTime))

@@ -199,7 +199,7 @@ func TestMemorySessionsSource(t *testing.T) {
 		t.Fatalf("search: %s\nwant turn 1 of the conversation", body)
 	}
 	res = reef(t, e, "", "memory", "status")
-	if res.code != 0 || !strings.Contains(res.stdout, "sessions:   1 conversations") {
+	if res.code != 0 || !strings.Contains(res.stdout, "sessions:   1 conversation(s)") {
 		t.Errorf("reef memory status: code %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 	noCanary(t, home, srv, res.stdout, res.stderr, results[0])
