@@ -16,8 +16,8 @@ type MemoryConfig struct {
 	Model string `yaml:"model"`
 	// BaseURL overrides the provider's endpoint for embeddings (a local Ollama, vLLM or llama.cpp server).
 	BaseURL string `yaml:"baseUrl"`
-	// Sources to index: memory (MEMORY.md and memory/**/*.md). The agent's past transcripts
-	// (sessions) are not indexed yet.
+	// Sources to index: memory (MEMORY.md and memory/**/*.md, always) and, when listed,
+	// sessions (the agent's own past conversations: what the people and the agent said).
 	Sources       []string `yaml:"sources"`
 	ChunkTokens   int      `yaml:"chunkTokens"`   // tokens per chunk, default 400
 	OverlapTokens int      `yaml:"overlapTokens"` // tokens a chunk repeats of the previous one, default 80
@@ -30,6 +30,9 @@ const (
 )
 
 var memoryProviders = []string{"", "auto", "openai", "gemini", "none"}
+
+// Sessions reports whether the agent's past conversations are indexed (sources lists sessions).
+func (m MemoryConfig) Sessions() bool { return slices.Contains(m.Sources, "sessions") }
 
 // On reports whether memory search is enabled (default true).
 func (m MemoryConfig) On() bool { return m.Enabled == nil || *m.Enabled }
@@ -122,11 +125,9 @@ func (v *validator) memory(path string, m MemoryConfig) {
 	v.oneOf(path+".provider", m.Provider, memoryProviders)
 	for i, s := range m.Sources {
 		switch s {
-		case "memory":
-		case "sessions":
-			v.addf("%s.sources[%d]: indexing past transcripts (sessions) is not supported yet: use [memory]", path, i)
+		case "memory", "sessions":
 		default:
-			v.addf("%s.sources[%d]: %q is not a source: use memory", path, i, s)
+			v.addf("%s.sources[%d]: %q is not a source: use memory, or memory and sessions", path, i, s)
 		}
 	}
 	v.nonNegative(path+".chunkTokens", m.ChunkTokens)
@@ -141,6 +142,6 @@ func (v *validator) memory(path string, m MemoryConfig) {
 		v.addf("%s.overlapTokens: %d is not below the default chunkTokens (400)", path, m.OverlapTokens)
 	}
 	if len(m.Sources) > 0 && !slices.Contains(m.Sources, "memory") {
-		v.addf("%s.sources: %v indexes nothing: use [memory]", path, m.Sources)
+		v.addf("%s.sources: %v leaves out the notes: use [memory] or [memory, sessions]", path, m.Sources)
 	}
 }

@@ -45,7 +45,7 @@ func TestValidateMemory(t *testing.T) {
 		want string
 	}{
 		{MemoryConfig{Provider: "cohere"}, `memory.provider: "cohere" is not valid`},
-		{MemoryConfig{Sources: []string{"sessions"}}, "not supported yet"},
+		{MemoryConfig{Sources: []string{"sessions"}}, "leaves out the notes"},
 		{MemoryConfig{Sources: []string{"web"}}, `"web" is not a source`},
 		{MemoryConfig{ChunkTokens: 100, OverlapTokens: 100}, "overlapTokens: 100 is not below chunkTokens"},
 		{MemoryConfig{ChunkTokens: -1}, "chunkTokens: -1 is negative"},
@@ -60,6 +60,7 @@ func TestValidateMemory(t *testing.T) {
 	}
 	var v validator
 	v.memory("memory", MemoryConfig{Provider: "auto", Sources: []string{"memory"}, ChunkTokens: 400, OverlapTokens: 80})
+	v.memory("agents[0].memory", MemoryConfig{Sources: []string{"memory", "sessions"}})
 	if len(v.problems) != 0 {
 		t.Errorf("a good block: %v", v.problems)
 	}

@@ -2,7 +2,9 @@ package memory
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -74,7 +76,9 @@ func benchIndex(b *testing.B, ws string, dims int) (*Index, *bolt.Store, string)
 	if dims > 0 {
 		cfg.Embedder, cfg.Model, cfg.Provider = instantEmbedder{dims}, "bench", "bench"
 	}
-	return New(cfg, st, zerolog.Nop()), st, dbPath
+	x := New(cfg, st, zerolog.Nop())
+	b.Cleanup(func() { x.Close() })
+	return x, st, dbPath
 }
 
 // BenchmarkMemoryIndex indexes ~5 MB of Markdown into ~10,000 chunks (embedding calls
@@ -123,12 +127,23 @@ func BenchmarkMemoryIndex(b *testing.B) {
 func BenchmarkMemorySearch(b *testing.B) {
 	ws := benchWorkspace(b)
 	queries := []string{"deploy migration latency", "数据库迁移", "alice budget review", "T-04217", "客户发票 payment"}
-	for _, dims := range []int{0, 256, 1536} {
-		b.Run(fmt.Sprintf("dims=%d", dims), func(b *testing.B) {
+	// scan: the stat scan of every note before each search instead of the watcher (as
+	// before #17's watcher; what a system without inotify does every ScanEvery).
+	for _, v := range []struct {
+		dims int
+		scan bool
+	}{{0, false}, {0, true}, {256, false}, {1536, false}} {
+		name := fmt.Sprintf("dims=%d", v.dims)
+		if v.scan {
+			name += "/scan-each-search"
+		}
+		dims := v.dims
+		b.Run(name, func(b *testing.B) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			x, _, _ := benchIndex(b, ws, dims)
+			x.cfg.NoWatch, x.cfg.ScanEvery = v.scan, time.Nanosecond
 			ctx := context.Background()
 			if _, err := x.Search(ctx, Query{Text: "warm"}); err != nil {
 				b.Fatal(err)
@@ -180,15 +195,8 @@ func BenchmarkMemorySearch(b *testing.B) {
 		for b.Loop() {
 			t0 := time.Now()
 			var sum float32
-			for _, v := range vecs { // four accumulators, as dotBytes
-				var s0, s1, s2, s3 float32
-				for j := 0; j+4 <= len(q); j += 4 {
-					s0 += q[j] * v[j]
-					s1 += q[j+1] * v[j+1]
-					s2 += q[j+2] * v[j+2]
-					s3 += q[j+3] * v[j+3]
-				}
-				sum += s0 + s1 + s2 + s3
+			for _, v := range vecs { // the loop the search runs
+				sum += dot(q, v)
 			}
 			lat = append(lat, time.Since(t0))
 			_ = sum
@@ -202,4 +210,98 @@ func pct(d []time.Duration, p int) float64 {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return float64(s[min(len(s)-1, len(s)*p/100)].Microseconds()) / 1000
+}
+
+// dotBytes is how vectors were scored before: decoded from their little-endian bytes as
+// they are multiplied, four running sums. Kept to measure against.
+func dotBytes(a []float32, b []byte) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		s1 += a[i+1] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+4:]))
+		s2 += a[i+2] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+8:]))
+		s3 += a[i+3] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+12:]))
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// dot8 is dot with eight running sums: to see what more sums give.
+func dot8(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
+}
+
+// BenchmarkMemoryDot scores 15,000 stored 1536-dim vectors (bytes in memory, as bbolt maps
+// them, at odd addresses as bbolt packs them) against one query: decoded as they are
+// multiplied (before), viewed in place and multiplied with four running sums (now) or eight,
+// and the floor: the same four-sum loop over []float32 already in memory, laid one after the
+// other. Each iteration runs every variant, each round starting with the next, so a loaded
+// machine slows them alike; the metrics are each variant's p50 and p99.
+func BenchmarkMemoryDot(b *testing.B) {
+	const n, dims = 15000, 1536
+	raw := make([][]byte, n)
+	vecs := make([][]float32, n)
+	all := make([]float32, n*dims) // the floor's vectors, one after the other
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range raw {
+		v := all[i*dims : (i+1)*dims : (i+1)*dims]
+		for j := range v {
+			v[j] = r.Float32() - 0.5
+		}
+		vecs[i] = v
+		buf := make([]byte, 4*dims+3)
+		off := i % 4 // unaligned like most bbolt values
+		copy(buf[off:], encodeVector(v))
+		raw[i] = buf[off : off+4*dims]
+	}
+	q := vecs[0]
+	buf := make([]float32, 0, dims)
+	variants := []struct {
+		name  string
+		score func(i int) float32
+	}{
+		{"decode-4sums-before", func(i int) float32 { return dotBytes(q, raw[i]) }},
+		{"view-now", func(i int) float32 { return dot(q, viewVector(raw[i], buf)) }},
+		{"view-8sums", func(i int) float32 { return dot8(q, viewVector(raw[i], buf)) }},
+		{"floor-float32", func(i int) float32 { return dot(q, vecs[i]) }},
+	}
+	lat := make([][]time.Duration, len(variants))
+	var sum float32
+	round := 0
+	for b.Loop() {
+		round++
+		for j := range variants { // in turn, each starting a round: none always runs first
+			k := (round + j) % len(variants)
+			v := variants[k]
+			t0 := time.Now()
+			for i := range n {
+				sum += v.score(i)
+			}
+			lat[k] = append(lat[k], time.Since(t0))
+		}
+	}
+	_ = sum
+	for k, v := range variants {
+		b.ReportMetric(pct(lat[k], 50), v.name+"-p50-ms")
+		b.ReportMetric(pct(lat[k], 99), v.name+"-p99-ms")
+	}
 }

@@ -12,6 +12,7 @@ import (
 type changeSet struct {
 	files    map[string]fileRec     // new records of changed files
 	replaced map[string][]*chunkRec // the new chunks of files whose content changed
+	from     map[string]int         // the first chunk index replaced (0: all; sessions replace their tail)
 	removed  []string               // files gone from the workspace
 	vectors  map[string][]float32   // new vectors by chunk key
 	cache    map[string][]float32   // new embedding cache entries by cache key
@@ -19,7 +20,7 @@ type changeSet struct {
 }
 
 func newChangeSet() *changeSet {
-	return &changeSet{files: map[string]fileRec{}, replaced: map[string][]*chunkRec{},
+	return &changeSet{files: map[string]fileRec{}, replaced: map[string][]*chunkRec{}, from: map[string]int{},
 		vectors: map[string][]float32{}, cache: map[string][]float32{}}
 }
 
@@ -32,19 +33,40 @@ func (c *changeSet) replace(path string, rec fileRec, chunks []Chunk) {
 	c.files[path] = rec
 	recs := make([]*chunkRec, len(chunks))
 	for i, ck := range chunks {
-		terms := map[string]int{}
-		for _, t := range Tokenize(ck.Text) {
-			terms[t]++
-		}
-		recs[i] = &chunkRec{Path: path, Start: ck.StartLine, End: ck.EndLine, Hash: hashText(ck.Text), Text: ck.Text, Terms: terms}
+		recs[i] = &chunkRec{Path: path, Start: ck.StartLine, End: ck.EndLine, Hash: hashText(ck.Text), Text: ck.Text, Terms: terms(ck.Text)}
 	}
 	c.replaced[path] = recs
 }
 
+// replaceFrom records a source whose chunks from index from on are replaced by recs (a
+// session's last turn and the turns after it).
+func (c *changeSet) replaceFrom(path string, rec fileRec, from int, recs []*chunkRec) {
+	c.files[path] = rec
+	c.replaced[path] = recs
+	c.from[path] = from
+}
+
+// replacesKey reports whether the stored chunk key of path is replaced or removed.
+func (c *changeSet) replacesKey(path, key string) bool {
+	if _, ok := c.replaced[path]; !ok {
+		return false
+	}
+	return chunkIndex(key) >= c.from[path]
+}
+
+// terms counts the keyword terms of a text.
+func terms(text string) map[string]int {
+	m := map[string]int{}
+	for _, t := range Tokenize(text) {
+		m[t]++
+	}
+	return m
+}
+
 // write stores the changes; cur is the index before them.
 func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
-	drop := func(path string) error {
-		for i := range cur.files[path].Chunks {
+	drop := func(path string, from int) error {
+		for i := from; i < cur.files[path].Chunks; i++ {
 			k := chunkKey(path, i)
 			if err := tx.Delete(b.chunks, k); err != nil {
 				return err
@@ -56,7 +78,7 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
 		return nil
 	}
 	for _, p := range c.removed {
-		if err := drop(p); err != nil {
+		if err := drop(p, 0); err != nil {
 			return err
 		}
 		if err := tx.Delete(b.files, p); err != nil {
@@ -65,8 +87,8 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
 	}
 	// In key order: bbolt fills its pages best and splits least when keys arrive sorted.
 	for _, p := range slices.Sorted(maps.Keys(c.replaced)) {
-		recs := c.replaced[p]
-		if err := drop(p); err != nil {
+		recs, from := c.replaced[p], c.from[p]
+		if err := drop(p, from); err != nil {
 			return err
 		}
 		for i, r := range recs {
@@ -74,7 +96,7 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
 			if err != nil {
 				return err
 			}
-			if err := tx.Put(b.chunks, chunkKey(p, i), raw); err != nil {
+			if err := tx.Put(b.chunks, chunkKey(p, from+i), raw); err != nil {
 				return err
 			}
 		}
@@ -110,21 +132,22 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, cur *loaded) error {
 
 // apply makes cur what the store holds after write.
 func (c *changeSet) apply(cur *loaded) {
-	drop := func(path string) {
-		for i := range cur.files[path].Chunks {
+	drop := func(path string, from int) {
+		for i := from; i < cur.files[path].Chunks; i++ {
 			k := chunkKey(path, i)
 			delete(cur.chunks, k)
 			delete(cur.hasVec, k)
 		}
 	}
 	for _, p := range c.removed {
-		drop(p)
+		drop(p, 0)
 		delete(cur.files, p)
 	}
 	for p, recs := range c.replaced {
-		drop(p)
+		from := c.from[p]
+		drop(p, from)
 		for i, r := range recs {
-			cur.chunks[chunkKey(p, i)] = r.meta(cur.dict)
+			cur.chunks[chunkKey(p, from+i)] = r.meta(cur.dict)
 		}
 	}
 	for p, rec := range c.files {

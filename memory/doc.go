@@ -7,7 +7,8 @@
 // The index lives in reef's database (persistence.Store named buckets), one set per agent:
 //
 //	memory/<agent>/meta      "state": {version, model, dims}; a different model or version rebuilds
-//	memory/<agent>/files     path → {size, mtime, hash, chunks}: what was indexed of each file
+//	memory/<agent>/files     path → {size, mtime, hash, chunks}: what was indexed of each file;
+//	                         sessions/<key> → {mtime, seq, tail}: of each conversation (sources: sessions)
 //	memory/<agent>/chunks    path\x00nnnnnn → {path, lines, hash, text, terms}: terms are the
 //	                         chunk's keyword postings (term → count)
 //	memory/<agent>/vectors   path\x00nnnnnn → float32 little-endian: the chunk's embedding
@@ -20,10 +21,24 @@
 //
 // # Keeping up with the workspace
 //
-// Index.Sync compares every note's size and mtime with what was indexed (a stat per file),
-// re-reads only files that differ, and re-chunks only those whose content hash changed. It
-// runs before every search, so edits made outside reef are seen; the file tools call
-// Index.Touch after a write, which re-indexes that one file at once.
+// Index.Sync runs before every search, so edits made outside reef are seen. It learns what
+// changed from an inotify watcher on the workspace folder and every folder of memory/
+// (watch_linux.go): the watcher's descriptor is non-blocking and drained by the sync itself,
+// so there is no goroutine, and every write made before the sync began is in its queue. It
+// re-reads only the notes named and re-chunks only those whose content hash changed. A full
+// stat scan (every note's size and mtime against the index) runs at the first sync, when the
+// queue overflowed or a folder came or went, every 5 minutes as a safety net, and, without a
+// watcher (another system, the kernel's limits reached, NoWatch), at most every ScanEvery.
+// The file tools call Index.Touch after a write, which re-indexes that one file at once.
+// Index.Close releases the watcher.
+//
+// # Conversations
+//
+// With Config.Sessions the agent's own transcripts are indexed as well (sessions.go), read
+// from the Store: one chunk or more per turn (a person's message and the answer, no tool
+// output), under the path sessions/<key>. A transcript whose info was updated since is read
+// from its last indexed turn on, and only that turn and the later ones are cut again; the
+// store is looked at for new turns at most every Config.SessionsEvery.
 //
 // # Concurrency
 //

@@ -30,14 +30,14 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 		gone[p] = true
 	}
 	for k, c := range x.cur.chunks {
-		if _, replaced := ch.replaced[c.Path]; !x.cur.hasVec[k] && !replaced && !gone[c.Path] {
+		if !x.cur.hasVec[k] && !ch.replacesKey(c.Path, k) && !gone[c.Path] {
 			byHash[c.Hash] = append(byHash[c.Hash], k)
 			stale = append(stale, k)
 		}
 	}
 	for p, recs := range ch.replaced {
 		for i, r := range recs {
-			byHash[r.Hash] = append(byHash[r.Hash], chunkKey(p, i))
+			byHash[r.Hash] = append(byHash[r.Hash], chunkKey(p, ch.from[p]+i))
 			texts[r.Hash] = r.Text
 		}
 	}

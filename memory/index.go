@@ -35,6 +35,15 @@ type Config struct {
 	QueryTimeout    time.Duration // one query's embedding call; default 15s
 	IndexTimeout    time.Duration // one batch's embedding call while indexing; default 60s
 	RetryAfter      time.Duration // after a failed embedding call, keyword only this long; default 1m
+	// Sessions indexes the agent's own conversations (user and assistant text) too; a sync
+	// looks for new turns at most every SessionsEvery (default 5s).
+	Sessions      bool
+	SessionsEvery time.Duration
+	// Notes changed outside reef are seen through a file watcher (inotify); without one
+	// (NoWatch, another system, the kernel's limits reached) a sync stats every note at most
+	// every ScanEvery (default 2s).
+	NoWatch   bool
+	ScanEvery time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -60,6 +69,8 @@ func (c Config) withDefaults() Config {
 	defDur(&c.QueryTimeout, 15*time.Second)
 	defDur(&c.IndexTimeout, 60*time.Second)
 	defDur(&c.RetryAfter, time.Minute)
+	defDur(&c.SessionsEvery, 5*time.Second)
+	defDur(&c.ScanEvery, 2*time.Second)
 	if c.Embedder == nil {
 		c.Model, c.Provider = "", "none"
 	}
@@ -79,15 +90,21 @@ type Index struct {
 	snap     *snapshot // the search structure over cur, nil when stale
 	force    map[string]bool
 	synced   time.Time
-	embedOK  time.Time // embedding calls are skipped before this (after a failure)
-	embedWhy string    // why the last embedding call failed
+	sessAt   time.Time // when the transcripts were last looked at
+	watch    watcher   // nil: none (yet, or watchErr says why not)
+	watchErr error
+	scanned  time.Time       // the last stat scan of every note
+	pending  map[string]bool // notes the watcher saw change, not yet looked at
+	embedOK  time.Time       // embedding calls are skipped before this (after a failure)
+	embedWhy string          // why the last embedding call failed
 	stats    Stats
 }
 
 // New returns the index of one agent over store. It reads nothing until the first Sync.
 func New(cfg Config, store persistence.Store, log zerolog.Logger) *Index {
 	cfg = cfg.withDefaults()
-	return &Index{cfg: cfg, store: store, b: bucketsFor(cfg.AgentID), log: log, clock: time.Now, force: map[string]bool{}}
+	return &Index{cfg: cfg, store: store, b: bucketsFor(cfg.AgentID), log: log, clock: time.Now, force: map[string]bool{},
+		pending: map[string]bool{}}
 }
 
 // Touch re-reads the file rel (relative to the workspace) at once, whatever its size and
@@ -108,7 +125,7 @@ func (x *Index) Touch(ctx context.Context, rel string) error {
 func (x *Index) Rebuild(ctx context.Context) error {
 	x.mu.Lock()
 	err := x.store.Update(func(tx persistence.Tx) error { return dropAll(tx, x.b) })
-	x.cur, x.snap = nil, nil
+	x.cur, x.snap, x.sessAt, x.scanned = nil, nil, time.Time{}, time.Time{}
 	x.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("memory: rebuild: %w", err)
@@ -133,11 +150,17 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 		return fmt.Errorf("memory: open workspace: %w", err)
 	}
 	defer root.Close()
-	found, err := scanFiles(root)
+	found, gone, full, err := x.filesToCheck(root)
 	if err != nil {
 		return err
 	}
-	ch := x.changes(root, found)
+	ch := x.changes(root, found, gone, full)
+	if now := x.clock(); x.sessAt.IsZero() || now.Sub(x.sessAt) >= x.cfg.SessionsEvery {
+		if err := x.store.View(func(r persistence.Reader) error { return x.sessionChanges(r, ch) }); err != nil {
+			return fmt.Errorf("memory: read sessions: %w", err)
+		}
+		x.sessAt = now
+	}
 	if embed {
 		x.embedMissing(ctx, ch)
 	}
@@ -146,6 +169,7 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 		return nil
 	}
 	if err := x.store.Update(func(tx persistence.Tx) error { return ch.write(tx, x.b, x.cur) }); err != nil {
+		x.scanned = time.Time{} // what the watcher reported is lost with the changes: scan next time
 		return fmt.Errorf("memory: write index: %w", err)
 	}
 	ch.apply(x.cur)
@@ -201,8 +225,9 @@ func (x *Index) ensureLoaded() error {
 	return nil
 }
 
-// changes compares the files found with the index and prepares what to write.
-func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
+// changes compares the files found with the index and prepares what to write. After a
+// full scan, indexed files not found are gone; else gone lists them.
+func (x *Index) changes(root *os.Root, found []statFile, gone []string, full bool) *changeSet {
 	ch := newChangeSet()
 	seen := make(map[string]bool, len(found))
 	now := x.clock()
@@ -222,6 +247,7 @@ func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
 		text, skipped, err := readNote(root, f.path, x.cfg.MaxFileBytes)
 		if err != nil {
 			x.log.Warn().Err(err).Str("path", f.path).Msg("memory: read note")
+			x.pending[f.path] = true
 			continue // tried again at the next sync
 		}
 		rec.Skipped = skipped
@@ -243,8 +269,16 @@ func (x *Index) changes(root *os.Root, found []statFile) *changeSet {
 	for p := range x.force {
 		delete(x.force, p)
 	}
+	for _, p := range gone {
+		if _, had := x.cur.files[p]; had {
+			ch.removed = append(ch.removed, p)
+		}
+	}
+	if !full {
+		return ch
+	}
 	for p := range x.cur.files {
-		if !seen[p] {
+		if !seen[p] && !IsSessionPath(p) {
 			ch.removed = append(ch.removed, p)
 		}
 	}

@@ -83,7 +83,9 @@ func newIndex(t testing.TB, ws string, store persistence.Store, e *fakeEmbedder)
 	if e != nil {
 		cfg.Embedder, cfg.Provider, cfg.Model = e, "fake", "fake-embed"
 	}
-	return New(cfg, store, zerolog.Nop())
+	x := New(cfg, store, zerolog.Nop())
+	t.Cleanup(func() { x.Close() })
+	return x
 }
 
 func search(t testing.TB, x *Index, q string) Response {
@@ -173,6 +175,7 @@ func TestIncremental(t *testing.T) {
 	// Another model: everything once, then nothing.
 	e3 := &fakeEmbedder{}
 	z := New(Config{AgentID: "main", Workspace: ws, Embedder: e3, Provider: "fake", Model: "other-model"}, store, zerolog.Nop())
+	t.Cleanup(func() { z.Close() })
 	if err := z.Sync(ctx); err != nil || e3.count() != files {
 		t.Fatalf("a new model embedded %d texts (err %v), want %d", e3.count(), err, files)
 	}
@@ -328,6 +331,7 @@ func TestTouchRereadsWhatStatCannotSee(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(p, old, old)
 	x := newIndex(t, ws, pmem.New(), nil)
+	x.cfg.NoWatch = true // a watcher sees such an edit (TestWatcher); the stat scan cannot
 	if r := search(t, x, "orange"); len(r.Results) != 1 {
 		t.Fatalf("got %+v", r.Results)
 	}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 
 	"github.com/rs/zerolog"
 
@@ -43,4 +44,16 @@ func (m *Manager) Touch(ctx context.Context, agentID, rel string) {
 	if err := x.Touch(ctx, rel); err != nil {
 		m.log.Warn().Err(err).Str("agent", agentID).Str("path", rel).Msg("memory: index after write")
 	}
+}
+
+// Close releases the indexes' file watchers.
+func (m *Manager) Close() error {
+	if m == nil {
+		return nil
+	}
+	var errs []error
+	for _, x := range m.byAgent {
+		errs = append(errs, x.Close())
+	}
+	return errors.Join(errs...)
 }

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -56,6 +55,28 @@ type Result struct {
 	Score     float64 `json:"score"`
 	Snippet   string  `json:"snippet"`
 	Citation  string  `json:"citation"`
+	// Source is memory (a note) or sessions (a past conversation: Path is sessions/<key>,
+	// StartLine and EndLine number the turn's first and last message, Turn counts the turns).
+	Source  string `json:"source"`
+	Session string `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+}
+
+// Sources of results.
+const (
+	SourceMemory   = "memory"
+	SourceSessions = "sessions"
+)
+
+// result is the Result for chunk c with its text t.
+func result(c *chunkMeta, score float64, t string) Result {
+	r := Result{Path: c.Path, StartLine: c.Start, EndLine: c.End, Score: score, Snippet: snippet(t), Source: SourceMemory,
+		Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)}
+	if IsSessionPath(c.Path) {
+		r.Source, r.Session, r.Turn = SourceSessions, strings.TrimPrefix(c.Path, SessionPrefix), c.Turn
+		r.Citation = c.Path + "#turn-" + strconv.Itoa(c.Turn)
+	}
+	return r
 }
 
 // Response is a search's answer, in the shape memory_search returns.
@@ -178,7 +199,7 @@ type doc struct {
 	c      *chunkMeta
 	len    int
 	hasVec bool
-	day    time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), else zero
+	day    time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), a conversation's time, else zero
 }
 
 type posting struct{ doc, tf uint32 }
@@ -207,6 +228,9 @@ func (x *Index) snapshot() *snapshot {
 	for i, k := range keys {
 		c := x.cur.chunks[k]
 		d := doc{key: k, c: c, hasVec: x.cur.hasVec[k], day: noteDay(c.Path)}
+		if c.Time != 0 {
+			d.day = time.Unix(c.Time, 0)
+		}
 		for _, t := range c.terms {
 			d.len += int(t.tf)
 			s.post[t.id] = append(s.post[t.id], posting{doc: uint32(i), tf: t.tf})
@@ -293,10 +317,7 @@ func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore 
 			if err != nil {
 				return err
 			}
-			c := d.c
-			out = append(out, Result{Path: c.Path, StartLine: c.Start, EndLine: c.End,
-				Score: float64(h.key) / 1000, Snippet: snippet(t),
-				Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)})
+			out = append(out, result(d.c, float64(h.key)/1000, t))
 		}
 		return nil
 	})
@@ -307,6 +328,7 @@ func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore 
 // vectors as they are: they are not kept in memory.
 func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
 	scores := make([]float32, len(s.docs))
+	buf := make([]float32, 0, len(qv))
 	j := 0 // docs and the bucket are both in key order: walk them in step
 	err := x.store.View(func(r persistence.Reader) error {
 		return r.Scan(x.b.vectors, "", func(k string, v []byte) error {
@@ -314,7 +336,7 @@ func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
 				j++
 			}
 			if j < len(s.docs) && s.docs[j].key == k && len(v) == 4*len(qv) {
-				scores[j] = dotBytes(qv, v)
+				scores[j] = dot(qv, viewVector(v, buf))
 			}
 			return nil
 		})
@@ -357,22 +379,6 @@ func (s *snapshot) bm25(terms []string, dict dictionary) []float64 {
 		scores[i] = min(1, scores[i]/norm)
 	}
 	return scores
-}
-
-// dotBytes is the dot product of a with a vector stored as little-endian float32s.
-func dotBytes(a []float32, b []byte) float32 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		s1 += a[i+1] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+4:]))
-		s2 += a[i+2] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+8:]))
-		s3 += a[i+3] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i+12:]))
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return s0 + s1 + s2 + s3
 }
 
 // snippet is a chunk's text, trimmed and capped at SnippetRunes.

@@ -11,7 +11,8 @@ import (
 type Stats struct {
 	Agent    string    `json:"agent"`
 	Files    int       `json:"files"`
-	Skipped  int       `json:"skipped"` // files not indexed (too large, binary)
+	Skipped  int       `json:"skipped"`            // files not indexed (too large, binary)
+	Sessions int       `json:"sessions,omitempty"` // conversations indexed (sources: [sessions])
 	Chunks   int       `json:"chunks"`
 	Vectors  int       `json:"vectors"`
 	Provider string    `json:"provider"`
@@ -26,6 +27,10 @@ type Stats struct {
 	Embedded   int    `json:"embedded"`   // texts sent to be embedded
 	CacheHits  int    `json:"cacheHits"`  // texts found in the embedding cache
 	EmbedError string `json:"embedError,omitempty"`
+	Scans      int    `json:"scans"` // stat scans of every note (the rest came from the watcher)
+	// Watching says how notes changed outside reef are seen: "inotify", or the periodic scan
+	// and why ("scan every 2s: ...").
+	Watching string `json:"watching"`
 }
 
 // Status syncs the index and describes it.
@@ -37,12 +42,23 @@ func (x *Index) Status(ctx context.Context) (Stats, error) {
 	st := x.stats
 	st.Agent, st.Provider, st.Model = x.cfg.AgentID, x.cfg.Provider, x.cfg.Model
 	st.Files, st.Chunks, st.Vectors, st.Dims = len(x.cur.files), len(x.cur.chunks), len(x.cur.hasVec), x.cur.state.Dims
-	for _, f := range x.cur.files {
+	for p, f := range x.cur.files {
+		if IsSessionPath(p) {
+			st.Files--
+			st.Sessions++
+		}
 		if f.Skipped != "" {
 			st.Skipped++
 		}
 	}
 	st.LastSync, st.EmbedError = x.synced, x.embedWhy
+	st.Watching = "inotify"
+	if x.watch == nil {
+		st.Watching = "scan every " + x.cfg.ScanEvery.String()
+		if x.watchErr != nil {
+			st.Watching += ": " + x.watchErr.Error()
+		}
+	}
 	x.mu.Unlock()
 	err := x.store.View(func(r persistence.Reader) error {
 		for _, b := range []string{x.b.meta, x.b.files, x.b.chunks, x.b.vectors, x.b.cache} {

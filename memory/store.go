@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/reefgw/reef/persistence"
@@ -31,6 +32,13 @@ type fileRec struct {
 	// Skipped says why the file is not indexed (too large, binary); it is not read again
 	// until its size or mtime change.
 	Skipped string `json:"skipped,omitempty"`
+	// A session transcript (path sessions/<key>) keeps, with MTime its info's last update:
+	// the last message indexed, and where its last turn starts (message, chunk, turn number),
+	// the turn a later message may still add to, so it is indexed again with the turns after it.
+	Seq       uint64 `json:"seq,omitempty"`
+	TailSeq   uint64 `json:"tailSeq,omitempty"`
+	TailChunk int    `json:"tailChunk,omitempty"`
+	TailTurn  int    `json:"tailTurn,omitempty"`
 }
 
 // chunkRec is one stored chunk.
@@ -41,6 +49,8 @@ type chunkRec struct {
 	Hash  string         `json:"hash"`
 	Text  string         `json:"text"`
 	Terms map[string]int `json:"terms"`
+	Turn  int            `json:"turn,omitempty"` // a session chunk: the turn's number in the session
+	Time  int64          `json:"time,omitempty"` // a session chunk: when the turn began, unix seconds
 }
 
 // errDamaged marks an index that must be rebuilt.
@@ -55,6 +65,19 @@ func bucketsFor(agentID string) buckets {
 }
 
 func chunkKey(path string, i int) string { return fmt.Sprintf("%s\x00%06d", path, i) }
+
+// chunkIndex is the chunk number in a chunk key (-1 when the key has none).
+func chunkIndex(key string) int {
+	i := strings.LastIndexByte(key, 0)
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.Atoi(key[i+1:])
+	if err != nil {
+		return -1
+	}
+	return n
+}
 
 func cacheKey(model, hash string) string { return model + "\x00" + hash }
 
@@ -84,6 +107,8 @@ type chunkMeta struct {
 	Path       string
 	Start, End int
 	Hash       string
+	Turn       int   // a session chunk's turn
+	Time       int64 // a session chunk's time, unix seconds
 	terms      []termFreq
 }
 
@@ -103,7 +128,7 @@ func (d dictionary) id(t string) uint32 {
 
 // meta turns a stored chunk into its in-memory form.
 func (c *chunkRec) meta(d dictionary) *chunkMeta {
-	m := &chunkMeta{Path: c.Path, Start: c.Start, End: c.End, Hash: c.Hash, terms: make([]termFreq, 0, len(c.Terms))}
+	m := &chunkMeta{Path: c.Path, Start: c.Start, End: c.End, Hash: c.Hash, Turn: c.Turn, Time: c.Time, terms: make([]termFreq, 0, len(c.Terms))}
 	for t, tf := range c.Terms {
 		m.terms = append(m.terms, termFreq{id: d.id(t), tf: uint32(tf)})
 	}

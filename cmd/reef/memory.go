@@ -36,7 +36,8 @@ func newMemory(cfg *configs.Config, store persistence.Store, log zerolog.Logger)
 		if !m.On() {
 			continue
 		}
-		mc := memory.Config{AgentID: ac.ID, Workspace: ac.Workspace, ChunkTokens: m.ChunkTokens, OverlapTokens: m.OverlapTokens}
+		mc := memory.Config{AgentID: ac.ID, Workspace: ac.Workspace, ChunkTokens: m.ChunkTokens, OverlapTokens: m.OverlapTokens,
+			Sessions: m.Sessions()}
 		if name, typ, model := cfg.EmbeddingProvider(ac); name != "" {
 			if e := newEmbedder(name, typ, cfg.Providers[name], m.BaseURL, retry); e != nil {
 				mc.Embedder, mc.Provider, mc.Model = e, typ, model
@@ -119,7 +120,9 @@ func memoryCall(cfg *configs.Config, action string, q url.Values) (json.RawMessa
 		return nil, err
 	}
 	defer store.Close()
-	return memoryAction(context.Background(), newMemory(cfg, store, zerolog.Nop()), action, q)
+	mem := newMemory(cfg, store, zerolog.Nop())
+	defer mem.Close()
+	return memoryAction(context.Background(), mem, action, q)
 }
 
 // memoryAction is one action on an agent's index; its answer is JSON.
@@ -214,10 +217,14 @@ func printMemory(w io.Writer, action string, out json.RawMessage) int {
 	}
 	fmt.Fprintf(w, "agent:      %s\nfiles:      %d (%d skipped)\nchunks:     %d\nvectors:    %d\nprovider:   %s %s\n",
 		st.Agent, st.Files, st.Skipped, st.Chunks, st.Vectors, st.Provider, model)
+	if st.Sessions > 0 {
+		fmt.Fprintf(w, "sessions:   %d conversation(s)\n", st.Sessions)
+	}
 	if !st.LastSync.IsZero() {
 		fmt.Fprintf(w, "last index: %s\n", st.LastSync.Local().Format(time.DateTime))
 	}
 	fmt.Fprintf(w, "size:       %.1f KB\n", float64(st.Bytes)/1024)
+	fmt.Fprintf(w, "changes:    %s\n", st.Watching)
 	if st.EmbedError != "" {
 		fmt.Fprintf(w, "embeddings: failing: %s\n", st.EmbedError)
 	}

@@ -163,3 +163,44 @@ func TestMemoryCommandThroughGateway(t *testing.T) {
 		t.Errorf("gateway exit %d", code)
 	}
 }
+
+// TestMemorySessionsSource: with sources [memory, sessions], what was said in a past turn is
+// found by memory_search, cited by session and turn, with a pasted secret redacted in the
+// index as in the transcript (never in a tool result, an embeddings request or the database).
+func TestMemorySessionsSource(t *testing.T) {
+	srv := newFake(t,
+		fake.Reply{Text: "Noted, locker 4471."},
+		call("c1", "memory_search", `{"query":"locker code"}`),
+		fake.Reply{Text: "It is 4471."},
+	)
+	home := newHome(t)
+	os.MkdirAll(home, 0o700)
+	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte("memory:\n  sources: [memory, sessions]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := withFake(home, srv)
+	res := reef(t, e, "My gym locker code is 4471, and my key is "+canary+"\nWhat is my locker code?\n", "chat")
+	if res.code != 0 || !strings.Contains(res.stdout, "It is 4471.") {
+		t.Fatalf("chat: code %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	results := toolResults(srv.Script().Requests(), "memory_search")
+	if len(results) != 1 {
+		t.Fatalf("the model saw %d memory_search results, want 1", len(results))
+	}
+	body := results[0][strings.Index(results[0], "{") : strings.LastIndex(results[0], "}")+1]
+	var got struct {
+		Results []struct{ Path, Snippet, Citation, Source, Session string }
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("search %q: %v", results[0], err)
+	}
+	if len(got.Results) == 0 || got.Results[0].Source != "sessions" || !strings.HasSuffix(got.Results[0].Citation, "#turn-1") ||
+		!strings.Contains(got.Results[0].Snippet, "locker code is 4471") || got.Results[0].Session == "" {
+		t.Fatalf("search: %s\nwant turn 1 of the conversation", body)
+	}
+	res = reef(t, e, "", "memory", "status")
+	if res.code != 0 || !strings.Contains(res.stdout, "sessions:   1 conversation(s)") {
+		t.Errorf("reef memory status: code %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	noCanary(t, home, srv, res.stdout, res.stderr, results[0])
+}

@@ -297,6 +297,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		}
 		stopMCP() // after the actors: no tool call is running any more
 		<-primed
+		mem.Close()
 		if err := store.Close(); err != nil {
 			log.Error().Err(err).Msg("close database")
 		}

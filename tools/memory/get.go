@@ -75,6 +75,9 @@ func (*Get) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		return tools.Result{}, err
 	}
 	rel = filepath.ToSlash(rel)
+	if memory.IsSessionPath(rel) {
+		return tools.Result{}, fmt.Errorf("%s is a past conversation, not a file: its text is in memory_search's snippet", a.Path)
+	}
 	if !memory.IsMemoryPath(rel) {
 		return tools.Result{}, fmt.Errorf("%s is not a memory file; memory_get reads MEMORY.md and memory/**/*.md only (use read for other files)", a.Path)
 	}

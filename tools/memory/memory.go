@@ -39,7 +39,7 @@ func (*Search) Idempotent() {}
 func (*Search) Spec() messages.ToolSpec {
 	return messages.ToolSpec{
 		Name: "memory_search",
-		Description: "Search your long-term memory (MEMORY.md and memory/*.md) by meaning and by exact words, in any language. " +
+		Description: "Search your long-term memory (MEMORY.md and memory/*.md, and your past conversations where configured) by meaning and by exact words, in any language. " +
 			"Use it before answering about prior work, decisions, dates, preferences, people or todos. " +
 			"Returns the best chunks with path, line range, score and a snippet; read more with memory_get.",
 		Parameters: schema(map[string]any{

@@ -120,6 +120,7 @@ func TestGet(t *testing.T) {
 	write(t, env.Workspace, "memory/bin.md", "abc\x00def\n")
 	for _, tt := range []struct{ args, want string }{
 		{`{"path":"notes.md"}`, "not a memory file"},
+		{`{"path":"sessions/agent:main:terminal:direct:local"}`, "past conversation"},
 		{`{"path":"../x/MEMORY.md"}`, "escapes"},
 		{`{"path":"/etc/passwd"}`, "escapes"},
 		{`{"path":"memory/../../etc/passwd.md"}`, "escapes"},
