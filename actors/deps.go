@@ -54,6 +54,8 @@ type Deps struct {
 	Approvals ApprovalSettings
 	// Events is where runs publish their events (turn_events.go); nil: nowhere.
 	Events *events.Bus
+	// Media says how the files people send are fetched before the run (turn_media.go).
+	Media MediaSettings
 
 	redactOnce sync.Once
 	redact     redactor
@@ -85,6 +87,7 @@ type Agent struct {
 	Policy        tools.Policy
 	ContextWindow int // tokens
 	MaxTokens     int
+	Vision        bool // the model takes image input
 	Limits        Limits
 	Compaction    Compaction     // when and how conversations are summarized (turn_compact.go)
 	Subagents     SubagentLimits // the sub-agents it spawns (subagent.go)
@@ -104,6 +107,7 @@ type ModelChoice struct {
 	Provider      providers.Provider
 	ContextWindow int // tokens
 	MaxTokens     int
+	Vision        bool // takes image input (configs.Config.SeesImages)
 }
 
 // Limits bound one agent run.
@@ -273,7 +277,7 @@ func (a *Agent) model(label string) (ModelChoice, error) {
 		if label != "" && label != a.Model {
 			return ModelChoice{}, fmt.Errorf("this agent runs only %s", a.Model)
 		}
-		return ModelChoice{Label: a.Model, Provider: a.Provider, ContextWindow: a.ContextWindow, MaxTokens: a.MaxTokens}, nil
+		return ModelChoice{Label: a.Model, Provider: a.Provider, ContextWindow: a.ContextWindow, MaxTokens: a.MaxTokens, Vision: a.Vision}, nil
 	}
 	return a.ModelFor(label)
 }

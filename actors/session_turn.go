@@ -21,6 +21,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if msg.seq != s.turnSeq || s.turn == nil {
 		return nil
 	}
+	if msg.user != nil { // with their files saved and described (turn_media.go)
+		s.turnUser = msg.user
+	}
 	if s.waitsForModel(msg) { // the messages wait for the model (session_outage.go)
 		s.onOutage(ctx, msg)
 		return nil

@@ -50,11 +50,6 @@ func (c *Config) Model(ref string) ModelConfig {
 	if m.ToolMode == "" {
 		m.ToolMode = DefaultToolMode
 	}
-	if m.Vision == nil {
-		_, name, _ := SplitModel(ref)
-		sees := seesImages(name)
-		m.Vision = &sees
-	}
 	if m.ContextWindow == 0 {
 		m.ContextWindow = DefaultContextWindow
 		_, name, _ := SplitModel(ref)

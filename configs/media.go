@@ -38,6 +38,16 @@ var visionPrefixes = map[string]bool{
 	"qwen-vl": true, "qwen2.5-vl": true, "llava": true, "pixtral": true, "llama-4": true,
 }
 
+// SeesImages reports whether the model ref takes image input: models.<ref>.vision, else the
+// table of known models.
+func (c *Config) SeesImages(ref string) bool {
+	if v := c.Models[ref].Vision; v != nil {
+		return *v
+	}
+	_, name, _ := SplitModel(ref)
+	return seesImages(name)
+}
+
 // seesImages is the default of ModelConfig.Vision for a model name.
 func seesImages(name string) bool {
 	best, sees := 0, false

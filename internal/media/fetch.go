@@ -72,11 +72,11 @@ type Fetcher struct {
 	Backoff  time.Duration
 }
 
-// Fetch downloads the pending files of one message (id msgID, received at day) and returns
-// them with Path, Note and Text set. open nil means the channel cannot download: each file
-// gets a note. A file is saved under inbox/<date>/ with a name made of the message id and
-// its own, so a download retried after a restart replaces the same file.
-func (f *Fetcher) Fetch(ctx context.Context, msgID string, day time.Time, ms []messages.Media, open Open) []messages.Media {
+// Fetch downloads the pending files of one message (received at day) and returns them with
+// Path, Note and Text set. open nil means the channel cannot download: each file gets a note.
+// A file is saved under inbox/<date>/ with a name made of a hash of its platform handle and
+// its own name, so a download retried after a restart replaces the same file.
+func (f *Fetcher) Fetch(ctx context.Context, day time.Time, ms []messages.Media, open Open) []messages.Media {
 	out := append([]messages.Media(nil), ms...)
 	dir := path.Join("inbox", day.Format("2006-01-02"))
 	for i := range out {
@@ -96,7 +96,7 @@ func (f *Fetcher) Fetch(ctx context.Context, msgID string, day time.Time, ms []m
 			m.Note = fmt.Sprintf("not downloaded: %s is over the %s limit for %s files", Bytes(m.Size), Bytes(limit), m.Kind)
 			continue
 		}
-		rel := path.Join(dir, fileName(msgID, i, *m))
+		rel := path.Join(dir, fileName(*m))
 		n, err := f.download(ctx, rel, *m, limit, open)
 		switch {
 		case errors.Is(err, ErrTooLarge):

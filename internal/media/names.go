@@ -1,6 +1,8 @@
 package media
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"path"
 	"strings"
 	"unicode"
@@ -86,25 +88,14 @@ func KindOf(mime, name string) messages.MediaKind {
 	return messages.MediaDocument
 }
 
-// fileName is the name m is saved under in its day's inbox folder: the message's id (so two
-// senders' "image.jpg" do not collide, and a download retried after a restart lands on the
-// same file) and its own name or one made from its kind.
-func fileName(msgID string, n int, m messages.Media) string {
+// fileName is the name m is saved under in its day's inbox folder: a short hash of its
+// platform handle (so two senders' "image.jpg" do not collide, and a download retried after
+// a restart lands on the same file) and its own name, or one made from its kind.
+func fileName(m messages.Media) string {
 	name := m.Name
 	if name == "" {
 		name = string(m.Kind) + extByMIME[MIMEOf(m)]
 	}
-	prefix := SafeName(msgID, "msg")
-	if len(prefix) > 40 {
-		prefix = prefix[len(prefix)-40:]
-	}
-	return SafeName(prefix+"-"+itoa(n)+"-"+SafeName(name, "file"), "file")
-}
-
-func itoa(n int) string {
-	const digits = "0123456789"
-	if n < 10 {
-		return digits[n : n+1]
-	}
-	return itoa(n/10) + digits[n%10:n%10+1]
+	sum := sha256.Sum256([]byte(m.Via + "\x00" + m.Ref))
+	return SafeName(hex.EncodeToString(sum[:4])+"-"+SafeName(name, "file"), "file")
 }
