@@ -43,6 +43,11 @@ type SentMessage struct {
 	Text      string // text as the user sees it (tags stripped, entities decoded)
 	Edits     int
 	Deleted   bool
+	// Files (sendPhoto, sendDocument, sendVoice): Kind is "photo", "document" or "voice";
+	// Text holds the caption.
+	Kind     string
+	FileName string
+	File     []byte
 }
 
 type failure struct {
@@ -81,6 +86,9 @@ type Server struct {
 	allowed    []string
 	onCall     func(method string)
 	onSend     func(SentMessage)
+	files      map[string]file // file_id → file (files.go)
+	nextFile   int
+	downloads  int
 }
 
 // New starts a fake server accepting Token; it is closed when the test ends.
@@ -117,6 +125,7 @@ func Start(token string) (*Server, error) {
 		fail:       map[string][]failure{},
 		down:       map[string]int{},
 		calls:      map[string]int{},
+		files:      map[string]file{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
