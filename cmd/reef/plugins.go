@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -146,8 +147,9 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 	if t := c.Terminal; t != nil && t.Enabled {
 		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
 	}
+	media := mediaClient(cfg)
 	for _, a := range c.Accounts() {
-		ch, err := newChannel(a, cfg.DataDir, log)
+		ch, err := newChannel(a, cfg.DataDir, media, log)
 		if err != nil {
 			return set, err
 		}
@@ -157,13 +159,13 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 }
 
 // newChannel builds the client of one bot account.
-func newChannel(a configs.ChannelAccount, dataDir string, log zerolog.Logger) (channels.Channel, error) {
+func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, log zerolog.Logger) (channels.Channel, error) {
 	log = log.With().Str("account", a.Name()).Logger()
 	switch {
 	case a.Telegram != nil:
 		t := a.Telegram
 		return telegram.New(telegram.Config{Token: t.BotToken, APIRoot: t.APIRoot, Mode: t.Mode, Account: a.Account,
-			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen}, log)
+			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen, MediaClient: media}, log)
 	case a.Discord != nil:
 		d := a.Discord
 		state := "discord-state.json" // the last message handled per channel, for the backfill
