@@ -117,11 +117,15 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 // Connector tries it again (park). A reply the platform refuses for good is dropped.
 func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (retry bool, err error) {
 	var edited bool
-	if !out.Direct {
+	if !out.Direct && out.Text != "" {
 		edited, err = c.deliverByEdit(ctx, root, out)
 	}
 	if !edited && err == nil {
 		_, err = c.ch.Send(ctx, *out)
+	} else if edited && err == nil && len(out.Media) > 0 { // the draft took the text; the files follow
+		files := *out
+		files.Text, files.ReplyToID, files.Quote = "", "", false
+		_, err = c.ch.Send(ctx, files)
 	}
 	if errors.Is(err, channels.ErrPermanent) {
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply refused by the platform; dropped")
