@@ -79,6 +79,9 @@ type Server struct {
 	nonces    map[string]string   // channel + enforced nonce → the message it created
 	requests  []string
 	failures  map[string][]failure
+	files     map[string][]byte            // attachment name → content (files.go)
+	uploads   map[string]map[string][]byte // message id → files the bot attached
+	downloads int
 
 	gw gateway
 }
@@ -143,6 +146,7 @@ func Start(cfg Config) *Server {
 	s.gw.init(s)
 	mux := http.NewServeMux()
 	s.routes(mux)
+	mux.HandleFunc("GET /attachments/{channel}/{name}", s.serveAttachment)
 	mux.HandleFunc("GET /gateway-ws", s.gw.serve)
 	mux.HandleFunc("GET /gateway-ws/", s.gw.serve) // discordgo adds a slash
 	s.http = httptest.NewServer(mux)
