@@ -177,7 +177,7 @@ func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, lo
 		f := a.Feishu
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
 			VerificationToken: f.VerificationToken, EncryptKey: f.EncryptKey,
-			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath}, log)
+			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath, MediaClient: media}, log)
 	}
 	return nil, fmt.Errorf("%s: no platform", a.Path)
 }

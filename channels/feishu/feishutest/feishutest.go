@@ -78,6 +78,9 @@ type SentMessage struct {
 	Edits    int
 	Recalled bool      // the bot (or Recall) withdrew it
 	Created  time.Time // when the bot sent it
+	// File and FileName are the upload an image or file message shows.
+	File     []byte
+	FileName string
 }
 
 // Server is the fake platform.
@@ -108,6 +111,9 @@ type Server struct {
 	seq      uint64
 	refuse   int // handshakes still to refuse with the connection limit (RefuseConnections)
 	connects int // long connections opened
+
+	uploads   map[string]upload // image or file key → content (files.go)
+	downloads int
 }
 
 // New starts a fake platform, stopped when the test ends.
@@ -150,6 +156,9 @@ func Start(cfg Config) *Server {
 	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed("create", s.handleCreate))
 	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed("reply", s.handleReply))
 	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}", s.authed("get", s.handleGet))
+	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}/resources/{key}", s.authed("resource", s.handleResource))
+	mux.HandleFunc("POST /open-apis/im/v1/images", s.authed("image", s.handleImageUpload))
+	mux.HandleFunc("POST /open-apis/im/v1/files", s.authed("file", s.handleFileUpload))
 	mux.HandleFunc("PUT /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
 	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
 	mux.HandleFunc("DELETE /open-apis/im/v1/messages/{id}", s.authed("recall", s.handleRecall))
