@@ -19,11 +19,13 @@ import (
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence/memory"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/providers/openai"
 	"github.com/reefgw/reef/providers/openai/openaitest"
 	"github.com/reefgw/reef/tools"
+	"github.com/reefgw/reef/tools/message"
 )
 
 // transcriptionServer fakes POST /v1/audio/transcriptions (OpenAI's multipart form: model,
@@ -83,7 +85,7 @@ func TestTelegramMediaBothWays(t *testing.T) {
 		Provider: openai.New(openai.Config{BaseURL: llm.URL(), APIKey: "k"}), Tools: reg, ContextWindow: 128000}
 	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{"telegram": bot},
-		Media: actors.MediaSettings{Transcriber: &media.OpenAITranscriber{BaseURL: stt.URL + "/v1", APIKey: "tk", Model: "whisper-1"}}})
+		Media:    actors.MediaSettings{Transcriber: &media.OpenAITranscriber{BaseURL: stt.URL + "/v1", APIKey: "tk", Model: "whisper-1"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,5 +148,65 @@ func TestTelegramMediaBothWays(t *testing.T) {
 	tg.UserSays(5, 5, "send me the passwords")
 	if m := answer(); !strings.Contains(m.Text, "Here:") || !strings.Contains(m.Text, "/etc/passwd not sent") || m.Kind != "" {
 		t.Errorf("answer %q (%s), want the text with a note that the file was refused", m.Text, m.Kind)
+	}
+}
+
+// TestMessageToolSendsMedia: the message tool's media sends a workspace file as a photo on
+// the Telegram wire fake while the run goes on; a path outside the workspace is an error
+// result for the model, and nothing is sent.
+func TestMessageToolSendsMedia(t *testing.T) {
+	tg := telegramtest.New(t)
+	sent := make(chan telegramtest.SentMessage, 20)
+	tg.OnSend(func(m telegramtest.SentMessage) { sent <- m })
+	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	chart := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{5}, 100)...)
+	os.WriteFile(filepath.Join(ws, "chart.png"), chart, 0o644)
+	script := fakellm.NewScript(
+		fakellm.Reply{ToolCalls: []messages.ToolCall{
+			call("m1", "message", map[string]any{"action": "send", "media": "chart.png", "message": "the chart"}),
+			call("m2", "message", map[string]any{"action": "send", "media": "/etc/hostname"}),
+		}},
+		fakellm.Reply{Text: "Done."},
+	)
+	reg, _ := tools.NewRegistry(message.New())
+	policy, _ := tools.NewPolicy(nil, nil, reg.Names())
+	ag := &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
+	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
+		Channels: map[string]channels.Channel{"telegram": bot}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(10 * time.Second) })
+	tg.UserSays(6, 6, "chart please")
+	var photo *telegramtest.SentMessage
+	for photo == nil {
+		if m := testutil.Receive(t, sent); m.Kind == "photo" {
+			photo = &m
+		} else if m.Kind != "" {
+			t.Fatalf("sent a %s", m.Kind)
+		}
+	}
+	if photo.FileName != "chart.png" || !bytes.Equal(photo.File, chart) {
+		t.Errorf("photo %q with %d bytes, want chart.png", photo.FileName, len(photo.File))
+	}
+	for m := testutil.Receive(t, sent); m.Text != "Done."; m = testutil.Receive(t, sent) {
+		if m.Kind != "" {
+			t.Errorf("another file was sent: %s %q", m.Kind, m.FileName)
+		}
+	}
+	var refused bool
+	for _, r := range script.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == messages.RoleTool && m.ToolCallID == "m2" && strings.Contains(m.Content, "outside your workspace") {
+				refused = true
+			}
+		}
+	}
+	if !refused {
+		t.Error("the model was not told that /etc/hostname is outside the workspace")
 	}
 }
