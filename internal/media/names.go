@@ -64,12 +64,16 @@ var mimeByExt = map[string]string{
 	".json": "application/json",
 }
 
-// MIMEOf returns m's MIME type, from the platform or else from its name's extension.
+// MIMEOf returns m's MIME type, from the platform or else from its name's (or saved path's)
+// extension.
 func MIMEOf(m messages.Media) string {
 	if m.MIME != "" {
 		return strings.ToLower(strings.TrimSpace(strings.SplitN(m.MIME, ";", 2)[0]))
 	}
-	return mimeByExt[strings.ToLower(path.Ext(m.Name))]
+	if mime, ok := mimeByExt[strings.ToLower(path.Ext(m.Name))]; ok {
+		return mime
+	}
+	return mimeByExt[strings.ToLower(path.Ext(m.Path))]
 }
 
 // KindOf classifies a file by its MIME type and name, for files a platform did not classify.
