@@ -138,7 +138,7 @@ func TestTelegramMediaBothWays(t *testing.T) {
 	if m := answer(); m.Text != "Too big for me." {
 		t.Fatalf("answer %+v", m)
 	}
-	if body := lastBody(); !strings.Contains(body, "scan.pdf (31.5 MB)") || !strings.Contains(body, "not downloaded") {
+	if body := lastBody(); !strings.Contains(body, "scan.pdf (30.0 MB)") || !strings.Contains(body, "not downloaded") {
 		t.Errorf("the request holds no note with the name and size:\n%.2000s", body)
 	}
 	if n := tg.Downloads(); n != 2 {

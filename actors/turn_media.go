@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -74,7 +75,7 @@ func fetchEntries(ctx context.Context, f *media.Fetcher, deps *Deps, user []mess
 		}
 		m.Media = f.Fetch(ctx, m.Time, m.Media, open)
 		if desc := media.Describe(m.Media); desc != "" {
-			m.Content += "\n\n" + deps.redactor().apply(desc)
+			m.Content = strings.TrimRight(m.Content, "\n") + "\n\n" + deps.redactor().apply(desc)
 		}
 		out[i] = m
 	}
@@ -95,7 +96,7 @@ func failMedia(user []messages.ChatMessage, note string) []messages.ChatMessage 
 			}
 		}
 		out[i].Media = ms
-		out[i].Content += "\n\n" + media.Describe(ms)
+		out[i].Content = strings.TrimRight(out[i].Content, "\n") + "\n\n" + media.Describe(ms)
 	}
 	return out
 }

@@ -179,13 +179,14 @@ func (f *Fetcher) save(ctx context.Context, rel string, m messages.Media, limit 
 	return n, nil
 }
 
-// Bytes is a size as people read it: 512 B, 3.4 KB, 30.0 MB.
+// Bytes is a size as people read it: 512 B, 3.4 KB, 30.0 MB (binary units, as the caps in
+// media.maxMB are counted).
 func Bytes(n int64) string {
 	switch {
-	case n < 1000:
+	case n < 1<<10:
 		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1000*1000))
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }

@@ -115,7 +115,7 @@ func TestFetch(t *testing.T) {
 			t.Errorf("%s: %+v, want a note and no file", m.Name, m)
 		}
 	}
-	if desc := Describe(got[:1]); !strings.Contains(desc, "huge.png (5.0 KB)") || !strings.Contains(desc, "not downloaded") {
+	if desc := Describe(got[:1]); !strings.Contains(desc, "huge.png (4.9 KB)") || !strings.Contains(desc, "not downloaded") {
 		t.Errorf("Describe = %q, want the name, size and why", desc)
 	}
 
