@@ -117,7 +117,7 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 // Connector tries it again (park). A reply the platform refuses for good is dropped.
 func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (retry bool, err error) {
 	var edited bool
-	if !out.Direct && out.Text != "" {
+	if !out.Direct {
 		edited, err = c.deliverByEdit(ctx, root, out)
 	}
 	if !edited && err == nil {

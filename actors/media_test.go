@@ -210,3 +210,51 @@ func TestMessageToolSendsMedia(t *testing.T) {
 		t.Error("the model was not told that /etc/hostname is outside the workspace")
 	}
 }
+
+// TestFilesOnlyReplyReplacesTheDraft: a reply that is only a MEDIA: line, to a run slow
+// enough to show a draft, sends the file and takes the draft away.
+func TestFilesOnlyReplyReplacesTheDraft(t *testing.T) {
+	tg := telegramtest.New(t)
+	sent := make(chan telegramtest.SentMessage, 20)
+	tg.OnSend(func(m telegramtest.SentMessage) { sent <- m })
+	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "report.csv"), []byte("a,b\n"), 0o644)
+	release := make(chan struct{})
+	script := fakellm.NewScript()
+	script.Respond = func(fakellm.Request) fakellm.Reply {
+		<-release // the draft shows meanwhile
+		return fakellm.Reply{Text: "MEDIA: report.csv"}
+	}
+	reg, _ := tools.NewRegistry()
+	ag := &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Provider: fakellm.New(script), Tools: reg, ContextWindow: 128000}
+	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
+		Channels: map[string]channels.Channel{"telegram": bot}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(10 * time.Second) })
+	tg.UserSays(9, 9, "the report please")
+	if m := testutil.Receive(t, sent); m.Text != "…" {
+		t.Fatalf("first message %+v, want the draft", m)
+	}
+	close(release)
+	m := testutil.Receive(t, sent)
+	if m.Kind != "document" || m.FileName != "report.csv" {
+		t.Fatalf("then %+v, want report.csv as a document", m)
+	}
+	deadline := time.Now().Add(testutil.Timeout)
+	for {
+		msgs := tg.Messages(9)
+		if msgs[0].Deleted && len(msgs) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("messages %+v, want the draft deleted and the file only", msgs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
