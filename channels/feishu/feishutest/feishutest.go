@@ -4,7 +4,10 @@
 //   - REST: POST /open-apis/auth/v3/tenant_access_token/internal (checks app id and secret),
 //     GET /open-apis/bot/v3/info, POST /open-apis/im/v1/messages?receive_id_type=chat_id,
 //     POST /open-apis/im/v1/messages/{id}/reply, PUT|PATCH /open-apis/im/v1/messages/{id}
-//     (bearer token checked, uuid idempotency honoured, 30 KB post / 150 KB text limits).
+//     (bearer token checked, uuid idempotency honoured, 30 KB post / 150 KB text limits);
+//     files (files.go): GET /open-apis/im/v1/messages/{id}/resources/{key}?type= for what users
+//     send (UserSendsImage, UserSendsFile, UserSendsAudio), POST /open-apis/im/v1/images and
+//     /open-apis/im/v1/files multipart uploads (10 MB / 30 MB), image and file messages.
 //   - Long connection: POST /callback/ws/endpoint hands out a ws:// URL and client config; the
 //     WebSocket speaks the SDK's protobuf frames (pbbp2): ping → pong control frames, event data
 //     frames carrying im.message.receive_v1 JSON, and the client's response frames. An event

@@ -7,7 +7,9 @@
 // the offset are confirmed and dropped), sendMessage (400 over 4096 UTF-16 units after entity
 // parsing, 400 "can't parse entities" for unbalanced or unknown HTML tags), editMessageText,
 // sendChatAction, deleteMessage, setWebhook and deleteWebhook (getUpdates answers 409 while a
-// webhook is set). Tests play users with UserSays and Queue, read replies with Sent and
+// webhook is set), and files (files.go): getFile with GET /file/bot<token>/<file_path> for
+// what users send (UserSendsPhoto, UserSendsDocument, UserSendsVoice), sendPhoto, sendDocument
+// and sendVoice as multipart uploads within the Bot API's limits. Tests play users with UserSays and Queue, read replies with Sent and
 // Messages, and inject failures with FailNext and Drop.
 package telegramtest
 
