@@ -258,3 +258,82 @@ func TestFilesOnlyReplyReplacesTheDraft(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestMediaFetchedAgainAfterARestart: a photo accepted before a stop whose run never finished
+// is downloaded again by the next start's run (its file is gone meanwhile) and reaches the
+// vision model then.
+func TestMediaFetchedAgainAfterARestart(t *testing.T) {
+	tg := telegramtest.New(t)
+	ws := t.TempDir()
+	store := memory.New()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var calls atomic.Int32
+	script := fakellm.NewScript()
+	script.Respond = func(fakellm.Request) fakellm.Reply {
+		if calls.Add(1) == 1 {
+			<-release // the first start stops while its run waits here
+		}
+		return fakellm.Reply{Text: "a photo"}
+	}
+	start := func() *actors.Runtime {
+		bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, _ := tools.NewRegistry()
+		ag := &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Vision: true, Provider: fakellm.New(script), Tools: reg, ContextWindow: 128000}
+		rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
+			Channels: map[string]channels.Channel{"telegram": bot}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(testutil.Timeout)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	rt := start()
+	photo := append([]byte{0xff, 0xd8, 0xff, 0xe0}, bytes.Repeat([]byte{4}, 900)...)
+	tg.UserSendsPhoto(3, 3, photo, "look")
+	waitFor("the first run's model call", func() bool { return calls.Load() == 1 })
+	rt.Stop(10 * time.Second)
+	if err := os.RemoveAll(filepath.Join(ws, "inbox")); err != nil {
+		t.Fatal(err)
+	}
+	rt = start()
+	t.Cleanup(func() { rt.Stop(10 * time.Second) })
+	waitFor("the answer after the restart", func() bool {
+		for _, s := range tg.Sent(3) {
+			if s == "a photo" {
+				return true
+			}
+		}
+		return false
+	})
+	saved, _ := filepath.Glob(filepath.Join(ws, "inbox", "*", "*.jpg"))
+	if len(saved) != 1 {
+		t.Fatalf("inbox after the restart holds %v, want the photo again", saved)
+	}
+	reqs := script.Requests()
+	last := reqs[len(reqs)-1].Messages
+	var data []byte
+	for _, m := range last {
+		for _, md := range m.Media {
+			data = append(data, md.Data...)
+		}
+	}
+	if !bytes.Equal(data, photo) {
+		t.Errorf("the model after the restart got %d image bytes, want the photo's %d", len(data), len(photo))
+	}
+	if n := tg.Downloads(); n != 2 {
+		t.Errorf("%d downloads, want 2 (once per start)", n)
+	}
+}
