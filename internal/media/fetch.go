@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -96,8 +98,8 @@ func (f *Fetcher) Fetch(ctx context.Context, day time.Time, ms []messages.Media,
 			m.Note = fmt.Sprintf("not downloaded: %s is over the %s limit for %s files", Bytes(m.Size), Bytes(limit), m.Kind)
 			continue
 		}
-		rel := path.Join(dir, fileName(*m))
-		n, err := f.download(ctx, rel, *m, limit, open)
+		tmp := path.Join(dir, fileName(*m)) + ".part"
+		n, sniffed, err := f.download(ctx, tmp, *m, limit, open)
 		switch {
 		case errors.Is(err, ErrTooLarge):
 			m.Note = fmt.Sprintf("not downloaded: it is over the %s limit for %s files", Bytes(limit), m.Kind)
@@ -107,14 +109,23 @@ func (f *Fetcher) Fetch(ctx context.Context, day time.Time, ms []messages.Media,
 			m.Note = "not downloaded: " + err.Error()
 			continue
 		}
+		if m.MIME == "" || m.MIME == "application/octet-stream" {
+			m.MIME = sniffed // a platform that gives no type (Feishu images): named by the content
+		}
+		rel := path.Join(dir, fileName(*m))
+		if err := f.place(tmp, rel); err != nil {
+			m.Note = "not saved: " + err.Error()
+			continue
+		}
 		m.Path, m.Size = rel, n
 		f.read(ctx, m)
 	}
 	return out
 }
 
-// download saves one file, trying again after transport failures.
-func (f *Fetcher) download(ctx context.Context, rel string, m messages.Media, limit int64, open Open) (int64, error) {
+// download saves one file to tmp, trying again after transport failures, and returns its
+// size and the MIME type its first bytes show.
+func (f *Fetcher) download(ctx context.Context, tmp string, m messages.Media, limit int64, open Open) (int64, string, error) {
 	attempts, wait := f.Attempts, f.Backoff
 	if attempts <= 0 {
 		attempts = 3
@@ -127,41 +138,42 @@ func (f *Fetcher) download(ctx context.Context, rel string, m messages.Media, li
 		if a > 0 {
 			select {
 			case <-ctx.Done():
-				return 0, ctx.Err()
+				return 0, "", ctx.Err()
 			case <-time.After(wait):
 			}
 			wait *= 2
 		}
 		var n int64
-		if n, err = f.save(ctx, rel, m, limit, open); err == nil || errors.Is(err, ErrTooLarge) || ctx.Err() != nil {
-			return n, err
+		var sniffed string
+		if n, sniffed, err = f.save(ctx, tmp, m, limit, open); err == nil || errors.Is(err, ErrTooLarge) || ctx.Err() != nil {
+			return n, sniffed, err
 		}
 	}
-	return 0, err
+	return 0, "", err
 }
 
-// save writes one download to rel through os.Root (nothing outside the workspace can be
-// written, whatever the name), via a temporary file renamed into place.
-func (f *Fetcher) save(ctx context.Context, rel string, m messages.Media, limit int64, open Open) (int64, error) {
+// save writes one download to tmp through os.Root (nothing outside the workspace can be
+// written, whatever the name) and sniffs its type from the first bytes.
+func (f *Fetcher) save(ctx context.Context, tmp string, m messages.Media, limit int64, open Open) (int64, string, error) {
 	body, err := open(ctx, m)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer body.Close()
 	root, err := os.OpenRoot(f.Workspace)
 	if err != nil {
-		return 0, fmt.Errorf("open the workspace: %w", err)
+		return 0, "", fmt.Errorf("open the workspace: %w", err)
 	}
 	defer root.Close()
-	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
-		return 0, fmt.Errorf("create %s: %w", path.Dir(rel), err)
+	if err := root.MkdirAll(path.Dir(tmp), 0o755); err != nil {
+		return 0, "", fmt.Errorf("create %s: %w", path.Dir(tmp), err)
 	}
-	tmp := rel + ".part"
 	w, err := root.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", tmp, err)
+		return 0, "", fmt.Errorf("create %s: %w", tmp, err)
 	}
-	n, err := io.Copy(w, io.LimitReader(body, limit+1))
+	head := &headWriter{}
+	n, err := io.Copy(io.MultiWriter(w, head), io.LimitReader(body, limit+1))
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -170,13 +182,35 @@ func (f *Fetcher) save(ctx context.Context, rel string, m messages.Media, limit 
 	}
 	if err != nil {
 		_ = root.Remove(tmp)
-		return 0, err
+		return 0, "", err
 	}
+	sniffed := http.DetectContentType(head.b)
+	sniffed, _, _ = strings.Cut(sniffed, ";")
+	return n, sniffed, nil
+}
+
+// place renames a finished download to its name.
+func (f *Fetcher) place(tmp, rel string) error {
+	root, err := os.OpenRoot(f.Workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	if err := root.Rename(tmp, rel); err != nil {
 		_ = root.Remove(tmp)
-		return 0, fmt.Errorf("save %s: %w", rel, err)
+		return fmt.Errorf("save %s: %w", rel, err)
 	}
-	return n, nil
+	return nil
+}
+
+// headWriter keeps the first 512 bytes written to it, for http.DetectContentType.
+type headWriter struct{ b []byte }
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	if n := 512 - len(h.b); n > 0 {
+		h.b = append(h.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
 }
 
 // Bytes is a size as people read it: 512 B, 3.4 KB, 30.0 MB (binary units, as the caps in
