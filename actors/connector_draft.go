@@ -122,8 +122,9 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	if ok && d.chat != out.ChatID {
 		ok, d = false, draft{}
 	}
-	// too long to fit, or a quoted reply (an edit cannot make the draft one): replace the draft
-	if out.Quote && out.ReplyToID != "" || utf8.RuneCountInString(out.Text) > draftMaxRune {
+	// too long to fit, a quoted reply (an edit cannot make the draft one), or only files (no
+	// text to edit in): replace the draft
+	if out.Quote && out.ReplyToID != "" || utf8.RuneCountInString(out.Text) > draftMaxRune || out.Text == "" && len(out.Media) > 0 {
 		if del, isDel := c.ch.(channels.Deleter); isDel && ok {
 			if d.id == "" { // recorded, maybe sent: find it again (idempotency key) to delete it
 				d, _ = c.newDraft(ctx, root, out.SessionKey, d.chat, out.ThreadID, d.key)

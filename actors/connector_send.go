@@ -122,6 +122,10 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	}
 	if !edited && err == nil {
 		_, err = c.ch.Send(ctx, *out)
+	} else if edited && err == nil && len(out.Media) > 0 { // the draft took the text; the files follow
+		files := *out
+		files.Text, files.ReplyToID, files.Quote = "", "", false
+		_, err = c.ch.Send(ctx, files)
 	}
 	if errors.Is(err, channels.ErrPermanent) {
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply refused by the platform; dropped")

@@ -56,6 +56,8 @@ type Deps struct {
 	Events *events.Bus
 	// Processes are exec's background processes (processes.go); nil: none.
 	Processes Processes
+	// Media says how the files people send are fetched before the run (turn_media.go).
+	Media MediaSettings
 
 	redactOnce sync.Once
 	redact     redactor
@@ -87,6 +89,7 @@ type Agent struct {
 	Policy        tools.Policy
 	ContextWindow int // tokens
 	MaxTokens     int
+	Vision        bool // the model takes image input
 	Limits        Limits
 	Compaction    Compaction     // when and how conversations are summarized (turn_compact.go)
 	Subagents     SubagentLimits // the sub-agents it spawns (subagent.go)
@@ -106,6 +109,7 @@ type ModelChoice struct {
 	Provider      providers.Provider
 	ContextWindow int // tokens
 	MaxTokens     int
+	Vision        bool // takes image input (configs.Config.SeesImages)
 }
 
 // Limits bound one agent run.
@@ -281,7 +285,7 @@ func (a *Agent) model(label string) (ModelChoice, error) {
 		if label != "" && label != a.Model {
 			return ModelChoice{}, fmt.Errorf("this agent runs only %s", a.Model)
 		}
-		return ModelChoice{Label: a.Model, Provider: a.Provider, ContextWindow: a.ContextWindow, MaxTokens: a.MaxTokens}, nil
+		return ModelChoice{Label: a.Model, Provider: a.Provider, ContextWindow: a.ContextWindow, MaxTokens: a.MaxTokens, Vision: a.Vision}, nil
 	}
 	return a.ModelFor(label)
 }

@@ -57,6 +57,8 @@
 //	                               or at start when it has    commit, or when it terminates
 //	                               pending work
 //	Turn                           Session.maybeStartTurn     itself when finished; Session stop
+//	media fetch goroutine          Turn.fetchMedia, before    the files are saved (mediaFetched);
+//	                               the first model call       Turn cancels its ctx
 //	LLM stream goroutine           Turn.startLLM              the stream ends; Turn cancels its ctx
 //	compaction goroutine           Turn.startSummary          the summary calls end; Turn cancels its ctx
 //	turn timer                     Turn.Started               Turn.finish / Stopping
@@ -103,6 +105,9 @@
 //	session.go:Session.maybeStartTurn           takes the run's messages (sessionQueue.take), spawns the Turn
 //	                                            with the tools its senders may use (Session.toolPolicy:
 //	                                            tools.GuestPolicy per channel; the owner gets the agent's)
+//	turn_media.go:Turn.fetchMedia               the messages' files (Inbound.Media, by the channel's
+//	                                            channels.Fetcher) saved under inbox/<date>/ and described
+//	                                            in the user entries, which the Session records (package media)
 //	turn.go:Turn.onStarted, Turn.begin          TurnStarted; the first model call (its context carries
 //	                                            the run's providers.Priority: background for heartbeat,
 //	                                            cron and sub-agent runs, session.go:runPriority)

@@ -421,7 +421,14 @@ func userEntry(in messages.Inbound, red redactor) messages.ChatMessage {
 	if in.System {
 		return messages.ChatMessage{Role: messages.RoleSystem, Content: red.apply(in.Text), Time: in.Time}
 	}
-	return messages.ChatMessage{Role: messages.RoleUser, Content: red.apply(agent.FormatInbound(in)), Time: in.Time}
+	m := messages.ChatMessage{Role: messages.RoleUser, Content: red.apply(agent.FormatInbound(in)), Time: in.Time}
+	if len(in.Media) > 0 { // fetched by the run before its first model call (turn_media.go)
+		m.Media = append([]messages.Media(nil), in.Media...)
+		for i := range m.Media {
+			m.Media[i].Via = channels.ID(in.Channel, in.Account)
+		}
+	}
+	return m
 }
 
 // onTurnEvent forwards a run's progress to the channel and keeps the running tools for /status.

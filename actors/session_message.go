@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/tools"
@@ -68,7 +69,15 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 		return
 	}
 	out.Text = text
-	if !out.Direct {
+	for _, ref := range msg.req.Media { // checked by the tool; confined again here (internal/media)
+		m, err := media.Outbound(s.agent.Workspace, ref)
+		if err != nil {
+			msg.reply <- fmt.Errorf("media not sent: %w", err)
+			return
+		}
+		out.Media = append(out.Media, m)
+	}
+	if !out.Direct && text != "" {
 		s.toolSent = append(s.toolSent, normalizeReply(text))
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root

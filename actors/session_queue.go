@@ -228,7 +228,8 @@ func (s *Session) onMessage(ctx actor.Context, in messages.Inbound) arrival {
 		turn:          s.turn != nil,
 		interruptible: len(s.turnUser) > 0,
 	}
-	run.mayJoin = run.turn && s.toolPolicy(in).Covers(s.turnTools)
+	// A message with files waits for a run of its own, which downloads them first (turn_media.go).
+	run.mayJoin = run.turn && s.toolPolicy(in).Covers(s.turnTools) && len(in.Media) == 0
 	act, dropped := s.queue.arrive(in, s.queueSettings, s.deps.now, run)
 	if dropped {
 		s.log.Info().Str("session", s.key).Bool("summarized", s.queueSettings(in.Channel).Drop == DropSummarize).

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
@@ -20,6 +21,9 @@ import (
 func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	if msg.seq != s.turnSeq || s.turn == nil {
 		return nil
+	}
+	if msg.user != nil { // with their files saved and described (turn_media.go)
+		s.turnUser = msg.user
 	}
 	if s.waitsForModel(msg) { // the messages wait for the model (session_outage.go)
 		s.onOutage(ctx, msg)
@@ -160,7 +164,10 @@ func (s *Session) onOutboundSent(ctx actor.Context, msg *messages.OutboundSent) 
 // the model's visible reasoning when the session shows it (/reasoning on). One message keeps
 // them in order on platforms where the reply replaces the run's draft.
 func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string) []*messages.Outbound {
-	if text == "" {
+	r := agent.ParseReply(msg.reply)
+	files, notes := s.replyMedia(r, msg)
+	text = strings.TrimSpace(text + notes)
+	if text == "" && len(files) == 0 {
 		return nil
 	}
 	if s.info.ShowReasoning {
@@ -175,11 +182,37 @@ func (s *Session) replies(last messages.Inbound, msg *turnFinished, text string)
 			text = "Reasoning:\n" + capRunes(r, maxShownReasoning) + "\n\n---\n\n" + text
 		}
 	}
-	r := agent.ParseReply(msg.reply)
 	return []*messages.Outbound{{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
 		ThreadID: last.ThreadID, ReplyToID: s.replyTarget(last, r), Quote: r.ReplyToCurrent || r.ReplyTo != "",
-		Text: text, SessionKey: s.key,
+		Text: text, Media: files, SessionKey: s.key,
 		Failed: msg.err != nil && !msg.cancelled}}
+}
+
+// maxReplyFiles caps the files one reply sends.
+const maxReplyFiles = 10
+
+// replyMedia turns the reply's MEDIA: lines into files to send with it, confined to the
+// agent's workspace (internal/media.Outbound); a reference that is refused becomes a note in
+// the text. A failed, cancelled or silent run sends none.
+func (s *Session) replyMedia(r agent.Reply, msg *turnFinished) ([]messages.Media, string) {
+	if len(r.Media) == 0 || msg.err != nil || msg.cancelled || r.Silent {
+		return nil, ""
+	}
+	var files []messages.Media
+	var notes strings.Builder
+	for i, ref := range r.Media {
+		if i >= maxReplyFiles {
+			fmt.Fprintf(&notes, "\n(%d more files not sent: at most %d per reply)", len(r.Media)-i, maxReplyFiles)
+			break
+		}
+		m, err := media.Outbound(s.agent.Workspace, ref)
+		if err != nil {
+			fmt.Fprintf(&notes, "\n(%s not sent: %v)", ref, err)
+			continue
+		}
+		files = append(files, m)
+	}
+	return files, notes.String()
 }
 
 // maxShownReasoning caps the reasoning shown with /reasoning on, in runes.

@@ -54,6 +54,8 @@ type Turn struct {
 	resumedCalls map[string]bool   // calls a restart interrupted while they waited for approval
 
 	evs runEvents // the run's published events (turn_events.go)
+
+	userChanged bool // in.user was replaced by the entries with their files (turn_media.go)
 }
 
 // turnInput is everything a Turn needs, copied by the Session.
@@ -94,7 +96,8 @@ type (
 		usage     messages.Usage
 		err       error
 		cancelled bool
-		injected  []messages.Inbound // steered messages answered by this run
+		injected  []messages.Inbound     // steered messages answered by this run
+		user      []messages.ChatMessage // the run's user entries when it changed them (turn_media.go); nil: unchanged
 
 		compaction compactionReport // what the run did to the context (turn_compact.go)
 	}
@@ -160,6 +163,8 @@ func (t *Turn) Receive(ctx actor.Context) {
 		t.onStartedRecorded(ctx, msg)
 	case *compactDone:
 		t.onCompactDone(ctx, msg)
+	case *mediaFetched:
+		t.onMediaFetched(ctx, msg)
 	case *cancelTurn:
 		t.finish(ctx, "", context.Canceled)
 	case *turnTimeout:
@@ -189,6 +194,9 @@ func (t *Turn) begin(ctx actor.Context) {
 	}
 	if t.in.compact.manual {
 		t.startSummary(ctx, false)
+		return
+	}
+	if t.fetchMedia(ctx) { // files first; begin runs again on mediaFetched (turn_media.go)
 		return
 	}
 	if t.resume(ctx) {
@@ -224,8 +232,13 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 	}
 	t.dropFlush()
 	t.runEnded(err) // after the memory flush is dropped: the flush is silent, the run's end is not
+	var user []messages.ChatMessage
+	if t.userChanged {
+		user = t.in.user
+	}
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
-		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected, compaction: t.compactionReport()})
+		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected, user: user,
+		compaction: t.compactionReport()})
 	ctx.Stop(ctx.Self())
 }
 

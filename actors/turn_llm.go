@@ -72,6 +72,7 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 	if limit > 0 && fixed+agent.EstimateMessages(msgs) > limit {
 		return &llmDone{step: step, overBudget: true, fixed: fixed}
 	}
+	msgs = mediaEntries(in, msgs) // images as image input (turn_media.go)
 	lim := in.agent.Limits.withDefaults()
 	callCtx, cancel := context.WithTimeout(ctx, lim.StreamTimeout)
 	defer cancel()

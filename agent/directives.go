@@ -11,14 +11,26 @@ import (
 //   - "[[reply_to:<id>]]" asks for one to the message with that id (as the model saw it in
 //     the inbound metadata);
 //   - "<final>…</final>": when the answer holds final blocks, only their content is shown;
+//   - a line "MEDIA: <workspace path or https URL>" sends that file with the reply;
 //   - SilentToken alone (after the above) sends nothing.
 //
 // Directives inside code fences are text, so an agent can explain them.
 type Reply struct {
 	Text           string // what the user sees
 	ReplyToCurrent bool
-	ReplyTo        string // the message id of [[reply_to:<id>]]; the last one wins
-	Silent         bool   // nothing is sent
+	ReplyTo        string   // the message id of [[reply_to:<id>]]; the last one wins
+	Silent         bool     // nothing is sent
+	Media          []string // the references of MEDIA: lines, in order
+}
+
+// mediaRef returns the reference of a "MEDIA: <ref>" line (OpenClaw's directive; the ref may
+// be wrapped in backticks or quotes), or "" when line is not one.
+func mediaRef(line string) string {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "MEDIA:")
+	if !ok {
+		return ""
+	}
+	return strings.Trim(strings.TrimSpace(rest), "`\"'<>")
 }
 
 var (
@@ -36,6 +48,12 @@ func ParseReply(raw string) Reply {
 	for _, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") {
 			fence = !fence
+		}
+		if !fence {
+			if ref := mediaRef(line); ref != "" {
+				r.Media = append(r.Media, ref)
+				continue
+			}
 		}
 		if fence || !strings.Contains(line, "[[") {
 			out = append(out, line)

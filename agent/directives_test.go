@@ -1,6 +1,9 @@
 package agent
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestParseReply(t *testing.T) {
 	tests := []struct {
@@ -21,10 +24,15 @@ func TestParseReply(t *testing.T) {
 		{"directive then silent", "[[reply_to_current]] NO_REPLY", Reply{Text: "NO_REPLY", ReplyToCurrent: true, Silent: true}},
 		{"in a fence stays", "Write:\n```\n[[reply_to_current]]\n```", Reply{Text: "Write:\n```\n[[reply_to_current]]\n```"}},
 		{"other brackets stay", "see [[wiki link]]", Reply{Text: "see [[wiki link]]"}},
+		{"media lines", "Here is the chart.\nMEDIA: charts/week.png\n  MEDIA: `https://example.com/a.pdf`", Reply{Text: "Here is the chart.",
+			Media: []string{"charts/week.png", "https://example.com/a.pdf"}}},
+		{"media in a fence stays", "```\nMEDIA: x.png\n```", Reply{Text: "```\nMEDIA: x.png\n```"}},
+		{"media only", "MEDIA: out.csv", Reply{Media: []string{"out.csv"}}},
+		{"media word in text stays", "The MEDIA: tag is how you send files", Reply{Text: "The MEDIA: tag is how you send files"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ParseReply(tt.raw); got != tt.want {
+			if got := ParseReply(tt.raw); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("ParseReply(%q)\n got %+v\nwant %+v", tt.raw, got, tt.want)
 			}
 		})

@@ -25,6 +25,7 @@ type Config struct {
 	Backup   BackupConfig    `yaml:"backup"` // automatic backups by the gateway
 	Memory   MemoryConfig    `yaml:"memory"` // memory search over the agents' notes
 	MCP      MCPConfig       `yaml:"mcp"`    // MCP servers whose tools agents may use (docs/workspace.md#mcp-servers)
+	Media    MediaConfig     `yaml:"media"`  // files people send and agents send back (docs/media.md)
 
 	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
 }
@@ -63,6 +64,8 @@ type ModelConfig struct {
 	ContextWindow int    `yaml:"contextWindow"` // tokens; default from a table of known models, else 128000
 	MaxTokens     int    `yaml:"maxTokens"`     // output limit per call; 0 = provider default
 	ToolMode      string `yaml:"toolMode"`      // native (default) | prompt (tools described in the prompt)
+	// Vision says whether the model takes image input; default from a table of known models.
+	Vision *bool `yaml:"vision"`
 }
 
 // AgentConfig is one agent.

@@ -75,6 +75,7 @@ func (c *Config) Validate() error {
 	v.nonNegative("llm.maxAnswerChars", c.LLM.MaxAnswerChars)
 	v.nonNegative("llm.streamTimeoutSeconds", c.LLM.StreamTimeoutSeconds)
 	v.memory("memory", c.Memory)
+	v.media(c.Media, c.Providers)
 	v.nonNegative("llm.outageWaitMinutes", c.LLM.OutageWaitMinutes)
 	v.nonNegative("session.idleMinutes", c.Session.IdleMinutes)
 	if m := c.Session.RateLimit.Messages; m != nil && *m < 0 {

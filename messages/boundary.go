@@ -26,6 +26,7 @@ type Inbound struct {
 	Mentioned  bool      `json:"mentioned,omitempty"`   // the bot was mentioned or replied to
 	Time       time.Time `json:"time,omitzero"`         // platform timestamp
 	Attachment []string  `json:"attachments,omitempty"` // workspace-relative paths of downloaded files
+	Media      []Media   `json:"media,omitempty"`       // files that came with it (media.go)
 	// Agent, set by a channel whose caller picks the agent (the OpenAI-compatible API's model),
 	// names the agent that answers; it overrides the bindings. Platforms never set it.
 	Agent string `json:"agent,omitempty"`
@@ -58,6 +59,9 @@ type Outbound struct {
 	// which cannot become a reply.
 	Quote bool   `json:"quote,omitempty"`
 	Text  string `json:"text"`
+	// Media are files to send with the reply (a MEDIA: line, the message tool's media), each
+	// confined to its Root; channels that cannot send files send Text only.
+	Media []Media `json:"media,omitempty"`
 	// Direct replies are sent as new messages and leave the running reply's draft alone
 	// (a /status answer during a run).
 	Direct bool `json:"direct,omitempty"`

@@ -29,6 +29,9 @@ type ChatMessage struct {
 	// IsError marks a tool result that reports a failure.
 	IsError bool      `json:"isError,omitempty"`
 	Time    time.Time `json:"time,omitzero"`
+	// Media are the files of a user message (media.go): images go to a vision model as
+	// image input (their Data filled for the request), the rest is described in Content.
+	Media []Media `json:"media,omitempty"`
 }
 
 // ToolCall is one call the model asked for. Arguments is the raw JSON text the model produced,

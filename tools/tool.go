@@ -66,6 +66,9 @@ type MessageRequest struct {
 	React     bool
 	Emoji     string
 	MessageID string
+	// Media are files to send with Text (or alone): workspace paths or https URLs, checked
+	// by the tool; the runtime confines them to the workspace again when it sends them.
+	Media []string
 }
 
 // Messenger is implemented by runtimes that send the message tool's requests beyond plain

@@ -55,6 +55,9 @@ type Config struct {
 	// after a restart it reads the messages sent while reef was down (Discord replays none
 	// to a new session). Empty: kept in memory, for the gaps within one process only.
 	StateFile string
+	// MediaClient downloads attachments from the urls Discord gives and fetches a reply's
+	// https MEDIA: urls: the SSRF guard's client. nil: neither is fetched.
+	MediaClient *http.Client
 }
 
 // Bot is one Discord bot account.
@@ -62,7 +65,9 @@ type Bot struct {
 	token  string // without "Bot "
 	client *http.Client
 	log    zerolog.Logger
-	rest   *discordgo.Session // REST only; Run opens its own session for the gateway
+
+	mediaClient *http.Client       // Config.MediaClient
+	rest        *discordgo.Session // REST only; Run opens its own session for the gateway
 
 	reconnectWaits []time.Duration
 	stateFile      string
@@ -127,7 +132,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
 	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits,
-		stateFile: cfg.StateFile}
+		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient}
 	b.rest = b.newSession(client)
 	return b, nil
 }

@@ -172,17 +172,8 @@ func (b *Bot) normalise(ctx context.Context, m *discordgo.Message) (messages.Inb
 		Text:       stripMention(m.Content, self),
 		Time:       m.Timestamp,
 	}
-	for _, a := range m.Attachments { // not downloaded yet: the agent is told what came
-		if a == nil {
-			continue
-		}
-		kind := "file"
-		if strings.HasPrefix(a.ContentType, "image/") {
-			kind = "image"
-		}
-		in.Text = strings.TrimSpace(in.Text + "\n[" + kind + ": " + a.Filename + "]")
-	}
-	if in.Text == "" {
+	in.Media = inboundMedia(m) // downloaded before the run (package media)
+	if in.Text == "" && len(in.Media) == 0 {
 		if m.Content == "" && len(m.Attachments) == 0 && m.GuildID != "" {
 			b.log.Debug().Str("message", m.ID).Msg("discord: a guild message without content: is the Message Content intent enabled?")
 		}

@@ -67,14 +67,14 @@ func TestNormalise(t *testing.T) {
 	if in = r.next(t); !in.Mentioned || in.ReplyTo != "It is noon." || in.Text != "thanks" {
 		t.Errorf("reply to the bot: %+v, want mentioned with ReplyTo the bot's text", in)
 	}
-	// Files are named for the agent (reef does not download them yet), with or without text.
+	// Files come as Media to download before the run, with or without text.
 	srv.Say(t, discordtest.Message{ChannelID: "dm1", AuthorID: "7", Attachments: []string{"cat.png|image/png"}})
-	if in = r.next(t); in.Text != "[image: cat.png]" {
-		t.Errorf("an image alone = %q, want it named", in.Text)
+	if in = r.next(t); in.Text != "" || len(in.Media) != 1 || in.Media[0].Kind != messages.MediaImage || in.Media[0].Name != "cat.png" {
+		t.Errorf("an image alone = %q %+v, want it as an image", in.Text, in.Media)
 	}
 	srv.Say(t, discordtest.Message{ChannelID: "dm1", AuthorID: "7", Content: "see the report", Attachments: []string{"q3.pdf|application/pdf"}})
-	if in = r.next(t); in.Text != "see the report\n[file: q3.pdf]" {
-		t.Errorf("text with a file = %q", in.Text)
+	if in = r.next(t); in.Text != "see the report" || len(in.Media) != 1 || in.Media[0].Kind != messages.MediaDocument || in.Media[0].MIME != "application/pdf" {
+		t.Errorf("text with a file = %q %+v", in.Text, in.Media)
 	}
 	// A reply to someone else quotes it but is no mention.
 	other := srv.GuildMessage(t, "g1", "c1", "9", "original")

@@ -38,7 +38,11 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 		return nil, b.errorf([]error{channels.ErrPermanent}, "discord: send: no channel id")
 	}
 	var ids []string
-	for i, chunk := range channels.CapChunks(Chunks(out.Text), out.MaxChunks, channels.OmittedNote) {
+	chunks := channels.CapChunks(Chunks(out.Text), out.MaxChunks, channels.OmittedNote)
+	if strings.TrimSpace(out.Text) == "" {
+		chunks = nil
+	}
+	for i, chunk := range chunks {
 		msg := &messageSend{MessageSend: discordgo.MessageSend{Content: chunk, AllowedMentions: allowedMentions()}}
 		if i == 0 && out.ReplyToID != "" {
 			no := false
@@ -60,6 +64,10 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 			return ids, b.apiError("send", err)
 		}
 		ids = append(ids, m.ID)
+	}
+	if len(out.Media) > 0 { // the files follow the text (media.go)
+		more, err := b.sendFiles(ctx, target, out, len(chunks) == 0)
+		return append(ids, more...), err
 	}
 	return ids, nil
 }

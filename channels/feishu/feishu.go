@@ -57,6 +57,9 @@ type Config struct {
 	// HTTPClient is used for every REST call and the WebSocket endpoint discovery (default: a
 	// client with a 30 s timeout).
 	HTTPClient *http.Client
+	// MediaClient fetches the https URLs of a reply's MEDIA: lines (the SSRF guard's client);
+	// nil: such lines are refused with a note.
+	MediaClient *http.Client
 }
 
 // Mode values.
@@ -81,6 +84,8 @@ type Bot struct {
 	http *http.Client
 	sdk  *larkcore.Config // the SDK's client configuration (token cache, logger, HTTP client)
 	im   *larkim.V1       // the im/v1 service: the only one reef uses
+
+	mediaClient *http.Client // Config.MediaClient
 
 	mu      sync.Mutex
 	openID  string // the bot's own open_id, known after Run fetched bot info
@@ -147,7 +152,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 	red := newRedactor(cfg.AppSecret, cfg.EncryptKey, cfg.VerificationToken)
 	hc := spyClient(cfg.HTTPClient, red)
 	b := &Bot{
-		cfg: cfg, base: base, log: log, red: red, http: hc, botName: cfg.BotName,
+		cfg: cfg, base: base, log: log, red: red, http: hc, botName: cfg.BotName, mediaClient: cfg.MediaClient,
 		deliverTimeout: 2500 * time.Millisecond,
 		maxRetryWait:   30 * time.Second,
 		order:          newChatOrder(orderWindow),

@@ -53,7 +53,10 @@ func (b *Bot) normalize(ev *larkim.P2MessageReceiveV1) (in messages.Inbound, ok 
 	if m.bot {
 		in.Mentioned = true
 	}
-	in.Text = messageText(str(msg.MessageType), str(msg.Content), m)
+	in.Media = inboundMedia(in.MessageID, str(msg.MessageType), str(msg.Content)) // downloaded before the run
+	if len(in.Media) == 0 {
+		in.Text = messageText(str(msg.MessageType), str(msg.Content), m)
+	}
 	return in, true
 }
 

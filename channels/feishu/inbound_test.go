@@ -3,6 +3,7 @@ package feishu_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,13 +43,17 @@ func TestNormalize(t *testing.T) {
 			Text: "@_user_1 in a thread", Mentions: []feishutest.Mention{bot}, Time: at},
 			messages.Inbound{ChatID: "oc_g", ChatType: messages.ChatThread, ThreadID: "omt_1", SenderID: "ou_alice", Text: "in a thread", Mentioned: true, Time: at}},
 		{"image", feishutest.Message{ChatID: "oc_dm", SenderID: "ou_alice", Type: "image", Content: `{"image_key":"img_1"}`, Time: at},
-			messages.Inbound{ChatID: "oc_dm", ChatType: messages.ChatDirect, SenderID: "ou_alice", Text: "[image]", Mentioned: true, Time: at}},
+			messages.Inbound{ChatID: "oc_dm", ChatType: messages.ChatDirect, SenderID: "ou_alice", Mentioned: true, Time: at,
+				Media: []messages.Media{{Kind: messages.MediaImage, Ref: "<mid>/img_1/image"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, mid := srv.Push(tt.msg)
 			got := box.next(t)
 			tt.want.Channel, tt.want.MessageID = "feishu", mid
+			for i := range tt.want.Media {
+				tt.want.Media[i].Ref = strings.ReplaceAll(tt.want.Media[i].Ref, "<mid>", mid)
+			}
 			if !got.Time.Equal(tt.want.Time) {
 				t.Errorf("time = %v, want %v", got.Time, tt.want.Time)
 			}

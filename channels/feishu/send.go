@@ -48,11 +48,12 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	if out.ChatID == "" {
 		return nil, b.errorf(channels.ErrPermanent, "feishu: send: no chat id")
 	}
-	if strings.TrimSpace(out.Text) == "" {
-		return nil, nil
-	}
 	var ids []string
-	for i, text := range channels.CapChunks(chunk(out.Text), out.MaxChunks, channels.OmittedNote) {
+	var chunks []string
+	if strings.TrimSpace(out.Text) != "" {
+		chunks = channels.CapChunks(chunk(out.Text), out.MaxChunks, channels.OmittedNote)
+	}
+	for i, text := range chunks {
 		key := ""
 		if out.OutboxSeq != 0 {
 			sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", out.SessionKey, out.OutboxSeq, i)))
@@ -74,7 +75,17 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 		}
 		ids = append(ids, id)
 	}
+	if len(out.Media) > 0 { // the files follow the text (media.go)
+		more, err := b.sendFiles(ctx, out)
+		return append(ids, more...), err
+	}
 	return ids, nil
+}
+
+// fileKey is the idempotency key of the i-th file message of an outbox row.
+func fileKey(session string, seq uint64, i int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00file\x00%d", session, seq, i)))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Edit replaces the text of a message the bot sent (PUT /open-apis/im/v1/messages/{id}). Text
@@ -128,7 +139,11 @@ func (b *Bot) Delete(ctx context.Context, chatID, messageID string) error {
 }
 
 func (b *Bot) create(ctx context.Context, chatID, content, key string) (string, error) {
-	body := &larkim.CreateMessageReqBody{ReceiveId: &chatID, MsgType: ptr("post"), Content: &content}
+	return b.createTyped(ctx, chatID, "post", content, key)
+}
+
+func (b *Bot) createTyped(ctx context.Context, chatID, msgType, content, key string) (string, error) {
+	body := &larkim.CreateMessageReqBody{ReceiveId: &chatID, MsgType: &msgType, Content: &content}
 	if key != "" {
 		body.Uuid = &key
 	}

@@ -33,13 +33,14 @@ func (b *Bot) inbound(u *telego.Update) (in messages.Inbound, ok bool) {
 	if text == "" {
 		text, entities = m.Caption, m.CaptionEntities
 	}
-	if media := mediaNote(m); media != "" { // not downloaded yet: the agent is told what came
+	files := inboundMedia(m)                                   // downloaded before the run (package media)
+	if media := mediaNote(m); media != "" && len(files) == 0 { // stickers, locations...: told what came
 		if text != "" {
 			media = text + "\n" + media // appended, so the caption's entity offsets still hold
 		}
 		text = media
 	}
-	if text == "" {
+	if text == "" && len(files) == 0 {
 		return in, false
 	}
 	chat := strconv.FormatInt(m.Chat.ID, 10)
@@ -52,6 +53,7 @@ func (b *Bot) inbound(u *telego.Update) (in messages.Inbound, ok bool) {
 		MessageID:  chat + ":" + strconv.Itoa(m.MessageID),
 		Text:       text,
 		Time:       time.Unix(m.Date, 0).UTC(),
+		Media:      files,
 	}
 	if edited {
 		// An edit is a new message for reef; its own id keeps dedup from dropping it.
@@ -129,8 +131,8 @@ func senderName(u *telego.User) string {
 }
 
 // mediaNote describes what a message carries besides text, in brackets ("[photo]",
-// "[file: report.pdf]"), or "" for a plain text message. reef does not download media yet;
-// the note lets the agent answer a photo or a voice message instead of ignoring it.
+// "[file: report.pdf]"), or "" for a plain text message. Files reef downloads (inboundMedia)
+// get no note: the run describes them once saved.
 func mediaNote(m *telego.Message) string {
 	switch {
 	case len(m.Photo) > 0:

@@ -114,12 +114,19 @@ func TestInbound(t *testing.T) {
 		{"text mention", telego.Update{Message: textMention}, want(func(in *messages.Inbound) { group(in); in.Text, in.Mentioned = "Reef, hi", true })},
 		{"command to the bot", telego.Update{Message: command}, want(func(in *messages.Inbound) { group(in); in.Text, in.Mentioned = command.Text, true })},
 		{"caption", telego.Update{Message: caption}, want(func(in *messages.Inbound) { in.Text = "look at this" })},
-		{"photo with a caption", telego.Update{Message: photo}, want(func(in *messages.Inbound) { in.Text = "look at this\n[photo]" })},
-		{"voice message", telego.Update{Message: voice}, want(func(in *messages.Inbound) { in.Text = "[voice message]" })},
-		{"file", telego.Update{Message: document}, want(func(in *messages.Inbound) { in.Text = "[file: report.pdf]" })},
+		{"photo with a caption", telego.Update{Message: photo}, want(func(in *messages.Inbound) {
+			in.Text, in.Media = "look at this", []messages.Media{{Kind: messages.MediaImage, MIME: "image/jpeg", Ref: "p1"}}
+		})},
+		{"voice message", telego.Update{Message: voice}, want(func(in *messages.Inbound) {
+			in.Text, in.Media = "", []messages.Media{{Kind: messages.MediaVoice, MIME: "audio/ogg", Ref: "v1"}}
+		})},
+		{"file", telego.Update{Message: document}, want(func(in *messages.Inbound) {
+			in.Text, in.Media = "", []messages.Media{{Kind: messages.MediaDocument, Name: "report.pdf", Ref: "d1"}}
+		})},
 		{"photo mentioning the bot in a group", telego.Update{Message: groupPhoto}, want(func(in *messages.Inbound) {
 			group(in)
-			in.Text, in.Mentioned = "@reef_test_bot what is this?\n[photo]", true
+			in.Text, in.Mentioned = "@reef_test_bot what is this?", true
+			in.Media = []messages.Media{{Kind: messages.MediaImage, MIME: "image/jpeg", Ref: "p2"}}
 		})},
 		{"edited", telego.Update{EditedMessage: edited}, want(func(in *messages.Inbound) {
 			in.Text, in.MessageID, in.Time = "fixed typo", "42:9:edit:"+strconv.FormatInt(edited.EditDate, 10), date.Add(time.Minute)

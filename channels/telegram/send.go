@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,13 +45,22 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	if out.OutboxSeq != 0 {
 		key = out.SessionKey + "/" + strconv.FormatUint(out.OutboxSeq, 10)
 	}
+	if strings.TrimSpace(out.Text) == "" && len(out.Media) > 0 {
+		chunks = nil // only files
+	}
 	p := b.resume(key, out.Text)
-	for i := p.done; i < len(chunks); i++ {
+	for i := p.done; i < len(chunks)+len(out.Media); i++ {
 		reply := 0
 		if i == 0 {
 			reply = replyTo
 		}
-		ids, err := b.sendChunk(ctx, chat, thread, reply, chunks[i])
+		var ids []string
+		var err error
+		if i < len(chunks) {
+			ids, err = b.sendChunk(ctx, chat, thread, reply, chunks[i])
+		} else if ids, err = b.sendFile(ctx, chat, thread, reply, out.Media[i-len(chunks)]); err != nil && errors.Is(err, channels.ErrMedia) {
+			continue // sendFile told the chat
+		}
 		if err != nil {
 			b.remember(key, p, err)
 			return nil, err
@@ -59,6 +69,24 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	}
 	b.remember(key, p, nil)
 	return p.ids, nil
+}
+
+// sendFile sends one file of a reply; one that cannot be sent gets a short note in the chat
+// instead, and the error (wrapping channels.ErrMedia) is only logged.
+func (b *Bot) sendFile(ctx context.Context, chat int64, thread, reply int, m messages.Media) ([]string, error) {
+	id, err := b.sendMedia(ctx, chat, thread, reply, m)
+	if err == nil {
+		return []string{id}, nil
+	}
+	if !errors.Is(err, channels.ErrMedia) {
+		return nil, err
+	}
+	b.log.Warn().Err(err).Int64("chat", chat).Msg("telegram: a reply's file was not sent")
+	note := channels.MediaNote(m, err)
+	if _, nerr := b.sendChunk(ctx, chat, thread, reply, chunk{text: note, source: note}); nerr != nil {
+		return nil, nerr
+	}
+	return nil, err
 }
 
 // resume returns what an earlier attempt at the same reply sent.

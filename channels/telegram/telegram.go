@@ -43,6 +43,9 @@ type Config struct {
 	PollTimeout   time.Duration // long-polling timeout; default 30 s
 	HTTPClient    *http.Client  // default: a new http.Client; its Timeout must exceed PollTimeout
 	Account       string        // copied into Inbound.Account
+	// MediaClient fetches the https URLs of a reply's MEDIA: lines (the SSRF guard's client);
+	// nil: such lines are refused with a note.
+	MediaClient *http.Client
 }
 
 // Modes of receiving updates.
@@ -80,10 +83,11 @@ func tokenChars(s string) bool {
 
 // Bot is one Telegram bot account.
 type Bot struct {
-	cfg  Config
-	log  zerolog.Logger
-	api  *telego.Bot
-	self atomic.Pointer[telego.User] // from getMe, for mention detection
+	cfg    Config
+	log    zerolog.Logger
+	api    *telego.Bot
+	client *http.Client                // the Bot API's, also for file downloads
+	self   atomic.Pointer[telego.User] // from getMe, for mention detection
 
 	offset    atomic.Int64           // next getUpdates offset; kept across Run restarts
 	reachable atomic.Pointer[func()] // OnReachable's function
@@ -152,9 +156,10 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		return nil, fmt.Errorf("telegram: %s", redact(err.Error(), cfg.Token))
 	}
 	return &Bot{
-		cfg: cfg,
-		log: log,
-		api: api,
+		cfg:    cfg,
+		log:    log,
+		api:    api,
+		client: client,
 		timing: timing{
 			retryMin: 500 * time.Millisecond, retryMax: 30 * time.Second,
 			conflictWait: 10 * time.Second, maxPollFailures: 5, callTimeout: time.Minute,

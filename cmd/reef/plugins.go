@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -151,8 +152,9 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 	if t := c.Terminal; t != nil && t.Enabled {
 		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
 	}
+	media := mediaClient(cfg)
 	for _, a := range c.Accounts() {
-		ch, err := newChannel(a, cfg.DataDir, log)
+		ch, err := newChannel(a, cfg.DataDir, media, log)
 		if err != nil {
 			return set, err
 		}
@@ -162,25 +164,25 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 }
 
 // newChannel builds the client of one bot account.
-func newChannel(a configs.ChannelAccount, dataDir string, log zerolog.Logger) (channels.Channel, error) {
+func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, log zerolog.Logger) (channels.Channel, error) {
 	log = log.With().Str("account", a.Name()).Logger()
 	switch {
 	case a.Telegram != nil:
 		t := a.Telegram
 		return telegram.New(telegram.Config{Token: t.BotToken, APIRoot: t.APIRoot, Mode: t.Mode, Account: a.Account,
-			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen}, log)
+			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen, MediaClient: media}, log)
 	case a.Discord != nil:
 		d := a.Discord
 		state := "discord-state.json" // the last message handled per channel, for the backfill
 		if a.Account != "" {
 			state = "discord-state-" + a.Account + ".json"
 		}
-		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state)}, log)
+		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state), MediaClient: media}, log)
 	case a.Feishu != nil:
 		f := a.Feishu
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
 			VerificationToken: f.VerificationToken, EncryptKey: f.EncryptKey,
-			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath}, log)
+			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath, MediaClient: media}, log)
 	}
 	return nil, fmt.Errorf("%s: no platform", a.Path)
 }

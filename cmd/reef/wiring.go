@@ -153,7 +153,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		out = append(out, &actors.Agent{
 			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, Skills: &skills, Model: ac.Model,
 			Provider: providers.Failover(targets...), Tools: registry, Policy: policy,
-			ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens, Location: time.Local,
+			ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens, Vision: cfg.SeesImages(ac.Model), Location: time.Local,
 			Limits: actors.Limits{
 				MaxToolCalls:     ac.Limits.MaxToolCalls,
 				TurnTimeout:      time.Duration(ac.Limits.TurnTimeoutSeconds) * time.Second,
@@ -173,7 +173,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 				}
 				m := cfg.Model(label)
 				return actors.ModelChoice{Label: label, Provider: providers.Failover(append([]providers.Target{t}, fallbacks...)...),
-					ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}, nil
+					ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens, Vision: cfg.SeesImages(label)}, nil
 			},
 			Compaction: actors.Compaction{
 				ReserveTokens:    ac.Compaction.ReserveTokens,
@@ -270,6 +270,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
 		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
+		Media: mediaSettings(cfg),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		stopMCP()

@@ -47,11 +47,13 @@ func (sm *seqMap[T]) after(after uint64) []uint64 {
 
 func cloneMessage(m messages.ChatMessage) messages.ChatMessage {
 	m.ToolCalls = slices.Clone(m.ToolCalls)
+	m.Media = slices.Clone(m.Media)
 	return m
 }
 
 func cloneInbound(in messages.Inbound) messages.Inbound {
 	in.Attachment = slices.Clone(in.Attachment)
+	in.Media = slices.Clone(in.Media)
 	return in
 }
 

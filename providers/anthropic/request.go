@@ -36,7 +36,26 @@ type block struct {
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
 	Content      string          `json:"content,omitempty"`
 	IsError      bool            `json:"is_error,omitempty"`
+	Source       *imageSource    `json:"source,omitempty"` // Type "image"
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+// imageSource is an image block's data: {"type":"base64","media_type":"image/png","data":...}.
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"` // encoding/json writes []byte as base64
+}
+
+// imageBlocks are the images of a user message that carry their bytes (a vision model).
+func imageBlocks(m messages.ChatMessage) []block {
+	var out []block
+	for _, md := range m.Media {
+		if md.Kind == messages.MediaImage && len(md.Data) > 0 {
+			out = append(out, block{Type: "image", Source: &imageSource{Type: "base64", MediaType: md.MIME, Data: md.Data}})
+		}
+	}
+	return out
 }
 
 type cacheControl struct {
@@ -150,6 +169,9 @@ func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	}
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64
+		for _, md := range m.Media {
+			size += len(md.Data) * 4 / 3
+		}
 	}
 	return reqbody.Encode(w, size, after, prefix, tools)
 }
@@ -172,7 +194,7 @@ func convertMessages(in []messages.ChatMessage) []wireMessage {
 	for i, m := range in {
 		switch m.Role {
 		case messages.RoleUser:
-			add("user", textBlocks(m.Content)...)
+			add("user", append(imageBlocks(m), textBlocks(m.Content)...)...)
 		case messages.RoleSystem:
 			if strings.TrimSpace(m.Content) != "" {
 				add("user", block{Type: "text", Text: SystemEventPrefix + m.Content})

@@ -38,7 +38,25 @@ type part struct {
 	Thought          bool              `json:"thought,omitempty"`
 	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
+	InlineData       *inlineData       `json:"inlineData,omitempty"`
 	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
+}
+
+// inlineData is an image part: {"mimeType":"image/png","data":<base64>}.
+type inlineData struct {
+	MimeType string `json:"mimeType"`
+	Data     []byte `json:"data"` // encoding/json writes []byte as base64
+}
+
+// imageParts are the images of a user message that carry their bytes (a vision model).
+func imageParts(m messages.ChatMessage) []part {
+	var out []part
+	for _, md := range m.Media {
+		if md.Kind == messages.MediaImage && len(md.Data) > 0 {
+			out = append(out, part{InlineData: &inlineData{MimeType: md.MIME, Data: md.Data}})
+		}
+	}
+	return out
 }
 
 type functionCall struct {
@@ -143,6 +161,9 @@ func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	size := len(tail) + 1024
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64
+		for _, md := range m.Media {
+			size += len(md.Data) * 4 / 3
+		}
 	}
 	return reqbody.Encode(w, size, after, prefix, tools)
 }
@@ -165,7 +186,7 @@ func convertMessages(in []messages.ChatMessage) []content {
 	for _, m := range in {
 		switch m.Role {
 		case messages.RoleUser:
-			add("user", textParts(m.Content)...)
+			add("user", append(imageParts(m), textParts(m.Content)...)...)
 		case messages.RoleSystem:
 			if strings.TrimSpace(m.Content) != "" {
 				add("user", part{Text: SystemEventPrefix + m.Content})

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -28,9 +29,36 @@ type streamOptions struct {
 
 type wireMessage struct {
 	Role       string         `json:"role"`
-	Content    *string        `json:"content"` // null for an assistant message with only tool calls
+	Content    any            `json:"content"` // *string, null for an assistant message with only tool calls, or []wirePart
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// wirePart is one part of a user message with images: {"type":"text","text":...} or
+// {"type":"image_url","image_url":{"url":"data:image/png;base64,..."}}.
+type wirePart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+// userContent is a user message's content: its text, or parts when it carries images.
+func userContent(m messages.ChatMessage) any {
+	var parts []wirePart
+	for _, md := range m.Media {
+		if md.Kind == messages.MediaImage && len(md.Data) > 0 {
+			parts = append(parts, wirePart{Type: "image_url", ImageURL: &imageURL{
+				URL: "data:" + md.MIME + ";base64," + base64.StdEncoding.EncodeToString(md.Data)}})
+		}
+	}
+	if len(parts) == 0 {
+		return ptr(m.Content)
+	}
+	return append([]wirePart{{Type: "text", Text: m.Content}}, parts...)
 }
 
 type wireToolCall struct {
@@ -128,6 +156,9 @@ func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
 	size := len(req.System) + 1024
 	for _, m := range req.Messages {
 		size += len(m.Content) + 64
+		for _, md := range m.Media {
+			size += len(md.Data) * 4 / 3
+		}
 	}
 	wire := c.buildRequest(req)
 	if stable > 0 && req.System == "" { // the whole prompt is stable: keep its message
@@ -157,7 +188,7 @@ func toWire(m messages.ChatMessage) wireMessage {
 		}
 		return w
 	default:
-		return wireMessage{Role: "user", Content: ptr(m.Content)}
+		return wireMessage{Role: "user", Content: userContent(m)}
 	}
 }
 

@@ -5,8 +5,9 @@
 // Besides {text} it takes OpenClaw's shape, {action, target, message, replyTo, ...}: send
 // and reply (a native quoted reply), to this conversation or, with the rights of
 // sessions_send, to another chat of the same channel account; react sets the bot's emoji
-// reaction where the platform has them (Telegram, Discord). edit, delete and media are refused with a
-// clear error for now.
+// reaction where the platform has them (Telegram, Discord); media sends a file of the workspace
+// (or an https URL) natively: a photo or a document (docs/media.md). edit and delete are
+// refused with a clear error for now.
 package message
 
 import (
@@ -34,13 +35,12 @@ func (Tool) Spec() messages.ToolSpec {
 }
 
 type args struct {
-	Text    string `json:"text"`
-	Action  string `json:"action"`
-	Message string `json:"message"` // OpenClaw's name for text
-	Target  string `json:"target"`
-	ReplyTo string `json:"replyTo"`
-	// Named by OpenClaw's shape; refused with a clear error until reef supports them.
-	Media     string `json:"media"`
+	Text      string `json:"text"`
+	Action    string `json:"action"`
+	Message   string `json:"message"` // OpenClaw's name for text
+	Target    string `json:"target"`
+	ReplyTo   string `json:"replyTo"`
+	Media     string `json:"media"` // a workspace path or an https URL (media.go)
 	Emoji     string `json:"emoji"`
 	MessageID string `json:"messageId"`
 }
@@ -64,18 +64,22 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if text == "" {
 		text = strings.TrimSpace(a.Message)
 	}
+	media, err := checkMedia(call.Env.Workspace, a.Media)
 	switch {
-	case strings.TrimSpace(a.Media) != "":
-		return tools.Result{}, errors.New("media attachments are not supported by reef yet; send the text, or a link")
-	case text == "":
-		return tools.Result{}, errors.New("text is required (or message)")
+	case err != nil:
+		return tools.Result{}, err
+	case text == "" && media == "":
+		return tools.Result{}, errors.New("text is required (or message, or media)")
 	case len(text) > MaxText:
 		return tools.Result{}, errors.New("text is too long (16 KB at most); send less or put it in a file")
 	case call.Env.Runtime == nil || call.Env.SessionKey == "":
 		return tools.Result{}, errors.New("message is not available here (no conversation to send to)")
 	}
 	req := tools.MessageRequest{Text: text, Target: strings.TrimSpace(a.Target), ReplyTo: strings.TrimSpace(a.ReplyTo), Reply: action == "reply"}
-	if req == (tools.MessageRequest{Text: text}) {
+	if media != "" {
+		req.Media = []string{media}
+	}
+	if req.Target == "" && req.ReplyTo == "" && !req.Reply && req.Media == nil {
 		if err := call.Env.Runtime.Message(ctx, call.Env.SessionKey, text); err != nil {
 			return tools.Result{}, err
 		}
@@ -90,6 +94,9 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	}
 	if req.Target != "" {
 		return tools.Result{Content: "sent to " + req.Target}, nil
+	}
+	if media != "" {
+		return tools.Result{Content: "sent " + media}, nil
 	}
 	return tools.Result{Content: "sent"}, nil
 }
@@ -134,7 +141,8 @@ const description = `Send a message to the user in this conversation right now, 
 	`repeat in it what you already sent with this tool. action "reply" quotes the message you answer, ` +
 	`or the one replyTo names (a message id from the metadata). target sends to another chat of this ` +
 	`channel instead (its chat id or session key), where allowed. action "react" sets emoji as your ` +
-	`reaction on messageId (default: the message you answer).`
+	`reaction on messageId (default: the message you answer). media sends a file: a path in your ` +
+	`workspace or an https URL (a photo is shown as a photo, other files as documents).`
 
 const schema = `{"type":"object","properties":{` +
 	`"text":{"type":"string","description":"the message to send"},` +
@@ -144,4 +152,4 @@ const schema = `{"type":"object","properties":{` +
 	`"replyTo":{"type":"string","description":"message id to quote"},` +
 	`"emoji":{"type":"string","description":"for react: one emoji"},` +
 	`"messageId":{"type":"string","description":"for react: the message (default: the one you answer)"},` +
-	`"media":{"type":"string"}}}`
+	`"media":{"type":"string","description":"a file to send: a workspace path (e.g. chart.png) or an https URL"}}}`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -88,7 +89,7 @@ func TestMessageOpenClawShape(t *testing.T) {
 			}
 			continue
 		}
-		if len(m.reqs) != 1 || m.reqs[0] != c.want || len(m.sent) != 0 {
+		if len(m.reqs) != 1 || !reflect.DeepEqual(m.reqs[0], c.want) || len(m.sent) != 0 {
 			t.Errorf("%s: requests %+v, plain %q; want %+v", c.args, m.reqs, m.sent, c.want)
 		}
 	}

@@ -1,6 +1,8 @@
 // Package discordtest is a fake Discord for tests: the REST API under /api/v9 and the gateway
 // WebSocket (HELLO, IDENTIFY, READY, heartbeats, dispatches, RESUME with replay), served on
-// 127.0.0.1 so that discordgo runs unchanged against it.
+// 127.0.0.1 so that discordgo runs unchanged against it. Attachments (files.go): AddFile
+// serves a user's file from a CDN-like /attachments/ path; the bot's sends may be multipart
+// (payload_json and files[n], 10 MiB each), their files kept per message (Files).
 //
 // The fake keeps one active gateway session at a time (the latest IDENTIFY). Every dispatch
 // is recorded in that session's log with its sequence number, so a client that RESUMEs after
@@ -79,6 +81,9 @@ type Server struct {
 	nonces    map[string]string   // channel + enforced nonce → the message it created
 	requests  []string
 	failures  map[string][]failure
+	files     map[string][]byte            // attachment name → content (files.go)
+	uploads   map[string]map[string][]byte // message id → files the bot attached
+	downloads int
 
 	gw gateway
 }
@@ -143,6 +148,7 @@ func Start(cfg Config) *Server {
 	s.gw.init(s)
 	mux := http.NewServeMux()
 	s.routes(mux)
+	mux.HandleFunc("GET /attachments/{channel}/{name}", s.serveAttachment)
 	mux.HandleFunc("GET /gateway-ws", s.gw.serve)
 	mux.HandleFunc("GET /gateway-ws/", s.gw.serve) // discordgo adds a slash
 	s.http = httptest.NewServer(mux)

@@ -132,12 +132,13 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 			FailIfNotExists *bool  `json:"fail_if_not_exists"`
 		} `json:"message_reference"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		apiError(w, 400, 50109, "The request body contains invalid JSON.")
+	files, status, msg := readSend(r, &req)
+	if status != 0 {
+		apiError(w, status, 50109, msg)
 		return
 	}
 	switch n := utf8.RuneCountInString(req.Content); {
-	case n == 0:
+	case n == 0 && len(files) == 0:
 		apiError(w, 400, 50006, "Cannot send an empty message")
 		return
 	case n > MaxMessage:
@@ -167,6 +168,15 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		m.ReplyTo = ref.MessageID
+	}
+	for name := range files {
+		m.Attachments = append(m.Attachments, name)
+	}
+	if len(files) > 0 {
+		if s.uploads == nil {
+			s.uploads = map[string]map[string][]byte{}
+		}
+		s.uploads[m.ID] = files
 	}
 	s.messages[m.ID] = m
 	s.sent[channelID] = append(s.sent[channelID], m.ID)
@@ -298,8 +308,12 @@ func (s *Server) wireMessage(m *Message) map[string]any {
 	var files []map[string]any
 	for i, a := range m.Attachments {
 		name, ctype, _ := strings.Cut(a, "|")
+		size, url := 1024, "https://cdn.discordapp.com/attachments/"+m.ChannelID+"/"+name
+		if data, ok := s.files[name]; ok { // AddFile: served by this fake
+			size, url = len(data), s.attachmentURL(m.ChannelID, name)
+		}
 		files = append(files, map[string]any{"id": fmt.Sprintf("%s%d", m.ID, i), "filename": name, "content_type": ctype,
-			"size": 1024, "url": "https://cdn.discordapp.com/attachments/" + m.ChannelID + "/" + name})
+			"size": size, "url": url})
 	}
 	if files != nil {
 		w["attachments"] = files

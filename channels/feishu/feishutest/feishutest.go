@@ -4,7 +4,10 @@
 //   - REST: POST /open-apis/auth/v3/tenant_access_token/internal (checks app id and secret),
 //     GET /open-apis/bot/v3/info, POST /open-apis/im/v1/messages?receive_id_type=chat_id,
 //     POST /open-apis/im/v1/messages/{id}/reply, PUT|PATCH /open-apis/im/v1/messages/{id}
-//     (bearer token checked, uuid idempotency honoured, 30 KB post / 150 KB text limits).
+//     (bearer token checked, uuid idempotency honoured, 30 KB post / 150 KB text limits);
+//     files (files.go): GET /open-apis/im/v1/messages/{id}/resources/{key}?type= for what users
+//     send (UserSendsImage, UserSendsFile, UserSendsAudio), POST /open-apis/im/v1/images and
+//     /open-apis/im/v1/files multipart uploads (10 MB / 30 MB), image and file messages.
 //   - Long connection: POST /callback/ws/endpoint hands out a ws:// URL and client config; the
 //     WebSocket speaks the SDK's protobuf frames (pbbp2): ping → pong control frames, event data
 //     frames carrying im.message.receive_v1 JSON, and the client's response frames. An event
@@ -78,6 +81,9 @@ type SentMessage struct {
 	Edits    int
 	Recalled bool      // the bot (or Recall) withdrew it
 	Created  time.Time // when the bot sent it
+	// File and FileName are the upload an image or file message shows.
+	File     []byte
+	FileName string
 }
 
 // Server is the fake platform.
@@ -108,6 +114,9 @@ type Server struct {
 	seq      uint64
 	refuse   int // handshakes still to refuse with the connection limit (RefuseConnections)
 	connects int // long connections opened
+
+	uploads   map[string]upload // image or file key → content (files.go)
+	downloads int
 }
 
 // New starts a fake platform, stopped when the test ends.
@@ -150,6 +159,9 @@ func Start(cfg Config) *Server {
 	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed("create", s.handleCreate))
 	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed("reply", s.handleReply))
 	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}", s.authed("get", s.handleGet))
+	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}/resources/{key}", s.authed("resource", s.handleResource))
+	mux.HandleFunc("POST /open-apis/im/v1/images", s.authed("image", s.handleImageUpload))
+	mux.HandleFunc("POST /open-apis/im/v1/files", s.authed("file", s.handleFileUpload))
 	mux.HandleFunc("PUT /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
 	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed("update", s.handleUpdate))
 	mux.HandleFunc("DELETE /open-apis/im/v1/messages/{id}", s.authed("recall", s.handleRecall))

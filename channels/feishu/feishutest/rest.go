@@ -26,6 +26,12 @@ func apiError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "msg": msg})
 }
 
+// apiErrorFalse answers 230001 with msg and returns false (for checkContent).
+func apiErrorFalse(w http.ResponseWriter, msg string) bool {
+	apiError(w, http.StatusBadRequest, 230001, msg)
+	return false
+}
+
 // injected answers a failure queued by FailNext for route, reporting whether it did.
 func (s *Server) injected(w http.ResponseWriter, route string) bool {
 	s.mu.Lock()
@@ -114,6 +120,8 @@ type sendBody struct {
 // checkContent validates a message body like the platform does, answering the error itself.
 func checkContent(w http.ResponseWriter, b sendBody) bool {
 	switch {
+	case b.MsgType == "image" || b.MsgType == "file":
+		return json.Valid([]byte(b.Content)) || apiErrorFalse(w, "content is not valid JSON")
 	case b.MsgType != "text" && b.MsgType != "post":
 		apiError(w, http.StatusBadRequest, 230001, "invalid message type for this fake: "+b.MsgType)
 	case !utf8.ValidString(b.Content) || !json.Valid([]byte(b.Content)):
@@ -166,6 +174,11 @@ func (s *Server) store(w http.ResponseWriter, b sendBody, chat, parent string) {
 		id = s.nextID("om_")
 		m := &SentMessage{ID: id, ChatID: chat, MsgType: b.MsgType, Content: b.Content,
 			Text: Flatten(b.MsgType, b.Content), ReplyTo: parent, InThread: b.ReplyInThread, Created: time.Now()}
+		if (b.MsgType == "image" || b.MsgType == "file") && !s.attach(m) {
+			s.mu.Unlock()
+			apiError(w, http.StatusBadRequest, 230001, "invalid image_key or file_key")
+			return
+		}
 		s.sent = append(s.sent, m)
 		s.byID[id] = m
 		s.msgChat[id] = chat
@@ -187,6 +200,10 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	var b sendBody
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&b); err != nil {
 		apiError(w, http.StatusBadRequest, 230001, "invalid request")
+		return
+	}
+	if b.MsgType != "text" && b.MsgType != "post" {
+		apiError(w, http.StatusBadRequest, 230001, "invalid message type for an edit: "+b.MsgType)
 		return
 	}
 	if !checkContent(w, b) {

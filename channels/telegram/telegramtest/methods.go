@@ -13,6 +13,10 @@ import (
 
 // serve routes POST /bot<token>/<method>.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		s.serveFile(w, r, rest)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 {
@@ -23,7 +27,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusUnauthorized, "Unauthorized", 0)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 10<<20))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxFileUpload+1<<20))
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, "Bad Request: can't read the request body", 0)
 		return
@@ -60,6 +64,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		"setMessageReaction": s.setMessageReaction,
 		"setWebhook":         s.setWebhook,
 		"deleteWebhook":      s.deleteWebhook,
+		"getFile":            s.getFile,
+		"sendPhoto":          s.sendFile("photo"),
+		"sendDocument":       s.sendFile("document"),
+		"sendVoice":          s.sendFile("voice"),
 	}
 	h, ok := handlers[method]
 	if !ok {

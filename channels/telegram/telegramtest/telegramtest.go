@@ -7,7 +7,9 @@
 // the offset are confirmed and dropped), sendMessage (400 over 4096 UTF-16 units after entity
 // parsing, 400 "can't parse entities" for unbalanced or unknown HTML tags), editMessageText,
 // sendChatAction, deleteMessage, setWebhook and deleteWebhook (getUpdates answers 409 while a
-// webhook is set). Tests play users with UserSays and Queue, read replies with Sent and
+// webhook is set), and files (files.go): getFile with GET /file/bot<token>/<file_path> for
+// what users send (UserSendsPhoto, UserSendsDocument, UserSendsVoice), sendPhoto, sendDocument
+// and sendVoice as multipart uploads within the Bot API's limits. Tests play users with UserSays and Queue, read replies with Sent and
 // Messages, and inject failures with FailNext and Drop.
 package telegramtest
 
@@ -43,6 +45,11 @@ type SentMessage struct {
 	Text      string // text as the user sees it (tags stripped, entities decoded)
 	Edits     int
 	Deleted   bool
+	// Files (sendPhoto, sendDocument, sendVoice): Kind is "photo", "document" or "voice";
+	// Text holds the caption.
+	Kind     string
+	FileName string
+	File     []byte
 }
 
 type failure struct {
@@ -81,6 +88,9 @@ type Server struct {
 	allowed    []string
 	onCall     func(method string)
 	onSend     func(SentMessage)
+	files      map[string]file // file_id → file (files.go)
+	nextFile   int
+	downloads  int
 }
 
 // New starts a fake server accepting Token; it is closed when the test ends.
@@ -117,6 +127,7 @@ func Start(token string) (*Server, error) {
 		fail:       map[string][]failure{},
 		down:       map[string]int{},
 		calls:      map[string]int{},
+		files:      map[string]file{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL

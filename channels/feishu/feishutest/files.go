@@ -1,0 +1,142 @@
+package feishutest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// Upload limits of the platform: images 10 MB, files 30 MB.
+const (
+	MaxImageUpload = 10 << 20
+	MaxFileUpload  = 30 << 20
+)
+
+// Codes of the upload rules.
+const (
+	CodeImageTooBig = 234006 // image over 10 MB
+	CodeFileTooBig  = 234037 // file over 30 MB
+)
+
+// upload is a file a person sent or the bot uploaded.
+type upload struct {
+	name string
+	data []byte
+}
+
+// UserSendsImage queues a direct image message whose image the bot can download, and
+// returns its message id.
+func (s *Server) UserSendsImage(chatID, openID string, data []byte) string {
+	key := s.addUpload("img_", "", data)
+	content, _ := json.Marshal(map[string]string{"image_key": key})
+	_, id := s.Push(Message{ChatID: chatID, SenderID: openID, Type: "image", Content: string(content)})
+	return id
+}
+
+// UserSendsFile queues a direct file message named name.
+func (s *Server) UserSendsFile(chatID, openID, name string, data []byte) string {
+	key := s.addUpload("file_", name, data)
+	content, _ := json.Marshal(map[string]string{"file_key": key, "file_name": name})
+	_, id := s.Push(Message{ChatID: chatID, SenderID: openID, Type: "file", Content: string(content)})
+	return id
+}
+
+// UserSendsAudio queues a direct voice message (opus).
+func (s *Server) UserSendsAudio(chatID, openID string, data []byte) string {
+	key := s.addUpload("file_", "", data)
+	content, _ := json.Marshal(map[string]any{"file_key": key, "duration": 2000})
+	_, id := s.Push(Message{ChatID: chatID, SenderID: openID, Type: "audio", Content: string(content)})
+	return id
+}
+
+// Downloads returns how many message resources were downloaded.
+func (s *Server) Downloads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downloads
+}
+
+func (s *Server) addUpload(prefix, name string, data []byte) string {
+	key := s.nextID(prefix)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.uploads == nil {
+		s.uploads = map[string]upload{}
+	}
+	s.uploads[key] = upload{name: name, data: data}
+	return key
+}
+
+// handleResource answers GET /open-apis/im/v1/messages/{id}/resources/{key}?type=image|file
+// with the file's bytes, for a key that belongs to a known message.
+func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	_, known := s.msgChat[r.PathValue("id")]
+	u, ok := s.uploads[r.PathValue("key")]
+	if ok && known {
+		s.downloads++
+	}
+	s.mu.Unlock()
+	switch typ := r.URL.Query().Get("type"); {
+	case typ != "image" && typ != "file":
+		apiError(w, http.StatusBadRequest, 234001, "invalid request param: type")
+	case !ok || !known:
+		apiError(w, http.StatusBadRequest, 234003, "file not in message")
+	default:
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(u.data)))
+		_, _ = w.Write(u.data)
+	}
+}
+
+// handleImageUpload answers POST /open-apis/im/v1/images (multipart: image_type, image).
+func (s *Server) handleImageUpload(w http.ResponseWriter, r *http.Request) {
+	s.handleUpload(w, r, "image", "img_", MaxImageUpload, CodeImageTooBig, "image_key")
+}
+
+// handleFileUpload answers POST /open-apis/im/v1/files (multipart: file_type, file_name, file).
+func (s *Server) handleFileUpload(w http.ResponseWriter, r *http.Request) {
+	s.handleUpload(w, r, "file", "file_", MaxFileUpload, CodeFileTooBig, "file_key")
+}
+
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, field, prefix string, limit, tooBig int, keyName string) {
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		apiError(w, http.StatusBadRequest, 234001, "invalid multipart form")
+		return
+	}
+	f, hdr, err := r.FormFile(field)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, 234001, "invalid request param: "+field)
+		return
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if len(data) > limit {
+		apiError(w, http.StatusBadRequest, tooBig, "file size exceeds the limit")
+		return
+	}
+	if field == "image" && r.FormValue("image_type") != "message" || field == "file" && r.FormValue("file_type") == "" {
+		apiError(w, http.StatusBadRequest, 234001, "invalid request param: type")
+		return
+	}
+	name := r.FormValue("file_name")
+	if name == "" {
+		name = hdr.Filename
+	}
+	key := s.addUpload(prefix, name, data)
+	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]string{keyName: key}})
+}
+
+// attach fills a sent image or file message's File and FileName from its upload; s.mu held.
+// It reports false when the key is unknown (the platform refuses such a message).
+func (s *Server) attach(m *SentMessage) bool {
+	var c struct {
+		ImageKey string `json:"image_key"`
+		FileKey  string `json:"file_key"`
+	}
+	_ = json.Unmarshal([]byte(m.Content), &c)
+	u, ok := s.uploads[c.ImageKey+c.FileKey]
+	m.File, m.FileName = u.data, u.name
+	return ok
+}

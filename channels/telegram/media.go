@@ -1,0 +1,139 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/mymmrac/telego"
+
+	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/messages"
+)
+
+// Upload limits of the Bot API: photos 10 MB, other files 50 MB.
+const (
+	maxPhotoUpload = 10 << 20
+	maxFileUpload  = 50 << 20
+)
+
+var _ channels.Fetcher = (*Bot)(nil)
+
+// inboundMedia lists the files of m reef downloads: the largest size of a photo, a
+// document, a voice note, an audio file, a video or a round video note. Ref is the file_id.
+func inboundMedia(m *telego.Message) []messages.Media {
+	switch {
+	case len(m.Photo) > 0:
+		p := m.Photo[len(m.Photo)-1] // sizes come smallest first
+		return []messages.Media{{Kind: messages.MediaImage, MIME: "image/jpeg", Size: int64(p.FileSize), Ref: p.FileID}}
+	case m.Document != nil:
+		d := m.Document
+		kind := messages.MediaDocument
+		if strings.HasPrefix(d.MimeType, "image/") && d.MimeType != "image/svg+xml" {
+			kind = messages.MediaImage // an image sent "as a file", uncompressed
+		}
+		return []messages.Media{{Kind: kind, Name: d.FileName, MIME: d.MimeType, Size: d.FileSize, Ref: d.FileID}}
+	case m.Voice != nil:
+		return []messages.Media{{Kind: messages.MediaVoice, MIME: orDefault(m.Voice.MimeType, "audio/ogg"), Size: m.Voice.FileSize, Ref: m.Voice.FileID}}
+	case m.Audio != nil:
+		a := m.Audio
+		return []messages.Media{{Kind: messages.MediaAudio, Name: a.FileName, MIME: a.MimeType, Size: a.FileSize, Ref: a.FileID}}
+	case m.Video != nil:
+		v := m.Video
+		return []messages.Media{{Kind: messages.MediaVideo, Name: v.FileName, MIME: orDefault(v.MimeType, "video/mp4"), Size: v.FileSize, Ref: v.FileID}}
+	case m.VideoNote != nil:
+		return []messages.Media{{Kind: messages.MediaVideo, MIME: "video/mp4", Size: int64(m.VideoNote.FileSize), Ref: m.VideoNote.FileID}}
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Fetch downloads a file people sent: getFile for its path, then GET
+// <apiRoot>/file/bot<token>/<path>. The token is in that URL: no error or log line shows it.
+func (b *Bot) Fetch(ctx context.Context, m messages.Media) (io.ReadCloser, error) {
+	var f *telego.File
+	err := b.call(ctx, "getFile", func(ctx context.Context) (err error) {
+		f, err = b.api.GetFile(ctx, &telego.GetFileParams{FileID: m.Ref})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if f.FilePath == "" {
+		return nil, errors.New("telegram: getFile gave no file path (files over 20 MB cannot be downloaded by bots)")
+	}
+	u := strings.TrimRight(b.cfg.APIRoot, "/") + "/file/bot" + b.cfg.Token + "/" + (&url.URL{Path: f.FilePath}).EscapedPath()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("telegram: download: %s", redact(err.Error(), b.cfg.Token))
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("telegram: download: %w", redactError(err, b.cfg.Token))
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("telegram: download: the file server answered %d", resp.StatusCode)
+	}
+	return resp.Body, nil
+}
+
+// namedReader gives telego a file name with the body it uploads.
+type namedReader struct {
+	io.Reader
+	name string
+}
+
+func (n namedReader) Name() string { return n.name }
+
+// sendMedia uploads one file of a reply: sendPhoto for an image Telegram shows inline,
+// sendVoice for an .ogg voice note, sendDocument otherwise. A file that cannot be sent
+// (outside the workspace, missing, over the limit) is an error wrapping channels.ErrMedia.
+func (b *Bot) sendMedia(ctx context.Context, chat int64, thread, reply int, m messages.Media) (string, error) {
+	f, err := channels.OpenMedia(ctx, m, b.cfg.MediaClient, maxFileUpload)
+	if err != nil {
+		return "", err
+	}
+	defer f.Body.Close()
+	file := telego.InputFile{File: namedReader{f.Body, f.Name}}
+	var rp *telego.ReplyParameters
+	if reply != 0 {
+		rp = &telego.ReplyParameters{MessageID: reply, AllowSendingWithoutReply: true}
+	}
+	id := telego.ChatID{ID: chat}
+	var msg *telego.Message
+	ext := strings.ToLower(path.Ext(f.Name))
+	switch {
+	case channels.IsPhoto(m, f.Size) && f.Size >= 0 && f.Size <= maxPhotoUpload:
+		err = b.call(ctx, "sendPhoto", func(ctx context.Context) (err error) {
+			msg, err = b.api.SendPhoto(ctx, &telego.SendPhotoParams{ChatID: id, MessageThreadID: thread, Photo: file, ReplyParameters: rp})
+			return err
+		})
+	case m.Kind == messages.MediaVoice || ext == ".ogg" || ext == ".oga" || ext == ".opus":
+		err = b.call(ctx, "sendVoice", func(ctx context.Context) (err error) {
+			msg, err = b.api.SendVoice(ctx, &telego.SendVoiceParams{ChatID: id, MessageThreadID: thread, Voice: file, ReplyParameters: rp})
+			return err
+		})
+	default:
+		err = b.call(ctx, "sendDocument", func(ctx context.Context) (err error) {
+			msg, err = b.api.SendDocument(ctx, &telego.SendDocumentParams{ChatID: id, MessageThreadID: thread, Document: file, ReplyParameters: rp})
+			return err
+		})
+	}
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(chat, 10) + ":" + strconv.Itoa(msg.MessageID), nil
+}

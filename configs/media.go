@@ -1,0 +1,84 @@
+package configs
+
+import "strings"
+
+// MediaConfig says how reef handles files people send and files agents send back
+// (docs/media.md).
+type MediaConfig struct {
+	// MaxMB caps a download per kind of file; over it the agent gets a note with the file's
+	// name and size instead. Defaults: image 10, audio 25 (voice notes too), video 50, document 20.
+	MaxMB MediaCaps `yaml:"maxMB"`
+	// InlineChars is how much of a text-like document (txt, md, csv, json, code) goes into
+	// the message; default 20000.
+	InlineChars int `yaml:"inlineChars"`
+	// Transcription turns voice notes and audio into text; off unless set.
+	Transcription TranscriptionConfig `yaml:"transcription"`
+}
+
+// MediaCaps are sizes in MB per kind of file; 0 takes the default.
+type MediaCaps struct {
+	Image    int `yaml:"image"`
+	Audio    int `yaml:"audio"`
+	Video    int `yaml:"video"`
+	Document int `yaml:"document"`
+}
+
+// TranscriptionConfig names the OpenAI-compatible /audio/transcriptions endpoint to use:
+// a configured provider (its baseUrl and apiKey) and the model.
+type TranscriptionConfig struct {
+	Provider string `yaml:"provider"` // a key of providers (of type openai)
+	Model    string `yaml:"model"`    // e.g. whisper-1, gpt-4o-mini-transcribe
+}
+
+// visionPrefixes are the model name prefixes known to take image input; the longest match
+// wins, and models.<ref>.vision overrides it.
+var visionPrefixes = map[string]bool{
+	"gpt-4o": true, "gpt-4.1": true, "gpt-5": true, "o3": true, "o4": true, "claude": true,
+	"claude-2": false, "claude-instant": false, "gemini": true, "gpt-3.5": false, "gpt-4o-audio": false,
+	"qwen-vl": true, "qwen2.5-vl": true, "llava": true, "pixtral": true, "llama-4": true,
+}
+
+// SeesImages reports whether the model ref takes image input: models.<ref>.vision, else the
+// table of known models.
+func (c *Config) SeesImages(ref string) bool {
+	if v := c.Models[ref].Vision; v != nil {
+		return *v
+	}
+	_, name, _ := SplitModel(ref)
+	return seesImages(name)
+}
+
+// seesImages is the default of ModelConfig.Vision for a model name.
+func seesImages(name string) bool {
+	best, sees := 0, false
+	for prefix, v := range visionPrefixes {
+		if strings.HasPrefix(name, prefix) && len(prefix) > best {
+			best, sees = len(prefix), v
+		}
+	}
+	return sees
+}
+
+func (v *validator) media(m MediaConfig, providers map[string]ProviderConfig) {
+	v.nonNegative("media.maxMB.image", m.MaxMB.Image)
+	v.nonNegative("media.maxMB.audio", m.MaxMB.Audio)
+	v.nonNegative("media.maxMB.video", m.MaxMB.Video)
+	v.nonNegative("media.maxMB.document", m.MaxMB.Document)
+	v.nonNegative("media.inlineChars", m.InlineChars)
+	t := m.Transcription
+	if t.Provider == "" && t.Model == "" {
+		return
+	}
+	p, ok := providers[t.Provider]
+	switch {
+	case t.Provider == "":
+		v.addf("media.transcription.provider: name the provider (a key of providers) whose /audio/transcriptions to use")
+	case !ok:
+		v.addf("media.transcription.provider: %q is not a configured provider", t.Provider)
+	case p.Type != "" && p.Type != "openai" || p.Type == "" && t.Provider != "openai":
+		v.addf("media.transcription.provider: %q is not OpenAI-compatible (type openai): reef transcribes with /audio/transcriptions", t.Provider)
+	}
+	if t.Model == "" {
+		v.addf("media.transcription.model: name the transcription model, e.g. whisper-1")
+	}
+}

@@ -1,0 +1,72 @@
+package media
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+)
+
+// Transcriber turns speech into text.
+type Transcriber interface {
+	Transcribe(ctx context.Context, name, mime string, audio io.Reader) (string, error)
+}
+
+// OpenAITranscriber calls an OpenAI-compatible POST <BaseURL>/audio/transcriptions
+// (OpenAI's whisper-1 or gpt-4o-transcribe, Groq, a local whisper server...).
+type OpenAITranscriber struct {
+	BaseURL string // e.g. https://api.openai.com/v1
+	APIKey  string
+	Model   string // e.g. whisper-1
+	Client  *http.Client
+}
+
+// Transcribe uploads the audio as multipart form data and returns the text of the answer.
+func (t *OpenAITranscriber) Transcribe(ctx context.Context, name, mime string, audio io.Reader) (string, error) {
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	_ = w.WriteField("model", t.Model)
+	_ = w.WriteField("response_format", "json")
+	part, err := w.CreateFormFile("file", name)
+	if err != nil {
+		return "", fmt.Errorf("transcribe: %w", err)
+	}
+	if _, err := io.Copy(part, audio); err != nil {
+		return "", fmt.Errorf("transcribe: read the audio: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return "", fmt.Errorf("transcribe: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(t.BaseURL, "/")+"/audio/transcriptions", &body)
+	if err != nil {
+		return "", fmt.Errorf("transcribe: %w", err)
+	}
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	if t.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+t.APIKey)
+	}
+	client := t.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("transcribe: %w", err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("transcribe: the service answered %d", resp.StatusCode)
+	}
+	var out struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return "", fmt.Errorf("transcribe: the answer is not JSON: %w", err)
+	}
+	return out.Text, nil
+}
