@@ -67,17 +67,20 @@ type ModelConfig struct {
 
 // AgentConfig is one agent.
 type AgentConfig struct {
-	ID        string          `yaml:"id"`        // default "main"
-	Name      string          `yaml:"name"`      // display name
-	Model     string          `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
-	Fallbacks []string        `yaml:"fallbacks"` // tried in order when the model fails
-	Models    []string        `yaml:"models"`    // more models a session may switch to with /model
-	Workspace string          `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
-	Tools     ToolPolicy      `yaml:"tools"`
-	Skills    SkillPolicy     `yaml:"skills"` // which skills it may use (docs/workspace.md#skills)
-	Limits    AgentLimits     `yaml:"limits"`
-	Heartbeat HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
-	Subagents SubagentsConfig `yaml:"subagents"` // limits on the sub-agents it spawns (docs/subagents.md)
+	ID        string   `yaml:"id"`        // default "main"
+	Name      string   `yaml:"name"`      // display name
+	Model     string   `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
+	Fallbacks []string `yaml:"fallbacks"` // tried in order when the model fails
+	Models    []string `yaml:"models"`    // more models a session may switch to with /model
+	Workspace string   `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
+	// SystemPrompt is persona text of this agent appended to the system prompt, after the
+	// workspace files (OpenClaw's agents[].systemPrompt).
+	SystemPrompt string          `yaml:"systemPrompt"`
+	Tools        ToolPolicy      `yaml:"tools"`
+	Skills       SkillPolicy     `yaml:"skills"` // which skills it may use (docs/workspace.md#skills)
+	Limits       AgentLimits     `yaml:"limits"`
+	Heartbeat    HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
+	Subagents    SubagentsConfig `yaml:"subagents"` // limits on the sub-agents it spawns (docs/subagents.md)
 
 	Compaction CompactionConfig `yaml:"compaction"` // summarizing old messages when the context fills up
 	Memory     MemoryConfig     `yaml:"memory"`     // overrides of the global memory block
