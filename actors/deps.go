@@ -76,6 +76,9 @@ type Agent struct {
 	ID        string
 	Name      string
 	Workspace string // absolute path
+	// SystemPrompt is persona text appended to the system prompt after the workspace files
+	// (agents[].systemPrompt).
+	SystemPrompt string
 	// Skills are where skills come from besides the workspace and which the agent may use;
 	// nil means the workspace's skills/ only, unchecked.
 	Skills        *agent.SkillOptions

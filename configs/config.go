@@ -26,7 +26,8 @@ type Config struct {
 	Memory   MemoryConfig    `yaml:"memory"` // memory search over the agents' notes
 	MCP      MCPConfig       `yaml:"mcp"`    // MCP servers whose tools agents may use (docs/workspace.md#mcp-servers)
 
-	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
+	unset   []unsetRef // ${VAR} references left empty by Load, reported by Validate
+	aliases []string   // OpenClaw-shaped keys Load rewrote (aliases.go), reported by Notes
 }
 
 // BindingConfig routes the chats Match selects to the agent AgentID.

@@ -144,7 +144,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		fallbacks := targets[1:]
 		skills := skillOptions(cfg, ac)
 		out = append(out, &actors.Agent{
-			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, Skills: &skills, Model: ac.Model,
+			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, SystemPrompt: ac.SystemPrompt, Skills: &skills, Model: ac.Model,
 			Provider: providers.Failover(targets...), Tools: registry, Policy: policy,
 			ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens, Location: time.Local,
 			Limits: actors.Limits{
