@@ -146,6 +146,9 @@ type SessionSettings struct {
 	// DailyTokenBudget is the input+output tokens one session may use per day (in its agent's
 	// time zone), silent, heartbeat and cron runs included; 0 means no budget.
 	DailyTokenBudget int
+	// GreetOnNew: after /new and /reset the agent greets the user at once, in one model turn
+	// (session_greet.go).
+	GreetOnNew bool
 }
 
 // RateLimit is a token bucket per sender: Messages accepted in a row, earned back evenly over

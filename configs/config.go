@@ -165,7 +165,13 @@ type SessionConfig struct {
 	// DailyTokenBudget is the input+output tokens one conversation may use per day (heartbeat,
 	// cron and silent runs count); 0 (default) means no budget.
 	DailyTokenBudget int `yaml:"dailyTokenBudget"`
+	// GreetOnNew: after /new and /reset the agent greets the user at once in its persona (one
+	// model turn). Default true.
+	GreetOnNew *bool `yaml:"greetOnNew"`
 }
+
+// Greets reports whether the agent greets the user after /new and /reset (default true).
+func (s SessionConfig) Greets() bool { return s.GreetOnNew == nil || *s.GreetOnNew }
 
 // QueueConfig is a queue mode with its settings. Zero fields inherit.
 type QueueConfig struct {

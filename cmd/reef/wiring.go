@@ -193,6 +193,7 @@ func sessionSettings(cfg *configs.Config) actors.SessionSettings {
 		QueueByChannel:   byChannel,
 		DailyTokenBudget: s.DailyTokenBudget,
 		RateLimit:        actors.RateLimit{Per: time.Duration(s.RateLimit.PerSeconds) * time.Second},
+		GreetOnNew:       s.Greets(),
 	}
 	if s.RateLimit.Messages != nil {
 		set.RateLimit.Messages = *s.RateLimit.Messages
