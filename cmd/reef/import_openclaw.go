@@ -26,9 +26,13 @@ content are replaced only with --force. Secrets are written as ${ENV} references
 
 // runImport imports another assistant's installation; OpenClaw is the one it knows.
 func runImport(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || isHelp(args[0]) {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, importUsage)
+		return 2
+	}
+	if isHelp(args[0]) {
 		fmt.Fprintln(stdout, importUsage)
-		return map[bool]int{true: 0, false: 2}[len(args) > 0]
+		return 0
 	}
 	if args[0] != "openclaw" {
 		fmt.Fprintf(stderr, "reef import: %q: reef imports only openclaw\n%s\n", args[0], importUsage)
