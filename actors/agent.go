@@ -92,7 +92,7 @@ func (a *Agent) stablePrompt(chatType string, p tools.Policy) (string, int) {
 		return p0.text, p0.tokens
 	}
 	text := agent.StablePrompt(agent.PromptInput{AgentName: a.Name, ChatType: chatType,
-		Tools: specs, Workspace: ws})
+		Tools: specs, Workspace: ws, Persona: a.SystemPrompt})
 	p0 = stablePrefix{gen: gen, text: text, tokens: agent.EstimateTokens(text)}
 	c.mu.Lock()
 	if c.prefix == nil {

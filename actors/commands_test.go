@@ -259,3 +259,49 @@ func TestNewWithUnknownModelKeepsTheRun(t *testing.T) {
 		t.Fatalf("reply = %q, want the run's answer", out.Text)
 	}
 }
+
+// TestNewSessionGreets: with GreetOnNew, /new is answered and then the agent greets at once
+// in one model turn that opens the new session (start routine and the greeting request);
+// the next message is an ordinary run. Without it (TestNewSession) nothing is called.
+func TestNewSessionGreets(t *testing.T) {
+	script := fakellm.NewScript(fakellm.Reply{Text: "noted"}, fakellm.Reply{Text: "Ahoy! What shall we do today?"},
+		fakellm.Reply{Text: "sure"})
+	h := newHarness(t, harnessOpts{script: script, session: actors.SessionSettings{GreetOnNew: true}})
+	h.say("1", "remember ZEPHYR-7")
+	h.reply()
+	h.say("1", "/reset")
+	if out := h.reply(); !strings.HasPrefix(out.Text, "New session started.") {
+		t.Fatalf("/reset reply = %q", out.Text)
+	}
+	if out := h.reply(); out.Text != "Ahoy! What shall we do today?" {
+		t.Fatalf("greeting = %q", out.Text)
+	}
+	if n := len(script.Requests()); n != 2 {
+		t.Fatalf("%d model calls, want 2 (one for the greeting)", n)
+	}
+	var greet, start bool
+	for _, m := range script.Requests()[1].Messages {
+		if strings.Contains(m.Content, "ZEPHYR-7") {
+			t.Errorf("the greeting's request holds the old conversation: %q", m.Content)
+		}
+		greet = greet || (m.Role == messages.RoleSystem && strings.Contains(m.Content, "[New session]"))
+		start = start || (m.Role == messages.RoleSystem && strings.Contains(m.Content, "A new session was started"))
+	}
+	if !greet || !start {
+		t.Errorf("greeting request: greeting asked %v, start routine %v; want both", greet, start)
+	}
+	h.say("1", "hello")
+	if out := h.reply(); out.Text != "sure" {
+		t.Fatalf("reply = %q", out.Text)
+	}
+	starts := 0
+	for _, m := range script.Requests()[2].Messages {
+		if m.Role == messages.RoleSystem && strings.Contains(m.Content, "A new session was started") {
+			starts++
+		}
+	}
+	if starts != 1 {
+		t.Errorf("the next run's request holds the start routine %d times, want once (from the greeting's run)", starts)
+	}
+	h.expectNoInbox("1")
+}

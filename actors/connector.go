@@ -35,7 +35,7 @@ type Connector struct {
 	runCtx context.Context
 	cancel context.CancelFunc
 	sends  sync.WaitGroup      // send and progress goroutines
-	queues map[string][]any    // chat id → pending *messages.Outbound / *messages.TurnEvent / *showRun / *typingJob
+	queues map[string][]any    // chat id → pending *messages.Outbound / *messages.TurnEvent / *showRun / *typingJob / *messageOp
 	busy   map[string]bool     // chat id → a job is running
 	runs   map[string]*showRun // session and chat → a started run, to show (see showDelay) and keep shown
 	// held are the outbox rows in hand (queued, sending or waiting for the platform), by
@@ -44,6 +44,7 @@ type Connector struct {
 	done    map[string]time.Time  // outKey → when the Connector was done with it (see recentlyDone)
 	retries map[string]*chatRetry // chat → its head reply, refused by the platform before
 	health  ChannelHealth
+	sentIDs sentLog // the messages sent lately per chat, for the message tool (connector_edit.go)
 }
 
 // ChannelHealth is a connector's state as shown by status commands.
@@ -110,6 +111,8 @@ func (c *Connector) Receive(ctx actor.Context) {
 		msg.reply <- c.health
 	case *reactRequest:
 		c.onReact(ctx, msg)
+	case *messageOp:
+		c.onMessageOp(ctx, msg) // connector_edit.go
 	case *actor.Stopping, *actor.Restarting:
 		c.onStopping(ctx)
 	}

@@ -154,6 +154,9 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 		}
 		return false, nil
 	}
+	if err == nil {
+		c.sentIDs.note(out.ChatID, outKey(out), []string{d.id}) // the draft is the reply now (connector_edit.go)
+	}
 	return err == nil, err
 }
 

@@ -47,6 +47,8 @@ func lasting(job any) bool {
 		return true
 	case *messages.TurnEvent:
 		return job.Kind == messages.TurnFinal
+	case *messageOp:
+		return true // a tool waits for its answer
 	}
 	return false
 }
@@ -108,6 +110,8 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 			c.show(runCtx, root, job.ev)
 		case *typingJob:
 			c.typing(runCtx, job.chat, job.thread)
+		case *messageOp:
+			c.runMessageOp(runCtx, job)
 		}
 	}()
 }
@@ -121,7 +125,9 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 		edited, err = c.deliverByEdit(ctx, root, out)
 	}
 	if !edited && err == nil {
-		_, err = c.ch.Send(ctx, *out)
+		var ids []string
+		ids, err = c.ch.Send(ctx, *out)
+		c.sentIDs.note(out.ChatID, outKey(out), ids) // for the message tool (connector_edit.go)
 	} else if edited && err == nil && len(out.Media) > 0 { // the draft took the text; the files follow
 		files := *out
 		files.Text, files.ReplyToID, files.Quote = "", "", false

@@ -80,6 +80,9 @@ type Agent struct {
 	ID        string
 	Name      string
 	Workspace string // absolute path
+	// SystemPrompt is persona text appended to the system prompt after the workspace files
+	// (agents[].systemPrompt).
+	SystemPrompt string
 	// Skills are where skills come from besides the workspace and which the agent may use;
 	// nil means the workspace's skills/ only, unchecked.
 	Skills        *agent.SkillOptions
@@ -149,6 +152,9 @@ type SessionSettings struct {
 	// DailyTokenBudget is the input+output tokens one session may use per day (in its agent's
 	// time zone), silent, heartbeat and cron runs included; 0 means no budget.
 	DailyTokenBudget int
+	// GreetOnNew: after /new and /reset the agent greets the user at once, in one model turn
+	// (session_greet.go).
+	GreetOnNew bool
 }
 
 // RateLimit is a token bucket per sender: Messages accepted in a row, earned back evenly over

@@ -195,7 +195,14 @@
 // it to the Turn, which takes it in at its next boundary and reports what it took in with
 // its result; followup, collect and interrupt keep it in the Session's queue. /new during a
 // run waits (deferred) until the cancelled Turn is recorded, so the reset snapshot always
-// follows the run's entries.
+// follows the run's entries. After the reset is recorded the agent greets the user at once
+// when Deps.Session.GreetOnNew (session_greet.go): the greeting is a System event stored in
+// the inbox in the reset's transaction and queued by Session.onCommandRecorded.
+//
+// The message tool's edit and delete, and the ids its send reports, go through the chat's
+// Connector as a messageOp queued behind the chat's replies (session_edit.go,
+// connector_edit.go): the Connector keeps the ids of what it sent lately per chat, in
+// memory, and changes only those messages.
 //
 // A run that fails because every model it may use is down (providers.ErrUnavailable) is not
 // answered with an error: its messages wait in the queue and the inbox, the wait is recorded

@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/reefgw/reef/messages"
@@ -28,6 +29,16 @@ func TestMessageToolAndSilentReplies(t *testing.T) {
 	if out := h.reply(); out.Text != "Working on it: step 1 of 2." {
 		t.Fatalf("first message = %q", out.Text)
 	}
+	// The tool answers once the platform took the message (with its id), so the run may
+	// still be going: wait for its end, or "again" would be steered into it.
+	waitFor(t, func() bool {
+		for _, e := range h.transcript("1") {
+			if e.Role == messages.RoleAssistant && len(e.ToolCalls) == 0 && strings.Contains(e.Content, "step 1 of 2") {
+				return true
+			}
+		}
+		return false
+	})
 	h.say("1", "again")
 	for _, want := range []string{"Found 3 files.", "Done: all 3 files cleaned."} {
 		if out := h.reply(); out.Text != want {

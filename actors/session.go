@@ -384,7 +384,7 @@ func runPriority(key string, answering []messages.Inbound) providers.Priority {
 		return providers.PriorityBackground
 	}
 	for _, in := range answering {
-		if !in.System {
+		if !in.System || in.Source == greetingSource {
 			return providers.PriorityPeople
 		}
 	}

@@ -29,8 +29,9 @@ type (
 		by      *Session // see turnRecorded
 		out     *messages.Outbound
 		err     error
-		seqs    []uint64 // the inbox entries the answer removes
-		closing bool     // the write closed a command whose answer could not be stored (session_record.go)
+		seqs    []uint64          // the inbox entries the answer removes
+		closing bool              // the write closed a command whose answer could not be stored (session_record.go)
+		then    *messages.Inbound // stored with the answer; queued once it is recorded (the greeting)
 	}
 )
 
@@ -180,13 +181,20 @@ func (s *Session) resetNow(ctx actor.Context, in messages.Inbound, cmd command, 
 	s.cmp.seqs, s.cmp.hasSummary = nil, false // the reset snapshot hides everything (session_compact.go)
 	s.info.Fresh, s.info.Started = true, now
 	key := s.key
-	s.answer(ctx, in, "New session started."+note, func(tx persistence.Tx) error {
+	greet := s.greeting(in, now) // session_greet.go
+	s.answerThen(ctx, in, "New session started."+note, func(tx persistence.Tx) error {
 		seqs, err := tx.AppendMessages(key, entries...)
 		if err != nil {
 			return err
 		}
-		return tx.PutSnapshot(key, persistence.Snapshot{Seq: seqs[len(seqs)-1], Created: now, Kind: persistence.SnapshotReset})
-	})
+		if err := tx.PutSnapshot(key, persistence.Snapshot{Seq: seqs[len(seqs)-1], Created: now, Kind: persistence.SnapshotReset}); err != nil {
+			return err
+		}
+		if greet != nil {
+			greet.InboxSeq, err = tx.AppendInbox(key, *greet)
+		}
+		return err
+	}, greet)
 }
 
 // runDeferred runs the resets that waited for the run to end.
@@ -202,6 +210,12 @@ func (s *Session) runDeferred(ctx actor.Context) {
 // of the command's inbox entry and of dropped messages — in one transaction, then sends it.
 // During a run the answer is a new message, so the run's draft stays for its reply.
 func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, apply func(persistence.Tx) error) {
+	s.answerThen(ctx, in, text, apply, nil)
+}
+
+// answerThen is answer, and then, which apply stored in the inbox, is queued once the
+// answer is recorded.
+func (s *Session) answerThen(ctx actor.Context, in messages.Inbound, text string, apply func(persistence.Tx) error, then *messages.Inbound) {
 	seqs := s.queue.takeDiscarded()
 	if in.InboxSeq != 0 {
 		seqs = append(seqs, in.InboxSeq)
@@ -230,7 +244,7 @@ func (s *Session) answer(ctx actor.Context, in messages.Inbound, text string, ap
 			}
 			return settle(tx, key, seqs, outbox, info, attempts)
 		},
-		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err, seqs: seqs}) },
+		Done: func(err error) { root.Send(self, &commandRecorded{by: s, out: out, err: err, seqs: seqs, then: then}) },
 	})
 }
 
@@ -245,10 +259,14 @@ func (s *Session) onCommandRecorded(ctx actor.Context, msg *commandRecorded) {
 	}
 	if msg.out.Channel != "" {
 		s.toConnector(ctx, msg.out)
-		if !msg.out.Direct { // answered outside a run: that ends the exchange (reef chat reads on)
+		if !msg.out.Direct && msg.then == nil { // answered outside a run: that ends the exchange (reef chat reads on); a greeting's run ends it later
 			s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal,
 				Channel: msg.out.Channel, Account: msg.out.Account, ChatID: msg.out.ChatID, ThreadID: msg.out.ThreadID})
 		}
+	}
+	if msg.then != nil {
+		s.onInbound(ctx, msg.then) // starts the greeting's run
+		return
 	}
 	s.maybeStartTurn(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -23,7 +24,8 @@ type (
 	toolMessage struct {
 		key   string
 		req   tools.MessageRequest
-		reply chan error // buffered
+		reply chan error    // buffered
+		ids   chan []string // buffered; nil: the sender does not wait for the platform ids
 	}
 	// toolMessageRecorded reports that a tool message is durable in the outbox.
 	toolMessageRecorded struct {
@@ -31,24 +33,52 @@ type (
 		out   *messages.Outbound
 		err   error
 		reply chan error
+		ids   chan []string
 	}
 )
 
+// idsWait bounds how long a message tool send waits for the platform to report the id of
+// what it sent (the message is durable and goes out regardless).
+const idsWait = 20 * time.Second
+
 // Message implements tools.Runtime.
 func (r *toolsRuntime) Message(ctx context.Context, sessionKey, text string) error {
-	return r.SendMessage(ctx, sessionKey, tools.MessageRequest{Text: text})
+	_, err := r.sendMessage(ctx, sessionKey, tools.MessageRequest{Text: text}, false)
+	return err
 }
 
 // SendMessage implements tools.Messenger.
-func (r *toolsRuntime) SendMessage(ctx context.Context, sessionKey string, req tools.MessageRequest) error {
+func (r *toolsRuntime) SendMessage(ctx context.Context, sessionKey string, req tools.MessageRequest) (tools.MessageResult, error) {
+	return r.sendMessage(ctx, sessionKey, req, !req.React)
+}
+
+// sendMessage hands req to the session and waits for its answer, then, with wantIDs, for the ids
+// of the platform messages (for a send: once the Connector delivered it; for an edit or a
+// delete they come with the answer).
+func (r *toolsRuntime) sendMessage(ctx context.Context, sessionKey string, req tools.MessageRequest, wantIDs bool) (tools.MessageResult, error) {
 	reply := make(chan error, 1)
-	r.root.Send(r.router, &toolMessage{key: sessionKey, req: req, reply: reply})
+	var ids chan []string
+	if wantIDs {
+		ids = make(chan []string, 1)
+	}
+	r.root.Send(r.router, &toolMessage{key: sessionKey, req: req, reply: reply, ids: ids})
 	select {
 	case err := <-reply:
-		return err
+		if err != nil || ids == nil {
+			return tools.MessageResult{}, err
+		}
 	case <-ctx.Done():
-		return fmt.Errorf("message: %w", ctx.Err())
+		return tools.MessageResult{}, fmt.Errorf("message: %w", ctx.Err())
 	}
+	wait := time.NewTimer(idsWait)
+	defer wait.Stop()
+	select {
+	case got := <-ids:
+		return tools.MessageResult{MessageIDs: got}, nil
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	return tools.MessageResult{}, nil
 }
 
 // onToolMessage records the message in the outbox for the chat the run answers.
@@ -60,6 +90,10 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 	last := s.answering[len(s.answering)-1]
 	if msg.req.React {
 		s.react(ctx, last, msg)
+		return
+	}
+	if msg.req.Edit || msg.req.Delete {
+		s.changeMessage(ctx, last, msg) // session_edit.go
 		return
 	}
 	text := s.deps.redactor().apply(msg.req.Text)
@@ -87,7 +121,9 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 			out.OutboxSeq = seq
 			return err
 		},
-		Done: func(err error) { root.Send(self, &toolMessageRecorded{by: s, out: out, err: err, reply: msg.reply}) },
+		Done: func(err error) {
+			root.Send(self, &toolMessageRecorded{by: s, out: out, err: err, reply: msg.reply, ids: msg.ids})
+		},
 	})
 }
 
@@ -101,6 +137,9 @@ func (s *Session) onToolMessageRecorded(ctx actor.Context, msg *toolMessageRecor
 		return
 	}
 	s.toConnector(ctx, msg.out)
+	if msg.ids != nil {
+		s.askSentIDs(ctx, msg.out, msg.ids) // session_edit.go
+	}
 	msg.reply <- nil
 }
 

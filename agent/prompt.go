@@ -28,6 +28,9 @@ type PromptInput struct {
 	Location    *time.Location // the user's time zone; nil means UTC
 	Host        string         // "os/arch"; empty means the running binary's
 	ExtraSystem string         // extra instructions for this run, placed in the volatile part
+	// Persona is the agent's configured persona text (agents[].systemPrompt), placed in the
+	// stable prefix after the workspace files.
+	Persona string
 }
 
 // BuildSystemPrompt assembles the system prompt. prompt[:stable] is the stable prefix: identity,
@@ -43,7 +46,7 @@ func BuildSystemPrompt(in PromptInput) (prompt string, stable int) {
 }
 
 // StablePrompt is the stable prefix of the system prompt (see BuildSystemPrompt). It depends
-// only on AgentName, Tools, Workspace and whether ChatType is a group, so callers may keep it
+// only on AgentName, Persona, Tools, Workspace and whether ChatType is a group, so callers may keep it
 // while those stay the same.
 func StablePrompt(in PromptInput) string {
 	var b strings.Builder
@@ -69,6 +72,11 @@ func StablePrompt(in PromptInput) string {
 		b.WriteString(memorySection)
 	}
 	writeProjectContext(&b, in.Workspace.Files, isGroup(in.ChatType))
+	if p := strings.TrimSpace(in.Persona); p != "" {
+		b.WriteString("\n## Persona\n")
+		b.WriteString(p)
+		b.WriteString("\n")
+	}
 	b.WriteString(outputSection)
 	return b.String()
 }

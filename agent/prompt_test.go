@@ -237,3 +237,21 @@ func TestPromptMemorySection(t *testing.T) {
 		t.Error("the memory section is there without memory_search")
 	}
 }
+
+// TestPersona: agents[].systemPrompt is in the stable prefix after the workspace files, and
+// an empty one leaves no section.
+func TestPersona(t *testing.T) {
+	in := testInput()
+	in.Persona = "  Always answer in the user's language.\n"
+	prompt, stable := BuildSystemPrompt(in)
+	persona := strings.Index(prompt, "## Persona\nAlways answer in the user's language.\n")
+	if persona < 0 || persona > stable {
+		t.Fatalf("persona not in the stable prefix (at %d, prefix %d):\n%s", persona, stable, prompt)
+	}
+	if ctx := strings.Index(prompt, "## Project context"); ctx < 0 || ctx > persona {
+		t.Errorf("persona comes before the workspace files (context at %d, persona at %d)", ctx, persona)
+	}
+	if p, _ := BuildSystemPrompt(testInput()); strings.Contains(p, "## Persona") {
+		t.Error("a persona section without a persona")
+	}
+}

@@ -27,7 +27,8 @@ type Config struct {
 	MCP      MCPConfig       `yaml:"mcp"`    // MCP servers whose tools agents may use (docs/workspace.md#mcp-servers)
 	Media    MediaConfig     `yaml:"media"`  // files people send and agents send back (docs/media.md)
 
-	unset []unsetRef // ${VAR} references left empty by Load, reported by Validate
+	unset   []unsetRef // ${VAR} references left empty by Load, reported by Validate
+	aliases []string   // OpenClaw-shaped keys Load rewrote (aliases.go), reported by Notes
 }
 
 // BindingConfig routes the chats Match selects to the agent AgentID.
@@ -70,17 +71,20 @@ type ModelConfig struct {
 
 // AgentConfig is one agent.
 type AgentConfig struct {
-	ID        string          `yaml:"id"`        // default "main"
-	Name      string          `yaml:"name"`      // display name
-	Model     string          `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
-	Fallbacks []string        `yaml:"fallbacks"` // tried in order when the model fails
-	Models    []string        `yaml:"models"`    // more models a session may switch to with /model
-	Workspace string          `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
-	Tools     ToolPolicy      `yaml:"tools"`
-	Skills    SkillPolicy     `yaml:"skills"` // which skills it may use (docs/workspace.md#skills)
-	Limits    AgentLimits     `yaml:"limits"`
-	Heartbeat HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
-	Subagents SubagentsConfig `yaml:"subagents"` // limits on the sub-agents it spawns (docs/subagents.md)
+	ID        string   `yaml:"id"`        // default "main"
+	Name      string   `yaml:"name"`      // display name
+	Model     string   `yaml:"model"`     // "provider/model"; default REEF_MODEL or the first provider with a key
+	Fallbacks []string `yaml:"fallbacks"` // tried in order when the model fails
+	Models    []string `yaml:"models"`    // more models a session may switch to with /model
+	Workspace string   `yaml:"workspace"` // default $REEF_HOME/workspace (first agent) or $REEF_HOME/workspace-<id>
+	// SystemPrompt is persona text of this agent appended to the system prompt, after the
+	// workspace files (OpenClaw's agents[].systemPrompt).
+	SystemPrompt string          `yaml:"systemPrompt"`
+	Tools        ToolPolicy      `yaml:"tools"`
+	Skills       SkillPolicy     `yaml:"skills"` // which skills it may use (docs/workspace.md#skills)
+	Limits       AgentLimits     `yaml:"limits"`
+	Heartbeat    HeartbeatConfig `yaml:"heartbeat"` // periodic wake-ups that read HEARTBEAT.md
+	Subagents    SubagentsConfig `yaml:"subagents"` // limits on the sub-agents it spawns (docs/subagents.md)
 
 	Compaction CompactionConfig `yaml:"compaction"` // summarizing old messages when the context fills up
 	Memory     MemoryConfig     `yaml:"memory"`     // overrides of the global memory block
@@ -164,7 +168,13 @@ type SessionConfig struct {
 	// DailyTokenBudget is the input+output tokens one conversation may use per day (heartbeat,
 	// cron and silent runs count); 0 (default) means no budget.
 	DailyTokenBudget int `yaml:"dailyTokenBudget"`
+	// GreetOnNew: after /new and /reset the agent greets the user at once in its persona (one
+	// model turn). Default true.
+	GreetOnNew *bool `yaml:"greetOnNew"`
 }
+
+// Greets reports whether the agent greets the user after /new and /reset (default true).
+func (s SessionConfig) Greets() bool { return s.GreetOnNew == nil || *s.GreetOnNew }
 
 // QueueConfig is a queue mode with its settings. Zero fields inherit.
 type QueueConfig struct {

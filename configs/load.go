@@ -91,6 +91,18 @@ func parse(file string, data []byte, env func(string) string) (*Config, []error,
 		walkDoc, rawOK = &doc, false
 	}
 	c := &Config{}
+	c.aliases = rewriteAliases(&doc)
+	if rawOK {
+		rewriteAliases(&raw)
+	}
+	text := []byte(exp.text)
+	if len(c.aliases) > 0 {
+		// decode the rewritten document (strictly, as the file): line numbers in problems
+		// may then be off where the aliases changed the layout.
+		if b, err := yaml.Marshal(&doc); err == nil {
+			text = b
+		}
+	}
 	var problems []error
 	reported := map[int]bool{}
 	values := map[int]*yaml.Node{} // line → first scalar value on it
@@ -113,7 +125,7 @@ func parse(file string, data []byte, env func(string) string) (*Config, []error,
 	}
 	w.walk(walkDoc, reflect.TypeOf(Config{}), "")
 
-	dec := yaml.NewDecoder(bytes.NewReader([]byte(exp.text)))
+	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
 	err := dec.Decode(c)
 	var te *yaml.TypeError

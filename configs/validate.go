@@ -352,9 +352,9 @@ func (v *validator) queue(path string, q QueueConfig) {
 }
 
 // Notes returns remarks about c that are not errors: keys that are still accepted but no
-// longer do anything. reef logs them at start and `reef doctor` prints them.
+// longer do anything, and OpenClaw-shaped keys read as reef's (aliases.go). reef logs them at start and `reef doctor` prints them.
 func (c *Config) Notes() []string {
-	var notes []string
+	notes := append([]string(nil), c.aliases...)
 	for i, a := range c.Agents {
 		if a.Limits.MaxRepeatCalls != 0 {
 			notes = append(notes, fmt.Sprintf("agents[%d].limits.maxRepeatCalls is no longer used and can be removed: "+

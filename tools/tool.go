@@ -69,13 +69,24 @@ type MessageRequest struct {
 	// Media are files to send with Text (or alone): workspace paths or https URLs, checked
 	// by the tool; the runtime confines them to the workspace again when it sends them.
 	Media []string
+	// Edit replaces the text of MessageID ("" = the last message the bot sent in this
+	// conversation) with Text; Delete removes that message. Both act only on messages reef
+	// sent in this conversation.
+	Edit   bool
+	Delete bool
+}
+
+// MessageResult is what a message tool request did: the platform ids of the messages it sent
+// or edited, when the platform reported them in time.
+type MessageResult struct {
+	MessageIDs []string
 }
 
 // Messenger is implemented by runtimes that send the message tool's requests beyond plain
 // text to the run's own conversation. Sending to another chat needs the rights of
 // sessions_send (owner-only by default); the runtime checks them.
 type Messenger interface {
-	SendMessage(ctx context.Context, sessionKey string, req MessageRequest) error
+	SendMessage(ctx context.Context, sessionKey string, req MessageRequest) (MessageResult, error)
 }
 
 // Result is what the model sees.

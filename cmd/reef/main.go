@@ -67,6 +67,9 @@ Usage:
                                 in $REEF_HOME/backups; --workspace also writes the workspaces as .tar.gz
   reef restore [-json] FILE     check a backup and put it in place of the database (reef stopped);
                                 the database it replaces is kept as reef.db.before-restore-<time>
+  reef import openclaw [--from DIR] [--dry-run] [--force]
+                                move an OpenClaw installation to reef: config, workspaces, skills,
+                                cron jobs; secrets become ${ENV} references (docs/openclaw.md)
   reef version                  print the version
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
@@ -113,6 +116,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBackup(args[1:], stdout, stderr)
 	case "restore":
 		return runRestore(args[1:], stdout, stderr)
+	case "import":
+		return runImport(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)

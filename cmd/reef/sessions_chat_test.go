@@ -18,6 +18,7 @@ func TestSessionsExportARealChat(t *testing.T) {
 	srv := newFake(t,
 		fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: `{"path":"hi.txt","content":"hi"}`}}},
 		fake.Reply{Text: "I wrote hi.txt."},
+		fake.Reply{Text: "Hi, I am back. What next?"}, // the greeting after /new
 		fake.Reply{Text: "Hello again, fresh start!"})
 	home := newHome(t)
 	e := withFake(home, srv)
@@ -64,7 +65,7 @@ func TestSessionsExportARealChat(t *testing.T) {
 	md := reef(t, e, "", "sessions", "export", key, "-format", "md").stdout
 	at := 0
 	for _, want := range []string{"please write hi to hi.txt", "**→ write**", "## Tool result: write", "I wrote hi.txt.",
-		"**" + markNewSession + "**", "hello again", "Hello again, fresh start!"} {
+		"**" + markNewSession + "**", "Hi, I am back. What next?", "hello again", "Hello again, fresh start!"} {
 		i := strings.Index(md[at:], want)
 		if i < 0 {
 			t.Fatalf("markdown lacks %q after byte %d:\n%s", want, at, md)

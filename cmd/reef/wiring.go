@@ -151,7 +151,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		fallbacks := targets[1:]
 		skills := skillOptions(cfg, ac)
 		out = append(out, &actors.Agent{
-			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, Skills: &skills, Model: ac.Model,
+			ID: ac.ID, Name: ac.Name, Workspace: ac.Workspace, SystemPrompt: ac.SystemPrompt, Skills: &skills, Model: ac.Model,
 			Provider: providers.Failover(targets...), Tools: registry, Policy: policy,
 			ContextWindow: mc.ContextWindow, MaxTokens: mc.MaxTokens, Vision: cfg.SeesImages(ac.Model), Location: time.Local,
 			Limits: actors.Limits{
@@ -200,6 +200,7 @@ func sessionSettings(cfg *configs.Config) actors.SessionSettings {
 		QueueByChannel:   byChannel,
 		DailyTokenBudget: s.DailyTokenBudget,
 		RateLimit:        actors.RateLimit{Per: time.Duration(s.RateLimit.PerSeconds) * time.Second},
+		GreetOnNew:       s.Greets(),
 	}
 	if s.RateLimit.Messages != nil {
 		set.RateLimit.Messages = *s.RateLimit.Messages

@@ -5,9 +5,10 @@
 // Besides {text} it takes OpenClaw's shape, {action, target, message, replyTo, ...}: send
 // and reply (a native quoted reply), to this conversation or, with the rights of
 // sessions_send, to another chat of the same channel account; react sets the bot's emoji
-// reaction where the platform has them (Telegram, Discord); media sends a file of the workspace
-// (or an https URL) natively: a photo or a document (docs/media.md). edit and delete are
-// refused with a clear error for now.
+// reaction where the platform has them (Telegram, Discord); edit changes the text of a
+// message reef sent in this conversation and delete removes one (Telegram, Discord, Feishu).
+// A send answers with the platform id of the message, for a later edit or delete. media sends
+// a file of the workspace (or an https URL) natively: a photo or a document (docs/media.md).
 package message
 
 import (
@@ -56,7 +57,7 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	case "react":
 		return react(ctx, call, a)
 	case "edit", "delete":
-		return tools.Result{}, fmt.Errorf("action %q is not supported by reef yet on %s; send a new message instead", action, platform(call.Env.Channel))
+		return change(ctx, call, a, action)
 	default:
 		return tools.Result{}, fmt.Errorf("unknown action %q (send, reply, react, edit or delete)", a.Action)
 	}
@@ -79,26 +80,72 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if media != "" {
 		req.Media = []string{media}
 	}
-	if req.Target == "" && req.ReplyTo == "" && !req.Reply && req.Media == nil {
+	m, ok := call.Env.Runtime.(tools.Messenger)
+	if !ok && req.Target == "" && req.ReplyTo == "" && !req.Reply && req.Media == nil {
 		if err := call.Env.Runtime.Message(ctx, call.Env.SessionKey, text); err != nil {
 			return tools.Result{}, err
 		}
 		return tools.Result{Content: "sent"}, nil
 	}
-	m, ok := call.Env.Runtime.(tools.Messenger)
 	if !ok {
 		return tools.Result{}, errors.New("target and replies are not available here; send to this conversation with text only")
 	}
-	if err := m.SendMessage(ctx, call.Env.SessionKey, req); err != nil {
+	res, err := m.SendMessage(ctx, call.Env.SessionKey, req)
+	if err != nil {
 		return tools.Result{}, err
 	}
-	if req.Target != "" {
-		return tools.Result{Content: "sent to " + req.Target}, nil
+	content := "sent"
+	switch {
+	case req.Target != "":
+		content = "sent to " + req.Target
+	case media != "":
+		content = "sent " + media
 	}
-	if media != "" {
-		return tools.Result{Content: "sent " + media}, nil
+	return tools.Result{Content: content + withIDs(res)}, nil
+}
+
+// withIDs names the messages a request sent, for a later edit or delete.
+func withIDs(res tools.MessageResult) string {
+	switch len(res.MessageIDs) {
+	case 0:
+		return ""
+	case 1:
+		return " (messageId " + res.MessageIDs[0] + ")"
 	}
-	return tools.Result{Content: "sent"}, nil
+	return " (messageIds " + strings.Join(res.MessageIDs, ", ") + "; edit or delete the first)"
+}
+
+// change edits or deletes a message reef sent in this conversation: messageId, else the
+// last one it sent here.
+func change(ctx context.Context, call tools.Call, a args, action string) (tools.Result, error) {
+	text := strings.TrimSpace(a.Text)
+	if text == "" {
+		text = strings.TrimSpace(a.Message)
+	}
+	switch {
+	case action == "edit" && text == "":
+		return tools.Result{}, errors.New("edit needs the new text in message (or text)")
+	case len(text) > MaxText:
+		return tools.Result{}, errors.New("text is too long (16 KB at most)")
+	case strings.TrimSpace(a.Media) != "":
+		return tools.Result{}, errors.New("media cannot be edited into a message; send a new message with media")
+	case call.Env.Runtime == nil || call.Env.SessionKey == "":
+		return tools.Result{}, errors.New("message is not available here (no conversation)")
+	}
+	m, ok := call.Env.Runtime.(tools.Messenger)
+	if !ok {
+		return tools.Result{}, fmt.Errorf("%s is not supported on %s", action, platform(call.Env.Channel))
+	}
+	req := tools.MessageRequest{Text: text, MessageID: strings.TrimSpace(a.MessageID), Target: strings.TrimSpace(a.Target),
+		Edit: action == "edit", Delete: action == "delete"}
+	res, err := m.SendMessage(ctx, call.Env.SessionKey, req)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if action == "edit" {
+		return tools.Result{Content: "edited" + withIDs(res)}, nil
+	}
+	return tools.Result{Content: "deleted" + withIDs(res)}, nil
 }
 
 // react sets an emoji reaction on a message of this conversation (messageId, or replyTo, or
@@ -122,7 +169,7 @@ func react(ctx context.Context, call tools.Call, a args) (tools.Result, error) {
 		return tools.Result{}, fmt.Errorf("reactions are not supported on %s", platform(call.Env.Channel))
 	}
 	req := tools.MessageRequest{React: true, Emoji: emoji, MessageID: id, Target: strings.TrimSpace(a.Target)}
-	if err := m.SendMessage(ctx, call.Env.SessionKey, req); err != nil {
+	if _, err := m.SendMessage(ctx, call.Env.SessionKey, req); err != nil {
 		return tools.Result{}, err
 	}
 	return tools.Result{Content: "reacted " + emoji}, nil
@@ -141,15 +188,18 @@ const description = `Send a message to the user in this conversation right now, 
 	`repeat in it what you already sent with this tool. action "reply" quotes the message you answer, ` +
 	`or the one replyTo names (a message id from the metadata). target sends to another chat of this ` +
 	`channel instead (its chat id or session key), where allowed. action "react" sets emoji as your ` +
-	`reaction on messageId (default: the message you answer). media sends a file: a path in your ` +
-	`workspace or an https URL (a photo is shown as a photo, other files as documents).`
+	`reaction on messageId (default: the message you answer). A send answers with the messageId of what ` +
+	`it sent: action "edit" replaces the text of that message with message, action "delete" removes it ` +
+	`(messageId defaults to the last message you sent in this conversation; only your own messages). ` +
+	`media sends a file: a path in your workspace or an https URL (a photo is shown as a photo, other ` +
+	`files as documents).`
 
 const schema = `{"type":"object","properties":{` +
 	`"text":{"type":"string","description":"the message to send"},` +
-	`"action":{"type":"string","enum":["send","reply","react","edit","delete"],"description":"send (default), reply or react"},` +
+	`"action":{"type":"string","enum":["send","reply","react","edit","delete"],"description":"send (default), reply, react, edit or delete"},` +
 	`"message":{"type":"string","description":"the message to send (same as text)"},` +
 	`"target":{"type":"string","description":"another chat of this channel: its chat id or a session key; omit for this conversation"},` +
 	`"replyTo":{"type":"string","description":"message id to quote"},` +
 	`"emoji":{"type":"string","description":"for react: one emoji"},` +
-	`"messageId":{"type":"string","description":"for react: the message (default: the one you answer)"},` +
+	`"messageId":{"type":"string","description":"for react: the message (default: the one you answer); for edit and delete: a message you sent (default: the last one)"},` +
 	`"media":{"type":"string","description":"a file to send: a workspace path (e.g. chart.png) or an https URL"}}}`

@@ -56,11 +56,12 @@ func TestMessage(t *testing.T) {
 type messenger struct {
 	runtime
 	reqs []tools.MessageRequest
+	ids  []string
 }
 
-func (m *messenger) SendMessage(_ context.Context, _ string, req tools.MessageRequest) error {
+func (m *messenger) SendMessage(_ context.Context, _ string, req tools.MessageRequest) (tools.MessageResult, error) {
 	m.reqs = append(m.reqs, req)
-	return m.err
+	return tools.MessageResult{MessageIDs: m.ids}, m.err
 }
 
 func TestMessageOpenClawShape(t *testing.T) {
@@ -69,11 +70,15 @@ func TestMessageOpenClawShape(t *testing.T) {
 		want  tools.MessageRequest // zero: a plain send through Message
 		plain string
 	}{
-		{`{"action":"send","message":"hi"}`, tools.MessageRequest{}, "s1: hi"},
+		{`{"action":"send","message":"hi"}`, tools.MessageRequest{Text: "hi"}, ""},
 		{`{"action":"reply","message":"yes"}`, tools.MessageRequest{Text: "yes", Reply: true}, ""},
 		{`{"action":"send","message":"x","replyTo":"42:7"}`, tools.MessageRequest{Text: "x", ReplyTo: "42:7"}, ""},
 		{`{"action":"send","target":"-100123","message":"heads up"}`, tools.MessageRequest{Text: "heads up", Target: "-100123"}, ""},
-		{`{"text":"both","message":"ignored"}`, tools.MessageRequest{}, "s1: both"},
+		{`{"text":"both","message":"ignored"}`, tools.MessageRequest{Text: "both"}, ""},
+		{`{"action":"edit","messageId":"1:2","message":" new text "}`, tools.MessageRequest{Edit: true, Text: "new text", MessageID: "1:2"}, ""},
+		{`{"action":"edit","text":"fixed"}`, tools.MessageRequest{Edit: true, Text: "fixed"}, ""},
+		{`{"action":"delete","messageId":"77"}`, tools.MessageRequest{Delete: true, MessageID: "77"}, ""},
+		{`{"action":"delete"}`, tools.MessageRequest{Delete: true}, ""},
 		{`{"action":"react","emoji":"👍","messageId":"1:2"}`, tools.MessageRequest{React: true, Emoji: "👍", MessageID: "1:2"}, ""},
 		{`{"action":"react","emoji":"👍"}`, tools.MessageRequest{React: true, Emoji: "👍"}, ""},
 	} {
@@ -96,8 +101,8 @@ func TestMessageOpenClawShape(t *testing.T) {
 	env := tools.Env{SessionKey: "s1", Channel: "telegram", Runtime: &messenger{}}
 	for _, c := range []struct{ args, want string }{
 		{`{"action":"react"}`, "emoji is required"},
-		{`{"action":"edit","messageId":"1:2","message":"x"}`, "not supported by reef yet on telegram"},
-		{`{"action":"delete","messageId":"1:2"}`, "not supported"},
+		{`{"action":"edit","messageId":"1:2"}`, "edit needs the new text"},
+		{`{"action":"edit","message":"x","media":"a.png"}`, "media"},
 		{`{"action":"poll","message":"x"}`, "unknown action"},
 		{`{"action":"send","media":"chart.png","message":"x"}`, "media"},
 		{`{"action":"send"}`, "text is required"},
@@ -111,5 +116,27 @@ func TestMessageOpenClawShape(t *testing.T) {
 	rt := &runtime{}
 	if _, err := New().Run(context.Background(), tools.Call{Args: []byte(`{"target":"9","message":"x"}`), Env: tools.Env{SessionKey: "s1", Runtime: rt}}); err == nil || len(rt.sent) != 0 {
 		t.Errorf("target without a Messenger: err %v, sent %q", err, rt.sent)
+	}
+}
+
+// TestMessageIDs: a send, an edit and a delete name the platform message they acted on, and
+// without a Messenger edit and delete are refused.
+func TestMessageIDs(t *testing.T) {
+	m := &messenger{ids: []string{"5:42"}}
+	env := tools.Env{SessionKey: "s1", Channel: "telegram", Runtime: m}
+	for args, want := range map[string]string{
+		`{"text":"hi"}`:                                   "sent (messageId 5:42)",
+		`{"action":"edit","message":"hi!"}`:               "edited (messageId 5:42)",
+		`{"action":"delete","messageId":"42"}`:            "deleted (messageId 5:42)",
+		`{"action":"send","target":"9","message":"psst"}`: "sent to 9 (messageId 5:42)",
+	} {
+		res, err := New().Run(context.Background(), tools.Call{Args: []byte(args), Env: env})
+		if err != nil || res.Content != want {
+			t.Errorf("%s: %q, %v; want %q", args, res.Content, err, want)
+		}
+	}
+	plain := tools.Env{SessionKey: "s1", Channel: "terminal", Runtime: &runtime{}}
+	if _, err := New().Run(context.Background(), tools.Call{Args: []byte(`{"action":"delete"}`), Env: plain}); err == nil || !strings.Contains(err.Error(), "not supported on terminal") {
+		t.Errorf("delete without a Messenger: %v", err)
 	}
 }
