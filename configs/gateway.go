@@ -16,7 +16,7 @@ type GatewayConfig struct {
 
 // GatewayHTTPConfig is the gateway's one HTTP listener: Control UI, WebChat and the APIs.
 type GatewayHTTPConfig struct {
-	// Listen is host:port, or "off"; default 127.0.0.1:18789.
+	// Listen is host:port, or "off"; default ${REEF_GATEWAY_LISTEN}, else 127.0.0.1:18789.
 	Listen string `yaml:"listen"`
 	// Token is what every page and API call must present; default ${REEF_GATEWAY_TOKEN}, and
 	// when that is unset too the gateway generates one and keeps it in the data directory.
@@ -61,7 +61,7 @@ func (c *Config) validateGateway(v *validator) {
 // defaultGateway fills the gateway block's defaults.
 func (c *Config) defaultGateway(env func(string) string) {
 	h := &c.Gateway.HTTP
-	h.Listen = orDefault(strings.TrimSpace(h.Listen), DefaultHTTPListen)
+	h.Listen = orDefault(strings.TrimSpace(h.Listen), orDefault(env("REEF_GATEWAY_LISTEN"), DefaultHTTPListen))
 	if h.Token == "" {
 		h.Token = env("REEF_GATEWAY_TOKEN")
 	}

@@ -207,6 +207,7 @@ type running struct {
 	memory  *memory.Manager
 	outages *providers.Breakers // the model endpoints' circuit breakers
 	events  *events.Bus         // the runs' events, for reef events
+	webURL  string              // where the web UI listens ("" when off); set before the control socket serves
 	stop    func()              // stops the actors, then closes the database
 }
 
