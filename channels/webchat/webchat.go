@@ -107,18 +107,18 @@ func (c *Channel) Run(ctx context.Context, deliver channels.Deliver) error {
 
 // Post hands the owner's message to reef and returns once it is durably accepted.
 func (c *Channel) Post(ctx context.Context, text string) error {
+	c.mu.Lock()
+	deliver := c.deliver
+	c.mu.Unlock()
+	if deliver == nil {
+		return ErrNotRunning
+	}
 	text = strings.ReplaceAll(strings.ToValidUTF8(text, "\uFFFD"), "\x00", "")
 	if strings.TrimSpace(text) == "" {
 		return ErrEmpty
 	}
 	if len(text) > c.cfg.MaxText {
 		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLong, len(text), c.cfg.MaxText)
-	}
-	c.mu.Lock()
-	deliver := c.deliver
-	c.mu.Unlock()
-	if deliver == nil {
-		return ErrNotRunning
 	}
 	return deliver(ctx, messages.Inbound{
 		ChatID: ChatID, ChatType: messages.ChatDirect, SenderID: SenderID, SenderName: c.cfg.UserName,
