@@ -106,6 +106,7 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	s.mux.Handle("GET /assets/", assetHandler())
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	s.mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { s.renderLogin(w, r, "") })
 	s.mux.HandleFunc("POST /login", s.login)
 	s.mux.Handle("POST /logout", s.protect(http.HandlerFunc(s.logout)))

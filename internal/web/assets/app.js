@@ -41,6 +41,7 @@
       es.addEventListener("delta", (e) => {
         const d = JSON.parse(e.data);
         if (!streaming) streaming = li(list, "assistant streaming", "");
+        list.dataset.streamed = "yes"; // the answer arrived as it was written (the browser test looks)
         streaming.textContent += d.text;
         scroll();
       });
