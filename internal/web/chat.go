@@ -51,12 +51,6 @@ func (s *Server) chatKey(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// chatKeyNow is chatKey, or "" when it cannot be read.
-func (s *Server) chatKeyNow(ctx context.Context) string {
-	k, _ := s.chatKey(ctx)
-	return k
-}
-
 // chatItem is one line of the chat's history.
 type chatItem struct {
 	Kind  string    `json:"kind"` // user | assistant | progress | system | reset | summary
@@ -143,9 +137,16 @@ func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
 func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 	events, stop := s.cfg.Chat.Subscribe()
 	defer stop()
+	// The conversation's key is known once it has a stored session (always, but before its
+	// very first message): then only its run events are taken from the bus.
+	key, err := s.chatKey(r.Context())
+	if err != nil {
+		s.backendError(w, err)
+		return
+	}
 	var runs <-chan messages.RunEvent
 	if s.cfg.Events != nil {
-		sub := s.cfg.Events.Subscribe("", 0)
+		sub := s.cfg.Events.Subscribe(key, 0)
 		defer sub.Close()
 		runs = sub.Events()
 	}
@@ -173,7 +174,10 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 				runs = nil
 				continue
 			}
-			if t := textOf(ev); t != "" && ev.Session != "" && ev.Session == s.chatKeyNow(r.Context()) {
+			if key == "" {
+				key = s.cfg.Chat.SessionKey() // named by the first run's start
+			}
+			if t := textOf(ev); t != "" && ev.Session != "" && ev.Session == key {
 				err = s.send(w, f, "delta", map[string]string{"text": t})
 			}
 		}
