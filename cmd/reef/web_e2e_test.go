@@ -173,6 +173,30 @@ func TestWebUIEndToEnd(t *testing.T) {
 	if _, after := w.chatHistory(t); strings.Join(after, "\n") != strings.Join(before, "\n") {
 		t.Errorf("history after a restart:\n%q\nbefore:\n%q", after, before)
 	}
+
+	// Cron through the web: disable, enable, run now and remove a job `reef cron add` made.
+	if res := reef(t, w.env, "", "cron", "add", "-name", "webjob", "-cron", "0 9 * * *", "-text", "check the plants"); res.code != 0 {
+		t.Fatalf("reef cron add: %s%s", res.stdout, res.stderr)
+	}
+	jobs := func() string { return reef(t, w.env, "", "cron", "list", "-json").stdout }
+	m := regexp.MustCompile(`"id":\s*"([^"]+)"`).FindStringSubmatch(jobs())
+	if m == nil {
+		t.Fatalf("no job id in %s", jobs())
+	}
+	if _, body := w.get(t, "/cron"); !strings.Contains(body, "webjob") {
+		t.Errorf("the cron page lacks the job: %.2000s", body)
+	}
+	for _, action := range []string{"disable", "enable", "run", "remove"} {
+		if code, body := w.post(t, "/cron/"+action, "application/x-www-form-urlencoded", "id="+m[1]); code != 200 {
+			t.Errorf("cron %s: %d %s", action, code, body)
+		}
+		if action == "disable" && !strings.Contains(jobs(), `"enabled":false`) {
+			t.Errorf("after disable: %s", jobs())
+		}
+	}
+	if strings.Contains(jobs(), m[1]) {
+		t.Errorf("the removed job is still listed: %s", jobs())
+	}
 	noCanary(t, w.home, w.llm, w.stdout.String(), w.stderr.String())
 }
 
