@@ -59,7 +59,9 @@ func (a auth) check(r *http.Request, token string) (ok, cookie bool) {
 }
 
 // safeMethod: requests that change nothing need no CSRF token.
-func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions }
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
 
 // protect lets authenticated requests through to h: 401 without the token (the login page
 // for a browser), 403 for a cookie request that changes something without the CSRF token.

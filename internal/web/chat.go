@@ -76,6 +76,9 @@ func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, it := range items(c) {
+			if it.Kind == "system" || it.Kind == "summary" { // events for the model: their first line only
+				it.Text = firstLine(it.Text, 120)
+			}
 			if it.Text != "" || it.Kind == "reset" {
 				out.Items = append(out.Items, chatItem{Kind: it.Kind, Text: it.Text, Error: it.Error, Time: it.Time})
 			}
@@ -185,4 +188,16 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// firstLine is the first line of s, cut to n bytes (on a rune boundary) with "…".
+func firstLine(s string, n int) string {
+	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > n {
+		s, cut = strings.ToValidUTF8(s[:n], ""), true
+	}
+	if cut {
+		s += " …"
+	}
+	return s
 }

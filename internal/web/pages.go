@@ -65,7 +65,8 @@ var funcs = template.FuncMap{
 		}
 		return time.UnixMilli(ms).Local().Format("2006-01-02 15:04")
 	},
-	"since": func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
+	"since":     func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
+	"firstLine": func(s string) string { return firstLine(s, 120) },
 }
 
 func newPages(cfg Config) (*pages, error) {

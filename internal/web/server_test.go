@@ -294,7 +294,7 @@ func TestConversationView(t *testing.T) {
 	body := readAll(t, r.do(t, "GET", "/sessions/view?key=agent:main:webchat:direct:owner", "bearer", "", "", ""))
 	for _, want := range []string{
 		`<details class="toolcall">`, "tool <b>ls</b>", "notes.txt", // the call with its result
-		`&lt;b&gt;There is&lt;/b&gt;`,                         // the model's text, escaped
+		`&lt;b&gt;There is&lt;/b&gt;`,                                            // the model's text, escaped
 		`class="subagent" href="/sessions/view?key=agent%3amain%3asubagent%3a1"`, // the child as a link
 		"new session", // the reset
 	} {
