@@ -31,9 +31,10 @@ type bucket struct {
 }
 
 // newRateLimiter returns the limiter for channel, or nil (no limit) when the limit is off or
-// the channel is the terminal (its user is the operator at the keyboard).
+// the channel is the terminal or WebChat (their user is the operator: at the keyboard, or
+// holding the gateway token).
 func newRateLimiter(channel string, l RateLimit) *rateLimiter {
-	if l.Messages <= 0 || channel == "terminal" {
+	if l.Messages <= 0 || channel == "terminal" || channel == "webchat" {
 		return nil
 	}
 	if l.Per <= 0 {
