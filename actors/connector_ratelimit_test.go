@@ -57,7 +57,7 @@ func TestRateLimiterOff(t *testing.T) {
 
 // Channels call deliver from several goroutines at once.
 func TestRateLimiterConcurrent(t *testing.T) {
-	l := newRateLimiter("webchat", RateLimit{Messages: 50, Per: time.Minute})
+	l := newRateLimiter("discord", RateLimit{Messages: 50, Per: time.Minute})
 	now := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
