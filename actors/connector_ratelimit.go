@@ -32,9 +32,10 @@ type bucket struct {
 }
 
 // newRateLimiter returns the limiter for channel, or nil (no limit) when the limit is off or
-// the channel is the terminal or the API (their users are the owner).
+// the channel is the terminal, WebChat or the API (their user is the owner: at the keyboard,
+// or holding the gateway token).
 func newRateLimiter(channel string, l RateLimit) *rateLimiter {
-	if l.Messages <= 0 || channel == "terminal" || channel == access.APIChannel {
+	if l.Messages <= 0 || channel == "terminal" || channel == "webchat" || channel == access.APIChannel {
 		return nil
 	}
 	if l.Per <= 0 {

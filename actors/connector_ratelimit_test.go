@@ -42,7 +42,7 @@ func TestRateLimiterOff(t *testing.T) {
 	for _, tt := range []struct {
 		channel string
 		limit   RateLimit
-	}{{"telegram", RateLimit{}}, {"terminal", RateLimit{Messages: 1}}} {
+	}{{"telegram", RateLimit{}}, {"terminal", RateLimit{Messages: 1}}, {"webchat", RateLimit{Messages: 1}}} {
 		if l := newRateLimiter(tt.channel, tt.limit); l != nil {
 			t.Errorf("%s with %+v: a limiter, want none", tt.channel, tt.limit)
 		}
@@ -57,7 +57,7 @@ func TestRateLimiterOff(t *testing.T) {
 
 // Channels call deliver from several goroutines at once.
 func TestRateLimiterConcurrent(t *testing.T) {
-	l := newRateLimiter("webchat", RateLimit{Messages: 50, Per: time.Minute})
+	l := newRateLimiter("discord", RateLimit{Messages: 50, Per: time.Minute})
 	now := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -149,6 +149,9 @@
 // tools.Result.Plan and from openclaw-process blocks, which agent.ParseProcess takes out of the
 // reply, subagent.start, approval.wait, run.end); subagent_router.go:Router.onSubagentEnded adds
 // subagent.end. The bus (package events) never blocks; cmd/reef owns it and closes it at stop.
+// The web UI (package internal/web, outside the tree) is cmd/reef's too: started after the
+// runtime, closed before it; its WebChat is a channel (channels/webchat) run by a Connector
+// like the others, and its Live page and streamed chat text subscribe to the bus.
 //
 // The OpenAI-compatible API (internal/openaiapi) is a channel like the others ("openai"): an
 // HTTP request delivers its message through its Connector and waits for what the Connector

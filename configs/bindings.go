@@ -21,6 +21,7 @@ func (c *Config) validateBindings(v *validator) {
 		accounts[a.Channel] = append(accounts[a.Channel], a.Name())
 	}
 	accounts["terminal"] = nil // reef chat always has it
+	accounts["webchat"] = nil  // the gateway's web listener has it
 	first := map[string]int{}  // a match, spelled out → the binding that has it first
 	for i, b := range c.Bindings {
 		path := fmt.Sprintf("bindings[%d]", i)

@@ -22,10 +22,11 @@ type Config struct {
 	// Bindings route chats to agents (most specific match first); a chat no binding matches
 	// goes to the default agent, agents[0].
 	Bindings []BindingConfig `yaml:"bindings"`
-	Backup   BackupConfig    `yaml:"backup"` // automatic backups by the gateway
-	Memory   MemoryConfig    `yaml:"memory"` // memory search over the agents' notes
-	MCP      MCPConfig       `yaml:"mcp"`    // MCP servers whose tools agents may use (docs/workspace.md#mcp-servers)
-	Media    MediaConfig     `yaml:"media"`  // files people send and agents send back (docs/media.md)
+	Backup   BackupConfig    `yaml:"backup"`  // automatic backups by the gateway
+	Memory   MemoryConfig    `yaml:"memory"`  // memory search over the agents' notes
+	MCP      MCPConfig       `yaml:"mcp"`     // MCP servers whose tools agents may use (docs/workspace.md#mcp-servers)
+	Media    MediaConfig     `yaml:"media"`   // files people send and agents send back (docs/media.md)
+	Gateway  GatewayConfig   `yaml:"gateway"` // the gateway's web face (docs/web.md)
 
 	unset   []unsetRef // ${VAR} references left empty by Load, reported by Validate
 	aliases []string   // OpenClaw-shaped keys Load rewrote (aliases.go), reported by Notes

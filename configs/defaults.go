@@ -68,6 +68,7 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	if c.Backup.Keep == 0 {
 		c.Backup.Keep = DefaultBackupKeep
 	}
+	c.defaultGateway(env)
 
 	for _, p := range envProviders {
 		if _, ok := c.Providers[p.name]; ok {

@@ -114,8 +114,9 @@ func TestApplyDefaultsValues(t *testing.T) {
 		Tools: ToolsConfig{Exec: ExecConfig{TimeoutSeconds: 120, MaxTimeoutSeconds: 1800, MaxOutputBytes: 65536,
 			Sandbox: "auto", Limits: ExecLimitsConfig{Processes: 256, FileSizeMB: 1024, CPUSeconds: 600, MemoryMB: 4096},
 			Approvals: "owner", ApprovalTimeoutSeconds: 600}},
-		Log:    LogConfig{Level: "info", File: "/home/u/logs/reef.log"},
-		Backup: BackupConfig{Keep: DefaultBackupKeep},
+		Log:     LogConfig{Level: "info", File: "/home/u/logs/reef.log"},
+		Backup:  BackupConfig{Keep: DefaultBackupKeep},
+		Gateway: GatewayConfig{HTTP: GatewayHTTPConfig{Listen: DefaultHTTPListen}},
 	}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Config{})); diff != "" {
 		t.Errorf("ApplyDefaults (-want +got):\n%s", diff)

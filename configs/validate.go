@@ -128,6 +128,7 @@ func (c *Config) Validate() error {
 	c.validateBindings(&v)
 	c.validateCron(&v)
 	c.validateBackup(&v)
+	c.validateGateway(&v)
 	c.validateMCP(&v)
 	return errors.Join(v.problems...)
 }
@@ -341,7 +342,7 @@ func (v *validator) oneOf(path, val string, allowed []string) {
 var (
 	queueModes   = []string{"", "steer", "followup", "collect", "interrupt"}
 	dropPolicies = []string{"", "summarize", "old", "new"}
-	channelNames = []string{"terminal", "telegram", "discord", "feishu"}
+	channelNames = []string{"terminal", "telegram", "discord", "feishu", "webchat"}
 )
 
 func (v *validator) queue(path string, q QueueConfig) {

@@ -80,7 +80,7 @@ func (r *benchRig) startGateway(ctx context.Context, args ...string) (*benchChil
 }
 
 // benchChildEnv is this process's environment without reef's and the providers' variables
-// (reef.yaml says everything), with REEF_HOME set.
+// (reef.yaml says everything), with REEF_HOME set and the web listener on a free port.
 func benchChildEnv(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -95,7 +95,8 @@ func benchChildEnv(home string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "REEF_HOME="+home)
+	// The web listener on a free port: benchmarks run side by side with other reefs.
+	return append(env, "REEF_HOME="+home, "REEF_GATEWAY_LISTEN=127.0.0.1:0")
 }
 
 func (c *benchChild) pid() int { return c.cmd.Process.Pid }

@@ -103,6 +103,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	printPairings(stdout, st.Pairing)
 	printOwners(stdout, cfg)
+	printWeb(stdout, cfg, st)
 	return 0
 }
 

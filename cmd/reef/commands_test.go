@@ -362,7 +362,8 @@ func TestGatewayWithTheTerminalChannel(t *testing.T) {
 	if got := g.stdout.String(); got != "hello from the gateway\n" {
 		t.Errorf("stdout = %q, want only the reply", got)
 	}
-	if logs := g.stderr.String(); strings.Contains(logs, "no channels configured") || !strings.Contains(logs, `"channels":1`) {
+	// two channels: the terminal and the web UI's WebChat
+	if logs := g.stderr.String(); strings.Contains(logs, "no channels configured") || !strings.Contains(logs, `"channels":2`) {
 		t.Errorf("logs do not show the terminal channel running:\n%s", logs)
 	}
 	if reqs := srv.Script().Requests(); len(reqs) != 1 || !strings.Contains(lastUser(reqs[0]), "hi there") {

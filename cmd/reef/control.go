@@ -49,6 +49,8 @@ type Status struct {
 	// WaitingForModel the conversations whose messages wait for one to come back.
 	ModelOutages    []providers.Outage       `json:"modelOutages,omitempty"`
 	WaitingForModel []actors.WaitingForModel `json:"waitingForModel,omitempty"`
+	// Web is the running gateway's web UI address ("" when off or not running).
+	Web string `json:"web,omitempty"`
 }
 
 // serveControl serves the control socket until the returned stop function is called. It is
@@ -75,6 +77,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 		st.PID, st.Started, st.LiveSessions, st.Channels = os.Getpid(), started, rt.LiveSessions(), rt.Health()
 		st.HeartbeatsPaused = rt.HeartbeatPauses()
 		st.ModelOutages = rt.outages.Outages()
+		st.Web = rt.webURL
 		json.NewEncoder(w).Encode(st)
 	})
 	mux.HandleFunc("POST /pairing/{action}", func(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/reefgw/reef/internal/openaiapi"
 	"io"
 	"net"
 	"net/http"
@@ -55,10 +56,25 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
+	if err := gatewayToken(cfg, log); err != nil {
+		fmt.Fprintf(stderr, "reef: %v\n", err)
+		return 1
+	}
+	chat := addWebChat(cfg, set)
+	var api *openaiapi.Channel // the OpenAI-compatible API is a channel; it is served on the web listener
+	if !cfg.Gateway.HTTP.Off() {
+		api = addAPIChannel(&set, log)
+	}
 	chans := set.chans
 	rt, err := startRuntime(cfg, log, set)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
+		return 1
+	}
+	stopWeb, err := startWeb(cfg, *configPath, rt, set, chat, api, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "reef: %v\n", err)
+		rt.stop()
 		return 1
 	}
 	stopBackups := startBackups(cfg, rt.store, log)
@@ -68,7 +84,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	} else {
 		defer stopControl()
 	}
-	if len(chans) == 0 {
+	if len(chans) == 0 || len(chans) == 1 && chat != nil {
 		log.Warn().Msg(noChannels)
 		if cfg.Log.File != "" { // the warning went to the file: the person starting reef must see it
 			fmt.Fprintf(stderr, "reef gateway: %s\n", noChannels)
@@ -81,6 +97,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
 	signal.Stop(sigs)
 	stopBackups() // before the store closes
+	stopWeb()     // its streams end; no request reaches a stopping runtime
 	rt.stop()
 	log.Info().Msg("stopped")
 	return 0

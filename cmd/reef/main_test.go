@@ -65,6 +65,9 @@ func command(ctx context.Context, e env, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	// A race-enabled child sleeps 1s at exit by default; a race it finds still makes it exit 66.
 	cmd.Env = []string{reexecEnv + "=1", "GORACE=atexit_sleep_ms=0"}
+	if _, ok := e["REEF_GATEWAY_LISTEN"]; !ok { // gateways of parallel tests must not share a port
+		cmd.Env = append(cmd.Env, "REEF_GATEWAY_LISTEN=127.0.0.1:0")
+	}
 	for k, v := range e {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

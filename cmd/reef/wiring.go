@@ -216,6 +216,7 @@ type running struct {
 	outages *providers.Breakers // the model endpoints' circuit breakers
 	events  *events.Bus         // the runs' events, for reef events
 	metrics *metrics.Metrics    // what /metrics serves (webapi.go)
+	webURL  string              // where the web UI listens ("" when off); set before the control socket serves
 	stop    func()              // stops the actors, then closes the database
 }
 

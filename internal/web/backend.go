@@ -1,0 +1,95 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/reefgw/reef/access"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/schedule"
+	"github.com/reefgw/reef/subagent"
+)
+
+// Backend is what the Control UI reads and changes. cmd/reef implements it with the code
+// paths the CLI uses (the store, the Timer, the pairing and doctor logic), so a page and its
+// command always agree. Every string it returns is shown escaped; none may hold a secret.
+type Backend interface {
+	Overview(ctx context.Context) (Overview, error)
+	// Sessions lists the stored sessions whose key, channel or agent contains query ("" = all),
+	// newest first, sub-agents below their parent.
+	Sessions(ctx context.Context, query string) ([]SessionRow, error)
+	// Conversation is one session's whole transcript; ErrNotFound when key names none.
+	Conversation(ctx context.Context, key string) (Conversation, error)
+	// Export writes the session's transcript as "jsonl" or "md".
+	Export(ctx context.Context, key, format string, w io.Writer) error
+	CronJobs(ctx context.Context) ([]schedule.Job, error)
+	// Cron runs, enables, disables or removes a job (action run|enable|disable|remove).
+	Cron(ctx context.Context, action, id string) error
+	Pairings(ctx context.Context) ([]access.Pairing, error)
+	// Pairing approves or denies a pending request (action approve|deny).
+	Pairing(ctx context.Context, action, channel, code string) error
+	// Config is the effective configuration with every secret redacted, and the doctor's checks.
+	Config(ctx context.Context) (ConfigView, error)
+}
+
+// Overview is the first page.
+type Overview struct {
+	Version      string
+	Started      time.Time
+	Channels     []ChannelRow
+	LiveSessions int
+	Sessions     int
+	DeadLetters  int
+	// TokensToday are today's tokens per agent (the daily budget's count).
+	TokensToday map[string]int
+}
+
+// ChannelRow is one channel account's health.
+type ChannelRow struct {
+	Name        string
+	Connected   bool
+	LastMessage time.Time
+	Restarts    int
+	LastError   string
+}
+
+// SessionRow is one line of the sessions list.
+type SessionRow struct {
+	persistence.SessionInfo
+	Live   bool
+	Parent string // the spawning session, for a sub-agent
+}
+
+// Conversation is a whole stored session.
+type Conversation struct {
+	Info      persistence.SessionInfo
+	Live      bool
+	Entries   []persistence.Entry
+	Snapshots []persistence.Snapshot
+	Parent    *subagent.Link
+	Children  []subagent.Link
+}
+
+// ConfigView is the Config page.
+type ConfigView struct {
+	YAML   string  // the effective configuration, secrets redacted
+	Checks []Check // the doctor's checks that make sense while the gateway runs
+}
+
+// Check is one doctor line.
+type Check struct {
+	OK      bool
+	What    string
+	Detail  string
+	Fix     string
+	Warning bool // a note, not a failure
+}
+
+// Errors a Backend wraps so that the page answers 4xx: ErrNotFound (404) when a key or id
+// names nothing, ErrBadInput (400) when the request cannot be done as asked.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrBadInput = errors.New("bad input")
+)
