@@ -13,6 +13,7 @@ import (
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/streaming"
 	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
@@ -54,6 +55,9 @@ type Deps struct {
 	Approvals ApprovalSettings
 	// Events is where runs publish their events (turn_events.go); nil: nowhere.
 	Events *events.Bus
+	// Streaming is how each channel account (channels.ID) shows a run while it goes
+	// (connector_live.go); one without an entry gets streaming.Defaults().
+	Streaming map[string]streaming.Settings
 
 	redactOnce sync.Once
 	redact     redactor
@@ -151,6 +155,14 @@ type SessionSettings struct {
 type RateLimit struct {
 	Messages int           // 0 disables the limit
 	Per      time.Duration // default 1 min
+}
+
+// streaming returns the streaming settings of the channel account name.
+func (d *Deps) streaming(name string) streaming.Settings {
+	if s, ok := d.Streaming[name]; ok {
+		return s
+	}
+	return streaming.Defaults()
 }
 
 func (d *Deps) now() time.Time {
