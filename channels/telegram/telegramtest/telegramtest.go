@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ type SentMessage struct {
 	Text      string // text as the user sees it (tags stripped, entities decoded)
 	Edits     int
 	Deleted   bool
+	History   []string // every text the user saw, the first as sent, then each edit's
 }
 
 type failure struct {
@@ -81,6 +83,9 @@ type Server struct {
 	allowed    []string
 	onCall     func(method string)
 	onSend     func(SentMessage)
+	editEvery  time.Duration       // LimitEdits: least time between two edits in a chat
+	lastEdit   map[int64]time.Time // chat → its last edit taken
+	limited    int                 // edits refused with 429 by LimitEdits
 }
 
 // New starts a fake server accepting Token; it is closed when the test ends.
@@ -121,6 +126,22 @@ func Start(token string) (*Server, error) {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s, nil
+}
+
+// LimitEdits makes the server enforce Telegram's per-chat edit rate: an editMessageText in a
+// chat less than every after the chat's previous edit is refused with 429 and retry_after 1.
+// 0 lifts the limit.
+func (s *Server) LimitEdits(every time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.editEvery, s.lastEdit = every, map[int64]time.Time{}
+}
+
+// RateLimited returns how many edits LimitEdits refused.
+func (s *Server) RateLimited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limited
 }
 
 // OnCall sets a function called at the start of every call with a valid token, with the
@@ -214,7 +235,9 @@ func (s *Server) Messages(chatID int64) []SentMessage {
 	defer s.mu.Unlock()
 	var out []SentMessage
 	for _, m := range s.sent[chatID] {
-		out = append(out, *m)
+		c := *m
+		c.History = slices.Clone(m.History)
+		out = append(out, c)
 	}
 	return out
 }
