@@ -78,6 +78,7 @@ type SentMessage struct {
 	Edits    int
 	Recalled bool      // the bot (or Recall) withdrew it
 	Created  time.Time // when the bot sent it
+	History  []string  // Text as sent, then after each edit
 }
 
 // Server is the fake platform.
@@ -203,6 +204,7 @@ func (s *Server) Messages() []SentMessage {
 	out := make([]SentMessage, len(s.sent))
 	for i, m := range s.sent {
 		out[i] = *m
+		out[i].History = append([]string(nil), m.History...)
 	}
 	return out
 }

@@ -166,6 +166,7 @@ func (s *Server) store(w http.ResponseWriter, b sendBody, chat, parent string) {
 		id = s.nextID("om_")
 		m := &SentMessage{ID: id, ChatID: chat, MsgType: b.MsgType, Content: b.Content,
 			Text: Flatten(b.MsgType, b.Content), ReplyTo: parent, InThread: b.ReplyInThread, Created: time.Now()}
+		m.History = []string{m.Text}
 		s.sent = append(s.sent, m)
 		s.byID[id] = m
 		s.msgChat[id] = chat
@@ -208,6 +209,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	default:
 		m.MsgType, m.Content, m.Text = b.MsgType, b.Content, Flatten(b.MsgType, b.Content)
 		m.Edits++
+		m.History = append(m.History, m.Text)
 		s.bodies[m.ID] = msgBody{msgType: b.MsgType, content: b.Content}
 		writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": m.ID}})
 	}
