@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/channels/streaming"
+	fakellm "github.com/reefgw/reef/providers/fake"
 )
 
 // streamPlatforms are the platforms whose fakes the streaming tests run against.
@@ -55,7 +56,7 @@ func runStream(t *testing.T, f *streamFake, mode streaming.Mode, answer string, 
 	during func(draft chatMsg)) []chatMsg {
 	t.Helper()
 	hold := make(chan struct{})
-	startStreamRig(t, f.name, f.bot, streamSettings(mode), toolsScript(answer), hold)
+	startStreamRig(t, f.name, f.bot, streamSettings(mode), &paced{Provider: fakellm.New(toolsScript(answer)), hold: hold})
 	f.connect()
 	f.say("collect the files")
 	if during != nil {
@@ -227,7 +228,7 @@ func TestStreamingQuickAnswerShowsNoDraft(t *testing.T) {
 				f := p.fake(t)
 				s := streamSettings(mode)
 				s.StartDelay = 10 * time.Second // far longer than the quick run, even on a loaded machine
-				startStreamRig(t, f.name, f.bot, s, quickScript(), nil)
+				startStreamRig(t, f.name, f.bot, s, fakellm.New(quickScript()))
 				f.connect()
 				f.say("hi")
 				until(t, "the answer", func() bool { return anyShown(f, func(s string) bool { return s == "Hello!" }) })

@@ -113,9 +113,8 @@ func slowRead() tools.Tool {
 	}}
 }
 
-// startStreamRig starts a gateway with one bot account (name, ch) shown with st, and a model
-// playing script (paced, holding its last line until hold is closed, if hold is set).
-func startStreamRig(t testing.TB, name string, ch channels.Channel, st streaming.Settings, script *fakellm.Script, hold chan struct{}) *actors.Runtime {
+// startStreamRig starts a gateway with one bot account (name, ch) shown with st, and model.
+func startStreamRig(t testing.TB, name string, ch channels.Channel, st streaming.Settings, model providers.Provider) *actors.Runtime {
 	t.Helper()
 	reg, err := tools.NewRegistry(plan.New(), slowRead())
 	if err != nil {
@@ -130,7 +129,7 @@ func startStreamRig(t testing.TB, name string, ch channels.Channel, st streaming
 		t.Fatal(err)
 	}
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
-		Provider: &paced{Provider: fakellm.New(script), hold: hold}, Tools: reg, Policy: policy, ContextWindow: 128000}
+		Provider: model, Tools: reg, Policy: policy, ContextWindow: 128000}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{name: ch}, Streaming: map[string]streaming.Settings{name: st},
 		Retry: actors.OutboxRetry{First: 20 * time.Millisecond, Max: 100 * time.Millisecond, MaxAge: time.Hour}}
