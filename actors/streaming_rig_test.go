@@ -233,6 +233,5 @@ func feishuFake(t *testing.T) *streamFake {
 	}
 }
 
-
 // quickScript answers at once.
 func quickScript() *fakellm.Script { return fakellm.NewScript(fakellm.Reply{Text: "Hello!"}) }
