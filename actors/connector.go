@@ -50,7 +50,7 @@ type Connector struct {
 	stream streaming.Settings  // how runs show while they go (connector_live.go)
 	limits channels.EditLimits // the platform's edit limits, if it has them
 	live   map[string]*liveRun // session and chat → a shown run's draft
-	pace   *editPacer          // per chat: the last edit or draft sent
+	pace   *editPacer          // per chat: when the last edit ended
 	budget editBudget          // per account: progress edits
 }
 

@@ -103,7 +103,6 @@ func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, s
 	}
 	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: text,
 		SessionKey: "draft:" + d.key, OutboxSeq: 1}) // the key the platform dedups by (Feishu: uuid)
-	c.pace.done(chat, c.deps.clock().Now())
 	if err != nil {
 		return draft{}, err
 	}

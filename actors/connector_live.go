@@ -19,12 +19,12 @@ import (
 // message into what it renders. Edits are coalesced, never queued: a run has at most one
 // edit queued or waiting, which shows the draft as it is when the edit is made. They are
 // paced under the platform's channels.EditLimits: per chat (from the end of the chat's last
-// edit or send, so the platform sees them at least PerChat apart whatever the network
-// does), per account (a token bucket of PerSecond, reserved in turn, so a burst of runs
-// gets its edits spread out instead of refused), and per message (Feishu: a message takes
-// 20 edits; the last two are kept for the answer). The answer never waits behind a
-// progress edit: its arrival takes the run's queued edit away, and it waits only for the
-// chat's PerChat (editPacer.wait).
+// edit, so the platform sees them at least PerChat apart whatever the network does; the
+// first waits PerChat after the draft was sent), per account (a token bucket of PerSecond,
+// reserved in turn, so a burst of runs gets its edits spread out instead of refused), and
+// per message (Feishu: a message takes 20 edits; the last two are kept for the answer). The
+// answer never waits behind a progress edit: its arrival takes the run's queued edit away,
+// and it waits only for the chat's PerChat after the last edit (editPacer.wait).
 
 // progressEditTimeout bounds a progress edit: one the platform makes wait (a 429) is given
 // up, not waited out ahead of the answer.
@@ -40,6 +40,7 @@ type liveRun struct {
 	id            string // the draft's platform id, once it is sent
 	shown         string // what the platform shows
 	edits         int
+	opened        time.Time   // when the draft was sent: its first progress edit waits PerChat
 	pending       bool        // an edit is queued, or waiting for its time (stop)
 	reserved      bool        // the waiting edit holds a token of the account's bucket
 	stop          func() bool // the waiting edit's wake-up
@@ -132,7 +133,7 @@ func (c *Connector) onDraftOpened(ctx actor.Context, msg *draftOpened) {
 	if c.live[msg.key] != msg.run || msg.id == "" {
 		return
 	}
-	msg.run.id, msg.run.shown = msg.id, msg.text
+	msg.run.id, msg.run.shown, msg.run.opened = msg.id, msg.text, c.deps.clock().Now()
 	c.scheduleEdit(ctx, msg.key, msg.run)
 }
 
@@ -150,7 +151,7 @@ func (c *Connector) scheduleEdit(ctx actor.Context, key string, lr *liveRun) {
 		return
 	}
 	now := c.deps.clock().Now()
-	wait := c.pace.next(lr.chat).Sub(now)
+	wait := max(c.pace.next(lr.chat).Sub(now), lr.opened.Add(c.limits.PerChat).Sub(now))
 	if !lr.reserved {
 		wait = max(wait, c.budget.reserve(now))
 		lr.reserved = c.budget.limited()
@@ -203,8 +204,8 @@ func (c *Connector) editDraft(ctx context.Context, root *actor.RootContext, job 
 	root.Send(c.self, &editDone{key: job.key, text: job.text, run: job.run, err: err})
 }
 
-// editPacer keeps the time of each chat's last edit or send of a draft, for the platform's
-// per-chat limit. The chat's jobs (goroutines) write it, the Connector reads it.
+// editPacer keeps the time each chat's last edit ended, for the platform's per-chat limit
+// (an answer edited into its own fresh "…" draft does not wait: only edits count). The chat's jobs (goroutines) write it, the Connector reads it.
 type editPacer struct {
 	per   time.Duration
 	mu    sync.Mutex
