@@ -15,9 +15,9 @@ import (
 
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/streaming"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/streaming"
 )
 
 // Connector owns one channel account: the goroutine that runs the platform connection

@@ -10,8 +10,8 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/streaming"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/streaming"
 )
 
 // A shown run's draft follows the run by the account's streaming mode (package streaming):

@@ -12,11 +12,11 @@ import (
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/channels/feishu"
 	"github.com/reefgw/reef/channels/feishu/feishutest"
-	"github.com/reefgw/reef/channels/streaming"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/streaming"
 	"github.com/reefgw/reef/tools"
 )
 

@@ -13,12 +13,12 @@ import (
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/streaming"
 	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/routing"
+	"github.com/reefgw/reef/streaming"
 	"github.com/reefgw/reef/tools"
 )
 

@@ -142,7 +142,7 @@
 // turn_events.go:Turn.updatePlan, and TextStreamed from the model call's goroutine,
 // turn_events.go:textStream); a run still going after the account's startDelay gets its
 // draft (connector_draft.go:Connector.openDraft) and a typing indicator. The draft follows
-// the run by the account's streaming mode (connector_live.go: package channels/streaming
+// the run by the account's streaming mode (connector_live.go: package streaming
 // renders it; edits are coalesced, paced under channels.EditLimits, and dropped when the
 // reply comes, which then waits only for the chat's per-chat gap, editPacer.wait).
 // Besides, the Turn publishes its run events (messages.RunEvent) on Deps.Events from its

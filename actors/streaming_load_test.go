@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reefgw/reef/channels/streaming"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/streaming"
 )
 
 // threeTools is a model that calls read three times, one call per answer, then answers; each

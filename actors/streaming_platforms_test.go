@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reefgw/reef/channels/streaming"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/streaming"
 )
 
 // streamPlatforms are the platforms whose fakes the streaming tests run against.

@@ -14,7 +14,6 @@ import (
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/channels/feishu"
 	"github.com/reefgw/reef/channels/feishu/feishutest"
-	"github.com/reefgw/reef/channels/streaming"
 	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/testutil"
@@ -22,6 +21,7 @@ import (
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/streaming"
 	"github.com/reefgw/reef/tools"
 	"github.com/reefgw/reef/tools/plan"
 )

@@ -7,7 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/reefgw/reef/channels/streaming"
+	"github.com/reefgw/reef/streaming"
 )
 
 // StreamingConfig is how a channel account shows a run while the agent works

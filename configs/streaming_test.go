@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reefgw/reef/channels/streaming"
+	"github.com/reefgw/reef/streaming"
 )
 
 func TestStreamingSettings(t *testing.T) {
