@@ -17,6 +17,7 @@ import (
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/streaming"
 )
 
 // Connector owns one channel account: the goroutine that runs the platform connection
@@ -45,6 +46,13 @@ type Connector struct {
 	retries map[string]*chatRetry // chat → its head reply, refused by the platform before
 	health  ChannelHealth
 	sentIDs sentLog // the messages sent lately per chat, for the message tool (connector_edit.go)
+
+	self   *actor.PID
+	stream streaming.Settings  // how runs show while they go (connector_live.go)
+	limits channels.EditLimits // the platform's edit limits, if it has them
+	live   map[string]*liveRun // session and chat → a shown run's draft
+	pace   *editPacer          // per chat: when the last edit ended
+	budget editBudget          // per account: progress edits
 }
 
 // ChannelHealth is a connector's state as shown by status commands.
@@ -96,6 +104,12 @@ func (c *Connector) Receive(ctx actor.Context) {
 		c.onTurnEvent(ctx, msg)
 	case *showRun:
 		c.onShowDue(ctx, msg)
+	case *draftOpened:
+		c.onDraftOpened(ctx, msg)
+	case *editDue:
+		c.onEditDue(ctx, msg)
+	case *editDone:
+		c.onEditDone(ctx, msg)
 	case *jobDone:
 		c.onJobDone(ctx, msg)
 	case *inboundHit:
@@ -125,6 +139,13 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	c.held = map[string]bool{}
 	c.done = map[string]time.Time{}
 	c.retries = map[string]*chatRetry{}
+	c.live = map[string]*liveRun{}
+	c.stream = c.deps.streaming(c.name)
+	if p, ok := c.ch.(channels.EditPacer); ok {
+		c.limits = p.EditLimits()
+	}
+	c.pace, c.budget = newEditPacer(c.limits.PerChat), editBudget{rate: c.limits.PerSecond}
+	c.self = ctx.Self()
 	c.health = ChannelHealth{Name: c.name, Connected: true}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
@@ -154,6 +175,9 @@ func (c *Connector) onStopping(ctx actor.Context) {
 	for key, sr := range c.runs {
 		sr.stop()
 		delete(c.runs, key)
+	}
+	for _, lr := range c.live {
+		c.dropLive(lr.session, lr.chat)
 	}
 	deadline := time.Now().Add(sendGrace)
 	if !waitUntil(&c.sends, deadline) {

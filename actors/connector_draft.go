@@ -63,28 +63,36 @@ func (c *Connector) loadDraft(key string) (draft, bool) {
 	return d, ok
 }
 
-// openDraft sends the draft for a run that started, unless the session already has one (a
-// run re-run after a restart reuses it; one recorded but maybe not sent is sent again).
-func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
+// openDraft sends the draft for a run that started, showing text, unless the session
+// already has one (a run re-run after a restart reuses it; one recorded but maybe not sent is
+// sent again). It returns the draft's platform id ("" when there is none).
+func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent, text string) string {
 	if _, ok := c.editor(); !ok || ev.SessionKey == "" || ev.ThreadID != "" {
-		return
+		return ""
 	}
 	d, ok := c.loadDraft(ev.SessionKey)
 	if ok && d.chat == ev.ChatID && d.id != "" {
-		return
+		return d.id
 	}
 	if !ok || d.chat != ev.ChatID {
 		d = draft{}
 	}
-	if _, err := c.newDraft(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID, d.key); err != nil {
+	d, err := c.newDraftText(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID, d.key, text)
+	if err != nil {
 		c.log.Warn().Err(err).Str("chat", ev.ChatID).Bool("draft", true).Msg("send failed")
 	}
+	return d.id
 }
 
 // newDraft records a draft, sends it and records its id; only a recorded draft is ever
 // edited. key, when set, is that of a draft recorded before and maybe sent: sending it again
 // with the same key finds it where the platform honours idempotency keys.
 func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, session, chat, thread, key string) (draft, error) {
+	return c.newDraftText(ctx, root, session, chat, thread, key, draftText)
+}
+
+// newDraftText is newDraft with the draft showing text.
+func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, session, chat, thread, key, text string) (draft, error) {
 	d := draft{chat: chat, key: key}
 	if d.key == "" {
 		d.key = strconv.FormatUint(rand.Uint64(), 36)
@@ -93,7 +101,7 @@ func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, sessi
 			return draft{}, err
 		}
 	}
-	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: draftText,
+	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: text,
 		SessionKey: "draft:" + d.key, OutboxSeq: 1}) // the key the platform dedups by (Feishu: uuid)
 	if err != nil {
 		return draft{}, err
@@ -142,7 +150,9 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 			return false, nil
 		}
 	}
+	c.pace.wait(ctx, out.ChatID, c.deps.clock()) // a progress edit or the draft may have just gone
 	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
+	c.pace.done(out.ChatID, c.deps.clock().Now())
 	if errors.Is(err, channels.ErrPermanent) {
 		// The draft cannot take the reply (deleted or recalled, past the platform's edit
 		// window or edit count): send it anew, and take the draft away where possible.

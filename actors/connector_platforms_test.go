@@ -16,6 +16,7 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/streaming"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -49,8 +50,8 @@ func startPlatformRig(t *testing.T, name string, ch channels.Channel, replies ..
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
 		Provider: &gated{Provider: fakellm.New(script), gate: r.gate}, Tools: reg, Policy: policy, ContextWindow: 128000}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: r.store, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{name: ch},
-		Retry:    actors.OutboxRetry{First: 20 * time.Millisecond, Max: 100 * time.Millisecond, MaxAge: time.Hour}}
+		Channels: map[string]channels.Channel{name: ch}, Streaming: plainDrafts(name),
+		Retry: actors.OutboxRetry{First: 20 * time.Millisecond, Max: 100 * time.Millisecond, MaxAge: time.Hour}}
 	if r.rt, err = actors.Start(deps); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +62,18 @@ func startPlatformRig(t *testing.T, name string, ch channels.Channel, replies ..
 		r.store.Close()
 	})
 	return r
+}
+
+// plainDrafts are the default streaming settings without a label: a run's draft shows "…"
+// until it has lines to show (the tests of drafts as such).
+func plainDrafts(names ...string) map[string]streaming.Settings {
+	out := map[string]streaming.Settings{}
+	for _, n := range names {
+		s := streaming.Defaults()
+		s.Label = ""
+		out[n] = s
+	}
+	return out
 }
 
 // until polls cond (bounded) until it holds.

@@ -105,7 +105,7 @@ func startOutageRig(t *testing.T, retry actors.OutboxRetry, srv *telegramtest.Se
 		}
 	}))
 	deps := &actors.Deps{Log: log, Store: r.store, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"telegram": bot}, Retry: retry}
+		Channels: map[string]channels.Channel{"telegram": bot}, Retry: retry, Streaming: plainDrafts("telegram")}
 	if r.rt, err = actors.Start(deps); err != nil {
 		t.Fatal(err)
 	}

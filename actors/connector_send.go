@@ -24,6 +24,7 @@ func (c *Connector) onOutbound(ctx actor.Context, out *messages.Outbound) {
 	}
 	if !out.Direct {
 		c.forgetRun(out.SessionKey, out.ChatID)
+		c.dropLive(out.SessionKey, out.ChatID)
 	}
 	c.enqueue(ctx, out.ChatID, out)
 }
@@ -106,8 +107,10 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 			done.retry, done.err = c.send(runCtx, root, job)
 		case *messages.TurnEvent:
 			c.progress(runCtx, root, job)
-		case *showRun:
-			c.show(runCtx, root, job.ev)
+		case *showJob:
+			c.show(runCtx, root, job)
+		case *editJob:
+			c.editDraft(runCtx, root, job)
 		case *typingJob:
 			c.typing(runCtx, job.chat, job.thread)
 		case *messageOp:

@@ -48,12 +48,21 @@ func (c *Connector) onTurnEvent(ctx actor.Context, ev *messages.TurnEvent) {
 			old.stop()
 		}
 		sr := &showRun{ev: ev}
-		c.wake(ctx, sr, showDelay)
+		c.wake(ctx, sr, c.stream.StartDelay)
 		c.runs[key] = sr
+		c.dropLive(ev.SessionKey, ev.ChatID)
+		if lr := c.liveFor(ev); lr != nil {
+			c.live[key] = lr
+		}
 	case messages.TurnFinal:
 		c.forgetRun(ev.SessionKey, ev.ChatID)
+		c.dropLive(ev.SessionKey, ev.ChatID)
+	default:
+		c.onLiveEvent(ctx, ev)
 	}
-	c.enqueue(ctx, ev.ChatID, ev)
+	if _, ok := c.ch.(channels.ProgressRenderer); ok && ev.Kind != messages.TextStreamed || ev.Kind == messages.TurnFinal {
+		c.enqueue(ctx, ev.ChatID, ev) // a run's end also takes away a draft no reply consumed
+	}
 }
 
 // onShowDue queues the showing of a run that is still going after showDelay, and then a
@@ -68,7 +77,7 @@ func (c *Connector) onShowDue(ctx actor.Context, sr *showRun) {
 	switch {
 	case sr.shown.IsZero():
 		sr.shown = now
-		c.enqueue(ctx, sr.ev.ChatID, sr)
+		c.enqueue(ctx, sr.ev.ChatID, c.showFirst(sr.ev))
 	case now.Sub(sr.shown) < typingFor:
 		c.enqueue(ctx, sr.ev.ChatID, &typingJob{chat: sr.ev.ChatID, thread: sr.ev.ThreadID})
 	default:
@@ -95,10 +104,14 @@ func (c *Connector) forgetRun(session, chat string) {
 	}
 }
 
-// show puts a run on the platform: its draft and the typing indicator.
-func (c *Connector) show(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent) {
-	c.openDraft(ctx, root, ev)
-	c.typing(ctx, ev.ChatID, ev.ThreadID)
+// show puts a run on the platform: its draft (by the streaming mode) and the typing indicator.
+func (c *Connector) show(ctx context.Context, root *actor.RootContext, job *showJob) {
+	if job.draft {
+		if id := c.openDraft(ctx, root, job.ev, job.text); id != "" {
+			root.Send(c.self, &draftOpened{key: job.key, id: id, text: job.text, run: job.run})
+		}
+	}
+	c.typing(ctx, job.ev.ChatID, job.ev.ThreadID)
 }
 
 // typing shows the typing indicator in chat (in its thread where the platform can), where

@@ -18,6 +18,7 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/routing"
+	"github.com/reefgw/reef/streaming"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -58,6 +59,9 @@ type Deps struct {
 	Processes Processes
 	// Media says how the files people send are fetched before the run (turn_media.go).
 	Media MediaSettings
+	// Streaming is how each channel account (channels.ID) shows a run while it goes
+	// (connector_live.go); one without an entry gets streaming.Defaults().
+	Streaming map[string]streaming.Settings
 
 	redactOnce sync.Once
 	redact     redactor
@@ -163,6 +167,14 @@ type SessionSettings struct {
 type RateLimit struct {
 	Messages int           // 0 disables the limit
 	Per      time.Duration // default 1 min
+}
+
+// streaming returns the streaming settings of the channel account name.
+func (d *Deps) streaming(name string) streaming.Settings {
+	if s, ok := d.Streaming[name]; ok {
+		return s
+	}
+	return streaming.Defaults()
 }
 
 func (d *Deps) now() time.Time {

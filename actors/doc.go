@@ -35,8 +35,13 @@
 //	Connector                      Gateway.Started            Gateway shutdown; restarted on panic
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
-//	show timer (per started run)   Connector, TurnStarted     fires after 500 ms, or stopped by the
-//	                                                          run's reply or end, or Stopping
+//	show timer (per started run)   Connector, TurnStarted     fires after the account's startDelayMs
+//	                                                          (500 ms), or stopped by the run's reply
+//	                                                          or end, or Stopping
+//	draft edit wake-up (per shown  Connector.scheduleEdit     fires (editDue) when the platform's
+//	run whose edit waits for its   (connector_live.go)        limits allow the edit, or stopped when
+//	turn; Deps.Clock)                                         the run's draft is dropped (its reply
+//	                                                          or end, a newer run, Stopping)
 //	retry timer (per chat whose    Connector.park             fires after the backoff (retryDue), or
 //	reply the platform refused;                               stopped by a flush (the platform answered,
 //	Deps.Clock)                                               the chat wrote), or Stopping
@@ -142,8 +147,13 @@
 //	                                            session_turn.go:Session.onOutboundSent
 //
 // Progress on the way: Turn.event sends TurnEvents to the Session (session.go:Session.onTurnEvent),
-// which passes them on to connector_show.go:Connector.onTurnEvent; a run still going after
-// showDelay gets its draft (connector_draft.go:Connector.openDraft) and a typing indicator.
+// which passes them on to connector_show.go:Connector.onTurnEvent (with PlanUpdated from
+// turn_events.go:Turn.updatePlan, and TextStreamed from the model call's goroutine,
+// turn_events.go:textStream); a run still going after the account's startDelay gets its
+// draft (connector_draft.go:Connector.openDraft) and a typing indicator. The draft follows
+// the run by the account's streaming mode (connector_live.go: package streaming
+// renders it; edits are coalesced, paced under channels.EditLimits, and dropped when the
+// reply comes, which then waits only for the chat's per-chat gap, editPacer.wait).
 // Besides, the Turn publishes its run events (messages.RunEvent) on Deps.Events from its
 // Receive (turn_events.go: run.start, text.delta, tool.start/end, plan.update from update_plan's
 // tools.Result.Plan and from openclaw-process blocks, which agent.ParseProcess takes out of the

@@ -115,7 +115,8 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: seen, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{o.channel: platform}, Now: o.now, Session: o.session,
-		ToolGrants: map[string]*tools.GuestPolicy{o.channel: grants}, Approvals: o.approvals}
+		ToolGrants: map[string]*tools.GuestPolicy{o.channel: grants}, Approvals: o.approvals,
+		Streaming: plainDrafts(o.channel)}
 	if o.clock != nil {
 		deps.Now, deps.Clock = o.clock.Now, o.clock
 	}

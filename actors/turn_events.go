@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
@@ -83,14 +85,14 @@ func (t *Turn) callByID(id string) messages.ToolCall {
 // shownText publishes an answer's progress blocks (its text went out while it streamed, see
 // textStream) and returns the text the user is sent: the answer without its well-formed
 // openclaw-process blocks.
-func (t *Turn) shownText(answer string) string {
+func (t *Turn) shownText(ctx actor.Context, answer string) string {
 	text, blocks := agent.ParseProcess(answer)
 	for _, b := range blocks {
 		switch {
 		case b.Start != nil:
 			t.publish(messages.RunEvent{Kind: messages.RunStart, Goal: b.Start.Goal})
 		case b.Step != nil:
-			t.updatePlan([]messages.PlanStep{*b.Step}, "", true)
+			t.updatePlan(ctx, []messages.PlanStep{*b.Step}, "", true)
 		case b.Final != nil:
 			t.evs.final = b.Final.Summary
 		}
@@ -98,9 +100,10 @@ func (t *Turn) shownText(answer string) string {
 	return text
 }
 
-// updatePlan publishes the run's plan: steps replace it, or with merge update the steps of
-// the same id and add the others at the end.
-func (t *Turn) updatePlan(steps []messages.PlanStep, explanation string, merge bool) {
+// updatePlan publishes the run's plan, and shows it to the chat (a PlanUpdated TurnEvent for
+// the Connector's draft): steps replace it, or with merge update the steps of the same id and
+// add the others at the end.
+func (t *Turn) updatePlan(ctx actor.Context, steps []messages.PlanStep, explanation string, merge bool) {
 	if !merge {
 		t.evs.plan = append([]messages.PlanStep(nil), steps...)
 	} else {
@@ -117,6 +120,10 @@ func (t *Turn) updatePlan(steps []messages.PlanStep, explanation string, merge b
 	}
 	t.publish(messages.RunEvent{Kind: messages.RunPlanUpdate, Explanation: explanation,
 		Steps: append([]messages.PlanStep(nil), t.evs.plan...)})
+	if !t.cmp.flushing {
+		ctx.Send(ctx.Parent(), &messages.TurnEvent{SessionKey: t.in.sessionKey, Kind: messages.PlanUpdated,
+			Steps: append([]messages.PlanStep(nil), t.evs.plan...)})
+	}
 }
 
 // subagentStarted publishes subagent.start when a sessions_spawn call was accepted.
@@ -201,10 +208,10 @@ func capLine(s string, n int) string {
 
 // publishToolDone publishes what a finished call reported: its plan, an accepted sub-agent,
 // and its tool.end.
-func (t *Turn) publishToolDone(c messages.ToolCall, msg *toolDone) {
+func (t *Turn) publishToolDone(ctx actor.Context, c messages.ToolCall, msg *toolDone) {
 	ok := !msg.result.IsError
 	if ok && msg.plan != nil {
-		t.updatePlan(msg.plan.Steps, msg.plan.Explanation, false)
+		t.updatePlan(ctx, msg.plan.Steps, msg.plan.Explanation, false)
 	}
 	if ok && c.Name == "sessions_spawn" {
 		t.subagentStarted(c, msg.result.Content)
@@ -216,9 +223,11 @@ func (t *Turn) publishToolDone(c messages.ToolCall, msg *toolDone) {
 // call: whole lines at a time (and the last piece when the answer ends), redacted, without
 // openclaw-process blocks (a block that turns out malformed is published as text when it
 // closes, or when the answer ends unclosed). The Turn publishes the blocks' events once the
-// answer is complete. A nil *textStream publishes nothing.
+// answer is complete. The same pieces go to the chat (show: TextStreamed TurnEvents to the
+// Session, for the Connector's partial and block drafts). A nil *textStream publishes nothing.
 type textStream struct {
-	bus          *events.Bus
+	bus          *events.Bus // nil: no watchers
+	show         func(text string)
 	session, run string
 	now          func() time.Time
 	red          redactor
@@ -227,12 +236,20 @@ type textStream struct {
 }
 
 // textStream returns the stream of the next model answer, or nil when nobody may see it.
-func (t *Turn) textStream() *textStream {
-	if t.in.deps.Events == nil || t.cmp.flushing || t.evs.run == "" {
+func (t *Turn) textStream(ctx actor.Context) *textStream {
+	if t.cmp.flushing {
 		return nil
 	}
 	d := t.in.deps
-	return &textStream{bus: d.Events, session: t.in.sessionKey, run: t.evs.run, now: d.now, red: d.redactor()}
+	s := &textStream{session: t.in.sessionKey, run: t.evs.run, now: d.now, red: d.redactor()}
+	if d.Events != nil && t.evs.run != "" {
+		s.bus = d.Events
+	}
+	parent, root, step := ctx.Parent(), ctx.ActorSystem().Root, strconv.Itoa(t.step)
+	s.show = func(text string) {
+		root.Send(parent, &messages.TurnEvent{SessionKey: s.session, Kind: messages.TextStreamed, StepID: step, Text: text})
+	}
+	return s
 }
 
 // write takes a piece of the answer's text.
@@ -291,6 +308,7 @@ func (s *textStream) publish(text string) {
 	if text == "" {
 		return
 	}
-	s.bus.Publish(messages.RunEvent{Session: s.session, Run: s.run, Time: s.now(), Kind: messages.RunTextDelta,
-		Text: s.red.apply(text)})
+	text = s.red.apply(text)
+	s.bus.Publish(messages.RunEvent{Session: s.session, Run: s.run, Time: s.now(), Kind: messages.RunTextDelta, Text: text})
+	s.show(text)
 }

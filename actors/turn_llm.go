@@ -24,7 +24,7 @@ func (t *Turn) startLLM(ctx actor.Context) {
 	step, in, runCtx, log := t.step, t.in, t.runCtx, t.log
 	msgs, limit := t.requestMessages(), t.requestLimit()
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	text := t.textStream()
+	text := t.textStream(ctx)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -180,7 +180,7 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	if t.flushStep(ctx, m) {
 		return
 	}
-	shown := t.shownText(m.Content) // the transcript keeps the answer as written
+	shown := t.shownText(ctx, m.Content) // the transcript keeps the answer as written
 	if len(m.ToolCalls) == 0 {
 		t.msgs = append(t.msgs, m)
 		t.finish(ctx, shown, nil)

@@ -122,7 +122,7 @@ func (t *Turn) onToolDone(ctx actor.Context, msg *toolDone) {
 		t.in.agent.forgetWorkspace() // the tool may have changed files the prompt injects
 	}
 	t.event(ctx, messages.ToolFinished, msg.callID, "", r.IsError)
-	t.publishToolDone(t.callByID(msg.callID), msg)
+	t.publishToolDone(ctx, t.callByID(msg.callID), msg)
 	t.maybeNextStep(ctx)
 }
 

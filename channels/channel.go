@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/reefgw/reef/messages"
 )
@@ -114,6 +115,19 @@ var ErrPermanent = errors.New("platform refused the message permanently")
 // Editor is implemented by channels that can change a message they sent.
 type Editor interface {
 	Edit(ctx context.Context, chatID, messageID, text string) error
+}
+
+// EditLimits are how often a platform lets a bot edit its messages, for pacing the edits
+// that show a run's progress (the Connector coalesces them to stay under these).
+type EditLimits struct {
+	PerChat    time.Duration // least time between the end of one edit in a chat and the next
+	PerSecond  float64       // progress edits per second across the account (0: no limit)
+	PerMessage int           // edits one message takes at most (0: no limit)
+}
+
+// EditPacer is implemented by channels whose platform limits the rate of edits.
+type EditPacer interface {
+	EditLimits() EditLimits
 }
 
 // Deleter is implemented by channels that can delete a message they sent.

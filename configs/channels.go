@@ -36,6 +36,7 @@ func validateTelegram(v *validator, path string, named bool, t *TelegramConfig) 
 	}
 	validateURL(v, path+".apiRoot", t.APIRoot)
 	validateAccess(v, path, t.Access())
+	validateStreaming(v, path, t.Streaming)
 }
 
 func validateDiscord(v *validator, path string, d *DiscordConfig) {
@@ -44,6 +45,7 @@ func validateDiscord(v *validator, path string, d *DiscordConfig) {
 	}
 	validateURL(v, path+".apiBase", d.APIBase)
 	validateAccess(v, path, d.Access())
+	validateStreaming(v, path, d.Streaming)
 }
 
 func validateFeishu(v *validator, path string, named bool, f *FeishuConfig) {
@@ -61,6 +63,7 @@ func validateFeishu(v *validator, path string, named bool, f *FeishuConfig) {
 		v.addf("%s.webhookListen: an account in webhook mode needs its own local address (two apps cannot share one)", path)
 	}
 	validateAccess(v, path, f.Access())
+	validateStreaming(v, path, f.Streaming)
 }
 
 func validateAccess(v *validator, path string, a AccessConfig) {

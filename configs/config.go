@@ -299,6 +299,8 @@ type TelegramConfig struct {
 	Tools         ToolPolicy                 `yaml:"tools"`
 	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
 	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
+	// Streaming is how a run shows while the agent works (off, partial, block, progress).
+	Streaming *StreamingConfig `yaml:"streaming"`
 	// Accounts are more bots of this platform, by name (a-z, 0-9, '_', '-'; not "default").
 	// Each inherits the keys of this block it does not set, except credentials and webhook
 	// endpoints; this block's own keys run as the account "default" when it has a credential.
@@ -318,6 +320,8 @@ type DiscordConfig struct {
 	Tools         ToolPolicy                 `yaml:"tools"`
 	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
 	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
+	// Streaming is how a run shows while the agent works (off, partial, block, progress).
+	Streaming *StreamingConfig `yaml:"streaming"`
 	// Accounts are more bots of this platform, by name (a-z, 0-9, '_', '-'; not "default").
 	// Each inherits the keys of this block it does not set, except credentials and webhook
 	// endpoints; this block's own keys run as the account "default" when it has a credential.
@@ -343,6 +347,8 @@ type FeishuConfig struct {
 	Tools         ToolPolicy                 `yaml:"tools"`
 	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
 	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
+	// Streaming is how a run shows while the agent works (off, partial, block, progress).
+	Streaming *StreamingConfig `yaml:"streaming"`
 	// Accounts are more bots of this platform, by name (a-z, 0-9, '_', '-'; not "default").
 	// Each inherits the keys of this block it does not set, except credentials and webhook
 	// endpoints; this block's own keys run as the account "default" when it has a credential.

@@ -92,7 +92,12 @@ const (
 	ToolStarted  TurnEventKind = "tool_started"
 	ToolFinished TurnEventKind = "tool_finished"
 	TextDelta    TurnEventKind = "text_delta"
-	TurnFinal    TurnEventKind = "final"
+	// TextStreamed: a piece of a model answer as it streams (whole lines, redacted, without
+	// openclaw-process blocks); StepID numbers the model call, so a new step starts anew.
+	TextStreamed TurnEventKind = "text_streamed"
+	// PlanUpdated: the run's plan changed (update_plan, openclaw-process steps); Steps is all of it.
+	PlanUpdated TurnEventKind = "plan"
+	TurnFinal   TurnEventKind = "final"
 	// MessageQueued: a message arrived while a run was going and waits by the queue mode
 	// (Label says what will happen to it). It belongs to no run.
 	MessageQueued TurnEventKind = "queued"
@@ -106,10 +111,11 @@ type TurnEvent struct {
 	ChatID     string
 	ThreadID   string
 	Kind       TurnEventKind
-	StepID     string // stable id of a step (the tool call id)
-	Label      string // short human text: "read list_files.py", "exec: ls -la"
-	Text       string // for TextDelta: the new text; for a failed TurnFinal, why it failed
-	IsError    bool   // a tool failed (ToolFinished), or the run failed (TurnFinal)
+	StepID     string     // stable id of a step (the tool call id)
+	Label      string     // short human text: "read list_files.py", "exec: ls -la"
+	Text       string     // for TextDelta: the new text; for a failed TurnFinal, why it failed
+	IsError    bool       // a tool failed (ToolFinished), or the run failed (TurnFinal)
+	Steps      []PlanStep // for PlanUpdated: the whole plan
 	// Usage is the tokens of the run a TurnFinal ends (zero for a command or a refusal).
 	Usage Usage
 }

@@ -87,6 +87,13 @@ var _ channels.Deleter = (*Bot)(nil)
 var _ channels.Reactor = (*Bot)(nil)
 var _ channels.ThreadTyper = (*Bot)(nil)
 var _ channels.Reachable = (*Bot)(nil)
+var _ channels.EditPacer = (*Bot)(nil)
+
+// EditLimits: Discord's bucket for editing messages is 5 per 5 seconds per channel, and a bot
+// makes at most 50 requests a second in all.
+func (b *Bot) EditLimits() channels.EditLimits {
+	return channels.EditLimits{PerChat: time.Second, PerSecond: 40}
+}
 
 // OnReachable registers fn, called when a gateway session starts or resumes, so that replies
 // waiting for Discord go out at once. Call it before Run.

@@ -107,7 +107,14 @@ var (
 	_ channels.Editor    = (*Bot)(nil)
 	_ channels.Deleter   = (*Bot)(nil)
 	_ channels.Reachable = (*Bot)(nil)
+	_ channels.EditPacer = (*Bot)(nil)
 )
+
+// EditLimits: Feishu lets an app update messages 50 times a second in all, and a message be
+// edited 20 times.
+func (b *Bot) EditLimits() channels.EditLimits {
+	return channels.EditLimits{PerChat: time.Second, PerSecond: 40, PerMessage: 20}
+}
 
 // OnReachable registers fn, called when the long connection is (re)established, so that
 // replies waiting for the platform go out at once. Call it before Run.

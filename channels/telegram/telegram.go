@@ -115,7 +115,14 @@ var (
 	_ channels.Reachable   = (*Bot)(nil)
 	_ channels.Deleter     = (*Bot)(nil)
 	_ channels.Reactor     = (*Bot)(nil)
+	_ channels.EditPacer   = (*Bot)(nil)
 )
+
+// EditLimits: Telegram answers 429 when a chat's messages are edited more than about once a
+// second, and when a bot sends more than about 30 messages a second across its chats.
+func (b *Bot) EditLimits() channels.EditLimits {
+	return channels.EditLimits{PerChat: time.Second, PerSecond: 25}
+}
 
 // New validates cfg and returns a Bot. It starts nothing and makes no request.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {

@@ -72,6 +72,9 @@ type Terminal struct {
 
 	lines     chan string // input lines; closed at EOF
 	startRead sync.Once   // one reader for the Terminal's life, so a restarted Run loses no line
+
+	planMu sync.Mutex
+	plan   map[string]string // the run's plan steps shown: id → status and progress
 }
 
 var (
@@ -325,6 +328,13 @@ func (t *Terminal) Progress(_ context.Context, ev messages.TurnEvent) {
 	switch ev.Kind {
 	case messages.TurnStarted:
 		t.busy.Store(true)
+		t.planMu.Lock()
+		t.plan = nil
+		t.planMu.Unlock()
+	case messages.PlanUpdated:
+		for _, line := range t.planChanges(ev.Steps) {
+			t.info("%s", t.paint("  "+termtext.Line(line), colorDim))
+		}
 	case messages.TurnFinal:
 		if ev.IsError {
 			t.failed.Store(true)
@@ -348,6 +358,32 @@ func (t *Terminal) Progress(_ context.Context, ev messages.TurnEvent) {
 	case messages.TextDelta:
 		t.info("%s", strings.TrimSpace(termtext.Text(ev.Text)))
 	}
+}
+
+// planChanges returns a line for each plan step that is new or changed since the run's last
+// plan: "[x] Fetch the files", "[~] Sum them up 40%", "[ ] Write it down", "[!] ...".
+func (t *Terminal) planChanges(steps []messages.PlanStep) []string {
+	t.planMu.Lock()
+	defer t.planMu.Unlock()
+	if t.plan == nil {
+		t.plan = map[string]string{}
+	}
+	var out []string
+	for _, s := range steps {
+		mark := map[string]string{messages.StepRunning: "[~] ", messages.StepDone: "[x] ", messages.StepError: "[!] "}[s.Status]
+		if mark == "" {
+			mark = "[ ] "
+		}
+		line := mark + s.Title
+		if s.Status == messages.StepRunning && s.Progress > 0 && s.Progress < 100 {
+			line += fmt.Sprintf(" %d%%", s.Progress)
+		}
+		if t.plan[s.ID] != line {
+			t.plan[s.ID] = line
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // Notice prints a line of reef's own (not the agent's) to Info in both modes.

@@ -306,11 +306,16 @@ func TestInteractiveModeShowsPromptGreetingAndToolLines(t *testing.T) {
 		messages.TurnEvent{Kind: messages.ToolFinished, StepID: "c1", Label: "ls ."},
 		messages.TurnEvent{Kind: messages.ToolStarted, StepID: "c2", Label: "read secret.txt"},
 		messages.TurnEvent{Kind: messages.ToolFinished, StepID: "c2", Label: "read secret.txt", IsError: true},
+		messages.TurnEvent{Kind: messages.PlanUpdated, Steps: []messages.PlanStep{
+			{ID: "a", Title: "List", Status: messages.StepDone}, {ID: "b", Title: "Read", Status: messages.StepRunning, Progress: 50}}},
+		messages.TurnEvent{Kind: messages.PlanUpdated, Steps: []messages.PlanStep{
+			{ID: "a", Title: "List", Status: messages.StepDone}, {ID: "b", Title: "Read", Status: messages.StepError}}},
 	)
 	waitFor(t, h.out, "here they are\n\n› ")
 	pw.Close() // Ctrl-D
 	h.waitDone()
-	wantInfo := "hello from reef\nLet me look.\n  · ls .\n  · read secret.txt\n  ✗ read secret.txt\n"
+	wantInfo := "hello from reef\nLet me look.\n  · ls .\n  · read secret.txt\n  ✗ read secret.txt\n" +
+		"  [x] List\n  [~] Read 50%\n  [!] Read\n" // the plan: each step when it changes
 	if got := h.info.String(); got != wantInfo {
 		t.Errorf("Info = %q, want %q", got, wantInfo)
 	}

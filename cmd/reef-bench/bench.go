@@ -25,7 +25,8 @@ import (
 const benchUsage = `reef-bench — measure a reef binary against fake platforms and a fake LLM on loopback
 
 Usage:
-  reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated|subagents] [-n 200] [-k 20 -m 10 [-at-once]]
+  reef-bench [-reef PATH] [-scenario all|idle|burst|chats|tools|passivated|subagents|streaming] [-n 200] [-k 20 -m 10 [-at-once]]
+             [-streaming off|partial|block|progress]
              [-llm-latency 0s] [-llm-capacity 0] [-queue steer|followup|collect|interrupt] [-max-concurrent N] [-idle-for 3m]
              [-pprof ADDR] [-cpuprofile FILE] [-json]
   reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent N]
@@ -44,6 +45,10 @@ message from each of -n chats (try -n 100000), waits until every conversation wa
 (session.idleMinutes 1), and samples the memory of the gateway then. The subagents scenario
 makes each of -n chats delegate its message to a sub-agent (sessions_spawn and sessions_yield
 in one model call, the child's answer, the parent's answer: three model latencies in a row).
+The streaming scenario makes each of -n chats a run with three tool calls (four model calls:
+use -llm-latency 500ms for a 2 s model) against a Telegram that refuses with 429 a chat's
+second edit within a second, and reports the refusals; -streaming sets the gateway's
+channels.telegram.streaming.mode (compare off and progress for the CPU progress costs).
 
 -floor runs the burst against the least a gateway can do instead: reef's own Telegram
 channel and model client with nothing in between (no storage, sessions, drafts or typing;
@@ -60,6 +65,8 @@ type benchResult struct {
 	Floor         bool    `json:"floor,omitempty"`     // measured the floor gateway (-floor), not reef
 	AtOnce        bool    `json:"atOnce,omitempty"`    // chats: each chat's messages sent at once
 	QueueMode     string  `json:"queueMode,omitempty"` // the gateway's session.queue.mode, when set
+	Streaming     string  `json:"streaming,omitempty"` // the gateway's channels.telegram.streaming.mode, when set
+	RateLimited   int     `json:"rateLimited429"`      // streaming: edits the fake refused with 429
 	Chats         int     `json:"chats"`
 	Messages      int     `json:"messages"`
 	LLMLatencyMs  float64 `json:"llmLatencyMs"`
@@ -103,6 +110,7 @@ type benchOpts struct {
 	floor      bool   // burst: run the floor gateway, not reef gateway
 	reef       string // the reef binary
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
+	streaming  string // channels.telegram.streaming.mode of the gateway ("": reef's default)
 	llmCap     int
 	llmLimit   int // the fake model's own concurrency limit (429 beyond it); 0: none
 	latency    time.Duration
@@ -131,13 +139,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	flags := flag.NewFlagSet("reef-bench", flag.ContinueOnError)
-	scenario := flags.String("scenario", "all", "all (idle, burst, chats, tools) | idle | burst | chats | tools | passivated | subagents")
+	scenario := flags.String("scenario", "all", "all (idle, burst, chats, tools) | idle | burst | chats | tools | passivated | subagents | streaming")
 	var o benchOpts
 	reefPath := reefFlag(flags)
 	flags.IntVar(&o.n, "n", 200, "burst, tools and passivated: chats, one message each")
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
+	flags.StringVar(&o.streaming, "streaming", "", "channels.telegram.streaming.mode of the gateway: off | partial | block | progress (default: reef's, progress)")
 	flags.StringVar(&o.queueMode, "queue", "", "session.queue.mode of the gateway: steer | followup | collect | interrupt (default: reef's)")
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
 	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway: the ceiling of its adaptive limit (0: none, reef's default)")
@@ -192,7 +201,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch *scenario {
 	case "all":
 		names = []string{"idle", "burst", "chats", "tools"}
-	case "idle", "burst", "chats", "tools", "passivated", "subagents":
+	case "idle", "burst", "chats", "tools", "passivated", "subagents", "streaming":
 		names = []string{*scenario}
 	default:
 		fmt.Fprintf(stderr, "reef-bench: unknown scenario %q\n", *scenario)
@@ -259,7 +268,12 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		return res, err
 	}
 	defer rig.Close()
-	rig.queueMode = o.queueMode
+	rig.queueMode, rig.streaming = o.queueMode, o.streaming
+	res.Streaming = o.streaming
+	if name == "streaming" {
+		rig.toolsPerRun = 3
+		rig.tg.LimitEdits(time.Second)
+	}
 	if name == "passivated" {
 		rig.sessionIdle = 1
 	}
@@ -304,10 +318,10 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	})
 	var runErr error
 	switch name {
-	case "burst", "tools", "passivated", "subagents":
+	case "burst", "tools", "passivated", "subagents", "streaming":
 		res.Chats, res.Messages = o.n, o.n
 		for c := range o.n {
-			m := rig.inject(int64(10000+c), 0, name == "tools")
+			m := rig.inject(int64(10000+c), 0, name == "tools" || name == "streaming")
 			mu.Lock()
 			all = append(all, m)
 			mu.Unlock()
@@ -403,6 +417,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.PeakRSSMB = float64(after.hwmKB) / 1024
 	res.PeakAnonMB, res.PeakPSSMB, res.PeakPssAnonMB = kbMB(peaks.anonKB), kbMB(peaks.pssKB), kbMB(peaks.pssAnonKB)
 	res.LLMCalls = rig.llmCalls.Load()
+	res.RateLimited = rig.tg.RateLimited()
 	rig.mu.Lock()
 	res.APICalls = maps.Clone(rig.calls)
 	rig.mu.Unlock()
@@ -478,6 +493,12 @@ func (r benchResult) label() string {
 	}
 	if r.QueueMode != "" {
 		l += " (" + r.QueueMode + ")"
+	}
+	if r.Streaming != "" {
+		l += " (" + r.Streaming + ")"
+	}
+	if r.Scenario == "streaming" {
+		l += fmt.Sprintf(" [%d×429]", r.RateLimited)
 	}
 	return l
 }

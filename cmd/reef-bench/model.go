@@ -26,9 +26,11 @@ func (r *benchRig) respond(req fake.Request) fake.Reply {
 	}
 	msgs := req.Messages
 	i := len(msgs) - 1
-	afterTool := false
+	toolsDone := 0
 	for i >= 0 && (msgs[i].Role == messages.RoleTool || (msgs[i].Role == messages.RoleAssistant && len(msgs[i].ToolCalls) > 0)) {
-		afterTool = true
+		if msgs[i].Role == messages.RoleTool {
+			toolsDone++
+		}
 		i--
 	}
 	var marks []string
@@ -37,7 +39,7 @@ func (r *benchRig) respond(req fake.Request) fake.Reply {
 		marks = append(benchMarker.FindAllString(msgs[i].Content, -1), marks...)
 		wantTool = wantTool || strings.Contains(msgs[i].Content, benchToolWord)
 	}
-	if wantTool && !afterTool {
+	if wantTool && toolsDone < max(1, r.toolsPerRun) {
 		n := r.toolCalls.Add(1)
 		return fake.Reply{Delay: delay, ToolCalls: []messages.ToolCall{{
 			ID: "call_" + strconv.FormatInt(n, 10), Name: "ls", Arguments: `{"path":"."}`}}}

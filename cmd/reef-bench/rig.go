@@ -71,6 +71,11 @@ type benchRig struct {
 	sessionIdle int
 	// queueMode, when set, is session.queue.mode of the gateway.
 	queueMode string
+	// streaming, when set, is channels.telegram.streaming.mode of the gateway.
+	streaming string
+	// toolsPerRun is how many ls calls the model makes, one per answer, for a message with
+	// benchToolWord (0: one).
+	toolsPerRun int
 	// subagents: every message makes the parent spawn one sub-agent and wait for it (subagents.go).
 	subagents bool
 	jitter    time.Duration // when > 0, a random extra delay up to this per answer
@@ -210,6 +215,9 @@ channels:
     dmPolicy: open
     allowFrom: ["*"]
 %s`, r.llmURL, agent, llm, idle, benchToken, r.tg.URL, guests)
+	if r.streaming != "" {
+		y += fmt.Sprintf("    streaming: {mode: %s}\n", r.streaming)
+	}
 	if extraChannels {
 		y += fmt.Sprintf(`  discord:
     token: %q
@@ -252,7 +260,7 @@ func (r *benchRig) onSend(m telegramtest.SentMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(marks) == 0 {
-		if m.Edits > 0 || m.Text != "…" {
+		if answer != "" { // an answer to nothing asked; drafts ("…", progress) carry no marker either
 			r.stray++
 		}
 		return

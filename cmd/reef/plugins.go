@@ -23,6 +23,7 @@ import (
 	"github.com/reefgw/reef/providers/anthropic"
 	"github.com/reefgw/reef/providers/gemini"
 	"github.com/reefgw/reef/providers/openai"
+	"github.com/reefgw/reef/streaming"
 	"github.com/reefgw/reef/tools"
 	"github.com/reefgw/reef/tools/cron"
 	"github.com/reefgw/reef/tools/exec"
@@ -140,14 +141,16 @@ func execLimits(l configs.ExecLimitsConfig) exec.Limits {
 
 // channelSet is the channels `reef gateway` runs and who may use each.
 type channelSet struct {
-	chans  map[string]channels.Channel
-	access map[string]*access.Rules
+	chans     map[string]channels.Channel
+	access    map[string]*access.Rules
+	streaming map[string]streaming.Settings // how each account shows a run while it goes
 }
 
 // newChannels builds every configured channel. This is the one place that knows every
 // channel implementation; constructors only validate, nothing connects until the gateway runs.
 func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
-	set := channelSet{chans: map[string]channels.Channel{}, access: map[string]*access.Rules{}}
+	set := channelSet{chans: map[string]channels.Channel{}, access: map[string]*access.Rules{},
+		streaming: map[string]streaming.Settings{}}
 	c := cfg.Channels
 	if t := c.Terminal; t != nil && t.Enabled {
 		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
@@ -159,6 +162,7 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 			return set, err
 		}
 		set.add(channels.ID(a.Channel, a.Account), ch, a.Access())
+		set.streaming[channels.ID(a.Channel, a.Account)] = a.Streaming()
 	}
 	return set, nil
 }

@@ -267,7 +267,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	}
 	bus := events.NewBus()
 	rt, err := actors.Start(&actors.Deps{
-		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Secrets: cfg.Secrets(),
+		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Streaming: set.streaming, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},

@@ -155,7 +155,7 @@ func TestCheckCatchesViolations(t *testing.T) {
 	for _, v := range got {
 		lines = append(lines, v.String())
 	}
-	const policy = "access, routing, schedule and sessionkey import only messages, persistence and the standard library"
+	const policy = "access, routing, schedule, sessionkey and streaming import only messages, persistence and the standard library"
 	want := []string{
 		"access/access.go: imports example.com/m/actors (only cmd imports actors or cmd)",
 		"access/access.go: imports github.com/asynkron/protoactor-go/actor (only actors, cmd and internal/testutil import protoactor)",

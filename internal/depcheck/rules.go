@@ -64,14 +64,14 @@ var rules = []rule{
 		bad:  func(_ File, i importRef) bool { return i.inModule && pluginOf(i.rel) != "" },
 	},
 	{
-		name: "access, routing, schedule and sessionkey import only messages, persistence and the standard library",
+		name: "access, routing, schedule, sessionkey and streaming import only messages, persistence and the standard library",
 		from: in(policyPackages...),
 		bad:  policyImport,
 	},
 }
 
 // policyPackages hold pure policy: plain Go that the runtime and the CLI ask.
-var policyPackages = []string{"access/...", "routing/...", "schedule/...", "sessionkey/..."}
+var policyPackages = []string{"access/...", "routing/...", "schedule/...", "sessionkey/...", "streaming/..."}
 
 // policyImport reports an import a policy package may not make: anything but messages,
 // persistence (the interface) and the standard library. Its tests may use other modules

@@ -74,6 +74,7 @@ type Server struct {
 	messages  map[string]*Message // by message id
 	sent      map[string][]string // channel id → ids of the messages the bot sent, in order
 	edits     map[string][]string // message id → texts it was edited to
+	first     map[string]string   // message id → the text it was sent with
 	mentions  map[string][]string // message id → allowed_mentions (raw JSON, "" if none) of its send, then of each edit
 	typing    map[string]int
 	reactions map[string][]string // message id → the bot's reactions, in order
@@ -139,6 +140,7 @@ func Start(cfg Config) *Server {
 		messages:  map[string]*Message{},
 		sent:      map[string][]string{},
 		edits:     map[string][]string{},
+		first:     map[string]string{},
 		mentions:  map[string][]string{},
 		nonces:    map[string]string{},
 		typing:    map[string]int{},
@@ -225,6 +227,13 @@ func (s *Server) Edits(messageID string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.edits[messageID]...)
+}
+
+// History returns every text message id showed: as sent, then each edit's.
+func (s *Server) History(messageID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string{s.first[messageID]}, s.edits[messageID]...)
 }
 
 // Reactions returns the emoji the bot reacted with to messageID, in order.

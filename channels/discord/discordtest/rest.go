@@ -179,6 +179,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		s.uploads[m.ID] = files
 	}
 	s.messages[m.ID] = m
+	s.first[m.ID] = m.Content
 	s.sent[channelID] = append(s.sent[channelID], m.ID)
 	s.mentions[m.ID] = append(s.mentions[m.ID], string(req.AllowedMentions))
 	if req.EnforceNonce && len(req.Nonce) > 0 {

@@ -84,6 +84,7 @@ type SentMessage struct {
 	// File and FileName are the upload an image or file message shows.
 	File     []byte
 	FileName string
+	History  []string // Text as sent, then after each edit
 }
 
 // Server is the fake platform.
@@ -215,6 +216,7 @@ func (s *Server) Messages() []SentMessage {
 	out := make([]SentMessage, len(s.sent))
 	for i, m := range s.sent {
 		out[i] = *m
+		out[i].History = append([]string(nil), m.History...)
 	}
 	return out
 }

@@ -174,6 +174,7 @@ func (s *Server) store(w http.ResponseWriter, b sendBody, chat, parent string) {
 		id = s.nextID("om_")
 		m := &SentMessage{ID: id, ChatID: chat, MsgType: b.MsgType, Content: b.Content,
 			Text: Flatten(b.MsgType, b.Content), ReplyTo: parent, InThread: b.ReplyInThread, Created: time.Now()}
+		m.History = []string{m.Text}
 		if (b.MsgType == "image" || b.MsgType == "file") && !s.attach(m) {
 			s.mu.Unlock()
 			apiError(w, http.StatusBadRequest, 230001, "invalid image_key or file_key")
@@ -225,6 +226,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 	default:
 		m.MsgType, m.Content, m.Text = b.MsgType, b.Content, Flatten(b.MsgType, b.Content)
 		m.Edits++
+		m.History = append(m.History, m.Text)
 		s.bodies[m.ID] = msgBody{msgType: b.MsgType, content: b.Content}
 		writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": m.ID}})
 	}

@@ -60,7 +60,8 @@ func (s *Server) sendMessage(w http.ResponseWriter, _ *http.Request, body []byte
 	if !ok {
 		return
 	}
-	m := &SentMessage{ChatID: chat, ThreadID: p.MessageThreadID, Raw: p.Text, ParseMode: p.ParseMode, Text: plain}
+	m := &SentMessage{ChatID: chat, ThreadID: p.MessageThreadID, Raw: p.Text, ParseMode: p.ParseMode, Text: plain,
+		History: []string{plain}}
 	if p.ReplyParameters != nil {
 		m.ReplyTo = p.ReplyParameters.MessageID
 	}
@@ -88,6 +89,16 @@ func (s *Server) editMessageText(w http.ResponseWriter, _ *http.Request, body []
 		return
 	}
 	s.mu.Lock()
+	if s.editEvery > 0 {
+		now := time.Now()
+		if last, ok := s.lastEdit[chat]; ok && now.Sub(last) < s.editEvery {
+			s.limited++
+			s.mu.Unlock()
+			writeErr(w, http.StatusTooManyRequests, "Too Many Requests: retry after 1", 1)
+			return
+		}
+		s.lastEdit[chat] = now
+	}
 	m := s.find(chat, p.MessageID)
 	switch {
 	case m == nil:
@@ -101,6 +112,7 @@ func (s *Server) editMessageText(w http.ResponseWriter, _ *http.Request, body []
 	}
 	m.Raw, m.ParseMode, m.Text = p.Text, p.ParseMode, plain
 	m.Edits++
+	m.History = append(m.History, plain)
 	msg := s.asMessage(m)
 	onSend, edited := s.onSend, *m
 	s.mu.Unlock()

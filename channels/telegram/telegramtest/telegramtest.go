@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ type SentMessage struct {
 	Kind     string
 	FileName string
 	File     []byte
+	History  []string // every text the user saw, the first as sent, then each edit's
 }
 
 type failure struct {
@@ -91,6 +93,9 @@ type Server struct {
 	files      map[string]file // file_id → file (files.go)
 	nextFile   int
 	downloads  int
+	editEvery  time.Duration       // LimitEdits: least time between two edits in a chat
+	lastEdit   map[int64]time.Time // chat → its last edit taken
+	limited    int                 // edits refused with 429 by LimitEdits
 }
 
 // New starts a fake server accepting Token; it is closed when the test ends.
@@ -132,6 +137,22 @@ func Start(token string) (*Server, error) {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s, nil
+}
+
+// LimitEdits makes the server enforce Telegram's per-chat edit rate: an editMessageText in a
+// chat less than every after the chat's previous edit is refused with 429 and retry_after 1.
+// 0 lifts the limit.
+func (s *Server) LimitEdits(every time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.editEvery, s.lastEdit = every, map[int64]time.Time{}
+}
+
+// RateLimited returns how many edits LimitEdits refused.
+func (s *Server) RateLimited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limited
 }
 
 // OnCall sets a function called at the start of every call with a valid token, with the
@@ -225,7 +246,9 @@ func (s *Server) Messages(chatID int64) []SentMessage {
 	defer s.mu.Unlock()
 	var out []SentMessage
 	for _, m := range s.sent[chatID] {
-		out = append(out, *m)
+		c := *m
+		c.History = slices.Clone(m.History)
+		out = append(out, c)
 	}
 	return out
 }

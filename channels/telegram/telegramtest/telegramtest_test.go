@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,5 +204,30 @@ func TestDownUntilUp(t *testing.T) {
 	}
 	if got := s.Sent(7); len(got) != 1 || s.Calls("sendMessage") != 4 {
 		t.Errorf("sent %q in %d calls, want one message in 4", got, s.Calls("sendMessage"))
+	}
+}
+
+// LimitEdits refuses a second edit in a chat within the interval (another chat is not held
+// back), with 429 and retry_after, and keeps each message's history.
+func TestLimitEdits(t *testing.T) {
+	s := New(t)
+	s.LimitEdits(time.Hour) // nothing in this test waits that long: the second edit is always early
+	call(t, s, Token, "sendMessage", map[string]any{"chat_id": 7, "text": "a"})
+	call(t, s, Token, "sendMessage", map[string]any{"chat_id": 8, "text": "a"})
+	if code, _ := call(t, s, Token, "editMessageText", map[string]any{"chat_id": 7, "message_id": 1, "text": "b"}); code != 200 {
+		t.Fatalf("first edit = %d, want 200", code)
+	}
+	code, r := call(t, s, Token, "editMessageText", map[string]any{"chat_id": 7, "message_id": 1, "text": "c"})
+	if code != 429 || r.Parameters.RetryAfter != 1 {
+		t.Errorf("second edit within the interval = %d %+v, want 429 with retry_after 1", code, r)
+	}
+	if code, _ := call(t, s, Token, "editMessageText", map[string]any{"chat_id": 8, "message_id": 1, "text": "b"}); code != 200 {
+		t.Errorf("an edit in another chat = %d, want 200", code)
+	}
+	if s.RateLimited() != 1 {
+		t.Errorf("RateLimited = %d, want 1", s.RateLimited())
+	}
+	if h := s.Messages(7)[0].History; !slices.Equal(h, []string{"a", "b"}) {
+		t.Errorf("history = %q, want [a b]", h)
 	}
 }
