@@ -150,6 +150,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onStopSubagent(ctx) // subagent_child.go
 	case *childEnded:
 		s.onChildEnded(ctx, msg)
+	case *subagentMarked:
+		s.onSubagentMarked(msg) // queued or running again (subagent_router.go)
 	case *actor.Terminated:
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:

@@ -215,7 +215,7 @@ func (s *Session) newChild(a *subagent.SpawnArgs) (*subagent.Link, messages.Inbo
 	}
 	link := &subagent.Link{Child: subagent.ChildKey(s.key, s.agent.ID, agentID, id), Parent: s.key, RunID: id,
 		AgentID: agentID, Label: a.Label, Task: s.deps.redactor().apply(a.Task), Model: model, Mode: a.Mode,
-		Cleanup: a.Cleanup, Context: a.Context, Depth: depth, RunTimeout: timeout, Deliver: deliver,
+		Cleanup: a.Cleanup, Context: a.Context, Depth: depth, RunTimeout: timeout, ArchiveAfter: lim.ArchiveAfter, Deliver: deliver,
 		Tools: s.turnTools.Allowed(), Status: messages.SubagentRunning, Created: now}
 	childTools := link.Tools
 	if depth >= target.Subagents.withDefaults().MaxSpawnDepth { // a leaf is not offered the spawn tools
@@ -270,7 +270,32 @@ func (s *Session) yield(a *subagent.YieldArgs) (any, error) {
 	return map[string]any{"status": "yielded", "message": a.Message}, nil
 }
 
-// activeChildren counts the children still running.
+// onSubagentMarked takes in the gate's status of a child that has not ended: queued while it
+// waits for a gateway-wide slot, running once it has one.
+func (s *Session) onSubagentMarked(msg *subagentMarked) {
+	for _, l := range s.subs.children {
+		switch {
+		case l.Child != msg.child:
+		case !msg.archived.IsZero():
+			l.Archived = msg.archived
+		case l.Active():
+			l.Status = msg.status
+		}
+	}
+}
+
+// queuedChildren counts the children waiting for a gateway-wide slot.
+func (s *Session) queuedChildren() int {
+	n := 0
+	for _, l := range s.subs.children {
+		if l.Status == messages.SubagentQueued {
+			n++
+		}
+	}
+	return n
+}
+
+// activeChildren counts the children still running or waiting to.
 func (s *Session) activeChildren() int {
 	n := 0
 	for _, l := range s.subs.children {

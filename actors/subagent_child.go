@@ -35,6 +35,7 @@ type (
 	subagentEnded struct {
 		key        string
 		completion *messages.Inbound
+		archiveDue time.Time // when the child is to be archived (zero: not scheduled)
 	}
 )
 
@@ -73,6 +74,9 @@ func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, n
 	}
 	l := *self
 	l.Ended, l.Usage = now, info.Usage
+	if l.ArchiveAfter <= 0 { // a link stored before it was recorded there
+		l.ArchiveAfter = s.agent.Subagents.withDefaults().ArchiveAfter
+	}
 	switch {
 	case msg.cancelled || s.subs.stopping:
 		l.Status = messages.SubagentStopped
@@ -124,6 +128,9 @@ func (e *subagentEnding) put(tx persistence.Tx) error {
 	if e == nil || e.link == nil {
 		return nil
 	}
+	if err := subagent.ScheduleArchive(tx, e.link); err != nil {
+		return err
+	}
 	if err := subagent.Put(tx, e.link); err != nil {
 		return err
 	}
@@ -158,7 +165,7 @@ func (s *Session) onSubagentRecorded(ctx actor.Context, e *subagentEnding, err e
 	l := *e.link
 	s.subs.self = &l
 	in := e.completion
-	ctx.Send(s.router, &subagentEnded{key: s.key, completion: &in})
+	ctx.Send(s.router, &subagentEnded{key: s.key, completion: &in, archiveDue: l.ArchiveDue})
 	s.log.Info().Str("session", s.key).Str("parent", l.Parent).Str("status", l.Status).Msg("sub-agent finished")
 }
 
@@ -187,6 +194,9 @@ func (s *Session) endNow(ctx actor.Context, status string) {
 	now := s.deps.now()
 	l := *s.subs.self
 	l.Status, l.Ended, l.Usage = status, now, s.info.Usage
+	if l.ArchiveAfter <= 0 {
+		l.ArchiveAfter = s.agent.Subagents.withDefaults().ArchiveAfter
+	}
 	e := &subagentEnding{link: &l, completion: subagent.Completion(&l, "", now)}
 	var drop []uint64
 	for _, in := range s.queue.waiting {

@@ -97,5 +97,10 @@ func (s *Session) subagentStatusLine() string {
 	if len(s.subs.children) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Sub-agents: %d running, %d spawned in all (/subagents list)", s.activeChildren(), len(s.subs.children))
+	q := s.queuedChildren()
+	if q == 0 {
+		return fmt.Sprintf("Sub-agents: %d running, %d spawned in all (/subagents list)", s.activeChildren(), len(s.subs.children))
+	}
+	return fmt.Sprintf("Sub-agents: %d running, %d queued (subagents.maxConcurrent), %d spawned in all (/subagents list)",
+		s.activeChildren()-q, q, len(s.subs.children))
 }

@@ -85,11 +85,10 @@ func (s *Session) subagentsTool(ctx actor.Context, call *sessionsCall) {
 // childList is what subagents list and /subagents list show.
 func (s *Session) childList() []map[string]any {
 	now := s.deps.now()
-	archive := s.agent.Subagents.withDefaults().ArchiveAfter
 	out := []map[string]any{}
 	for i, l := range s.subs.children {
 		status := l.Status
-		if !l.Active() && !l.Ended.IsZero() && now.Sub(l.Ended) > archive {
+		if !l.Archived.IsZero() {
 			status += " (archived)"
 		}
 		out = append(out, map[string]any{"n": i + 1, "label": l.Label, "runId": l.RunID, "sessionKey": l.Child,

@@ -40,6 +40,9 @@ type Link struct {
 	Depth   int    `json:"depth"`   // 1 for a child of a conversation, 2 for a grandchild...
 	// RunTimeout stops the child's run after this long (0: only the agent's limits).
 	RunTimeout time.Duration `json:"runTimeout,omitempty"`
+	// ArchiveAfter is how long after its (last) run ends the child is archived: the spawning
+	// agent's subagents.archiveAfterMinutes.
+	ArchiveAfter time.Duration `json:"archiveAfter,omitempty"`
 	// Deliver is where the parent's answer to the completion goes: the chat the parent's run
 	// answered when it spawned the child ("" channel: not delivered).
 	Deliver Target `json:"deliver,omitzero"`
@@ -53,6 +56,10 @@ type Link struct {
 	Usage   messages.Usage `json:"usage,omitzero"`
 	Created time.Time      `json:"created"`
 	Ended   time.Time      `json:"ended,omitzero"`
+	// ArchiveDue is when the child that ended is to be archived (archive.go); Archived, when
+	// it was: its session is unloaded and takes no more work, its transcript is kept.
+	ArchiveDue time.Time `json:"archiveDue,omitzero"`
+	Archived   time.Time `json:"archived,omitzero"`
 }
 
 // Target is a chat a reply goes to.
@@ -167,4 +174,15 @@ func All(r persistence.Reader) (map[string]Link, error) {
 
 func sortByCreated(ls []Link) {
 	slices.SortStableFunc(ls, func(a, b Link) int { return a.Created.Compare(b.Created) })
+}
+
+// SetStatus marks a child that has not ended queued or running (the gateway-wide gate
+// decides which), and returns its link and whether it changed. An ended child is left as it is.
+func SetStatus(tx persistence.Tx, child, status string) (Link, bool, error) {
+	l, ok, err := Get(tx, child)
+	if err != nil || !ok || !l.Active() || l.Status == status {
+		return l, false, err
+	}
+	l.Status = status
+	return l, true, Put(tx, &l)
 }
