@@ -324,6 +324,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.answering = s.queue.take(s.queueSettings)
 	s.noteAnswered(s.answering)
+	s.followUpStarts(ctx) // a sub-agent of mode session takes more work (subagent_child.go)
 	last := s.answering[len(s.answering)-1]
 	if !last.System { // "the last channel the user used" stays a person's channel
 		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID

@@ -254,10 +254,14 @@ func (s *Session) onChildSpawned(ctx actor.Context, msg *childSpawned) {
 	}
 	ctx.Send(s.router, &startSubagent{key: msg.link.Child})
 	s.log.Info().Str("session", s.key).Str("child", msg.link.Child).Str("label", msg.link.Label).Msg("sub-agent spawned")
+	note := "The sub-agent runs on its own. Its result is push-based: it arrives in this conversation as a completion " +
+		"event when it finishes. Do not poll or sleep; call sessions_yield to end your turn and wait, or go on with other work."
+	if msg.link.Persistent() {
+		note += " It stays after its run (mode session): send it more work with sessions_send or subagents steer; each run " +
+			"reports with a completion of its own."
+	}
 	msg.call.answer(map[string]any{"status": "accepted", "childSessionKey": msg.link.Child, "runId": msg.link.RunID,
-		"mode": msg.link.Mode, "note": "The sub-agent runs on its own. Its result is push-based: it arrives in this " +
-			"conversation as a completion event when it finishes. Do not poll or sleep; call sessions_yield to end your " +
-			"turn and wait, or go on with other work."}, nil)
+		"mode": msg.link.Mode, "note": note}, nil)
 }
 
 // yield lets the run end after this step (Turn.maybeNextStep) when there is something to

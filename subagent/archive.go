@@ -12,7 +12,8 @@ import (
 
 // Archiving. A child that ended is archived ArchiveAfter later (a child of mode "session":
 // after its last run): its link is marked Archived, and the gateway unloads its session,
-// whose transcript stays in the store. The children due are indexed by due time, so the
+// whose transcript stays in the store (but with cleanup "delete": a child of mode "session"
+// keeps its session until it is archived, one of mode "run" only until its run ends). The children due are indexed by due time, so the
 // gateway finds them with a short scan and keeps nothing per child in memory; the index is
 // in the store, so archiving survives restarts.
 
@@ -102,6 +103,11 @@ func Archive(tx persistence.Tx, now time.Time, limit int) (archived []Link, next
 		l.Archived, l.ArchiveDue = now, time.Time{}
 		if err := Put(tx, &l); err != nil {
 			return nil, time.Time{}, err
+		}
+		if l.Cleanup == "delete" { // a child of mode "session" kept its session until now
+			if err := tx.DeleteSession(l.Child); err != nil {
+				return nil, time.Time{}, err
+			}
 		}
 		archived = append(archived, l)
 	}

@@ -56,6 +56,10 @@ type Link struct {
 	Usage   messages.Usage `json:"usage,omitzero"`
 	Created time.Time      `json:"created"`
 	Ended   time.Time      `json:"ended,omitzero"`
+	// Runs counts the runs that ended with a completion; RunStarted is when the latest began
+	// (zero: at Created). A child of mode "session" runs again for each follow-up (FollowUp).
+	Runs       int       `json:"runs,omitempty"`
+	RunStarted time.Time `json:"runStarted,omitzero"`
 	// ArchiveDue is when the child that ended is to be archived (archive.go); Archived, when
 	// it was: its session is unloaded and takes no more work, its transcript is kept.
 	ArchiveDue time.Time `json:"archiveDue,omitzero"`
@@ -77,14 +81,29 @@ func (l *Link) Active() bool {
 	return l.Status == messages.SubagentRunning || l.Status == messages.SubagentQueued
 }
 
-// Runtime is how long the child ran (until now when it has not ended).
+// Runtime is how long the child's latest run took (until now when it has not ended).
 func (l *Link) Runtime(now time.Time) time.Duration {
-	end := l.Ended
+	end, start := l.Ended, l.Created
 	if end.IsZero() {
 		end = now
 	}
-	return end.Sub(l.Created).Round(time.Second)
+	if !l.RunStarted.IsZero() {
+		start = l.RunStarted
+	}
+	return end.Sub(start).Round(time.Second)
 }
+
+// Persistent reports whether the child stays addressable after its run (mode "session"):
+// its parent's follow-ups start new runs, each ending with a completion, until it is archived.
+func (l *Link) Persistent() bool { return l.Mode == "session" }
+
+// Addressable reports whether a follow-up can start a new run of the child: a child of mode
+// "session" not archived.
+func (l *Link) Addressable() bool { return l.Persistent() && l.Archived.IsZero() }
+
+// FollowUpSource is the source of the events a parent sends its child (subagents steer,
+// sessions_send without waiting): "session:<parent>".
+func FollowUpSource(parent string) string { return "session:" + parent }
 
 // IsKey reports whether key names a sub-agent's session.
 func IsKey(key string) bool { return strings.Contains(key, ":subagent:") }
