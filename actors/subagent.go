@@ -107,9 +107,18 @@ func loadSubagents(r persistence.Reader, key string) (subagentState, error) {
 	}
 	children, err := subagent.Children(r, key)
 	for i := range children {
-		st.children = append(st.children, &children[i])
+		st.children = append(st.children, slim(&children[i]))
 	}
 	return st, err
+}
+
+// slim is the copy of a child's link its parent keeps in memory: what lists, counts and
+// targets need, without the task, the answer and the standing (up to 64 KB; /subagents log
+// reads them from the store). A parent with many finished children stays small.
+func slim(l *subagent.Link) *subagent.Link {
+	c := *l
+	c.Task, c.Answer, c.Tools, c.Deliver = "", "", nil, subagent.Target{}
+	return &c
 }
 
 // onSessionsCall runs a session tool's call for this session's run.
@@ -159,7 +168,7 @@ func (s *Session) spawnChild(ctx actor.Context, call *sessionsCall) {
 		},
 		Done: func(err error) { root.Send(self, &childSpawned{by: s, link: link, call: call, err: err}) },
 	})
-	s.subs.children = append(s.subs.children, link) // counts toward maxChildren at once
+	s.subs.children = append(s.subs.children, slim(link)) // counts toward maxChildren at once
 }
 
 // newChild builds a child's link, task and session info, or says which limit refuses it.
@@ -248,7 +257,7 @@ func (s *Session) onChildSpawned(ctx actor.Context, msg *childSpawned) {
 		return
 	}
 	if msg.err != nil {
-		s.subs.children = slices.DeleteFunc(s.subs.children, func(l *subagent.Link) bool { return l == msg.link })
+		s.subs.children = slices.DeleteFunc(s.subs.children, func(l *subagent.Link) bool { return l.Child == msg.link.Child })
 		msg.call.answer(nil, fmt.Errorf("could not record the sub-agent: %w", msg.err))
 		return
 	}

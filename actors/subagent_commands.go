@@ -76,6 +76,9 @@ func (s *Session) childListText() string {
 func (s *Session) childLog(l *subagent.Link) string {
 	var entries []persistence.Entry
 	_ = s.deps.Store.View(func(r persistence.Reader) error { // a read of memory-mapped pages, like onStarted's
+		if full, ok, err := subagent.Get(r, l.Child); err == nil && ok {
+			l = &full // the task: the parent keeps a slim copy (subagent.go)
+		}
 		var err error
 		entries, err = r.Messages(l.Child, 0)
 		return err

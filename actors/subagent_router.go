@@ -136,8 +136,24 @@ func (r *Router) releaseSubagent(ctx actor.Context, key string) {
 	delete(g.running, key)
 	for len(g.waiting) > 0 && len(g.running) < r.maxSubagents() {
 		next := g.waiting[0]
+		g.waiting[0] = "" // the array outlives the pop: it must not keep the key
 		g.waiting = g.waiting[1:]
 		r.admitSubagent(ctx, next)
+	}
+	g.shrink()
+}
+
+// shrink lets go of the gate's maps and array once they are empty: Go maps keep their
+// buckets after deletes, and a burst of queued children would otherwise pin them.
+func (g *subagentGate) shrink() {
+	if len(g.waiting) == 0 {
+		g.waiting = nil
+	}
+	if len(g.queued) == 0 {
+		g.queued = nil
+	}
+	if len(g.running) == 0 {
+		g.running = nil
 	}
 }
 
