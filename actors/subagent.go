@@ -337,7 +337,11 @@ func (s *Session) onSubagentDone(ctx actor.Context, in *messages.Inbound) bool {
 	done := in.Subagent
 	for _, l := range s.subs.children {
 		if l.Child == done.ChildKey {
-			l.Status, l.Why, l.Usage, l.Ended = done.Status, done.Why, done.Usage, in.Time
+			l.Status, l.Why, l.Ended = done.Status, done.Why, in.Time
+			if done.Run == 0 || done.Run > l.Runs { // not yet in the link this Session loaded
+				l.Usage = l.Usage.Add(done.Usage) // the run's
+			}
+			l.Runs = max(l.Runs, done.Run)
 		}
 	}
 	if done.Status != messages.SubagentStopped {

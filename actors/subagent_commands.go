@@ -64,6 +64,9 @@ func (s *Session) childListText() string {
 		if name == "" {
 			name = r["runId"].(string)[:8]
 		}
+		if r["mode"] == "session" {
+			name += fmt.Sprintf(" (mode session, %d runs)", r["runs"])
+		}
 		fmt.Fprintf(&b, "\n%d. %s — %s, %s, tokens %d in / %d out", r["n"], name, r["status"], r["runtime"], r["tokensIn"], r["tokensOut"])
 		if why := r["why"].(string); why != "" {
 			b.WriteString(" (" + why + ")")

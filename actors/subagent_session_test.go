@@ -83,6 +83,10 @@ func TestSubagentSessionMode(t *testing.T) {
 	if got := h.reply().Text; !strings.HasPrefix(got, "report 3: status: completed; stats: runtime 0s, tokens in 10, out 1; mode: session, run 3") {
 		t.Fatalf("report after sessions_send %q", got)
 	}
+	h.say("42", "/subagents list")
+	if got := h.reply().Text; !strings.Contains(got, "1. Counter (mode session, 3 runs) — completed") {
+		t.Errorf("/subagents list: %q", got)
+	}
 	results := checkPairs(t, h.transcript("42"))
 	if r := results["se"]; r.IsError || !strings.Contains(r.Content, `"status":"sent"`) {
 		t.Errorf("sessions_send result %q, want sent without waiting", r.Content)
@@ -152,7 +156,7 @@ func TestSubagentSessionModeArchived(t *testing.T) {
 	}
 	waitFor(t, func() bool {
 		h.say("42", "/subagents list")
-		return strings.Contains(h.reply().Text, "1. Counter — completed (archived)")
+		return strings.Contains(h.reply().Text, "1. Counter (mode session, 2 runs) — completed (archived)")
 	})
 	h.say("42", "send it")
 	got := h.reply().Text

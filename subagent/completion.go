@@ -51,7 +51,7 @@ func Completion(l *Link, answer string, now time.Time) messages.Inbound {
 		SenderID: d.SenderID, System: true, Source: "subagent:" + l.Child, Text: b.String(), Time: now,
 		SessionKey: l.Parent, Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...)},
 		Subagent: &messages.SubagentDone{ChildKey: l.Child, RunID: l.RunID, Label: l.Label, Status: l.Status,
-			Why: l.Why, Usage: l.Usage},
+			Why: l.Why, Usage: l.Usage, Run: l.Runs},
 	}
 }
 
