@@ -32,7 +32,11 @@ type Router struct {
 	subs       subagentGate           // running and waiting sub-agents (subagent_router.go)
 	archive    subagentArchive        // the next finished sub-agent to archive (subagent_archive.go)
 	replies    map[string]chan string // sessions_send callers waiting for a reply (subagent_send.go)
-	log        zerolog.Logger
+	// stopping: the Router stops its Sessions and must spawn no new one (protoactor delivers
+	// user messages while an actor stops, and a child spawned then is never stopped). What
+	// would have started waits in the store (inbox, links) for the next start.
+	stopping bool
+	log      zerolog.Logger
 }
 
 // route is the Router's record of one live Session.
@@ -116,7 +120,10 @@ func (r *Router) Receive(ctx actor.Context) {
 		msg.reply <- [2]int{len(r.sessions), len(r.byPID)}
 	case *actor.Terminated:
 		r.onTerminated(ctx, msg)
-	case *actor.Stopping, *actor.Restarting:
+	case *actor.Stopping:
+		r.stopping = true
+		r.stop()
+	case *actor.Restarting:
 		r.stop()
 	}
 	if err != nil {
@@ -202,6 +209,9 @@ func (r *Router) stop() {
 }
 
 func (r *Router) onRouteInbound(ctx actor.Context, msg *routeInbound) {
+	if r.stopping && r.sessions[msg.in.SessionKey] == nil {
+		return
+	}
 	if msg.in.InboxSeq != 0 && r.waitsForSlot(msg.in.SessionKey) {
 		return // stored in its inbox: the child loads it when it gets its slot
 	}

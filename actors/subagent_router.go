@@ -74,7 +74,9 @@ func (r *Router) admitSubagent(ctx actor.Context, key string) {
 	if g.queued[key] {
 		r.markSubagent(ctx, key, messages.SubagentRunning)
 	}
-	r.session(ctx, key)
+	if !r.stopping {
+		r.session(ctx, key)
+	}
 }
 
 // markSubagent stores the gate's status of a child that has not ended (package subagent,
@@ -180,6 +182,9 @@ func (r *Router) onStopSubagent(ctx actor.Context, msg *stopSubagent) {
 	if i := slices.Index(g.waiting, msg.key); i >= 0 {
 		g.waiting = slices.Delete(g.waiting, i, i+1)
 		r.admitSubagent(ctx, msg.key)
+	}
+	if r.stopping && r.sessions[msg.key] == nil {
+		return
 	}
 	rt := r.session(ctx, msg.key)
 	ctx.Send(rt.pid, msg)
