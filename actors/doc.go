@@ -59,8 +59,11 @@
 //	sub-agent Session              Router, on startSubagent   like any Session; its slot (subagentGate,
 //	                               from the parent Session    at most maxConcurrent) is freed by
 //	                               after the spawn's commit,  subagentEnded after its completion's
-//	                               or at start when it has    commit, or when it terminates
-//	                               pending work
+//	                               or at start when it has    commit, or when it terminates; the
+//	                               pending work, or for a     Router asks it to passivate at once
+//	                               message sent to it         then (subagent_archive.go)
+//	sub-agent archive pass         Router sweep, when the     its Storage write answers (archiveDue);
+//	(one Storage write)            earliest due time passed   one at a time
 //	Turn                           Session.maybeStartTurn     itself when finished; Session stop
 //	media fetch goroutine          Turn.fetchMedia, before    the files are saved (mediaFetched);
 //	                               the first model call       Turn cancels its ctx
@@ -242,6 +245,15 @@
 // in the receiver's inbox; a waiting sender gets the receiver's answer through the Router.
 // Events reef raises reach a Session from several actors and may overtake each other; a
 // Session takes one whose inbox seq is above what it loaded at start (Session.loadedInbox).
+//
+// A child beyond the gate's maxConcurrent waits in the Router and is marked queued in its
+// link (and in its parent's Session, told after the commit), running again when it gets its
+// slot; messages for it stay in its inbox until then. A child of mode "session" takes
+// follow-ups (subagents steer, sessions_send without waiting, from its parent:
+// subagent.FollowUpSource): Session.followUpStarts marks it running again when a run takes
+// one, and that run's end records a completion like the first. A finished child is unloaded
+// at once and archived archiveAfterMinutes later by the Router's archive pass, from an index
+// of due times in the store (subagent_archive.go; package subagent, archive.go).
 //
 // A protoactor detail shapes the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as

@@ -46,6 +46,13 @@ var tokenRE = regexp.MustCompile(`token-\d+`)
 
 func newPassRig(t testing.TB, store persistence.Store) *passRig {
 	t.Helper()
+	return newPassRigWith(t, store, nil)
+}
+
+// newPassRigWith is newPassRig with hook changing the agent, the script and the Deps before
+// the tree starts.
+func newPassRigWith(t testing.TB, store persistence.Store, hook func(*actors.Agent, *fakellm.Script, *actors.Deps)) *passRig {
+	t.Helper()
 	script := fakellm.NewScript()
 	script.KeepRequests = 64
 	script.Respond = func(r fakellm.Request) fakellm.Reply {
@@ -75,6 +82,9 @@ func newPassRig(t testing.TB, store persistence.Store) *passRig {
 		Channels: map[string]channels.Channel{"fake": r.ch}, Now: now, Clock: r.clock,
 		Session: actors.SessionSettings{IdleAfter: passIdle}}
 	// No heartbeats: the clock jumps by idle periods, and a heartbeat's run would be traffic.
+	if hook != nil {
+		hook(ag, script, deps)
+	}
 	noBeats := actors.TimerSettings{Heartbeats: map[string]actors.HeartbeatSettings{"main": {Every: -1}}}
 	var err error
 	if r.rt, err = actors.Start(deps, actors.WithTimer(noBeats)); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/subagent"
 )
 
 // Router maps session keys to live Session actors. It spawns a Session on the first message
@@ -29,8 +30,13 @@ type Router struct {
 	checks     uint64 // idle checks sent; each one's number is its token
 	stopTicker func()
 	subs       subagentGate           // running and waiting sub-agents (subagent_router.go)
+	archive    subagentArchive        // the next finished sub-agent to archive (subagent_archive.go)
 	replies    map[string]chan string // sessions_send callers waiting for a reply (subagent_send.go)
-	log        zerolog.Logger
+	// stopping: the Router stops its Sessions and must spawn no new one (protoactor delivers
+	// user messages while an actor stops, and a child spawned then is never stopped). What
+	// would have started waits in the store (inbox, links) for the next start.
+	stopping bool
+	log      zerolog.Logger
 }
 
 // route is the Router's record of one live Session.
@@ -88,6 +94,10 @@ func (r *Router) Receive(ctx actor.Context) {
 		r.onSubagentEnded(ctx, msg)
 	case *stopSubagent:
 		r.onStopSubagent(ctx, msg)
+	case *subagentMarked:
+		r.forward(ctx, msg.parent, msg) // a parent not live reads it from the store
+	case *archiveDue:
+		r.onArchiveDue(ctx, msg)
 	case *awaitReply:
 		r.onAwaitReply(msg)
 	case *forgetReply:
@@ -110,7 +120,10 @@ func (r *Router) Receive(ctx actor.Context) {
 		msg.reply <- [2]int{len(r.sessions), len(r.byPID)}
 	case *actor.Terminated:
 		r.onTerminated(ctx, msg)
-	case *actor.Stopping, *actor.Restarting:
+	case *actor.Stopping:
+		r.stopping = true
+		r.stop()
+	case *actor.Restarting:
 		r.stop()
 	}
 	if err != nil {
@@ -126,11 +139,27 @@ func (r *Router) onConnectorsReady(ctx actor.Context, msg *connectorsReady) erro
 		r.props = SessionProps(r.deps, r.storage, ctx.Self(), r.connectors)
 	}
 	var pending []string
+	var children []subagent.Link
+	var due time.Time
 	err := r.deps.Store.View(func(rd persistence.Reader) error {
 		var err error
-		pending, err = rd.PendingSessions()
-		return err
+		if pending, err = rd.PendingSessions(); err != nil {
+			return err
+		}
+		if due, err = subagent.NextDue(rd); err != nil { // what came due while the gateway was down, or later
+			return err
+		}
+		for _, key := range pending {
+			if l, ok, err := subagent.Get(rd, key); err != nil {
+				return err
+			} else if ok {
+				children = append(children, l)
+			}
+		}
+		return nil
 	})
+	r.noteQueued(children)
+	r.noteArchive(due)
 	for _, key := range pending {
 		if isSubagentKey(key) { // through the gate: at most maxConcurrent run
 			r.onStartSubagent(ctx, key)
@@ -180,6 +209,12 @@ func (r *Router) stop() {
 }
 
 func (r *Router) onRouteInbound(ctx actor.Context, msg *routeInbound) {
+	if r.stopping && r.sessions[msg.in.SessionKey] == nil {
+		return
+	}
+	if msg.in.InboxSeq != 0 && r.waitsForSlot(msg.in.SessionKey) {
+		return // stored in its inbox: the child loads it when it gets its slot
+	}
 	rt := r.session(ctx, msg.in.SessionKey)
 	rt.forwarded++
 	rt.idleSince = time.Time{}

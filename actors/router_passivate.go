@@ -46,10 +46,16 @@ func (r *Router) onSweep(ctx actor.Context) {
 		if rt.idleSince.IsZero() || now.Sub(rt.idleSince) < idleAfter {
 			continue
 		}
-		r.checks++
-		rt.check, rt.checkedAt = r.checks, rt.forwarded
-		ctx.Send(rt.pid, &idleCheck{token: r.checks})
+		r.checkIdle(ctx, rt)
 	}
+	r.maybeArchive(ctx) // finished sub-agents due (subagent_archive.go)
+}
+
+// checkIdle sends the Session an idle check with a fresh token.
+func (r *Router) checkIdle(ctx actor.Context, rt *route) {
+	r.checks++
+	rt.check, rt.checkedAt = r.checks, rt.forwarded
+	ctx.Send(rt.pid, &idleCheck{token: r.checks})
 }
 
 // onIdleConfirmed stops a Session that confirmed the latest check and was sent nothing since.

@@ -151,6 +151,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onStopSubagent(ctx) // subagent_child.go
 	case *childEnded:
 		s.onChildEnded(ctx, msg)
+	case *subagentMarked:
+		s.onSubagentMarked(msg) // queued or running again (subagent_router.go)
 	case *actor.Terminated:
 		s.onTurnTerminated(ctx, msg)
 	case *turnLost:
@@ -323,6 +325,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.answering = s.queue.take(s.queueSettings)
 	s.noteAnswered(s.answering)
+	s.followUpStarts(ctx) // a sub-agent of mode session takes more work (subagent_child.go)
 	last := s.answering[len(s.answering)-1]
 	if !last.System { // "the last channel the user used" stays a person's channel
 		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID

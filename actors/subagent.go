@@ -107,9 +107,18 @@ func loadSubagents(r persistence.Reader, key string) (subagentState, error) {
 	}
 	children, err := subagent.Children(r, key)
 	for i := range children {
-		st.children = append(st.children, &children[i])
+		st.children = append(st.children, slim(&children[i]))
 	}
 	return st, err
+}
+
+// slim is the copy of a child's link its parent keeps in memory: what lists, counts and
+// targets need, without the task, the answer and the standing (up to 64 KB; /subagents log
+// reads them from the store). A parent with many finished children stays small.
+func slim(l *subagent.Link) *subagent.Link {
+	c := *l
+	c.Task, c.Answer, c.Tools, c.Deliver = "", "", nil, subagent.Target{}
+	return &c
 }
 
 // onSessionsCall runs a session tool's call for this session's run.
@@ -159,7 +168,7 @@ func (s *Session) spawnChild(ctx actor.Context, call *sessionsCall) {
 		},
 		Done: func(err error) { root.Send(self, &childSpawned{by: s, link: link, call: call, err: err}) },
 	})
-	s.subs.children = append(s.subs.children, link) // counts toward maxChildren at once
+	s.subs.children = append(s.subs.children, slim(link)) // counts toward maxChildren at once
 }
 
 // newChild builds a child's link, task and session info, or says which limit refuses it.
@@ -215,7 +224,7 @@ func (s *Session) newChild(a *subagent.SpawnArgs) (*subagent.Link, messages.Inbo
 	}
 	link := &subagent.Link{Child: subagent.ChildKey(s.key, s.agent.ID, agentID, id), Parent: s.key, RunID: id,
 		AgentID: agentID, Label: a.Label, Task: s.deps.redactor().apply(a.Task), Model: model, Mode: a.Mode,
-		Cleanup: a.Cleanup, Context: a.Context, Depth: depth, RunTimeout: timeout, Deliver: deliver,
+		Cleanup: a.Cleanup, Context: a.Context, Depth: depth, RunTimeout: timeout, ArchiveAfter: lim.ArchiveAfter, Deliver: deliver,
 		Tools: s.turnTools.Allowed(), Status: messages.SubagentRunning, Created: now}
 	childTools := link.Tools
 	if depth >= target.Subagents.withDefaults().MaxSpawnDepth { // a leaf is not offered the spawn tools
@@ -248,16 +257,20 @@ func (s *Session) onChildSpawned(ctx actor.Context, msg *childSpawned) {
 		return
 	}
 	if msg.err != nil {
-		s.subs.children = slices.DeleteFunc(s.subs.children, func(l *subagent.Link) bool { return l == msg.link })
+		s.subs.children = slices.DeleteFunc(s.subs.children, func(l *subagent.Link) bool { return l.Child == msg.link.Child })
 		msg.call.answer(nil, fmt.Errorf("could not record the sub-agent: %w", msg.err))
 		return
 	}
 	ctx.Send(s.router, &startSubagent{key: msg.link.Child})
 	s.log.Info().Str("session", s.key).Str("child", msg.link.Child).Str("label", msg.link.Label).Msg("sub-agent spawned")
+	note := "The sub-agent runs on its own. Its result is push-based: it arrives in this conversation as a completion " +
+		"event when it finishes. Do not poll or sleep; call sessions_yield to end your turn and wait, or go on with other work."
+	if msg.link.Persistent() {
+		note += " It stays after its run (mode session): send it more work with sessions_send or subagents steer; each run " +
+			"reports with a completion of its own."
+	}
 	msg.call.answer(map[string]any{"status": "accepted", "childSessionKey": msg.link.Child, "runId": msg.link.RunID,
-		"mode": msg.link.Mode, "note": "The sub-agent runs on its own. Its result is push-based: it arrives in this " +
-			"conversation as a completion event when it finishes. Do not poll or sleep; call sessions_yield to end your " +
-			"turn and wait, or go on with other work."}, nil)
+		"mode": msg.link.Mode, "note": note}, nil)
 }
 
 // yield lets the run end after this step (Turn.maybeNextStep) when there is something to
@@ -270,7 +283,32 @@ func (s *Session) yield(a *subagent.YieldArgs) (any, error) {
 	return map[string]any{"status": "yielded", "message": a.Message}, nil
 }
 
-// activeChildren counts the children still running.
+// onSubagentMarked takes in the gate's status of a child that has not ended: queued while it
+// waits for a gateway-wide slot, running once it has one.
+func (s *Session) onSubagentMarked(msg *subagentMarked) {
+	for _, l := range s.subs.children {
+		switch {
+		case l.Child != msg.child:
+		case !msg.archived.IsZero():
+			l.Archived = msg.archived
+		case l.Active():
+			l.Status = msg.status
+		}
+	}
+}
+
+// queuedChildren counts the children waiting for a gateway-wide slot.
+func (s *Session) queuedChildren() int {
+	n := 0
+	for _, l := range s.subs.children {
+		if l.Status == messages.SubagentQueued {
+			n++
+		}
+	}
+	return n
+}
+
+// activeChildren counts the children still running or waiting to.
 func (s *Session) activeChildren() int {
 	n := 0
 	for _, l := range s.subs.children {
@@ -299,7 +337,11 @@ func (s *Session) onSubagentDone(ctx actor.Context, in *messages.Inbound) bool {
 	done := in.Subagent
 	for _, l := range s.subs.children {
 		if l.Child == done.ChildKey {
-			l.Status, l.Why, l.Usage, l.Ended = done.Status, done.Why, done.Usage, in.Time
+			l.Status, l.Why, l.Ended = done.Status, done.Why, in.Time
+			if done.Run == 0 || done.Run > l.Runs { // not yet in the link this Session loaded
+				l.Usage = l.Usage.Add(done.Usage) // the run's
+			}
+			l.Runs = max(l.Runs, done.Run)
 		}
 	}
 	if done.Status != messages.SubagentStopped {

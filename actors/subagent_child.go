@@ -35,6 +35,7 @@ type (
 	subagentEnded struct {
 		key        string
 		completion *messages.Inbound
+		archiveDue time.Time // when the child is to be archived (zero: not scheduled)
 	}
 )
 
@@ -52,11 +53,48 @@ func (s *Session) runTimeout() time.Duration {
 		return 0
 	}
 	for _, in := range s.answering {
-		if isTask(in) {
+		if isTask(in) || s.isFollowUp(in) {
 			return s.subs.self.RunTimeout
 		}
 	}
 	return 0
+}
+
+// isFollowUp reports whether in is more work for a child of mode "session" from its parent
+// (subagents steer, sessions_send without waiting): a run that answers it ends with a
+// completion of its own.
+func (s *Session) isFollowUp(in messages.Inbound) bool {
+	self := s.subs.self
+	return self != nil && self.Persistent() && in.System && in.Source == subagent.FollowUpSource(self.Parent)
+}
+
+// followUpStarts makes a child of mode "session" that ended active again when its run takes
+// a follow-up (hook in maybeStartTurn): its link is marked running in the store, out of the
+// archive schedule, so the run's end records a completion like the first.
+func (s *Session) followUpStarts(ctx actor.Context) {
+	self := s.subs.self
+	if self == nil || self.Active() || !slices.ContainsFunc(s.answering, s.isFollowUp) {
+		return
+	}
+	l := *self
+	l.Status, l.Why, l.Ended, l.Archived, l.RunStarted = messages.SubagentRunning, "", time.Time{}, time.Time{}, s.deps.now()
+	stored := l
+	l.ArchiveDue = time.Time{}
+	s.subs.self = &l
+	log, key := s.log, s.key
+	ctx.Send(s.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			if err := subagent.Unschedule(tx, &stored); err != nil {
+				return err
+			}
+			return subagent.Put(tx, &stored)
+		},
+		Done: func(err error) {
+			if err != nil { // the run's end records the link again
+				log.Error().Err(err).Str("session", key).Msg("could not mark the sub-agent running again")
+			}
+		},
+	})
 }
 
 // subagentEnd builds the ending of a child's task run (hook in onTurnFinished), or nil when
@@ -65,14 +103,17 @@ func (s *Session) runTimeout() time.Duration {
 func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, now time.Time) *subagentEnding {
 	replies := s.interReplies(msg)
 	self := s.subs.self
-	if self == nil || !self.Active() || !answersTask(s.answering) || s.waitsForChildren(msg) {
+	if self == nil || !self.Active() || !s.answersJob(s.answering) || s.waitsForChildren(msg) {
 		if len(replies) > 0 {
 			return &subagentEnding{replies: replies}
 		}
 		return nil
 	}
 	l := *self
-	l.Ended, l.Usage = now, info.Usage
+	l.Ended, l.Usage, l.Runs = now, info.Usage, self.Runs+1
+	if l.ArchiveAfter <= 0 { // a link stored before it was recorded there
+		l.ArchiveAfter = s.agent.Subagents.withDefaults().ArchiveAfter
+	}
 	switch {
 	case msg.cancelled || s.subs.stopping:
 		l.Status = messages.SubagentStopped
@@ -89,14 +130,22 @@ func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, n
 		answer = ""
 	}
 	l.Answer = capBytes(s.deps.redactor().apply(answer), subagent.MaxAnswer)
-	return &subagentEnding{link: &l, completion: subagent.Completion(&l, l.Answer, now), replies: replies}
+	run := l // the completion reports this run: its tokens, not the session's since its spawn
+	run.Usage = usageSince(info.Usage, self.Usage)
+	return &subagentEnding{link: &l, completion: subagent.Completion(&run, l.Answer, now), replies: replies}
 }
 
-// answersTask reports whether a run works on the child's task: it answers the task, or a
-// completion of the child's own children.
-func answersTask(ins []messages.Inbound) bool {
+// usageSince is the usage of now less what it was before.
+func usageSince(now, before messages.Usage) messages.Usage {
+	return messages.Usage{InputTokens: now.InputTokens - before.InputTokens, OutputTokens: now.OutputTokens - before.OutputTokens,
+		CacheReadTokens: now.CacheReadTokens - before.CacheReadTokens, CacheWriteTokens: now.CacheWriteTokens - before.CacheWriteTokens}
+}
+
+// answersJob reports whether a run works on the child's job: it answers the task, a
+// completion of the child's own children, or a follow-up (mode "session").
+func (s *Session) answersJob(ins []messages.Inbound) bool {
 	for _, in := range ins {
-		if isTask(in) || in.Subagent != nil {
+		if isTask(in) || in.Subagent != nil || s.isFollowUp(in) {
 			return true
 		}
 	}
@@ -117,12 +166,16 @@ func (s *Session) waitsForChildren(msg *turnFinished) bool {
 	return agent.IsSilent(msg.reply) && s.activeChildren() > 0
 }
 
-// put records the ending in the transaction of the run: the link with its status, the
-// completion in the parent's inbox, and with cleanup "delete" the removal of the child's
-// session (its link keeps the answer).
+// put records the ending in the transaction of the run: the link with its status and its
+// archive schedule, the completion in the parent's inbox, and with cleanup "delete" the
+// removal of the child's session (its link keeps the answer; a child of mode "session" is
+// removed when it is archived).
 func (e *subagentEnding) put(tx persistence.Tx) error {
 	if e == nil || e.link == nil {
 		return nil
+	}
+	if err := subagent.ScheduleArchive(tx, e.link); err != nil {
+		return err
 	}
 	if err := subagent.Put(tx, e.link); err != nil {
 		return err
@@ -132,7 +185,7 @@ func (e *subagentEnding) put(tx persistence.Tx) error {
 		return err
 	}
 	e.completion.InboxSeq = seq
-	if e.link.Cleanup == "delete" {
+	if e.link.Cleanup == "delete" && !e.link.Persistent() { // a session child's goes when it is archived
 		return tx.DeleteSession(e.link.Child)
 	}
 	return nil
@@ -158,7 +211,7 @@ func (s *Session) onSubagentRecorded(ctx actor.Context, e *subagentEnding, err e
 	l := *e.link
 	s.subs.self = &l
 	in := e.completion
-	ctx.Send(s.router, &subagentEnded{key: s.key, completion: &in})
+	ctx.Send(s.router, &subagentEnded{key: s.key, completion: &in, archiveDue: l.ArchiveDue})
 	s.log.Info().Str("session", s.key).Str("parent", l.Parent).Str("status", l.Status).Msg("sub-agent finished")
 }
 
@@ -188,6 +241,9 @@ func (s *Session) endNow(ctx actor.Context, status string) {
 	now := s.deps.now()
 	l := *s.subs.self
 	l.Status, l.Ended, l.Usage = status, now, s.info.Usage
+	if l.ArchiveAfter <= 0 {
+		l.ArchiveAfter = s.agent.Subagents.withDefaults().ArchiveAfter
+	}
 	e := &subagentEnding{link: &l, completion: subagent.Completion(&l, "", now)}
 	var drop []uint64
 	for _, in := range s.queue.waiting {

@@ -64,6 +64,9 @@ func (s *Session) childListText() string {
 		if name == "" {
 			name = r["runId"].(string)[:8]
 		}
+		if r["mode"] == "session" {
+			name += fmt.Sprintf(" (mode session, %d runs)", r["runs"])
+		}
 		fmt.Fprintf(&b, "\n%d. %s — %s, %s, tokens %d in / %d out", r["n"], name, r["status"], r["runtime"], r["tokensIn"], r["tokensOut"])
 		if why := r["why"].(string); why != "" {
 			b.WriteString(" (" + why + ")")
@@ -76,6 +79,9 @@ func (s *Session) childListText() string {
 func (s *Session) childLog(l *subagent.Link) string {
 	var entries []persistence.Entry
 	_ = s.deps.Store.View(func(r persistence.Reader) error { // a read of memory-mapped pages, like onStarted's
+		if full, ok, err := subagent.Get(r, l.Child); err == nil && ok {
+			l = &full // the task: the parent keeps a slim copy (subagent.go)
+		}
 		var err error
 		entries, err = r.Messages(l.Child, 0)
 		return err
@@ -97,5 +103,10 @@ func (s *Session) subagentStatusLine() string {
 	if len(s.subs.children) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Sub-agents: %d running, %d spawned in all (/subagents list)", s.activeChildren(), len(s.subs.children))
+	q := s.queuedChildren()
+	if q == 0 {
+		return fmt.Sprintf("Sub-agents: %d running, %d spawned in all (/subagents list)", s.activeChildren(), len(s.subs.children))
+	}
+	return fmt.Sprintf("Sub-agents: %d running, %d queued (subagents.maxConcurrent), %d spawned in all (/subagents list)",
+		s.activeChildren()-q, q, len(s.subs.children))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/testutil"
@@ -140,7 +141,9 @@ func TestSubagentKill(t *testing.T) {
 	}
 }
 
-// TestSubagentStopCascades: /stop in the parent stops its child and grandchild (depth 2).
+// TestSubagentStopCascades: /stop in the parent stops its child and both its grandchildren
+// (depth 2), each running a tool. (The issue asks for it within a second; the time is logged,
+// not asserted: a loaded machine must not fail the test.)
 func TestSubagentStopCascades(t *testing.T) {
 	slow, started, _ := heldTool("slow", "never")
 	script := fakellm.NewScript()
@@ -152,7 +155,8 @@ func TestSubagentStopCascades(t *testing.T) {
 		case lastTool(req) == subagent.ToolSpawn:
 			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("y", subagent.ToolYield, map[string]string{})}}
 		case child:
-			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("s2", subagent.ToolSpawn, map[string]string{"task": "grandchild work"})}}
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("s2", subagent.ToolSpawn, map[string]string{"task": "grandchild work"}),
+				call("s3", subagent.ToolSpawn, map[string]string{"task": "grandchild chores"})}}
 		case len(completions(req)) > 0:
 			return fakellm.Reply{Text: "a completion reached the model"}
 		}
@@ -160,7 +164,9 @@ func TestSubagentStopCascades(t *testing.T) {
 	}
 	h := subHarness(t, script, func(a *actors.Agent) { a.Subagents.MaxSpawnDepth = 2 }, slow)
 	h.say("42", "go deep")
-	testutil.Receive(t, started) // the grandchild runs its tool
+	testutil.Receive(t, started) // both grandchildren run their tool
+	testutil.Receive(t, started)
+	stop := time.Now()
 	h.say("42", "/stop")
 	if got := h.reply(); got.Text != "Stopped 1 sub-agent(s)." {
 		t.Errorf("/stop answered %q", got.Text)
@@ -179,8 +185,9 @@ func TestSubagentStopCascades(t *testing.T) {
 				return false
 			}
 		}
-		return len(all) == 2
+		return len(all) == 3
 	})
+	t.Logf("/stop to every descendant stopped and recorded: %v", time.Since(stop))
 	for key, l := range links(t, h) {
 		if l.Depth == 2 && !strings.HasPrefix(key, l.Parent+":subagent:") {
 			t.Errorf("grandchild key %s is not nested under %s", key, l.Parent)

@@ -4,25 +4,41 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/subagent"
 )
 
 // Sub-agents, the Router's side: at most SubagentLimits.MaxConcurrent (of the default agent)
 // children run across the gateway; the others wait in spawn order. A child holds its slot
 // from its start until it reports its ending (subagentEnded) or its Session terminates.
+//
+// A child that waits is marked "queued" in its link in the store (and in its parent's
+// Session, when live, once that is durable), and "running" again when it gets its slot, so
+// subagents list, /subagents, /status and reef sessions show tell waiting from running.
 
 // subagentGate is the Router's record of running and waiting children.
 type subagentGate struct {
 	running map[string]bool
 	waiting []string
+	queued  map[string]bool // the waiting children, marked queued in the store (or being marked)
 }
 
-// startSubagent asks the Router to start a child whose task is in its inbox.
-type startSubagent struct{ key string }
+type (
+	// startSubagent asks the Router to start a child whose task is in its inbox.
+	startSubagent struct{ key string }
+	// subagentMarked tells the parent's Session that its child's stored status changed
+	// (queued, running) by the gate, or that its child was archived (subagent_archive.go).
+	// tells the parent's Session that its child was archived (subagent_archive.go).
+	subagentMarked struct {
+		parent, child, status string
+		archived              time.Time
+	}
+)
 
 func (r *Router) maxSubagents() int {
 	return r.deps.Agents[0].Subagents.withDefaults().MaxConcurrent
@@ -39,11 +55,78 @@ func (r *Router) onStartSubagent(ctx actor.Context, key string) {
 	}
 	if len(g.running) >= r.maxSubagents() {
 		g.waiting = append(g.waiting, key)
+		if !g.queued[key] { // (already marked when the store says so at start)
+			r.markSubagent(ctx, key, messages.SubagentQueued)
+		}
 		r.log.Info().Str("child", key).Int("running", len(g.running)).Msg("sub-agent queued: subagents.maxConcurrent reached")
 		return
 	}
+	r.admitSubagent(ctx, key)
+}
+
+// admitSubagent gives key a slot and starts its Session; a child that waited is marked running.
+func (r *Router) admitSubagent(ctx actor.Context, key string) {
+	g := &r.subs
+	if g.running == nil {
+		g.running = map[string]bool{}
+	}
 	g.running[key] = true
-	r.session(ctx, key)
+	if g.queued[key] {
+		r.markSubagent(ctx, key, messages.SubagentRunning)
+	}
+	if !r.stopping {
+		r.session(ctx, key)
+	}
+}
+
+// markSubagent stores the gate's status of a child that has not ended (package subagent,
+// SetStatus) and, once it is durable, tells the parent's Session if it is live (a Session
+// loaded later reads it from the store).
+func (r *Router) markSubagent(ctx actor.Context, key, status string) {
+	g := &r.subs
+	if status == messages.SubagentQueued {
+		if g.queued == nil {
+			g.queued = map[string]bool{}
+		}
+		g.queued[key] = true
+	} else {
+		delete(g.queued, key)
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	var parent string
+	ctx.Send(r.storage, &storeWrite{
+		Apply: func(tx persistence.Tx) error {
+			l, changed, err := subagent.SetStatus(tx, key, status)
+			if changed {
+				parent = l.Parent
+			}
+			return err
+		},
+		Done: func(err error) {
+			if err == nil && parent != "" {
+				root.Send(self, &subagentMarked{parent: parent, child: key, status: status})
+			}
+		},
+	})
+}
+
+// noteQueued takes, at start, the children the store marks queued: they are marked running
+// when they get their slot.
+func (r *Router) noteQueued(links []subagent.Link) {
+	for _, l := range links {
+		if l.Status == messages.SubagentQueued {
+			if r.subs.queued == nil {
+				r.subs.queued = map[string]bool{}
+			}
+			r.subs.queued[l.Child] = true
+		}
+	}
+}
+
+// waitsForSlot reports whether key is a child waiting for its slot: messages stored in its
+// inbox wait with it, and it loads them when it starts.
+func (r *Router) waitsForSlot(key string) bool {
+	return r.subs.queued[key] // set with its place in waiting, cleared when it leaves it
 }
 
 // release frees key's slot and starts the next waiting child.
@@ -55,9 +138,24 @@ func (r *Router) releaseSubagent(ctx actor.Context, key string) {
 	delete(g.running, key)
 	for len(g.waiting) > 0 && len(g.running) < r.maxSubagents() {
 		next := g.waiting[0]
+		g.waiting[0] = "" // the array outlives the pop: it must not keep the key
 		g.waiting = g.waiting[1:]
-		g.running[next] = true
-		r.session(ctx, next)
+		r.admitSubagent(ctx, next)
+	}
+	g.shrink()
+}
+
+// shrink lets go of the gate's maps and array once they are empty: Go maps keep their
+// buckets after deletes, and a burst of queued children would otherwise pin them.
+func (g *subagentGate) shrink() {
+	if len(g.waiting) == 0 {
+		g.waiting = nil
+	}
+	if len(g.queued) == 0 {
+		g.queued = nil
+	}
+	if len(g.running) == 0 {
+		g.running = nil
 	}
 }
 
@@ -66,6 +164,10 @@ func (r *Router) onSubagentEnded(ctx actor.Context, msg *subagentEnded) {
 	r.releaseSubagent(ctx, msg.key)
 	if r.deps.Processes != nil && msg.completion != nil { // its job is done: its processes end with it
 		r.deps.Processes.KillSession(msg.key, false)
+	}
+	r.noteArchive(msg.archiveDue)
+	if rt := r.sessions[msg.key]; rt != nil && msg.completion != nil {
+		r.checkIdle(ctx, rt) // its job is done: unload it once it is idle (subagent_archive.go)
 	}
 	if msg.completion != nil {
 		if d := msg.completion.Subagent; d != nil {
@@ -82,10 +184,10 @@ func (r *Router) onStopSubagent(ctx actor.Context, msg *stopSubagent) {
 	g := &r.subs
 	if i := slices.Index(g.waiting, msg.key); i >= 0 {
 		g.waiting = slices.Delete(g.waiting, i, i+1)
-		if g.running == nil {
-			g.running = map[string]bool{}
-		}
-		g.running[msg.key] = true
+		r.admitSubagent(ctx, msg.key)
+	}
+	if r.stopping && r.sessions[msg.key] == nil {
+		return
 	}
 	rt := r.session(ctx, msg.key)
 	ctx.Send(rt.pid, msg)

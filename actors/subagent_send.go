@@ -48,11 +48,14 @@ const replyMark = "|reply:"
 // send resolves the receiver, has the sender's Session store and route the message, and
 // waits for the reply unless timeoutSeconds is 0.
 func (r *toolsRuntime) send(ctx context.Context, env tools.Env, a *subagent.SendArgs) (json.RawMessage, error) {
-	to, err := r.resolveReceiver(env.SessionKey, a)
+	to, child, err := r.resolveReceiver(env.SessionKey, a)
 	if err != nil {
 		return nil, err
 	}
 	wait := defaultSendWait
+	if child != nil && child.Persistent() {
+		wait = 0 // more work for the sender's own sub-agent: push-based, like sessions_spawn
+	}
 	if a.TimeoutSeconds != nil {
 		wait = time.Duration(*a.TimeoutSeconds) * time.Second
 	}
@@ -67,6 +70,10 @@ func (r *toolsRuntime) send(ctx context.Context, env tools.Env, a *subagent.Send
 		return nil, err
 	}
 	if wait == 0 {
+		if child != nil && child.Persistent() {
+			return json.Marshal(map[string]any{"status": "sent", "sessionKey": to, "note": "a new run of your sub-agent " +
+				child.Name() + ": its result arrives in this conversation as a completion event. Do not poll; call sessions_yield to wait."})
+		}
 		return json.Marshal(map[string]any{"status": "sent", "sessionKey": to})
 	}
 	t := time.NewTimer(wait)
@@ -83,10 +90,21 @@ func (r *toolsRuntime) send(ctx context.Context, env tools.Env, a *subagent.Send
 }
 
 // resolveReceiver finds the key a send names: an existing session, or one of the sender's
-// sub-agents by label.
-func (r *toolsRuntime) resolveReceiver(from string, a *subagent.SendArgs) (string, error) {
-	var key string
-	err := r.store.View(func(rd persistence.Reader) error {
+// sub-agents by label; child is the receiver's link when it is one of the sender's sub-agents.
+func (r *toolsRuntime) resolveReceiver(from string, a *subagent.SendArgs) (key string, child *subagent.Link, err error) {
+	err = r.store.View(func(rd persistence.Reader) error {
+		children, err := subagent.Children(rd, from)
+		if err != nil {
+			return err
+		}
+		for i, l := range children {
+			if l.Child == a.SessionKey || a.SessionKey == "" && strings.EqualFold(l.Label, a.Label) {
+				key, child = l.Child, &children[i]
+			}
+		}
+		if child != nil && !child.Archived.IsZero() {
+			return fmt.Errorf("the sub-agent %s was archived (%s): spawn a new one", child.Name(), child.Archived.UTC().Format(time.RFC3339))
+		}
 		if a.SessionKey != "" {
 			_, ok, err := rd.Session(a.SessionKey)
 			if err == nil && !ok {
@@ -95,15 +113,6 @@ func (r *toolsRuntime) resolveReceiver(from string, a *subagent.SendArgs) (strin
 			key = a.SessionKey
 			return err
 		}
-		children, err := subagent.Children(rd, from)
-		if err != nil {
-			return err
-		}
-		for _, l := range children {
-			if strings.EqualFold(l.Label, a.Label) {
-				key = l.Child
-			}
-		}
 		if key == "" {
 			return fmt.Errorf("no sub-agent of this session is labelled %q", a.Label)
 		}
@@ -111,19 +120,21 @@ func (r *toolsRuntime) resolveReceiver(from string, a *subagent.SendArgs) (strin
 	})
 	switch {
 	case err != nil:
-		return "", err
+		return "", nil, err
 	case key == from:
-		return "", errors.New("that is this session; answer yourself")
+		return "", nil, errors.New("that is this session; answer yourself")
 	}
-	return key, nil
+	return key, child, nil
 }
 
 // onSendRequest stores the inter-session event in the receiver's inbox and routes it.
 func (s *Session) onSendRequest(ctx actor.Context, call *sessionsCall) {
 	req := call.args.(*sendRequest)
-	source := "session:" + s.key
+	source := subagent.FollowUpSource(s.key)
 	if req.replyID != "" {
 		source += replyMark + req.replyID
+	} else if found, _ := s.findChildren(req.to, false); len(found) == 1 && !found[0].Active() && found[0].Addressable() {
+		s.followUpSent(found[0]) // more work for a child of mode session: a new run, a completion
 	}
 	s.sendInternal(ctx, req.to, messages.Inbound{System: true, Source: source, SessionKey: req.to, Time: s.deps.now(),
 		Text: "[Inter-session message from session " + s.key + " (agent " + s.agent.ID + "), not from your user. " +

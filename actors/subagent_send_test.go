@@ -2,13 +2,19 @@ package actors_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	fakellm "github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/routing"
+	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/subagent"
 )
 
@@ -95,4 +101,56 @@ func TestEventsOutOfOrder(t *testing.T) {
 		}
 		return seen == 2
 	})
+}
+
+// TestSessionsSendAcrossAgents: two agents with their own persona; chat 7 is bound to the
+// second. A run of the first asks chat 7's session with sessions_send: the second agent
+// answers in its own persona, the answer comes back to the sender only, and neither user sees
+// the other's conversation.
+func TestSessionsSendAcrossAgents(t *testing.T) {
+	persona := func(req fakellm.Request) string {
+		if m := regexp.MustCompile(`PERSONA=([a-z]+)`).FindStringSubmatch(req.System); m != nil {
+			return m[1]
+		}
+		return "nobody"
+	}
+	workKey := sessionkey.For("work", "", &messages.Inbound{Channel: "fake", ChatID: "7", SenderID: "7", ChatType: messages.ChatDirect})
+	script := fakellm.NewScript()
+	script.Respond = func(req fakellm.Request) fakellm.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case strings.Contains(last.Content, "[Inter-session message from session "):
+			return fakellm.Reply{Text: "answered by " + persona(req)}
+		case lastTool(req) == subagent.ToolSend:
+			return fakellm.Reply{Text: persona(req) + " got: " + last.Content}
+		case strings.Contains(last.Content, "ask work"):
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{call("q", subagent.ToolSend, map[string]any{"sessionKey": workKey, "message": "who are you?"})}}
+		}
+		return fakellm.Reply{Text: "hello from " + persona(req)}
+	}
+	mainWS, workWS := t.TempDir(), t.TempDir()
+	for dir, p := range map[string]string{mainWS: "main", workWS: "work"} {
+		if err := os.WriteFile(filepath.Join(dir, "SOUL.md"), []byte("PERSONA="+p+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, harnessOpts{script: script, extra: sessionsAndWeather(), workspace: mainWS, depsHook: func(d *actors.Deps) {
+		a := d.Agents[0]
+		d.Agents = append(d.Agents, &actors.Agent{ID: "work", Name: "Work", Workspace: workWS, Model: a.Model, Provider: a.Provider,
+			Tools: a.Tools, Policy: a.Policy, ContextWindow: a.ContextWindow, Limits: a.Limits})
+		d.Routes = routing.New([]routing.Binding{{AgentID: "work", Channel: "fake", PeerKind: "direct", PeerID: "7"}})
+	}})
+	h.say("7", "hi")
+	if got := h.reply(); got.ChatID != "7" || got.Text != "hello from work" {
+		t.Fatalf("chat 7 (bound to work): %+v", got)
+	}
+	h.say("42", "ask work")
+	if got := h.reply(); got.ChatID != "42" || !strings.Contains(got.Text, "main got: ") || !strings.Contains(got.Text, `"reply":"answered by work"`) {
+		t.Fatalf("the sender's answer: %+v", got)
+	}
+	select {
+	case out := <-h.ch.Sent:
+		t.Errorf("a message reached a user: %+v", out)
+	case <-time.After(300 * time.Millisecond):
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -67,8 +68,19 @@ func (s *Session) subagentsTool(ctx actor.Context, call *sessionsCall) {
 	}
 	var out []map[string]any
 	for _, l := range targets {
+		if !l.Active() && a.Action == "steer" && l.Addressable() { // mode session: a new run
+			s.sendInternal(ctx, l.Child, s.steerEvent(l, a.Message), nil)
+			s.followUpSent(l)
+			out = append(out, map[string]any{"label": l.Label, "runId": l.RunID, "status": "steered",
+				"note": "a new run of the sub-agent; its result arrives as a completion event"})
+			continue
+		}
 		if !l.Active() {
-			out = append(out, map[string]any{"label": l.Label, "runId": l.RunID, "status": l.Status, "note": "already ended"})
+			note := "already ended"
+			if !l.Archived.IsZero() {
+				note = "archived: spawn a new sub-agent"
+			}
+			out = append(out, map[string]any{"label": l.Label, "runId": l.RunID, "status": l.Status, "note": note})
 			continue
 		}
 		if a.Action == "kill" {
@@ -85,15 +97,14 @@ func (s *Session) subagentsTool(ctx actor.Context, call *sessionsCall) {
 // childList is what subagents list and /subagents list show.
 func (s *Session) childList() []map[string]any {
 	now := s.deps.now()
-	archive := s.agent.Subagents.withDefaults().ArchiveAfter
 	out := []map[string]any{}
 	for i, l := range s.subs.children {
 		status := l.Status
-		if !l.Active() && !l.Ended.IsZero() && now.Sub(l.Ended) > archive {
+		if !l.Archived.IsZero() {
 			status += " (archived)"
 		}
 		out = append(out, map[string]any{"n": i + 1, "label": l.Label, "runId": l.RunID, "sessionKey": l.Child,
-			"status": status, "why": l.Why, "runtime": l.Runtime(now).String(),
+			"mode": l.Mode, "runs": l.Runs, "status": status, "why": l.Why, "runtime": l.Runtime(now).String(),
 			"tokensIn": l.Usage.InputTokens, "tokensOut": l.Usage.OutputTokens})
 	}
 	return out
@@ -121,9 +132,17 @@ func (s *Session) findChildren(target string, all bool) ([]*subagent.Link, error
 	return found, nil
 }
 
-// steerEvent is a message from the parent to a running child.
+// followUpSent notes that a child of mode "session" that had ended was sent more work: it
+// counts as running (sessions_yield waits for it) until its completion comes in. The child
+// marks itself running in the store when its run starts (subagent_child.go, followUpStarts).
+func (s *Session) followUpSent(l *subagent.Link) {
+	l.Status, l.Why, l.Ended, l.RunStarted = messages.SubagentRunning, "", time.Time{}, s.deps.now()
+}
+
+// steerEvent is a message from the parent to a running child, or more work for one of mode
+// "session" (subagent.FollowUpSource).
 func (s *Session) steerEvent(l *subagent.Link, text string) messages.Inbound {
-	return messages.Inbound{System: true, Source: "session:" + s.key, SessionKey: l.Child, Time: s.deps.now(),
+	return messages.Inbound{System: true, Source: subagent.FollowUpSource(s.key), SessionKey: l.Child, Time: s.deps.now(),
 		Text:     "[Message from the agent that spawned you (session " + s.key + "), not from a user]\n" + s.deps.redactor().apply(text),
 		Standing: &messages.Standing{Tools: s.turnTools.Allowed()}}
 }

@@ -15,7 +15,10 @@ type SubagentDone struct {
 	// Status is completed, failed, timed out or stopped; Why says why a failed run failed.
 	Status string `json:"status"`
 	Why    string `json:"why,omitempty"`
-	Usage  Usage  `json:"usage,omitzero"`
+	Usage  Usage  `json:"usage,omitzero"` // of this run
+	// Run numbers the child's runs that ended with a completion (a child of mode session has
+	// one per follow-up).
+	Run int `json:"run,omitempty"`
 }
 
 // Sub-agent run statuses.

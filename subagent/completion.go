@@ -27,6 +27,10 @@ func Completion(l *Link, answer string, now time.Time) messages.Inbound {
 		fmt.Fprintf(&b, "label: %s\n", l.Label)
 	}
 	fmt.Fprintf(&b, "status: %s\n", status)
+	if l.Persistent() {
+		fmt.Fprintf(&b, "mode: session, run %d: the sub-agent stays; send it more work with sessions_send (label or "+
+			"session key) or subagents steer, and each run reports like this\n", max(l.Runs, 1))
+	}
 	fmt.Fprintf(&b, "stats: runtime %s, tokens in %d, out %d\n", l.Runtime(now), l.Usage.InputTokens, l.Usage.OutputTokens)
 	if a := strings.TrimSpace(answer); a != "" {
 		if len(a) > MaxAnswer {
@@ -47,7 +51,7 @@ func Completion(l *Link, answer string, now time.Time) messages.Inbound {
 		SenderID: d.SenderID, System: true, Source: "subagent:" + l.Child, Text: b.String(), Time: now,
 		SessionKey: l.Parent, Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...)},
 		Subagent: &messages.SubagentDone{ChildKey: l.Child, RunID: l.RunID, Label: l.Label, Status: l.Status,
-			Why: l.Why, Usage: l.Usage},
+			Why: l.Why, Usage: l.Usage, Run: l.Runs},
 	}
 }
 
@@ -58,7 +62,11 @@ func Task(l *Link, now time.Time) messages.Inbound {
 		text += fmt.Sprintf(" with the label %q", l.Label)
 	}
 	text += ". Do the task below with your tools and end with a final answer that holds the result: it is " +
-		"passed to the agent that spawned you, not to a person. Do not ask questions; nobody will answer them.\n\nTask:\n" + l.Task
+		"passed to the agent that spawned you, not to a person. Do not ask questions; nobody will answer them."
+	if l.Persistent() {
+		text += " You stay after this task: the agent that spawned you may send you more work later; answer each the same way."
+	}
+	text += "\n\nTask:\n" + l.Task
 	return messages.Inbound{System: true, Source: "subagent-task:" + l.Parent, Text: text, Time: now, SessionKey: l.Child,
 		Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...)}}
 }

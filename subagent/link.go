@@ -40,6 +40,9 @@ type Link struct {
 	Depth   int    `json:"depth"`   // 1 for a child of a conversation, 2 for a grandchild...
 	// RunTimeout stops the child's run after this long (0: only the agent's limits).
 	RunTimeout time.Duration `json:"runTimeout,omitempty"`
+	// ArchiveAfter is how long after its (last) run ends the child is archived: the spawning
+	// agent's subagents.archiveAfterMinutes.
+	ArchiveAfter time.Duration `json:"archiveAfter,omitempty"`
 	// Deliver is where the parent's answer to the completion goes: the chat the parent's run
 	// answered when it spawned the child ("" channel: not delivered).
 	Deliver Target `json:"deliver,omitzero"`
@@ -53,6 +56,14 @@ type Link struct {
 	Usage   messages.Usage `json:"usage,omitzero"`
 	Created time.Time      `json:"created"`
 	Ended   time.Time      `json:"ended,omitzero"`
+	// Runs counts the runs that ended with a completion; RunStarted is when the latest began
+	// (zero: at Created). A child of mode "session" runs again for each follow-up (FollowUp).
+	Runs       int       `json:"runs,omitempty"`
+	RunStarted time.Time `json:"runStarted,omitzero"`
+	// ArchiveDue is when the child that ended is to be archived (archive.go); Archived, when
+	// it was: its session is unloaded and takes no more work, its transcript is kept.
+	ArchiveDue time.Time `json:"archiveDue,omitzero"`
+	Archived   time.Time `json:"archived,omitzero"`
 }
 
 // Target is a chat a reply goes to.
@@ -70,14 +81,29 @@ func (l *Link) Active() bool {
 	return l.Status == messages.SubagentRunning || l.Status == messages.SubagentQueued
 }
 
-// Runtime is how long the child ran (until now when it has not ended).
+// Runtime is how long the child's latest run took (until now when it has not ended).
 func (l *Link) Runtime(now time.Time) time.Duration {
-	end := l.Ended
+	end, start := l.Ended, l.Created
 	if end.IsZero() {
 		end = now
 	}
-	return end.Sub(l.Created).Round(time.Second)
+	if !l.RunStarted.IsZero() {
+		start = l.RunStarted
+	}
+	return end.Sub(start).Round(time.Second)
 }
+
+// Persistent reports whether the child stays addressable after its run (mode "session"):
+// its parent's follow-ups start new runs, each ending with a completion, until it is archived.
+func (l *Link) Persistent() bool { return l.Mode == "session" }
+
+// Addressable reports whether a follow-up can start a new run of the child: a child of mode
+// "session" not archived.
+func (l *Link) Addressable() bool { return l.Persistent() && l.Archived.IsZero() }
+
+// FollowUpSource is the source of the events a parent sends its child (subagents steer,
+// sessions_send without waiting): "session:<parent>".
+func FollowUpSource(parent string) string { return "session:" + parent }
 
 // IsKey reports whether key names a sub-agent's session.
 func IsKey(key string) bool { return strings.Contains(key, ":subagent:") }
@@ -167,4 +193,15 @@ func All(r persistence.Reader) (map[string]Link, error) {
 
 func sortByCreated(ls []Link) {
 	slices.SortStableFunc(ls, func(a, b Link) int { return a.Created.Compare(b.Created) })
+}
+
+// SetStatus marks a child that has not ended queued or running (the gateway-wide gate
+// decides which), and returns its link and whether it changed. An ended child is left as it is.
+func SetStatus(tx persistence.Tx, child, status string) (Link, bool, error) {
+	l, ok, err := Get(tx, child)
+	if err != nil || !ok || !l.Active() || l.Status == status {
+		return l, false, err
+	}
+	l.Status = status
+	return l, true, Put(tx, &l)
 }
