@@ -362,8 +362,8 @@ func TestGatewayWithTheTerminalChannel(t *testing.T) {
 	if got := g.stdout.String(); got != "hello from the gateway\n" {
 		t.Errorf("stdout = %q, want only the reply", got)
 	}
-	// two channels: the terminal and the web UI's WebChat
-	if logs := g.stderr.String(); strings.Contains(logs, "no channels configured") || !strings.Contains(logs, `"channels":2`) {
+	// three channels: the terminal, the web UI's WebChat and the OpenAI-compatible API
+	if logs := g.stderr.String(); strings.Contains(logs, "no channels configured") || !strings.Contains(logs, `"channels":3`) {
 		t.Errorf("logs do not show the terminal channel running:\n%s", logs)
 	}
 	if reqs := srv.Script().Requests(); len(reqs) != 1 || !strings.Contains(lastUser(reqs[0]), "hi there") {

@@ -84,7 +84,14 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	} else {
 		defer stopControl()
 	}
-	if len(chans) == 0 || len(chans) == 1 && chat != nil {
+	platforms := len(chans) // WebChat and the API are the web listener's, not a chat platform
+	if chat != nil {
+		platforms--
+	}
+	if api != nil {
+		platforms--
+	}
+	if platforms == 0 {
 		log.Warn().Msg(noChannels)
 		if cfg.Log.File != "" { // the warning went to the file: the person starting reef must see it
 			fmt.Fprintf(stderr, "reef gateway: %s\n", noChannels)
