@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -279,9 +280,21 @@ func (m *Processes) prune() {
 		if len(ps) <= m.cfg.MaxKept {
 			continue
 		}
-		slices.SortFunc(ps, func(a, b *proc) int { return a.started.Compare(b.started) })
+		slices.SortFunc(ps, startOrder)
 		for _, p := range ps[:len(ps)-m.cfg.MaxKept] {
 			delete(m.procs, p.id)
 		}
 	}
+}
+
+// startOrder orders processes by start, then by id (p2 before p10): starts in the same clock
+// tick are not left to the map's order.
+func startOrder(a, b *proc) int {
+	if c := a.started.Compare(b.started); c != 0 {
+		return c
+	}
+	if len(a.id) != len(b.id) {
+		return len(a.id) - len(b.id)
+	}
+	return strings.Compare(a.id, b.id)
 }
