@@ -68,8 +68,10 @@ func TestSecondInstanceExitsAtOnce(t *testing.T) {
 		if res.code == 0 {
 			t.Errorf("second reef %s exited 0; stderr:\n%s", args[0], res.stderr)
 		}
-		if elapsed > 2*time.Second {
-			t.Errorf("second reef %s took %v to give up, want under 2s", args[0], elapsed)
+		// It gives up after bbolt's 100 ms lock timeout; starting a -race binary on a loaded
+		// 2-core machine takes seconds of its own (2.8 s seen at load 25), a hang far more.
+		if elapsed > 6*time.Second {
+			t.Errorf("second reef %s took %v to give up, want well under 6s", args[0], elapsed)
 		}
 		if !strings.Contains(res.stderr, "another reef is already running") || !strings.Contains(res.stderr, filepath.Join(home, "data")) {
 			t.Errorf("second reef %s stderr does not say another reef runs on %s:\n%s", args[0], home, res.stderr)
