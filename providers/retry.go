@@ -121,6 +121,7 @@ type retryStream struct {
 	cur     Stream
 	err     error // sticky, once retries are exhausted
 	attempt int
+	told    time.Duration // waited as Retry-After asked, in all
 	emitted bool
 }
 
@@ -139,15 +140,28 @@ func (s *retryStream) connect() error {
 }
 
 // backoff waits before the next attempt, or returns the error to give up with.
+// A wait the endpoint asked for with Retry-After (a rate limit, not a failure) does not count
+// against MaxRetries while such waits stay within MaxRetryAfter in all: behind the adaptive
+// limit, a call can meet several 429s in a row while the limit comes down to what the
+// endpoint takes, and should not fail its user for it.
 func (s *retryStream) backoff(err error) error {
-	if !retryable(s.ctx, err) || s.attempt >= s.r.cfg.MaxRetries {
+	if !retryable(s.ctx, err) {
+		return err
+	}
+	var apiErr *APIError
+	told := errors.As(err, &apiErr) && apiErr.RetryAfter > 0 && s.told+apiErr.RetryAfter <= s.r.cfg.MaxRetryAfter
+	if !told && s.attempt >= s.r.cfg.MaxRetries {
 		return err
 	}
 	d, ok := s.r.delay(s.attempt, err)
 	if !ok {
 		return err
 	}
-	s.attempt++
+	if told {
+		s.told += d
+	} else {
+		s.attempt++
+	}
 	if serr := s.r.cfg.Sleep(s.ctx, d); serr != nil {
 		return fmt.Errorf("providers: retry: %w (last error: %v)", serr, err)
 	}
