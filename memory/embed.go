@@ -22,6 +22,9 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 	if x.cfg.Embedder == nil || x.clock().Before(x.embedOK) {
 		return
 	}
+	if len(ch.replaced) == 0 && len(x.cur.hasVec) == len(x.cur.chunks) {
+		return // every chunk has its vector (hasVec holds only chunks): no walk over them each search
+	}
 	byHash := map[string][]string{} // content hash → chunk keys
 	texts := map[string]string{}    // content hash → text, for new chunks
 	var stale []string              // stored chunks without a vector, texts to read

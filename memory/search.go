@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,9 +209,21 @@ type posting struct{ doc, tf uint32 }
 // BM25 over the chunks in memory; vectors stay in the store and are read as they are
 // scored. A sync that changes the index drops it.
 type snapshot struct {
-	docs   []doc // in key order
-	post   map[uint32][]posting
+	docs []doc // in key order
+	// post holds every term's postings, one term after the other in term id order: the
+	// term with id t has post[start[t]:start[t+1]]. One exact array, not a slice grown per
+	// term: at 15,000 chunks growing them left a third of 7.6 MB unused.
+	post   []posting
+	start  []uint32
 	avgLen float64
+}
+
+// postings returns the postings of the term with id t.
+func (s *snapshot) postings(t uint32) []posting {
+	if int(t)+1 >= len(s.start) {
+		return nil
+	}
+	return s.post[s.start[t]:s.start[t+1]]
 }
 
 // snapshot returns the current search structure, building it if the index changed. x.mu is held.
@@ -223,7 +236,17 @@ func (x *Index) snapshot() *snapshot {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	s := &snapshot{docs: make([]doc, len(keys)), post: map[uint32][]posting{}}
+	s := &snapshot{docs: make([]doc, len(keys)), start: make([]uint32, len(x.cur.dict)+1)}
+	for _, c := range x.cur.chunks { // count each term's postings, then place them
+		for _, t := range c.terms {
+			s.start[t.id+1]++
+		}
+	}
+	for t := 1; t < len(s.start); t++ {
+		s.start[t] += s.start[t-1]
+	}
+	s.post = make([]posting, s.start[len(s.start)-1])
+	next := slices.Clone(s.start)
 	total := 0
 	for i, k := range keys {
 		c := x.cur.chunks[k]
@@ -233,7 +256,8 @@ func (x *Index) snapshot() *snapshot {
 		}
 		for _, t := range c.terms {
 			d.len += int(t.tf)
-			s.post[t.id] = append(s.post[t.id], posting{doc: uint32(i), tf: t.tf})
+			s.post[next[t.id]] = posting{doc: uint32(i), tf: t.tf}
+			next[t.id]++
 		}
 		total += d.len
 		s.docs[i] = d
@@ -364,7 +388,7 @@ func (s *snapshot) bm25(terms []string, dict dictionary) []float64 {
 	for _, t := range terms {
 		var ps []posting
 		if id, ok := dict[t]; ok {
-			ps = s.post[id]
+			ps = s.postings(id)
 		}
 		nt := float64(len(ps))
 		idf := math.Log(1 + (N-nt+0.5)/(nt+0.5))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
@@ -25,11 +27,7 @@ func TestDamagedDatabase(t *testing.T) {
 		hurt func(t *testing.T, path string)
 	}{
 		{"truncated", func(t *testing.T, path string) {
-			fi, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Truncate(path, fi.Size()/2); err != nil {
+			if err := os.Truncate(path, usedSize(t, path)/2); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -140,4 +138,19 @@ func fillConversations(t *testing.T, path string, n int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// usedSize is the part of the database file bbolt has written pages to: the file runs on
+// past it, unwritten, since bbolt grows it ahead of need, so cutting the file's length in
+// half may cut only the unused tail.
+func usedSize(t *testing.T, path string) int64 {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	db.View(func(tx *bbolt.Tx) error { n = tx.Size(); return nil })
+	return n
 }

@@ -156,9 +156,10 @@ func openDB(path string, opts Options) (db *bbolt.DB, err error) {
 			ReadOnly: opts.ReadOnly,
 			// The freelist is rebuilt from the pages at open instead of being written by every
 			// commit: fewer pages per fsync on the hot path, a slightly slower open.
-			NoFreelistSync: true,
-			FreelistType:   bbolt.FreelistMapType,
-			OpenFile:       func(string, int, os.FileMode) (*os.File, error) { return f, nil },
+			NoFreelistSync:  true,
+			FreelistType:    bbolt.FreelistMapType,
+			InitialMmapSize: initialMmapSize,
+			OpenFile:        func(string, int, os.FileMode) (*os.File, error) { return f, nil },
 		})
 		return err
 	})
@@ -360,7 +361,7 @@ func (s *Store) Backup(w io.Writer) (int64, error) {
 
 // Stats are cheap counters about the database file.
 type Stats struct {
-	FileSize     int64 // bytes on disk
+	FileSize     int64 // length of the file (bbolt grows it ahead of need: the tail is unwritten, sparse)
 	FreePages    int   // pages on the freelist
 	PendingPages int   // pages freed but still visible to an open read transaction
 	ReadTx       int   // read transactions started since Open
@@ -391,3 +392,12 @@ func mapErr(err error) error {
 	}
 	return err
 }
+
+// initialMmapSize is the address space bbolt maps at open, 1 GiB on 64-bit systems. Mapping
+// costs address space, not memory: pages count once touched, as before. bbolt remaps
+// whenever the file outgrows its mapping, and a remap inside a write transaction copies
+// every node the transaction touched out of the old mapping (node.dereference), then waits
+// for every reader: indexing 15,000 1536-dim vectors in one transaction spent most of its
+// time there (BenchmarkMemoryIndex). Past 1 GiB bbolt grows the mapping 1 GiB at a time.
+// 32-bit systems keep bbolt's default: their address space is too small to spend.
+const initialMmapSize = strconv.IntSize / 64 << 30
