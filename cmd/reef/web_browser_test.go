@@ -46,7 +46,7 @@ func TestWebUIInABrowser(t *testing.T) {
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "chromium")))
+		chromedp.UserDataDir(profileDir(t)))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
 	ctx, cancelBrowser := chromedp.NewContext(actx)
@@ -230,4 +230,27 @@ func TestWebUIInABrowser(t *testing.T) {
 		t.Error(p)
 	}
 	t.Logf("screenshots in %s", dir)
+}
+
+// profileDir is a directory for Chromium's profile, removed after the test once Chromium's
+// helper processes, which can outlive the browser's exit by a moment on a loaded machine, stop
+// writing to it (t.TempDir's cleanup failed the test on "directory not empty").
+func profileDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "reef-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			err := os.RemoveAll(dir)
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Logf("chromium's profile %s is left behind: %v", dir, err)
+				return
+			}
+		}
+	})
+	return dir
 }
