@@ -228,8 +228,9 @@
 // # Tool calls across a crash
 //
 // A tool's side effect happens at most once across a crash (turn_started.go). Besides the
-// layout in docs/architecture.md (Persistence), the store holds, in the named bucket runs/started, one record per
-// recorded step of a running run, under "<session key>\n<n>" (n 8 digits, from 0): JSON
+// rest of the layout (docs/architecture.md, Persistence), the store holds, in the named
+// bucket runs/started, one record per recorded step of a running run, under
+// "<session key>\n<n>" (n 8 digits, from 0): JSON
 // {"entries": [...]} with the run's transcript entries since the previous record (the results
 // of the earlier steps and the assistant message asking for this step's calls). Turn.dispatch
 // writes it through Storage before the step's ToolRuns start (skipped when every call is of a
