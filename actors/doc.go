@@ -5,20 +5,34 @@
 //
 // # The tree
 //
-//	Gateway                     root; restarts children with backoff; ordered shutdown
-//	├── Storage                 the Store's writer (but for the memory index's own buckets, which
-//	│                           package memory writes from tool calls): group commit, answers after the commit
-//	├── Approvals               exec commands waiting for the owner's approval (approvals.go)
-//	├── Connector(<channel>)    one per channel account (channels.ID: telegram, telegram:work): platform
-//	│                           goroutine, durable accept, ordered sends; replies leave by the account
-//	│                           that received the message (Session.toConnector)
-//	├── Router                  session key → Session; spawns on demand, passivates idle sessions
-//	│   ├── Session(<key>)      one per conversation: transcript, queue, at most one Turn
+// The Gateway spawns its children in this order (gateway.go:Gateway.onStarted); actor names
+// are in brackets, Turns and ToolRuns are unnamed.
+//
+//	Gateway [gateway]           root; restarts its children with backoff; ordered shutdown
+//	├── Storage [storage]       the Store's writer (but for the memory index's own buckets, which
+//	│                           package memory writes itself): group commit, answers after the commit
+//	├── Approvals [approvals]   exec commands waiting for the owner's approval (approvals.go)
+//	├── Router [router]         session key → Session; spawns on demand, passivates idle sessions,
+//	│   │                       gates and archives sub-agents (subagent_router.go, subagent_archive.go)
+//	│   ├── Session [<key>|<n>] one per conversation: transcript, queue, at most one Turn
 //	│   │   └── Turn            one agent run: the LLM ↔ tools loop
 //	│   │       └── ToolRun     one tool call; a crash or hang fails only this call
-//	│   └── Session(agent:<id>:subagent:<uuid>)  a sub-agent: a Session like the others, linked
-//	│                           to its parent Session in the store (subagent.go)
-//	└── Timer                   cron jobs and heartbeats: one heap of wake-ups, one clock timer
+//	│   └── Session [agent:<id>:subagent:<uuid>|<n>]  a sub-agent: a Session like the others,
+//	│                           linked to its parent Session in the store (subagent.go)
+//	├── Timer [timer]           cron jobs and heartbeats: one heap of wake-ups, one clock timer
+//	└── Connector [connector-<id>]  one per channel account (channels.ID: telegram, telegram:work,
+//	                            terminal, webchat, openai): platform goroutine, durable accept,
+//	                            ordered sends, drafts; replies leave by the account that received
+//	                            the message (Session.toConnector)
+//
+// After the last Connector the Gateway sends the Router their PIDs (connectorsReady); only
+// then does the Router build the Sessions' props, respawn the sessions the store says have
+// pending work, and start its sweep ticker.
+//
+// Outside the tree, cmd/reef owns and hands over in Deps: the event bus (package events),
+// the model endpoints' breakers (providers.Breakers, Deps.Outages), the background processes
+// (tools/exec.Processes, Deps.Processes), and, inside the agents' tools, the memory index and
+// the MCP connections.
 //
 // # Who starts and stops what
 //
@@ -32,7 +46,8 @@
 //	                               Storage, before the Router (it reloads the waiting requests)
 //	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping
 //	approval backstop timer        ToolRun.ask                the decision; ToolRun.Stopping
-//	Connector                      Gateway.Started            Gateway shutdown; restarted on panic
+//	Connector                      Gateway.Started, after     Gateway shutdown; restarted on panic
+//	                               the Timer, one per account
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
 //	show timer (per started run)   Connector, TurnStarted     fires after the account's startDelayMs
@@ -80,9 +95,13 @@
 //	                               run's record and its
 //	                               closing both failed)
 //	background process (outside   tools/exec.Processes, for  its end or its timeout; process kill;
-//	the tree; processes.go)        exec background/yieldMs    Session /stop and /new, the Router
-//	                                                          at a sub-agent's end (KillSession);
-//	                                                          cmd/reef closes the owner at shutdown
+//	the tree; processes.go)        exec background/yieldMs    Session /stop and /new, a stopped
+//	                                                          sub-agent, the Router at a sub-agent's
+//	                                                          end (KillSession); cmd/reef closes the
+//	                                                          owner at shutdown, before Runtime.Stop
+//	event bus (outside the tree;   cmd/reef, before Start     cmd/reef at shutdown, before
+//	package events)                                           Runtime.Stop (Publish after Close is a
+//	                                                          no-op)
 //	ToolRun                        Turn.dispatch              itself after reporting; Turn stop
 //	tool goroutine                 ToolRun.Started            the tool returns; ctx cancelled at
 //	                                                          the deadline; abandoned after a grace
@@ -115,7 +134,7 @@
 //	                                            tools.GuestPolicy per channel; the owner gets the agent's)
 //	turn_media.go:Turn.fetchMedia               the messages' files (Inbound.Media, by the channel's
 //	                                            channels.Fetcher) saved under inbox/<date>/ and described
-//	                                            in the user entries, which the Session records (package media)
+//	                                            in the user entries, which the Session records (internal/media)
 //	turn.go:Turn.onStarted, Turn.begin          TurnStarted; the first model call (its context carries
 //	                                            the run's providers.Priority: background for heartbeat,
 //	                                            cron and sub-agent runs, session.go:runPriority)
@@ -173,24 +192,45 @@
 // its agent (messages.Inbound.Agent, honoured by Deps.agentFor in Connector.ready); its caller
 // holds the gateway token, so it is the owner (access.APIChannel) and not rate limited.
 //
+// Events reef raises itself skip the Connector and its access check but take the same two
+// steps, a durable inbox entry and then routeInbound to the Router: the Timer's cron jobs and
+// heartbeats and a background process's exit (Runtime.ProcessExited) go through enqueue
+// (inject.go), a cron run with its run record in the same transaction; a sub-agent's task and
+// completion, sessions_send and subagents steer are written by the Session that raises them
+// (see Sub-agents below); the greeting after /new is stored in the reset's transaction.
+// CLI commands reach a running gateway through cmd/reef's control socket and the Runtime's
+// methods (Write through Storage, Cron through the Timer, DecideApproval, Cancel).
+//
 // # Rules
 //
-// Receive never blocks on the network, the disk or a child process, with two exceptions
-// that happen once per actor life: a Session loads its state from the Store (a bbolt read
-// from memory-mapped pages) in Started, and Storage drains its pending writes when it stops.
-// Work that blocks runs in a goroutine the actor owns; results come back as messages to
-// self, tagged so late results are dropped. Every such goroutine recovers panics.
+// Receive never waits on the network, a child process or a disk write. It may read the
+// Store (a bbolt View over memory-mapped pages): Session, Timer and Approvals load their state
+// in Started, the Router lists pending sessions at connectorsReady, and a few handlers look
+// up one record (the Timer's poll of cron runs in flight and its cron requests, a heartbeat's
+// session, /subagents log). It waits on other work only on the way out: Storage drains its
+// pending writes when it stops, a stopping Connector lets sends in flight finish for up to
+// sendGrace (5 s), and a Session that panicked waits up to 5 s for Storage to count the
+// attempt (session_poison.go). Work that blocks runs in a goroutine the actor owns; results
+// come back as messages to self, tagged so late results are dropped. Every such goroutine
+// recovers panics, and every actor's recoverMiddleware logs a panic's stack in Receive.
 //
-// Supervision: Turn → ToolRun and Session → Turn stop the failed child (the parent turns the
-// loss into an error result or a failed run); Router → Session restarts up to 3 times a
-// minute, then stops it (a panic in Session.Receive first charges the messages in hand with
-// an attempt, and one charged twice becomes a dead letter, session_poison.go); Gateway restarts Connectors and the Router with exponential backoff.
+// Supervision (a parent's props name the strategy for its children): Turn → ToolRun and
+// Session → Turn stop the failed child (stopDecider; the parent turns the loss into an error
+// result or a failed run); Router → Session restarts up to 3 times a minute, then stops it
+// (OneForOne(3, time.Minute); a panic in Session.Receive first charges the messages in hand
+// with an attempt, and one charged twice becomes a dead letter, session_poison.go); the
+// Gateway restarts any of its children (Storage, Approvals, Router, Timer, Connectors) with
+// protoactor's ExponentialBackoffStrategy(time.Minute, 500ms): the delay is 500 ms times the
+// failures counted since the last quiet minute, without a limit. A restarted actor is a new
+// instance built by its producer and sees Started again; messages its Receive was handling
+// when it panicked are dropped by protoactor.
 //
 // # Tool calls across a crash
 //
 // A tool's side effect happens at most once across a crash (turn_started.go). Besides the
-// layout of DESIGN §4, the store holds, in the named bucket runs/started, one record per
-// recorded step of a running run, under "<session key>\n<n>" (n 8 digits, from 0): JSON
+// rest of the layout (docs/architecture.md, Persistence), the store holds, in the named
+// bucket runs/started, one record per recorded step of a running run, under
+// "<session key>\n<n>" (n 8 digits, from 0): JSON
 // {"entries": [...]} with the run's transcript entries since the previous record (the results
 // of the earlier steps and the assistant message asking for this step's calls). Turn.dispatch
 // writes it through Storage before the step's ToolRuns start (skipped when every call is of a
