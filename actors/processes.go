@@ -12,7 +12,8 @@ import (
 // Processes are the background processes exec starts (tools/exec.Processes, handed over by
 // cmd/reef). They run outside the actor tree, owned by that one owner, which the Sessions
 // reach here: /stop and /new kill a session's processes, a sub-agent's end kills its own,
-// /status counts them. The gateway kills the rest at shutdown (cmd/reef, after the actors).
+// /status counts them. The gateway kills the rest at shutdown (cmd/reef, before the actors
+// stop, so none reports its exit to a stopping Session).
 type Processes interface {
 	// KillSession kills the running processes of a session; stop says /stop asked (else the
 	// session ended). It returns how many it killed and does not wait.

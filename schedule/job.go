@@ -1,8 +1,8 @@
-// Package cron is the model of reef's scheduled jobs and the agent-facing `cron` tool: job
-// records, schedules (five-field cron expressions in an IANA time zone, fixed intervals,
-// one-shot times), their validation and next-run computation, including daylight-saving
-// gaps and overlaps. The Timer actor in package actors stores and fires the jobs; the tool
-// reaches it through tools.Runtime.
+// Package schedule is the model of reef's scheduled jobs, which the agent-facing `cron` tool
+// (package tools/cron) edits: job records, schedules (five-field cron expressions in an IANA
+// time zone, fixed intervals, one-shot times), their validation and next-run computation,
+// including daylight-saving gaps and overlaps. The Timer actor in package actors stores and
+// fires the jobs; the tool reaches it through tools.Runtime.
 package schedule
 
 import (
