@@ -34,6 +34,7 @@ var routes = []struct{ method, path, ctype, body string }{
 	{"GET", "/pairing", "", ""},
 	{"POST", "/pairing/approve", "application/x-www-form-urlencoded", "channel=telegram&code=ABCD2345"},
 	{"GET", "/config", "", ""},
+	{"POST", "/config/providers", "application/x-www-form-urlencoded", ""},
 	{"GET", "/chat", "", ""},
 	{"GET", "/chat/history", "", ""},
 	{"POST", "/chat/send", "application/json", `{"text":"hi"}`},
@@ -100,7 +101,7 @@ func TestEveryEndpointWithTheToken(t *testing.T) {
 			t.Errorf("%s %s: CSP %q", rt.method, rt.path, got)
 		}
 	}
-	want := []string{"cron run job1", "cron disable job1", "pairing approve telegram ABCD2345"}
+	want := []string{"cron run job1", "cron disable job1", "pairing approve telegram ABCD2345", "probe providers"}
 	if got := r.backend.recorded(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("changes: got %v, want %v", got, want)
 	}
