@@ -254,29 +254,20 @@ func (d *doctor) checkProviders(cfg *configs.Config) {
 		}
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		pc := cfg.Providers[name]
-		p, err := newProvider(name, pc, 10*time.Second)
-		if err != nil {
-			d.fail("provider "+name, err.Error(), "set providers."+name+".type")
-			continue
-		}
-		pinger, ok := p.(providers.Pinger)
-		if !ok {
+	for _, pr := range probeProviders(context.Background(), cfg, names, 10*time.Second) {
+		name := pr.name
+		switch pr.state {
+		case probeBroken:
+			d.fail("provider "+name, pr.err.Error(), "set providers."+name+".type")
+		case probeUnchecked:
 			d.ok("provider "+name, "configured (reachability not checked)")
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = pinger.Ping(ctx)
-		cancel()
-		switch {
-		case errors.Is(err, providers.ErrAuth):
+		case probeAuthRefused:
 			d.fail("provider "+name, "the API key was rejected", "check the key in providers."+name+".apiKey"+envNote(name, "API_KEY"))
-		case err != nil:
-			d.fail("provider "+name, err.Error(), "check providers."+name+".baseUrl"+envNote(name, "BASE_URL")+" and that the server is running")
+		case probeUnreachable:
+			d.fail("provider "+name, pr.err.Error(), "check providers."+name+".baseUrl"+envNote(name, "BASE_URL")+" and that the server is running")
 		default:
-			d.ok("provider "+name, "reachable"+baseURLNote(pc))
-			d.checkModels(p, name, models[name])
+			d.ok("provider "+name, "reachable"+baseURLNote(pr.pc))
+			d.checkModels(pr.client, name, models[name])
 		}
 	}
 }

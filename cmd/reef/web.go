@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -278,6 +279,34 @@ func (b *webBackend) Config(context.Context) (web.ConfigView, error) {
 	d.checkGuestTools(b.cfg)
 	return web.ConfigView{YAML: red.String(string(raw)), Checks: parseChecks(red.String(out.String()))}, nil
 }
+
+// ProbeProviders runs reef doctor's provider check (probeProviders) on every configured
+// provider, used by an agent or not.
+func (b *webBackend) ProbeProviders(ctx context.Context) ([]web.ProviderProbe, error) {
+	names := make([]string, 0, len(b.cfg.Providers))
+	for name := range b.cfg.Providers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	red := redact.New(b.cfg.Secrets()...)
+	out := make([]web.ProviderProbe, 0, len(names))
+	for _, pr := range probeProviders(ctx, b.cfg, names, webProbeTimeout) {
+		p := web.ProviderProbe{Name: pr.name, Type: pr.pc.Type, BaseURL: red.String(pr.pc.BaseURL), State: pr.state.String(),
+			OK: pr.state == probeReachable, Latency: pr.latency}
+		switch {
+		case pr.state == probeAuthRefused:
+			// The server's words may echo the key (OpenAI's do): the verdict is enough.
+			p.Reason = "the API key was rejected: check providers." + pr.name + ".apiKey" + envNote(pr.name, "API_KEY")
+		case pr.err != nil:
+			p.Reason = red.String(pr.err.Error())
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// webProbeTimeout bounds each provider's check from the Config page: a person is waiting.
+const webProbeTimeout = 8 * time.Second
 
 // parseChecks reads the doctor's lines: "✓ what: detail", "✗ what: problem" with "fix:"
 // lines below, "  ! note"; other lines continue the one before.

@@ -214,6 +214,18 @@ func TestWebUIInABrowser(t *testing.T) {
 		shot("13-config"),
 	)
 
+	var probe string
+	run("check providers",
+		chromedp.Click(`#check-providers`, chromedp.ByID),
+		chromedp.WaitVisible(`#providers tbody tr`),
+		chromedp.Text(`#providers tbody`, &probe, chromedp.ByQuery),
+		noSecret("config with the providers checked"),
+		shot("13b-config-providers"),
+	)
+	if !strings.Contains(probe, "openai") || !strings.Contains(probe, "reachable") || !strings.Contains(probe, "ms") {
+		t.Errorf("the provider check shows:\n%s", probe)
+	}
+
 	run("readable on a phone",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
 		chromedp.Navigate(w.url+"/"),

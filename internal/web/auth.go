@@ -45,17 +45,20 @@ func (a auth) csrf() string    { return a.mac("csrf") }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
-// check reports whether r is authenticated and whether by the cookie.
-func (a auth) check(r *http.Request, token string) (ok, cookie bool) {
+// check reports whether r is authenticated, and whether it tried the token itself (an
+// Authorization header, counted by the rate limit) rather than the cookie. A stale cookie
+// (the token changed) is not counted: the browser sends it with every request, and the
+// cookie is a 256-bit MAC nobody guesses.
+func (a auth) check(r *http.Request, token string) (ok, bearer bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, cred, _ := strings.Cut(h, " ")
-		return strings.EqualFold(scheme, "Bearer") && equal(strings.TrimSpace(cred), token), false
+		return strings.EqualFold(scheme, "Bearer") && equal(strings.TrimSpace(cred), token), true
 	}
 	c, err := r.Cookie(cookieName)
 	if err != nil {
 		return false, false
 	}
-	return equal(c.Value, a.session()), true
+	return equal(c.Value, a.session()), false
 }
 
 // safeMethod: requests that change nothing need no CSRF token.
@@ -67,7 +70,14 @@ func safeMethod(m string) bool {
 // for a browser), 403 for a cookie request that changes something without the CSRF token.
 func (s *Server) protect(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok, cookie := s.auth.check(r, s.cfg.Token)
+		if r.Header.Get("Authorization") != "" && s.lockedOut(w, r, false) {
+			return
+		}
+		ok, bearer := s.auth.check(r, s.cfg.Token)
+		if bearer {
+			s.counted(r, ok)
+		}
+		cookie := ok && !bearer
 		if !ok {
 			if wantsHTML(r) && r.Method == http.MethodGet {
 				w.WriteHeader(http.StatusUnauthorized)
@@ -115,7 +125,12 @@ func securityHeaders(h http.Handler) http.Handler {
 // login checks the form's token and sets the session cookie.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if !equal(r.PostFormValue("token"), s.cfg.Token) {
+	if s.lockedOut(w, r, true) {
+		return
+	}
+	ok := equal(r.PostFormValue("token"), s.cfg.Token)
+	s.counted(r, ok)
+	if !ok {
 		s.log.Warn().Str("remote", r.RemoteAddr).Msg("web: login with a wrong token")
 		w.WriteHeader(http.StatusUnauthorized)
 		s.renderLogin(w, r, "That is not the gateway token.")

@@ -32,6 +32,9 @@ type Backend interface {
 	Pairing(ctx context.Context, action, channel, code string) error
 	// Config is the effective configuration with every secret redacted, and the doctor's checks.
 	Config(ctx context.Context) (ConfigView, error)
+	// ProbeProviders asks every configured provider, at once and briefly, whether it answers
+	// and takes its key (reef doctor's check), in name order. It waits for the answers.
+	ProbeProviders(ctx context.Context) ([]ProviderProbe, error)
 }
 
 // Overview is the first page.
@@ -76,6 +79,23 @@ type Conversation struct {
 type ConfigView struct {
 	YAML   string  // the effective configuration, secrets redacted
 	Checks []Check // the doctor's checks that make sense while the gateway runs
+	// Probes are the providers' answers when the page shows "check providers"'s result
+	// (Probed); the page itself does not wait on the network.
+	Probes []ProviderProbe
+	Probed bool
+}
+
+// ProviderProbe is one provider's answer to "check providers" on the Config page.
+type ProviderProbe struct {
+	Name    string
+	Type    string // openai, anthropic, gemini
+	BaseURL string // "" for the type's default endpoint
+	// State is "reachable", "auth refused" (the key was rejected), "unreachable" (no answer,
+	// or an error answer), "not checked" (the client has no cheap check) or "misconfigured".
+	State   string
+	OK      bool
+	Reason  string // why not reachable, secrets redacted
+	Latency time.Duration
 }
 
 // Check is one doctor line.

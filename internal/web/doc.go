@@ -5,7 +5,8 @@
 // Every route but /healthz, /readyz, /login and the embedded assets needs the gateway token:
 // "Authorization: Bearer <token>", or the cookie the login form sets (a MAC of the token,
 // HttpOnly, SameSite=Strict). Cookie requests that change something also need the CSRF
-// token (auth.go). Every response carries a strict Content-Security-Policy; the pages load
+// token (auth.go). Wrong tokens (login form, Bearer) are counted per client address and lock
+// it out for a while after five (ratelimit.go). Every response carries a strict Content-Security-Policy; the pages load
 // one embedded script and no inline code.
 //
 // The pages are rendered with html/template from templates/ and read or change things only

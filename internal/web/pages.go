@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -67,6 +68,15 @@ var funcs = template.FuncMap{
 	},
 	"since":     func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
 	"firstLine": func(s string) string { return firstLine(s, 120) },
+	"latency": func(d time.Duration) string {
+		if d <= 0 {
+			return "-"
+		}
+		if d < 10*time.Millisecond {
+			return d.Round(100 * time.Microsecond).String()
+		}
+		return d.Round(time.Millisecond).String()
+	},
 }
 
 func newPages(cfg Config) (*pages, error) {
@@ -141,6 +151,7 @@ func (p *pages) routes(s *Server) {
 	s.page("GET /pairing", s.pairing)
 	s.page("POST /pairing/{action}", s.pairingAction)
 	s.page("GET /config", s.config)
+	s.page("POST /config/providers", s.probeProviders)
 }
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
@@ -261,6 +272,35 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, http.StatusOK, "config", "Config", c)
 }
+
+// probeProviders is the Config page's "check providers": the page again with each
+// provider's probe for a browser, the probes as JSON for a script.
+func (s *Server) probeProviders(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), probeTimeout)
+	defer cancel()
+	probes, err := s.cfg.Backend.ProbeProviders(ctx)
+	if err != nil {
+		s.backendError(w, err)
+		return
+	}
+	for i := range probes {
+		probes[i].Reason = s.pages.red.String(probes[i].Reason)
+	}
+	if !wantsHTML(r) {
+		writeJSON(w, http.StatusOK, map[string]any{"providers": probes})
+		return
+	}
+	c, err := s.cfg.Backend.Config(r.Context())
+	if err != nil {
+		s.backendError(w, err)
+		return
+	}
+	c.Probes, c.Probed = probes, true
+	s.render(w, http.StatusOK, "config", "Config", c)
+}
+
+// probeTimeout bounds "check providers" as a whole (each provider has a shorter one).
+const probeTimeout = 30 * time.Second
 
 // done answers a change: back to the page for a browser's form, {"ok": true} for a script.
 func (s *Server) done(w http.ResponseWriter, r *http.Request, page string, err error) {

@@ -105,6 +105,17 @@ func (b *fakeBackend) Config(context.Context) (ConfigView, error) {
 	return ConfigView{YAML: "providers:\n  openai:\n    apiKey: " + canary + "\n", Checks: []Check{{OK: true, What: "data directory", Detail: "ok"}}}, nil
 }
 
+// ProbeProviders answers one provider of each kind; the refused one's reason echoes the key,
+// as OpenAI's 401 does, so the page must redact it.
+func (b *fakeBackend) ProbeProviders(context.Context) ([]ProviderProbe, error) {
+	b.record("probe providers")
+	return []ProviderProbe{
+		{Name: "local", Type: "openai", BaseURL: "http://127.0.0.1:11434/v1", State: "reachable", OK: true, Latency: 3 * time.Millisecond},
+		{Name: "openai", Type: "openai", State: "auth refused", Reason: "Incorrect API key provided: " + canary, Latency: 120 * time.Millisecond},
+		{Name: "spare", Type: "anthropic", BaseURL: "http://127.0.0.1:9/v1", State: "unreachable", Reason: "connection refused", Latency: time.Millisecond},
+	}, nil
+}
+
 func (b *fakeBackend) record(s string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -41,6 +41,7 @@ type Server struct {
 	cfg    Config
 	log    zerolog.Logger
 	auth   auth
+	limit  *limiter // failed logins per client address
 	mux    *http.ServeMux
 	pages  *pages
 	srv    *http.Server
@@ -65,7 +66,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, auth: newAuth(cfg.Token), mux: http.NewServeMux(), pages: pg}
+	s := &Server{cfg: cfg, log: log, auth: newAuth(cfg.Token), limit: newLimiter(), mux: http.NewServeMux(), pages: pg}
 	s.routes()
 	return s, nil
 }

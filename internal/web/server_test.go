@@ -34,6 +34,7 @@ var routes = []struct{ method, path, ctype, body string }{
 	{"GET", "/pairing", "", ""},
 	{"POST", "/pairing/approve", "application/x-www-form-urlencoded", "channel=telegram&code=ABCD2345"},
 	{"GET", "/config", "", ""},
+	{"POST", "/config/providers", "application/x-www-form-urlencoded", ""},
 	{"GET", "/chat", "", ""},
 	{"GET", "/chat/history", "", ""},
 	{"POST", "/chat/send", "application/json", `{"text":"hi"}`},
@@ -42,6 +43,7 @@ var routes = []struct{ method, path, ctype, body string }{
 
 func TestEveryEndpointNeedsTheToken(t *testing.T) {
 	r := newRig(t)
+	wrong := 0 // wrong tokens sent: after limitFailures of them the address is locked out
 	for _, rt := range append(routes, struct{ method, path, ctype, body string }{"GET", "/live/events", "", ""},
 		struct{ method, path, ctype, body string }{"GET", "/chat/events", "", ""}) {
 		resp := r.do(t, rt.method, rt.path, "", "", rt.ctype, rt.body)
@@ -60,8 +62,13 @@ func TestEveryEndpointNeedsTheToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp2.Body.Close()
-		if resp2.StatusCode != http.StatusUnauthorized {
-			t.Errorf("%s %s with a wrong token: %d, want 401", rt.method, rt.path, resp2.StatusCode)
+		wrong++
+		want := http.StatusUnauthorized
+		if wrong > limitFailures {
+			want = http.StatusTooManyRequests
+		}
+		if resp2.StatusCode != want {
+			t.Errorf("%s %s with wrong token number %d: %d, want %d", rt.method, rt.path, wrong, resp2.StatusCode, want)
 		}
 	}
 	if got := r.backend.recorded(); len(got) != 0 {
@@ -94,7 +101,7 @@ func TestEveryEndpointWithTheToken(t *testing.T) {
 			t.Errorf("%s %s: CSP %q", rt.method, rt.path, got)
 		}
 	}
-	want := []string{"cron run job1", "cron disable job1", "pairing approve telegram ABCD2345"}
+	want := []string{"cron run job1", "cron disable job1", "pairing approve telegram ABCD2345", "probe providers"}
 	if got := r.backend.recorded(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("changes: got %v, want %v", got, want)
 	}

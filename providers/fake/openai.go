@@ -30,12 +30,18 @@ type openaiServer struct {
 	closing <-chan struct{}
 }
 
-func (s *openaiServer) mux() *http.ServeMux {
+func (s *openaiServer) mux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /v1/embeddings", s.embed)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key := s.script.APIKey; key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+			s.status(w, r, Reply{Status: http.StatusUnauthorized})
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func (s *openaiServer) models(w http.ResponseWriter, r *http.Request) {

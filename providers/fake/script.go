@@ -57,6 +57,10 @@ type Script struct {
 	KeepRequests int
 	// Models, when set, is what the OpenAI fake's GET /v1/models lists (default: fake-model).
 	Models []string
+	// APIKey, when set, is the only key the OpenAI fake accepts: a request with another (or
+	// none) gets 401 invalid_api_key, echoing the key it got as OpenAI does. Set it before
+	// the fake serves.
+	APIKey string
 	// Capacity, when set, bounds the requests the OpenAI fake serves at once: the rest get
 	// 429 with Retry-After (a provider's concurrency limit).
 	Capacity *Capacity
