@@ -193,3 +193,30 @@ func TestLoadImages(t *testing.T) {
 		t.Errorf("%d images loaded, want %d", n, MaxImages)
 	}
 }
+
+// TestDescribeVideos: a saved video is named with its path, size and type; one over the cap
+// with its name, size, type and why it was not downloaded.
+func TestDescribeVideos(t *testing.T) {
+	ws := t.TempDir()
+	f := &Fetcher{Workspace: ws, Limits: Limits{Video: 100}, Log: zerolog.Nop()}
+	clip := &opener{data: bytes.Repeat([]byte{1}, 80)}
+	got := f.Fetch(context.Background(), time.Now(), []messages.Media{
+		{Kind: messages.MediaVideo, Name: "clip.mp4", MIME: "video/mp4", Size: 80, Ref: "v1"},
+		{Kind: messages.MediaVideo, Name: "film.mov", MIME: "video/quicktime", Size: 5000, Ref: "v2"},
+	}, clip.open)
+	if got[0].Path == "" || !strings.HasSuffix(got[0].Path, "clip.mp4") {
+		t.Fatalf("the small video was not saved: %+v", got[0])
+	}
+	if clip.calls.Load() != 1 {
+		t.Errorf("%d downloads, want 1 (the film is over the cap)", clip.calls.Load())
+	}
+	desc := Describe(got)
+	for _, want := range []string{
+		"[video: " + got[0].Path + " (80 B, video/mp4)]",
+		"[video: film.mov (4.9 KB, video/quicktime), not downloaded: 4.9 KB is over the 100 B limit for video files]",
+	} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, desc)
+		}
+	}
+}
