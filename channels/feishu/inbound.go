@@ -54,7 +54,8 @@ func (b *Bot) normalize(ev *larkim.P2MessageReceiveV1) (in messages.Inbound, ok 
 		in.Mentioned = true
 	}
 	in.Media = inboundMedia(in.MessageID, str(msg.MessageType), str(msg.Content)) // downloaded before the run
-	if len(in.Media) == 0 || str(msg.MessageType) == "post" {                     // a post's text comes with its images
+	// A post's text comes with its images; other messages with a file are that file.
+	if len(in.Media) == 0 || str(msg.MessageType) == "post" {
 		in.Text = messageText(str(msg.MessageType), str(msg.Content), m)
 	}
 	return in, true
