@@ -220,3 +220,31 @@ func TestDescribeVideos(t *testing.T) {
 		}
 	}
 }
+
+type modelClient struct {
+	model, mime string
+	audio       []byte
+}
+
+func (c *modelClient) Transcribe(_ context.Context, model, mime string, audio []byte) (string, error) {
+	c.model, c.mime, c.audio = model, mime, audio
+	return "hi there", nil
+}
+
+// TestModelTranscriber: the whole file reaches the client with the model and type; a file
+// over the cap is refused without a call.
+func TestModelTranscriber(t *testing.T) {
+	c := &modelClient{}
+	tr := &ModelTranscriber{Client: c, Model: "gemini-2.5-flash", MaxBytes: 10}
+	text, err := tr.Transcribe(context.Background(), "v.ogg", "audio/ogg", strings.NewReader("OggS-0123"))
+	if err != nil || text != "hi there" {
+		t.Fatalf("Transcribe = %q, %v", text, err)
+	}
+	if c.model != "gemini-2.5-flash" || c.mime != "audio/ogg" || string(c.audio) != "OggS-0123" {
+		t.Errorf("the client got %q %q %q", c.model, c.mime, c.audio)
+	}
+	c.audio = nil
+	if _, err := tr.Transcribe(context.Background(), "v.ogg", "audio/ogg", strings.NewReader("OggS-0123456")); err == nil || c.audio != nil {
+		t.Errorf("audio over the cap: %v (client called: %v), want a refusal and no call", err, c.audio != nil)
+	}
+}
