@@ -66,9 +66,10 @@ func newEmbedder(name, typ string, pc configs.ProviderConfig, baseURL string, re
 }
 
 // newTranscriber builds the transcription client of a configured provider, or nil when its
-// type offers none. A call may take 5 minutes (a long recording). OpenAI-compatible
-// endpoints get /audio/transcriptions; Gemini gets generateContent with the audio inline,
-// retried like model calls (retry: llm.maxRetries, Retry-After). maxBytes caps the audio read
+// type offers none. A file's transcription may take 5 minutes (a long recording), retries
+// included. OpenAI-compatible endpoints get /audio/transcriptions; Gemini gets
+// generateContent with the audio inline, retried like model calls (retry: llm.maxRetries,
+// Retry-After). maxBytes caps the audio read
 // into memory for it (0: media's default audio cap).
 func newTranscriber(name, typ string, pc configs.ProviderConfig, model string, maxBytes int64, retry providers.RetryConfig) media.Transcriber {
 	client := &http.Client{Timeout: 5 * time.Minute}
@@ -81,7 +82,8 @@ func newTranscriber(name, typ string, pc configs.ProviderConfig, model string, m
 		return &media.OpenAITranscriber{BaseURL: base, APIKey: pc.APIKey, Model: model, Client: client}
 	case "gemini":
 		g := gemini.New(gemini.Config{Name: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, HTTPClient: client})
-		return &media.ModelTranscriber{Client: providers.RetryTranscribe(g, retry), Model: model, MaxBytes: maxBytes}
+		return &media.ModelTranscriber{Client: providers.RetryTranscribe(g, retry), Model: model, MaxBytes: maxBytes,
+			Timeout: client.Timeout}
 	}
 	return nil
 }

@@ -248,3 +248,23 @@ func TestModelTranscriber(t *testing.T) {
 		t.Errorf("audio over the cap: %v (client called: %v), want a refusal and no call", err, c.audio != nil)
 	}
 }
+
+type hungClient struct{}
+
+func (hungClient) Transcribe(ctx context.Context, _, _ string, _ []byte) (string, error) {
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-time.After(time.Minute):
+		return "", errors.New("the timeout did not reach the client")
+	}
+}
+
+// TestModelTranscriberTimeout: Timeout bounds the client's call (retries included).
+func TestModelTranscriberTimeout(t *testing.T) {
+	tr := &ModelTranscriber{Client: hungClient{}, Model: "m", Timeout: 20 * time.Millisecond}
+	_, err := tr.Transcribe(context.Background(), "v.ogg", "audio/ogg", strings.NewReader("OggS"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Transcribe = %v, want the deadline", err)
+	}
+}

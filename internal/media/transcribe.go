@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Transcriber turns speech into text: OpenAITranscriber, or ModelTranscriber over a model
@@ -82,6 +83,9 @@ type ModelTranscriber struct {
 	Model string
 	// MaxBytes caps what is read of a file (default DefaultAudioBytes, the audio download cap).
 	MaxBytes int64
+	// Timeout bounds one file's transcription, retries included (0: only ctx), so a hung
+	// service holds the run up once, not once per retry.
+	Timeout time.Duration
 }
 
 // Transcribe reads the audio and hands it to the client with the configured model.
@@ -96,6 +100,11 @@ func (t *ModelTranscriber) Transcribe(ctx context.Context, _, mime string, audio
 	}
 	if int64(len(data)) > limit {
 		return "", fmt.Errorf("transcribe: the audio is over %s", Bytes(limit))
+	}
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.Timeout)
+		defer cancel()
 	}
 	text, err := t.Client.Transcribe(ctx, t.Model, mime, data)
 	if err != nil {
