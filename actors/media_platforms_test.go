@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +117,42 @@ func TestFeishuMediaBothWays(t *testing.T) {
 		t.Errorf("the image message shows %d bytes, want chart.png's %d", len(img.File), len(chart))
 	}
 	checkImageReached(t, script, ws, photo)
+}
+
+// TestFeishuPostImagesReachTheModel: a rich-text post with text and two images reaches the
+// vision model as its text and both images, saved in the inbox like single image messages.
+func TestFeishuPostImagesReachTheModel(t *testing.T) {
+	srv := feishutest.New(t, feishutest.Config{})
+	bot, err := feishu.New(srv.BotConfig(), testutil.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, ws, _ := mediaRig(t, "feishu", bot)
+	until(t, "the long connection", srv.Connected)
+	cat := append([]byte{0xff, 0xd8, 0xff, 0xe0}, bytes.Repeat([]byte{3}, 500)...)
+	dog := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{4}, 300)...)
+	srv.UserSendsPost("oc_dm", "ou_alice", "", "which one is cuter?", cat, dog)
+	until(t, "the answer", func() bool { return len(script.Requests()) > 0 && len(srv.Messages()) > 0 })
+	reqs := script.Requests()
+	last := reqs[len(reqs)-1].Messages
+	var text string
+	var images [][]byte
+	for _, m := range last {
+		if m.Role == "user" {
+			text += m.Content
+			for _, md := range m.Media {
+				images = append(images, md.Data)
+			}
+		}
+	}
+	if !strings.Contains(text, "which one is cuter?") || strings.Count(text, "[image: inbox/") != 2 {
+		t.Errorf("the model was told %q, want the text and both saved images", text)
+	}
+	if len(images) != 2 || !bytes.Equal(images[0], cat) || !bytes.Equal(images[1], dog) {
+		t.Errorf("the model got %d images, want the cat and the dog in order", len(images))
+	}
+	saved, _ := filepath.Glob(filepath.Join(ws, "inbox", "*", "*"))
+	if len(saved) != 2 {
+		t.Errorf("inbox holds %v, want both images", saved)
+	}
 }

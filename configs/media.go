@@ -23,11 +23,23 @@ type MediaCaps struct {
 	Document int `yaml:"document"`
 }
 
-// TranscriptionConfig names the OpenAI-compatible /audio/transcriptions endpoint to use:
-// a configured provider (its baseUrl and apiKey) and the model.
+// TranscriptionConfig names the service that transcribes: a configured provider (its baseUrl
+// and apiKey) and the model. A provider of type openai is called at /audio/transcriptions
+// (OpenAI, Groq, a local whisper server); one of type gemini at generateContent with the
+// audio inline and an instruction to transcribe it.
 type TranscriptionConfig struct {
-	Provider string `yaml:"provider"` // a key of providers (of type openai)
-	Model    string `yaml:"model"`    // e.g. whisper-1, gpt-4o-mini-transcribe
+	Provider string `yaml:"provider"` // a key of providers, of type openai or gemini
+	Model    string `yaml:"model"`    // e.g. whisper-1, gpt-4o-mini-transcribe, gemini-2.5-flash
+}
+
+// TranscriptionType is the type of the provider media.transcription names (openai or
+// gemini), or "" when transcription is off.
+func (c *Config) TranscriptionType() string {
+	t := c.Media.Transcription
+	if t.Provider == "" || t.Model == "" {
+		return ""
+	}
+	return providerType(t.Provider, c.Providers[t.Provider])
 }
 
 // visionPrefixes are the model name prefixes known to take image input; the longest match
@@ -70,15 +82,15 @@ func (v *validator) media(m MediaConfig, providers map[string]ProviderConfig) {
 		return
 	}
 	p, ok := providers[t.Provider]
-	switch {
+	switch typ := providerType(t.Provider, p); {
 	case t.Provider == "":
-		v.addf("media.transcription.provider: name the provider (a key of providers) whose /audio/transcriptions to use")
+		v.addf("media.transcription.provider: name the provider (a key of providers, of type openai or gemini) that transcribes")
 	case !ok:
 		v.addf("media.transcription.provider: %q is not a configured provider", t.Provider)
-	case p.Type != "" && p.Type != "openai" || p.Type == "" && t.Provider != "openai":
-		v.addf("media.transcription.provider: %q is not OpenAI-compatible (type openai): reef transcribes with /audio/transcriptions", t.Provider)
+	case typ != "openai" && typ != "gemini":
+		v.addf("media.transcription.provider: %q is of type %s: reef transcribes with an OpenAI-compatible /audio/transcriptions (type openai) or Gemini (type gemini)", t.Provider, typ)
 	}
 	if t.Model == "" {
-		v.addf("media.transcription.model: name the transcription model, e.g. whisper-1")
+		v.addf("media.transcription.model: name the transcription model, e.g. whisper-1 or gemini-2.5-flash")
 	}
 }

@@ -1,9 +1,6 @@
 package providers
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // Embedder turns texts into embedding vectors, one per input, in order (memory search).
 // The openai and gemini clients implement it.
@@ -23,17 +20,13 @@ type embedRetrier struct {
 }
 
 func (er *embedRetrier) Embed(ctx context.Context, model string, input []string) ([][]float32, error) {
-	for attempt := 0; ; attempt++ {
-		vecs, err := er.e.Embed(ctx, model, input)
-		if err == nil || !retryable(ctx, err) || attempt >= er.r.cfg.MaxRetries {
-			return vecs, err
-		}
-		d, ok := er.r.delay(attempt, err)
-		if !ok {
-			return nil, err
-		}
-		if serr := er.r.cfg.Sleep(ctx, d); serr != nil {
-			return nil, fmt.Errorf("providers: retry: %w (last error: %v)", serr, err)
-		}
+	var vecs [][]float32
+	err := er.r.call(ctx, func() (err error) {
+		vecs, err = er.e.Embed(ctx, model, input)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return vecs, nil
 }

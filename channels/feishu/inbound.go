@@ -54,7 +54,8 @@ func (b *Bot) normalize(ev *larkim.P2MessageReceiveV1) (in messages.Inbound, ok 
 		in.Mentioned = true
 	}
 	in.Media = inboundMedia(in.MessageID, str(msg.MessageType), str(msg.Content)) // downloaded before the run
-	if len(in.Media) == 0 {
+	// A post's text comes with its images; other messages with a file are that file.
+	if len(in.Media) == 0 || str(msg.MessageType) == "post" {
 		in.Text = messageText(str(msg.MessageType), str(msg.Content), m)
 	}
 	return in, true
@@ -131,6 +132,8 @@ type postBody struct {
 
 type postElem struct {
 	Tag      string `json:"tag"`
+	ImageKey string `json:"image_key"` // img; media (a video's cover)
+	FileKey  string `json:"file_key"`  // media
 	Text     string `json:"text"`
 	Href     string `json:"href"`
 	UserID   string `json:"user_id"`
@@ -142,18 +145,9 @@ type postElem struct {
 // postText flattens a post: the title, then one line per paragraph. Received posts carry the
 // body directly; sent ones are keyed by language (zh_cn, en_us...): both are accepted.
 func postText(content string, m mentions) string {
-	var p postBody
-	if err := json.Unmarshal([]byte(content), &p); err != nil {
+	p, ok := parsePost(content)
+	if !ok {
 		return ""
-	}
-	if p.Title == "" && p.Content == nil {
-		var langs map[string]json.RawMessage
-		_ = json.Unmarshal([]byte(content), &langs)
-		for _, lang := range []string{"zh_cn", "en_us", "ja_jp"} {
-			if raw, ok := langs[lang]; ok && json.Unmarshal(raw, &p) == nil {
-				break
-			}
-		}
 	}
 	var lines []string
 	if p.Title != "" {
@@ -167,6 +161,25 @@ func postText(content string, m mentions) string {
 		lines = append(lines, strings.TrimSpace(sb.String()))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// parsePost decodes a post's content: the body itself when received, keyed by language
+// (zh_cn, en_us...) when sent.
+func parsePost(content string) (postBody, bool) {
+	var p postBody
+	if err := json.Unmarshal([]byte(content), &p); err != nil {
+		return p, false
+	}
+	if p.Title == "" && p.Content == nil {
+		var langs map[string]json.RawMessage
+		_ = json.Unmarshal([]byte(content), &langs)
+		for _, lang := range []string{"zh_cn", "en_us", "ja_jp"} {
+			if raw, ok := langs[lang]; ok && json.Unmarshal(raw, &p) == nil {
+				break
+			}
+		}
+	}
+	return p, true
 }
 
 func elemText(e postElem, m mentions) string {
@@ -191,8 +204,10 @@ func elemText(e postElem, m mentions) string {
 		return ""
 	case "code_block":
 		return "```" + strings.ToLower(e.Language) + "\n" + strings.TrimRight(e.Text, "\n") + "\n```"
-	case "img", "media":
+	case "img":
 		return "[image]"
+	case "media":
+		return "[video]"
 	case "emotion":
 		return ":" + e.Emoji + ":"
 	case "hr":

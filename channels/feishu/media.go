@@ -32,9 +32,13 @@ type mediaContent struct {
 	FileName string `json:"file_name"`
 }
 
-// inboundMedia lists the file of an image, file, audio or media message. Ref is
-// "<message id>/<key>/<type>", what GET .../messages/{id}/resources/{key}?type= needs.
+// inboundMedia lists the file of an image, file, audio or media message, and the images and
+// videos of a post (rich text). Ref is "<message id>/<key>/<type>", what GET
+// .../messages/{id}/resources/{key}?type= needs.
 func inboundMedia(messageID, msgType, content string) []messages.Media {
+	if msgType == "post" {
+		return postMedia(messageID, content)
+	}
 	var c mediaContent
 	if json.Unmarshal([]byte(content), &c) != nil {
 		return nil
@@ -51,6 +55,35 @@ func inboundMedia(messageID, msgType, content string) []messages.Media {
 		return []messages.Media{{Kind: messages.MediaVideo, MIME: "video/mp4", Name: c.FileName, Ref: ref(c.FileKey, "file")}}
 	}
 	return nil
+}
+
+// postMedia lists a post's img elements as images and its media elements as videos, in the
+// order they appear; a key met twice is downloaded once.
+func postMedia(messageID, content string) []messages.Media {
+	p, ok := parsePost(content)
+	if !ok {
+		return nil
+	}
+	var out []messages.Media
+	seen := map[string]bool{}
+	for _, para := range p.Content {
+		for _, e := range para {
+			var m messages.Media
+			switch {
+			case e.Tag == "img" && e.ImageKey != "":
+				m = messages.Media{Kind: messages.MediaImage, Ref: messageID + "/" + e.ImageKey + "/image"}
+			case e.Tag == "media" && e.FileKey != "":
+				m = messages.Media{Kind: messages.MediaVideo, MIME: "video/mp4", Ref: messageID + "/" + e.FileKey + "/file"}
+			default:
+				continue
+			}
+			if !seen[m.Ref] {
+				seen[m.Ref] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // kindOfName classifies a file message by its name: people send pictures as files too.

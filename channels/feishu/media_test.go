@@ -53,6 +53,49 @@ func TestInboundFilesDownload(t *testing.T) {
 	}
 }
 
+// TestInboundPostWithImages: a rich-text post with text and two images arrives with its text
+// and both images as Media, each downloaded from the post's message resources; an image key
+// of another message is refused, as the platform does.
+func TestInboundPostWithImages(t *testing.T) {
+	srv, bot, box := wsBot(t, zerolog.Nop())
+	cat := append([]byte{0xff, 0xd8, 0xff, 0xe0}, bytes.Repeat([]byte{1}, 400)...)
+	dog := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{2}, 500)...)
+	mid := srv.UserSendsPost("oc_dm", "ou_alice", "Pets", "which one is cuter?", cat, dog)
+	in := box.next(t)
+	if !strings.Contains(in.Text, "Pets") || !strings.Contains(in.Text, "which one is cuter?") || strings.Count(in.Text, "[image]") != 2 {
+		t.Errorf("text %q, want the title, the text and where the two images were", in.Text)
+	}
+	if len(in.Media) != 2 {
+		t.Fatalf("media %+v, want the two images", in.Media)
+	}
+	for i, want := range [][]byte{cat, dog} {
+		m := in.Media[i]
+		if m.Kind != messages.MediaImage || !strings.HasPrefix(m.Ref, mid+"/") || !strings.HasSuffix(m.Ref, "/image") {
+			t.Errorf("image %d: %+v, want an image resource of %s", i, m, mid)
+			continue
+		}
+		body, err := bot.Fetch(context.Background(), m)
+		if err != nil {
+			t.Errorf("image %d: fetch: %v", i, err)
+			continue
+		}
+		data, _ := io.ReadAll(body)
+		body.Close()
+		if !bytes.Equal(data, want) {
+			t.Errorf("image %d: downloaded %d bytes, want %d", i, len(data), len(want))
+		}
+	}
+	if n := srv.Downloads(); n != 2 {
+		t.Errorf("%d downloads, want 2", n)
+	}
+	other := srv.UserSays("oc_dm", "ou_alice", "hi")
+	box.next(t)
+	_, key, _ := strings.Cut(in.Media[0].Ref, "/")
+	if _, err := bot.Fetch(context.Background(), messages.Media{Ref: other + "/" + key}); err == nil {
+		t.Error("an image key fetched through another message was served")
+	}
+}
+
 // TestSendUploadsFiles: a reply's image is uploaded to /im/v1/images and sent as an image
 // message, a document to /im/v1/files and sent as a file message; a path outside the
 // workspace is refused with a note.

@@ -26,9 +26,14 @@ const (
 var _ channels.Fetcher = (*Bot)(nil)
 
 // inboundMedia lists the files of m reef downloads: the largest size of a photo, a
-// document, a voice note, an audio file, a video or a round video note. Ref is the file_id.
+// document, a voice note, an audio file, a video, a round video note or an animation (a GIF,
+// which Telegram converts to a silent MP4). Ref is the file_id.
 func inboundMedia(m *telego.Message) []messages.Media {
 	switch {
+	case m.Animation != nil:
+		// Checked before Document: Telegram sets both on an animation, for old clients.
+		a := m.Animation
+		return []messages.Media{{Kind: messages.MediaVideo, Name: a.FileName, MIME: orDefault(a.MimeType, "video/mp4"), Size: a.FileSize, Ref: a.FileID}}
 	case len(m.Photo) > 0:
 		p := m.Photo[len(m.Photo)-1] // sizes come smallest first
 		return []messages.Media{{Kind: messages.MediaImage, MIME: "image/jpeg", Size: int64(p.FileSize), Ref: p.FileID}}
@@ -99,7 +104,8 @@ type namedReader struct {
 func (n namedReader) Name() string { return n.name }
 
 // sendMedia uploads one file of a reply: sendPhoto for an image Telegram shows inline,
-// sendVoice for an .ogg voice note, sendDocument otherwise. A file that cannot be sent
+// sendVoice for an .ogg voice note, sendVideo for a video (.mp4, .mov, .webm or a video/*
+// type) so it plays in the chat, sendDocument otherwise. A file that cannot be sent
 // (outside the workspace, missing, over the limit) is an error wrapping channels.ErrMedia.
 func (b *Bot) sendMedia(ctx context.Context, chat int64, thread, reply int, m messages.Media) (string, error) {
 	f, err := channels.OpenMedia(ctx, m, b.cfg.MediaClient, maxFileUpload)
@@ -126,6 +132,11 @@ func (b *Bot) sendMedia(ctx context.Context, chat int64, thread, reply int, m me
 			msg, err = b.api.SendVoice(ctx, &telego.SendVoiceParams{ChatID: id, MessageThreadID: thread, Voice: file, ReplyParameters: rp})
 			return err
 		})
+	case isVideo(m, ext):
+		err = b.call(ctx, "sendVideo", func(ctx context.Context) (err error) {
+			msg, err = b.api.SendVideo(ctx, &telego.SendVideoParams{ChatID: id, MessageThreadID: thread, Video: file, ReplyParameters: rp})
+			return err
+		})
 	default:
 		err = b.call(ctx, "sendDocument", func(ctx context.Context) (err error) {
 			msg, err = b.api.SendDocument(ctx, &telego.SendDocumentParams{ChatID: id, MessageThreadID: thread, Document: file, ReplyParameters: rp})
@@ -136,4 +147,14 @@ func (b *Bot) sendMedia(ctx context.Context, chat int64, thread, reply int, m me
 		return "", err
 	}
 	return strconv.FormatInt(chat, 10) + ":" + strconv.Itoa(msg.MessageID), nil
+}
+
+// isVideo reports whether a reply's file goes out as a video: by its kind or MIME type, else
+// by its name's extension (what a MEDIA: line gives).
+func isVideo(m messages.Media, ext string) bool {
+	switch ext {
+	case ".mp4", ".mov", ".webm", ".m4v":
+		return true
+	}
+	return m.Kind == messages.MediaVideo || strings.HasPrefix(strings.ToLower(m.MIME), "video/")
 }

@@ -113,3 +113,84 @@ func TestSendMediaRefusesFilesOutsideTheWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestInboundVideos: a video, a round video note and an animation (which Telegram also
+// announces as a document) arrive as one video each, with the name, type and size Telegram
+// gave, and download through getFile.
+func TestInboundVideos(t *testing.T) {
+	s := telegramtest.New(t)
+	b, logs := newTestBot(t, s, nil)
+	in := newInbox()
+	cancel, _ := run(t, b, in.deliver)
+	defer cancel()
+	clip := append([]byte("\x00\x00\x00\x18ftypmp42"), bytes.Repeat([]byte{3}, 700)...)
+	note := append([]byte("\x00\x00\x00\x18ftypisom"), bytes.Repeat([]byte{4}, 300)...)
+	gif := append([]byte("\x00\x00\x00\x18ftypmp41"), bytes.Repeat([]byte{5}, 200)...)
+	tests := []struct {
+		send       func()
+		name, mime string
+		data       []byte
+	}{
+		{func() { s.UserSendsVideo(42, 42, "holiday.mp4", clip, 0) }, "holiday.mp4", "video/mp4", clip},
+		{func() { s.UserSendsVideoNote(42, 42, note) }, "", "video/mp4", note},
+		{func() { s.UserSendsAnimation(42, 42, "dance.gif.mp4", gif) }, "dance.gif.mp4", "video/mp4", gif},
+	}
+	for _, tt := range tests {
+		tt.send()
+		got := in.next(t)
+		if len(got.Media) != 1 {
+			t.Errorf("%q: %d files, want one video: %+v", tt.name, len(got.Media), got.Media)
+			continue
+		}
+		m := got.Media[0]
+		if m.Kind != messages.MediaVideo || m.Name != tt.name || m.MIME != tt.mime || m.Size != int64(len(tt.data)) {
+			t.Errorf("media = %+v, want video %q %s of %d bytes", m, tt.name, tt.mime, len(tt.data))
+		}
+		body, err := b.Fetch(context.Background(), m)
+		if err != nil {
+			t.Errorf("%q: fetch: %v", tt.name, err)
+			continue
+		}
+		data, _ := io.ReadAll(body)
+		body.Close()
+		if !bytes.Equal(data, tt.data) {
+			t.Errorf("%q: downloaded %d bytes, want %d", tt.name, len(data), len(tt.data))
+		}
+	}
+	assertNoToken(t, "logs", logs.String())
+}
+
+// TestSendVideo: a reply's .mp4, .mov and .webm go out by sendVideo (multipart, the file
+// under "video"), as does a file whose kind or MIME type says video; a .gif stays a document.
+func TestSendVideo(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	ws := t.TempDir()
+	clip := append([]byte("\x00\x00\x00\x18ftypmp42"), bytes.Repeat([]byte{6}, 900)...)
+	for _, name := range []string{"clip.mp4", "phone.MOV", "screen.webm", "recording.bin", "anim.gif"} {
+		if err := os.WriteFile(filepath.Join(ws, name), clip, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := b.Send(context.Background(), messages.Outbound{ChatID: "9", ReplyToID: "9:4", Media: []messages.Media{
+		{Root: ws, Path: "clip.mp4"}, {Root: ws, Path: "phone.MOV"}, {Root: ws, Path: "screen.webm"},
+		{Root: ws, Path: "recording.bin", MIME: "video/mp4"}, {Root: ws, Path: "anim.gif"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Messages(9)
+	want := []struct{ kind, name string }{{"video", "clip.mp4"}, {"video", "phone.MOV"}, {"video", "screen.webm"},
+		{"video", "recording.bin"}, {"document", "anim.gif"}}
+	if len(got) != len(want) {
+		t.Fatalf("sent %d messages, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if got[i].Kind != w.kind || got[i].FileName != w.name || !bytes.Equal(got[i].File, clip) {
+			t.Errorf("message %d: %s %q (%d bytes), want %s %q with the file", i, got[i].Kind, got[i].FileName, len(got[i].File), w.kind, w.name)
+		}
+	}
+	if got[0].ReplyTo != 4 {
+		t.Errorf("the first video replies to %d, want 4", got[0].ReplyTo)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/internal/netguard"
+	"github.com/reefgw/reef/providers"
 )
 
 // mediaSettings maps the media block: download caps and the transcription endpoint.
@@ -16,16 +17,21 @@ func mediaSettings(cfg *configs.Config) actors.MediaSettings {
 	mb := func(n int) int64 { return int64(n) << 20 }
 	s := actors.MediaSettings{Limits: media.Limits{Image: mb(m.MaxMB.Image), Audio: mb(m.MaxMB.Audio),
 		Video: mb(m.MaxMB.Video), Document: mb(m.MaxMB.Document), InlineChars: m.InlineChars}}
-	if t := m.Transcription; t.Provider != "" && t.Model != "" {
-		p := cfg.Providers[t.Provider]
-		base := p.BaseURL
-		if base == "" {
-			base = "https://api.openai.com/v1"
-		}
-		s.Transcriber = &media.OpenAITranscriber{BaseURL: base, APIKey: p.APIKey, Model: t.Model,
-			Client: &http.Client{Timeout: 5 * time.Minute}}
-	}
+	s.Transcriber = transcriber(cfg)
 	return s
+}
+
+// transcriber builds the client media.transcription names (newTranscriber), or nil when it
+// is off.
+func transcriber(cfg *configs.Config) media.Transcriber {
+	t := cfg.Media.Transcription
+	typ := cfg.TranscriptionType()
+	if typ == "" {
+		return nil
+	}
+	retry := providers.RetryConfig{MaxRetries: cfg.LLM.MaxRetries,
+		MaxRetryAfter: time.Duration(cfg.LLM.MaxRetryAfterSeconds) * time.Second}
+	return newTranscriber(t.Provider, typ, cfg.Providers[t.Provider], t.Model, int64(cfg.Media.MaxMB.Audio)<<20, retry)
 }
 
 // mediaClient fetches URLs on the agent's behalf for channels (a reply's MEDIA: https://...,

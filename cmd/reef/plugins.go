@@ -17,6 +17,7 @@ import (
 	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/terminal"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/internal/netguard"
 	"github.com/reefgw/reef/memory"
 	"github.com/reefgw/reef/providers"
@@ -60,6 +61,29 @@ func newEmbedder(name, typ string, pc configs.ProviderConfig, baseURL string, re
 		return providers.RetryEmbed(openai.New(openai.Config{Name: name, BaseURL: baseURL, APIKey: pc.APIKey}), retry)
 	case "gemini":
 		return providers.RetryEmbed(gemini.New(gemini.Config{Name: name, BaseURL: baseURL, APIKey: pc.APIKey}), retry)
+	}
+	return nil
+}
+
+// newTranscriber builds the transcription client of a configured provider, or nil when its
+// type offers none. A file's transcription may take 5 minutes (a long recording), retries
+// included. OpenAI-compatible endpoints get /audio/transcriptions; Gemini gets
+// generateContent with the audio inline, retried like model calls (retry: llm.maxRetries,
+// Retry-After). maxBytes caps the audio read
+// into memory for it (0: media's default audio cap).
+func newTranscriber(name, typ string, pc configs.ProviderConfig, model string, maxBytes int64, retry providers.RetryConfig) media.Transcriber {
+	client := &http.Client{Timeout: 5 * time.Minute}
+	switch typ {
+	case "openai":
+		base := pc.BaseURL
+		if base == "" {
+			base = "https://api.openai.com/v1"
+		}
+		return &media.OpenAITranscriber{BaseURL: base, APIKey: pc.APIKey, Model: model, Client: client}
+	case "gemini":
+		g := gemini.New(gemini.Config{Name: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, HTTPClient: client})
+		return &media.ModelTranscriber{Client: providers.RetryTranscribe(g, retry), Model: model, MaxBytes: maxBytes,
+			Timeout: client.Timeout}
 	}
 	return nil
 }

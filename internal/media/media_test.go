@@ -193,3 +193,78 @@ func TestLoadImages(t *testing.T) {
 		t.Errorf("%d images loaded, want %d", n, MaxImages)
 	}
 }
+
+// TestDescribeVideos: a saved video is named with its path, size and type; one over the cap
+// with its name, size, type and why it was not downloaded.
+func TestDescribeVideos(t *testing.T) {
+	ws := t.TempDir()
+	f := &Fetcher{Workspace: ws, Limits: Limits{Video: 100}, Log: zerolog.Nop()}
+	clip := &opener{data: bytes.Repeat([]byte{1}, 80)}
+	got := f.Fetch(context.Background(), time.Now(), []messages.Media{
+		{Kind: messages.MediaVideo, Name: "clip.mp4", MIME: "video/mp4", Size: 80, Ref: "v1"},
+		{Kind: messages.MediaVideo, Name: "film.mov", MIME: "video/quicktime", Size: 5000, Ref: "v2"},
+	}, clip.open)
+	if got[0].Path == "" || !strings.HasSuffix(got[0].Path, "clip.mp4") {
+		t.Fatalf("the small video was not saved: %+v", got[0])
+	}
+	if clip.calls.Load() != 1 {
+		t.Errorf("%d downloads, want 1 (the film is over the cap)", clip.calls.Load())
+	}
+	desc := Describe(got)
+	for _, want := range []string{
+		"[video: " + got[0].Path + " (80 B, video/mp4)]",
+		"[video: film.mov (4.9 KB, video/quicktime), not downloaded: 4.9 KB is over the 100 B limit for video files]",
+	} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, desc)
+		}
+	}
+}
+
+type modelClient struct {
+	model, mime string
+	audio       []byte
+}
+
+func (c *modelClient) Transcribe(_ context.Context, model, mime string, audio []byte) (string, error) {
+	c.model, c.mime, c.audio = model, mime, audio
+	return "hi there", nil
+}
+
+// TestModelTranscriber: the whole file reaches the client with the model and type; a file
+// over the cap is refused without a call.
+func TestModelTranscriber(t *testing.T) {
+	c := &modelClient{}
+	tr := &ModelTranscriber{Client: c, Model: "gemini-2.5-flash", MaxBytes: 10}
+	text, err := tr.Transcribe(context.Background(), "v.ogg", "audio/ogg", strings.NewReader("OggS-0123"))
+	if err != nil || text != "hi there" {
+		t.Fatalf("Transcribe = %q, %v", text, err)
+	}
+	if c.model != "gemini-2.5-flash" || c.mime != "audio/ogg" || string(c.audio) != "OggS-0123" {
+		t.Errorf("the client got %q %q %q", c.model, c.mime, c.audio)
+	}
+	c.audio = nil
+	if _, err := tr.Transcribe(context.Background(), "v.ogg", "audio/ogg", strings.NewReader("OggS-0123456")); err == nil || c.audio != nil {
+		t.Errorf("audio over the cap: %v (client called: %v), want a refusal and no call", err, c.audio != nil)
+	}
+}
+
+type hungClient struct{}
+
+func (hungClient) Transcribe(ctx context.Context, _, _ string, _ []byte) (string, error) {
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-time.After(time.Minute):
+		return "", errors.New("the timeout did not reach the client")
+	}
+}
+
+// TestModelTranscriberTimeout: Timeout bounds the client's call (retries included).
+func TestModelTranscriberTimeout(t *testing.T) {
+	tr := &ModelTranscriber{Client: hungClient{}, Model: "m", Timeout: 20 * time.Millisecond}
+	_, err := tr.Transcribe(context.Background(), "v.ogg", "audio/ogg", strings.NewReader("OggS"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Transcribe = %v, want the deadline", err)
+	}
+}

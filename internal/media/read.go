@@ -83,14 +83,20 @@ func Describe(ms []messages.Media) string {
 		}
 		b.WriteString("\n[")
 		b.WriteString(label(m.Kind))
+		// A video reaches no model as such: its type tells the agent what a tool could do with it.
+		typ := ""
+		if t := MIMEOf(m); m.Kind == messages.MediaVideo && t != "" {
+			typ = ", " + t
+		}
 		switch {
 		case m.Path != "":
-			fmt.Fprintf(&b, ": %s (%s)", m.Path, Bytes(m.Size))
+			fmt.Fprintf(&b, ": %s (%s%s)", m.Path, Bytes(m.Size), typ)
+		case m.Size > 0:
+			fmt.Fprintf(&b, ": %s (%s%s)", name, Bytes(m.Size), typ)
+		case typ != "":
+			fmt.Fprintf(&b, ": %s (%s)", name, typ[2:])
 		default:
 			fmt.Fprintf(&b, ": %s", name)
-			if m.Size > 0 {
-				fmt.Fprintf(&b, " (%s)", Bytes(m.Size))
-			}
 		}
 		if m.Note != "" {
 			b.WriteString(", " + m.Note)

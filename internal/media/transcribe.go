@@ -9,9 +9,11 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"time"
 )
 
-// Transcriber turns speech into text.
+// Transcriber turns speech into text: OpenAITranscriber, or ModelTranscriber over a model
+// client (Gemini).
 type Transcriber interface {
 	Transcribe(ctx context.Context, name, mime string, audio io.Reader) (string, error)
 }
@@ -69,4 +71,44 @@ func (t *OpenAITranscriber) Transcribe(ctx context.Context, name, mime string, a
 		return "", fmt.Errorf("transcribe: the answer is not JSON: %w", err)
 	}
 	return out.Text, nil
+}
+
+// ModelTranscriber transcribes with a model client that takes the audio whole, such as
+// Gemini's generateContent with the audio inline (providers.Transcriber; the client does its
+// own retries). The file is read into memory first, so a retry can send it again.
+type ModelTranscriber struct {
+	Client interface {
+		Transcribe(ctx context.Context, model, mime string, audio []byte) (string, error)
+	}
+	Model string
+	// MaxBytes caps what is read of a file (default DefaultAudioBytes, the audio download cap).
+	MaxBytes int64
+	// Timeout bounds one file's transcription, retries included (0: only ctx), so a hung
+	// service holds the run up once, not once per retry.
+	Timeout time.Duration
+}
+
+// Transcribe reads the audio and hands it to the client with the configured model.
+func (t *ModelTranscriber) Transcribe(ctx context.Context, _, mime string, audio io.Reader) (string, error) {
+	limit := t.MaxBytes
+	if limit <= 0 {
+		limit = DefaultAudioBytes
+	}
+	data, err := io.ReadAll(io.LimitReader(audio, limit+1))
+	if err != nil {
+		return "", fmt.Errorf("transcribe: read the audio: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return "", fmt.Errorf("transcribe: the audio is over %s", Bytes(limit))
+	}
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.Timeout)
+		defer cancel()
+	}
+	text, err := t.Client.Transcribe(ctx, t.Model, mime, data)
+	if err != nil {
+		return "", fmt.Errorf("transcribe: %w", err)
+	}
+	return text, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Upload limits of the platform: images 10 MB, files 30 MB.
@@ -50,6 +51,20 @@ func (s *Server) UserSendsAudio(chatID, openID string, data []byte) string {
 	return id
 }
 
+// UserSendsPost queues a direct rich-text (post) message as the platform delivers it: a
+// paragraph holding text, then one paragraph per image, an img element with the image_key
+// (and its width and height) the bot can download from this message.
+func (s *Server) UserSendsPost(chatID, openID, title, text string, images ...[]byte) string {
+	paras := [][]map[string]any{{{"tag": "text", "text": text, "style": []string{}}}}
+	for _, img := range images {
+		key := s.addUpload("img_v3_", "", img)
+		paras = append(paras, []map[string]any{{"tag": "img", "image_key": key, "width": 800, "height": 600}})
+	}
+	content, _ := json.Marshal(map[string]any{"title": title, "content": paras})
+	_, id := s.Push(Message{ChatID: chatID, SenderID: openID, Type: "post", Content: string(content)})
+	return id
+}
+
 // Downloads returns how many message resources were downloaded.
 func (s *Server) Downloads() int {
 	s.mu.Lock()
@@ -69,11 +84,14 @@ func (s *Server) addUpload(prefix, name string, data []byte) string {
 }
 
 // handleResource answers GET /open-apis/im/v1/messages/{id}/resources/{key}?type=image|file
-// with the file's bytes, for a key that belongs to a known message.
+// with the file's bytes, for a key that the message's content holds (as the platform does:
+// a key from another message is refused).
 func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	_, known := s.msgChat[r.PathValue("id")]
-	u, ok := s.uploads[r.PathValue("key")]
+	id, key := r.PathValue("id"), r.PathValue("key")
+	_, known := s.msgChat[id]
+	known = known && strings.Contains(s.bodies[id].content, `"`+key+`"`)
+	u, ok := s.uploads[key]
 	if ok && known {
 		s.downloads++
 	}

@@ -66,6 +66,36 @@ func (s *Server) UserSendsVoice(chatID, senderID int64, data []byte) int {
 	return s.Queue(telego.Update{Message: m})
 }
 
+// UserSendsVideo queues a video named name. size is what the message announces, len(data)
+// when 0 (as for UserSendsDocument).
+func (s *Server) UserSendsVideo(chatID, senderID int64, name string, data []byte, size int64) int {
+	if size == 0 {
+		size = int64(len(data))
+	}
+	m := s.Message(chatID, telego.ChatTypePrivate, senderID, "")
+	m.Video = &telego.Video{FileID: s.AddFile(data), FileUniqueID: "video", Width: 640, Height: 360, Duration: 3,
+		FileName: name, MimeType: "video/mp4", FileSize: size}
+	return s.Queue(telego.Update{Message: m})
+}
+
+// UserSendsVideoNote queues a round video note (Telegram gives it no name and no MIME type).
+func (s *Server) UserSendsVideoNote(chatID, senderID int64, data []byte) int {
+	m := s.Message(chatID, telego.ChatTypePrivate, senderID, "")
+	m.VideoNote = &telego.VideoNote{FileID: s.AddFile(data), FileUniqueID: "note", Length: 240, Duration: 2, FileSize: len(data)}
+	return s.Queue(telego.Update{Message: m})
+}
+
+// UserSendsAnimation queues a GIF as Telegram delivers it: a silent MP4 in animation, and the
+// same file in document too, for clients that predate animations.
+func (s *Server) UserSendsAnimation(chatID, senderID int64, name string, data []byte) int {
+	m := s.Message(chatID, telego.ChatTypePrivate, senderID, "")
+	id := s.AddFile(data)
+	m.Animation = &telego.Animation{FileID: id, FileUniqueID: "anim", Width: 320, Height: 240, Duration: 1,
+		FileName: name, MimeType: "video/mp4", FileSize: int64(len(data))}
+	m.Document = &telego.Document{FileID: id, FileUniqueID: "anim", FileName: name, MimeType: "video/mp4", FileSize: int64(len(data))}
+	return s.Queue(telego.Update{Message: m})
+}
+
 // Downloads returns how many files were downloaded through /file/bot<token>/.
 func (s *Server) Downloads() int {
 	s.mu.Lock()
@@ -119,8 +149,9 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, rest string) 
 	_, _ = w.Write(data)
 }
 
-// sendFile handles sendPhoto, sendDocument and sendVoice: multipart/form-data with chat_id,
-// the file under field (photo, document, voice), optional caption and reply_parameters.
+// sendFile handles sendPhoto, sendDocument, sendVoice and sendVideo: multipart/form-data with
+// chat_id, the file under field (photo, document, voice, video), optional caption and
+// reply_parameters.
 func (s *Server) sendFile(field string) func(http.ResponseWriter, *http.Request, []byte) {
 	return func(w http.ResponseWriter, r *http.Request, body []byte) {
 		mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))

@@ -68,6 +68,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		"sendPhoto":          s.sendFile("photo"),
 		"sendDocument":       s.sendFile("document"),
 		"sendVoice":          s.sendFile("voice"),
+		"sendVideo":          s.sendFile("video"),
 	}
 	h, ok := handlers[method]
 	if !ok {

@@ -8,8 +8,9 @@
 // parsing, 400 "can't parse entities" for unbalanced or unknown HTML tags), editMessageText,
 // sendChatAction, deleteMessage, setWebhook and deleteWebhook (getUpdates answers 409 while a
 // webhook is set), and files (files.go): getFile with GET /file/bot<token>/<file_path> for
-// what users send (UserSendsPhoto, UserSendsDocument, UserSendsVoice), sendPhoto, sendDocument
-// and sendVoice as multipart uploads within the Bot API's limits. Tests play users with UserSays and Queue, read replies with Sent and
+// what users send (UserSendsPhoto, UserSendsDocument, UserSendsVoice, UserSendsVideo,
+// UserSendsVideoNote, UserSendsAnimation), sendPhoto, sendDocument, sendVoice and sendVideo
+// as multipart uploads within the Bot API's limits. Tests play users with UserSays and Queue, read replies with Sent and
 // Messages, and inject failures with FailNext and Drop.
 package telegramtest
 
@@ -46,7 +47,8 @@ type SentMessage struct {
 	Text      string // text as the user sees it (tags stripped, entities decoded)
 	Edits     int
 	Deleted   bool
-	// Files (sendPhoto, sendDocument, sendVoice): Kind is "photo", "document" or "voice";
+	// Files (sendPhoto, sendDocument, sendVoice, sendVideo): Kind is "photo", "document",
+	// "voice" or "video";
 	// Text holds the caption.
 	Kind     string
 	FileName string

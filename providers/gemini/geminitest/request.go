@@ -37,6 +37,22 @@ type wirePart struct {
 		Name     string         `json:"name"`
 		Response map[string]any `json:"response"`
 	} `json:"functionResponse"`
+	InlineData *struct {
+		MimeType string `json:"mimeType"`
+		Data     []byte `json:"data"` // base64 on the wire
+	} `json:"inlineData"`
+}
+
+// inlineMedia is an inline data part as reef's Media: an image or audio with its bytes.
+func inlineMedia(mime string, data []byte) messages.Media {
+	kind := messages.MediaDocument
+	switch {
+	case strings.HasPrefix(mime, "image/"):
+		kind = messages.MediaImage
+	case strings.HasPrefix(mime, "audio/"):
+		kind = messages.MediaAudio
+	}
+	return messages.Media{Kind: kind, MIME: mime, Data: data}
 }
 
 // decodeRequest converts a request body back to reef's vocabulary. Tool call ids do not
@@ -84,8 +100,11 @@ func decodeRequest(body []byte) (fake.Request, error) {
 			req.Messages = append(req.Messages, m)
 		case "user", "":
 			var text []string
+			var media []messages.Media
 			for _, p := range c.Parts {
 				switch {
+				case p.InlineData != nil:
+					media = append(media, inlineMedia(p.InlineData.MimeType, p.InlineData.Data))
 				case p.FunctionResponse != nil:
 					name := p.FunctionResponse.Name
 					var id string
@@ -99,8 +118,8 @@ func decodeRequest(body []byte) (fake.Request, error) {
 					text = append(text, *p.Text)
 				}
 			}
-			if len(text) > 0 {
-				req.Messages = append(req.Messages, messages.ChatMessage{Role: messages.RoleUser, Content: strings.Join(text, "\n")})
+			if len(text) > 0 || len(media) > 0 {
+				req.Messages = append(req.Messages, messages.ChatMessage{Role: messages.RoleUser, Content: strings.Join(text, "\n"), Media: media})
 			}
 		default:
 			return fake.Request{}, fmt.Errorf("role %q is not user or model", c.Role)

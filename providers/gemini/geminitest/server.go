@@ -1,7 +1,9 @@
 // Package geminitest is a fake Gemini API on 127.0.0.1 that plays a fake.Script in the real
 // wire format: POST /v1beta/models/{model}:streamGenerateContent?alt=sse streams
 // GenerateContentResponse chunks (thought parts, text over several chunks, functionCall parts
-// in the final chunk with finishReason and usageMetadata); faults (Google error bodies,
+// in the final chunk with finishReason and usageMetadata); POST .../{model}:generateContent
+// answers one GenerateContentResponse with the reply's text (transcription uses it; inline
+// data parts are recorded as the request message's Media); faults (Google error bodies,
 // overflow, hangs, delays, dropped connections) come from the Reply fields. GET
 // /v1beta/models lists one model. Every generate request is recorded in the Script.
 package geminitest
@@ -108,39 +110,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if method != "streamGenerateContent" || r.URL.Query().Get("alt") != "sse" {
-		writeError(w, http.StatusNotFound, "the fake serves only :streamGenerateContent?alt=sse", nil)
+	stream := method == "streamGenerateContent" && r.URL.Query().Get("alt") == "sse"
+	if !stream && method != "generateContent" {
+		writeError(w, http.StatusNotFound, "the fake serves only :streamGenerateContent?alt=sse and :generateContent", nil)
 		return
 	}
-	if !s.authorized(w, r) {
+	reply, ok := s.next(w, r, model)
+	if !ok {
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
-	req, err := decodeRequest(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid JSON payload received. "+err.Error(), nil)
-		return
-	}
-	req.Model = model
-	req.Header = r.Header.Clone()
-	reply := s.script.Next(req)
-	if !s.wait(r.Context(), reply.Delay) {
-		return
-	}
-	switch {
-	case reply.Overflow:
-		writeError(w, http.StatusBadRequest, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", nil)
-		return
-	case reply.Status != 0:
-		var details []any
-		if reply.RetryAfter > 0 {
-			details = append(details, obj{"@type": "type.googleapis.com/google.rpc.RetryInfo",
-				"retryDelay": reply.RetryAfter.String()})
-		}
-		writeError(w, reply.Status, http.StatusText(reply.Status), details)
+	if !stream {
+		writeAnswer(w, model, reply)
 		return
 	}
 	w.Header().Set("content-type", "text/event-stream")
@@ -160,6 +140,58 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	newWriter(w, model).play(reply)
+}
+
+// next reads a generate request, records it and takes the script's reply for it. It answers
+// the faults that come before the first byte itself (bad key, bad JSON, a delay the client
+// gave up on, overflow, an error status) and then reports false.
+func (s *Server) next(w http.ResponseWriter, r *http.Request, model string) (fake.Reply, bool) {
+	if !s.authorized(w, r) {
+		return fake.Reply{}, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return fake.Reply{}, false
+	}
+	req, err := decodeRequest(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid JSON payload received. "+err.Error(), nil)
+		return fake.Reply{}, false
+	}
+	req.Model = model
+	req.Header = r.Header.Clone()
+	reply := s.script.Next(req)
+	if !s.wait(r.Context(), reply.Delay) {
+		return reply, false
+	}
+	switch {
+	case reply.Overflow:
+		writeError(w, http.StatusBadRequest, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", nil)
+		return reply, false
+	case reply.Status != 0:
+		var details []any
+		if reply.RetryAfter > 0 {
+			details = append(details, obj{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+				"retryDelay": reply.RetryAfter.String()})
+		}
+		writeError(w, reply.Status, http.StatusText(reply.Status), details)
+		return reply, false
+	}
+	return reply, true
+}
+
+// writeAnswer answers a unary :generateContent with one GenerateContentResponse holding the
+// reply's text.
+func writeAnswer(w http.ResponseWriter, model string, reply fake.Reply) {
+	b, _ := json.Marshal(obj{
+		"candidates": []obj{{"content": obj{"role": "model", "parts": []obj{{"text": reply.Text}}},
+			"finishReason": "STOP", "index": 0}},
+		"usageMetadata": obj{"promptTokenCount": max(reply.Usage.InputTokens, 1), "candidatesTokenCount": max(reply.Usage.OutputTokens, 1),
+			"totalTokenCount": max(reply.Usage.InputTokens, 1) + max(reply.Usage.OutputTokens, 1)},
+		"modelVersion": model,
+	})
+	w.Header().Set("content-type", "application/json; charset=UTF-8")
+	w.Write(b)
 }
 
 // wait sleeps d (forever when d < 0) and reports whether the request is still wanted.
