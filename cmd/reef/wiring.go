@@ -249,7 +249,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		return nil, err
 	}
 	met := metrics.New()
-	procs := exec.NewProcesses(exec.ProcessConfig{})
+	procs := exec.NewProcesses(processConfig(cfg))
 	agents, err := buildAgents(cfg, mem, outages, met, procs, mcpTools...)
 	if err != nil {
 		stopMCP()
