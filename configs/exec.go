@@ -16,7 +16,7 @@ const (
 func (c *Config) validateExecBackground(v *validator) {
 	b := c.Tools.Exec.Background
 	for _, l := range []struct {
-		key      string
+		key       string
 		n, lo, hi int
 	}{
 		{"maxRunning", b.MaxRunning, 1, maxExecBackgroundRunning},
