@@ -242,7 +242,13 @@ func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
 	close(s.up)
 	if s.listed == nil {
 		s.listed = append([]*sdk.Tool{}, listed...)
-		close(s.first)
+		// A server down at start had its first attempt end already (supervise closed
+		// first): closing it again would panic the gateway when the server comes up.
+		select {
+		case <-s.first:
+		default:
+			close(s.first)
+		}
 	}
 }
 
