@@ -137,7 +137,7 @@ func TestPolicyPatterns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"files__read_file", "memory_search"}, p.Allowed()); diff != "" {
+	if diff := cmp.Diff([]string{"files__read_file", "memory_search", "web__*"}, p.Allowed()); diff != "" { // web__*: the stand-in of a server not listed yet
 		t.Errorf("allowed (-want +got):\n%s", diff)
 	}
 	for _, tt := range []struct{ entry, want string }{
@@ -158,5 +158,31 @@ func TestPolicyPatterns(t *testing.T) {
 	var zero Policy
 	if zero.Allows("read") || len(zero.Allowed()) != 0 || len(p.Intersect(zero).Allowed()) != 0 {
 		t.Errorf("the zero policy allows something")
+	}
+}
+
+// reef doctor judges a configuration before the servers run, with "<server>__*" standing for
+// a server's tools: a grant of some of them counts as a grant of the server, a deny of some
+// does not take the server away.
+func TestPolicyServerStandIn(t *testing.T) {
+	known := []string{"read", "files__*"}
+	for _, tt := range []struct {
+		allow, deny []string
+		want        bool
+	}{
+		{[]string{"mcp:files:read_*"}, nil, true},
+		{[]string{"files__read_*"}, nil, true},
+		{[]string{"files__read_file"}, nil, true},
+		{[]string{"mcp:files"}, []string{"mcp:files:secret*"}, true},
+		{[]string{"mcp:files"}, []string{"mcp:files"}, false},
+		{[]string{"read"}, nil, false},
+	} {
+		p, err := NewPolicy(tt.allow, tt.deny, known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Allows("files__*"); got != tt.want {
+			t.Errorf("allow %v deny %v: files__* allowed %v, want %v", tt.allow, tt.deny, got, tt.want)
+		}
 	}
 }

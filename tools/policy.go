@@ -71,7 +71,7 @@ type term struct {
 func (t term) allows(name string) bool {
 	ok := false
 	for _, e := range t.allow {
-		if match(e, name) {
+		if match(e, name) || mayMatch(e, name) {
 			ok = true
 			break
 		}
@@ -120,6 +120,20 @@ func match(e, name string) bool {
 		return m
 	}
 	return e == name
+}
+
+// mayMatch reports whether name is the stand-in "<server>__*" of a server's tools not listed
+// yet (reef doctor's view of the configuration) and e may match one of them. Only allow
+// entries are judged so: a deny of some of a server's tools leaves the others allowed.
+func mayMatch(e, name string) bool {
+	server, rest, ok := strings.Cut(name, MCPSeparator)
+	if !ok || rest != "*" {
+		return false
+	}
+	if s, _, ok := strings.Cut(strings.TrimPrefix(e, MCPPrefix), ":"); strings.HasPrefix(e, MCPPrefix) && ok {
+		return s == server // mcp:<server>:<pattern>
+	}
+	return strings.HasPrefix(e, server+MCPSeparator) // a tool of the server, or a pattern of them
 }
 
 // isPattern reports whether an entry is a wildcard pattern ("files__read_*").
