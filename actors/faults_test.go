@@ -117,7 +117,7 @@ func TestBadToolCalls(t *testing.T) {
 		t.Fatalf("reply = %q", got)
 	}
 	results := checkPairs(t, h.transcript("1"))
-	for id, want := range map[string]string{"m": "not valid JSON", "u": "unknown tool", "d": "unknown tool", "x": "mode"} {
+	for id, want := range map[string]string{"m": "not valid JSON", "u": "unknown tool", "d": "\"exec\" is not allowed for this agent", "x": "mode"} {
 		if r := results[id]; !r.IsError || !strings.Contains(r.Content, want) {
 			t.Errorf("result %s = %+v, want an error mentioning %q", id, r, want)
 		}

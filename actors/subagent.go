@@ -371,6 +371,6 @@ func standingPolicy(a *Agent, st *messages.Standing) tools.Policy {
 	if len(names) == 0 { // an empty allow list would mean every tool
 		return tools.Policy{}
 	}
-	p, _ := tools.NewPolicy(names, nil, known)
+	p, _ := a.Tools.Policy(names, nil)
 	return p
 }

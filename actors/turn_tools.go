@@ -103,7 +103,11 @@ func (t *Turn) precheck(c messages.ToolCall) (messages.ChatMessage, bool) {
 		for _, s := range specs {
 			names = append(names, s.Name)
 		}
-		return toolResult(c, fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(names, ", ")), true), false
+		msg := fmt.Sprintf("unknown tool %q", c.Name)
+		if ok { // the agent's tool policy denies it: never offered, e.g. an MCP tool added while reef runs
+			msg = fmt.Sprintf("tool %q is not allowed for this agent (reef.yaml: agents[].tools allow/deny); it was not run", c.Name)
+		}
+		return toolResult(c, fmt.Sprintf("%s; available tools: %s", msg, strings.Join(names, ", ")), true), false
 	}
 	if args := strings.TrimSpace(c.Arguments); args != "" && !json.Valid([]byte(args)) {
 		return toolResult(c, "arguments are not valid JSON; send a JSON object matching the tool's parameters", true), false

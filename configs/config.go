@@ -226,6 +226,9 @@ type ExecConfig struct {
 	Sandbox  string           `yaml:"sandbox"`
 	Writable []string         `yaml:"writable"` // writable under landlock/bwrap besides the workspace and temp dirs
 	Limits   ExecLimitsConfig `yaml:"limits"`
+	// Background bounds the commands exec leaves running (background, yieldMs) and the
+	// process tool's records of them.
+	Background ExecBackgroundConfig `yaml:"background"`
 	// Approvals: owner (default: exec in a run the owner did not start waits for the owner's
 	// /approve), always (every exec waits, the owner's own too) or off.
 	Approvals              string `yaml:"approvals"`
@@ -238,6 +241,15 @@ type ExecLimitsConfig struct {
 	FileSizeMB int `yaml:"fileSizeMB"` // largest file a command may write; default 1024
 	CPUSeconds int `yaml:"cpuSeconds"` // CPU time per process; default 600
 	MemoryMB   int `yaml:"memoryMB"`   // address space per process; default 4096
+}
+
+// ExecBackgroundConfig bounds exec's background processes; 0 takes the default.
+type ExecBackgroundConfig struct {
+	MaxRunning          int `yaml:"maxRunning"`          // running at once per conversation; default 4
+	MaxTotal            int `yaml:"maxTotal"`            // running at once in the whole gateway; default 32
+	MaxKept             int `yaml:"maxKept"`             // finished processes a conversation keeps for poll and log; default 16
+	KeepFinishedMinutes int `yaml:"keepFinishedMinutes"` // how long a finished process is kept; default 60
+	OutputBytes         int `yaml:"outputBytes"`         // output kept per process (its last bytes); default 1048576
 }
 
 // ChannelsConfig lists the channels to run with `reef gateway`. A platform runs when its

@@ -33,9 +33,15 @@ const (
 	DefaultExecFileSizeMB       = 1024
 	DefaultExecCPUSeconds       = 600
 	DefaultExecMemoryMB         = 4096
-	DefaultLogLevel             = "info"
-	DefaultContextWindow        = 128000
-	DefaultToolMode             = "native"
+	// exec's background processes (tools.exec.background)
+	DefaultExecBackgroundRunning  = 4
+	DefaultExecBackgroundTotal    = 32
+	DefaultExecBackgroundKept     = 16
+	DefaultExecBackgroundKeepMins = 60
+	DefaultExecBackgroundOutput   = 1 << 20
+	DefaultLogLevel               = "info"
+	DefaultContextWindow          = 128000
+	DefaultToolMode               = "native"
 )
 
 // envProvider is a provider that can be configured from the environment alone.
@@ -139,6 +145,12 @@ func ApplyDefaults(c *Config, env func(string) string) {
 	positive(&c.Tools.Exec.Limits.FileSizeMB, DefaultExecFileSizeMB)
 	positive(&c.Tools.Exec.Limits.CPUSeconds, DefaultExecCPUSeconds)
 	positive(&c.Tools.Exec.Limits.MemoryMB, DefaultExecMemoryMB)
+	bg := &c.Tools.Exec.Background
+	positive(&bg.MaxRunning, DefaultExecBackgroundRunning)
+	positive(&bg.MaxTotal, DefaultExecBackgroundTotal)
+	positive(&bg.MaxKept, DefaultExecBackgroundKept)
+	positive(&bg.KeepFinishedMinutes, DefaultExecBackgroundKeepMins)
+	positive(&bg.OutputBytes, DefaultExecBackgroundOutput)
 }
 
 // defaultModel is the model of the first usable provider among openai, anthropic, gemini.

@@ -74,6 +74,7 @@ func (c *Config) validateMCP(v *validator) {
 		for list, entries := range map[string][]string{"allow": a.Tools.Allow, "deny": a.Tools.Deny} {
 			for _, e := range entries {
 				if name, ok := strings.CutPrefix(e, "mcp:"); ok {
+					name, _, _ = strings.Cut(name, ":") // mcp:<server>:<pattern>
 					if _, known := c.MCP.Servers[name]; !known {
 						v.addf("agents[%d].tools.%s: %q names no server under mcp.servers", i, list, e)
 					}

@@ -24,6 +24,7 @@ func TestValidateMCP(t *testing.T) {
 		{"headers on stdio", map[string]MCPServerConfig{"a": {Command: "x", Headers: map[string]string{"A": "b"}}}, nil, []string{"mcp.servers.a.headers: headers are for url servers"}},
 		{"negative timeout", map[string]MCPServerConfig{"a": {Command: "x", TimeoutSeconds: -1}}, nil, []string{"mcp.servers.a.timeoutSeconds"}},
 		{"unknown server in a policy", map[string]MCPServerConfig{"a": {Command: "x"}}, []string{"mcp:b"}, []string{`agents[0].tools.allow: "mcp:b" names no server under mcp.servers`}},
+		{"unknown server with a pattern", map[string]MCPServerConfig{"a": {Command: "x"}}, []string{"mcp:a:read_*", "mcp:b:*"}, []string{`agents[0].tools.allow: "mcp:b:*" names no server under mcp.servers`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

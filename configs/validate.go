@@ -122,6 +122,7 @@ func (c *Config) Validate() error {
 		v.addf("tools.exec.timeoutSeconds: %d is above tools.exec.maxTimeoutSeconds (%d): lower it or raise the maximum",
 			e.TimeoutSeconds, e.MaxTimeoutSeconds)
 	}
+	c.validateExecBackground(&v)
 	v.oneOf("log.level", c.Log.Level, logLevels)
 	v.oneOf("log.format", c.Log.Format, logFormats)
 	c.validateChannels(&v)

@@ -2,8 +2,8 @@ package tools
 
 import (
 	"fmt"
+	"slices"
 	"sort"
-	"strings"
 )
 
 // OwnerTools change the machine or the world: commands, file writes, schedules, sub-agents,
@@ -49,55 +49,51 @@ type Caller struct {
 	SenderID string
 }
 
-// GuestPolicy is one channel's GuestRules resolved against the known tools. Build it with
-// NewGuestPolicy; a nil GuestPolicy gives guests GuestTools.
+// GuestPolicy is one channel's GuestRules checked against the known tools. Build it with
+// NewGuestPolicy; a nil GuestPolicy gives guests GuestTools. Its entries are matched when a
+// run asks (see Policy), so a grant of mcp:<server> covers tools the server adds later.
 type GuestPolicy struct {
-	base     set
+	base     []string
 	channel  grantSet
 	groups   map[string]groupSet
 	bySender map[string]grantSet
 }
 
-type set map[string]bool
-
-type grantSet struct{ allow, deny set }
+type grantSet struct{ allow, deny []string }
 
 type groupSet struct {
 	grantSet
 	bySender map[string]grantSet
 }
 
-// NewGuestPolicy resolves r against the names of the known tools. An unknown group or tool
-// name is an error that names it and where it was.
+// NewGuestPolicy checks r against the names of the known tools (see NewPolicy). An unknown
+// group or tool name is an error that names it and where it was.
 func NewGuestPolicy(r GuestRules, known []string) (*GuestPolicy, error) {
-	knownSet := make(set, len(known))
-	for _, n := range known {
-		knownSet[n] = true
-	}
-	g := &GuestPolicy{base: make(set), groups: map[string]groupSet{}, bySender: map[string]grantSet{}}
+	v := newVetter(newNames(known), nil)
+	g := &GuestPolicy{groups: map[string]groupSet{}, bySender: map[string]grantSet{}}
 	for _, n := range GuestTools {
-		if knownSet[n] {
-			g.base[n] = true
+		if v.known.Has(n) {
+			g.base = append(g.base, n)
 		}
 	}
 	var err error
-	if g.channel, err = resolveGrant(r.Channel, knownSet, known, "tools"); err != nil {
+	if g.channel, err = resolveGrant(r.Channel, v, "tools"); err != nil {
 		return nil, err
 	}
 	for _, id := range sortedKeys(r.BySender) {
-		if g.bySender[id], err = resolveGrant(r.BySender[id], knownSet, known, fmt.Sprintf("toolsBySender.%s", id)); err != nil {
+		if g.bySender[id], err = resolveGrant(r.BySender[id], v, fmt.Sprintf("toolsBySender.%s", id)); err != nil {
 			return nil, err
 		}
 	}
 	for _, id := range sortedKeys(r.Groups) {
 		gg := r.Groups[id]
 		gs := groupSet{bySender: map[string]grantSet{}}
-		if gs.grantSet, err = resolveGrant(gg.Grant, knownSet, known, fmt.Sprintf("groupTools.%s", id)); err != nil {
+		if gs.grantSet, err = resolveGrant(gg.Grant, v, fmt.Sprintf("groupTools.%s", id)); err != nil {
 			return nil, err
 		}
 		for _, s := range sortedKeys(gg.BySender) {
 			where := fmt.Sprintf("groupTools.%s.bySender.%s", id, s)
-			if gs.bySender[s], err = resolveGrant(gg.BySender[s], knownSet, known, where); err != nil {
+			if gs.bySender[s], err = resolveGrant(gg.BySender[s], v, where); err != nil {
 				return nil, err
 			}
 		}
@@ -106,12 +102,12 @@ func NewGuestPolicy(r GuestRules, known []string) (*GuestPolicy, error) {
 	return g, nil
 }
 
-func resolveGrant(gr Grant, knownSet set, known []string, where string) (grantSet, error) {
-	allow, err := expand(gr.Allow, knownSet, known, "allow")
+func resolveGrant(gr Grant, v vetter, where string) (grantSet, error) {
+	allow, err := v.check(gr.Allow, "allow")
 	if err != nil {
 		return grantSet{}, fmt.Errorf("%s: %w", where, err)
 	}
-	deny, err := expand(gr.Deny, knownSet, known, "deny")
+	deny, err := v.check(gr.Deny, "deny")
 	if err != nil {
 		return grantSet{}, fmt.Errorf("%s: %w", where, err)
 	}
@@ -135,14 +131,15 @@ func (g *GuestPolicy) Resolve(agent Policy, c Caller) Policy {
 	if c.Owner {
 		return agent
 	}
+	if len(agent.terms) == 0 {
+		return Policy{}
+	}
 	var grants []grantSet
-	base := set{}
+	guest := term{}
 	if g == nil {
-		for _, n := range GuestTools {
-			base[n] = true
-		}
+		guest.allow = slices.Clone(GuestTools)
 	} else {
-		base = g.base
+		guest.allow = slices.Clone(g.base)
 		grants = append(grants, g.channel, g.bySender[c.SenderID])
 		if c.Group {
 			for _, id := range []string{"*", c.ChatID} {
@@ -152,36 +149,11 @@ func (g *GuestPolicy) Resolve(agent Policy, c Caller) Policy {
 			}
 		}
 	}
-	p := Policy{allowed: map[string]bool{}}
-	for n := range agent.allowed {
-		ok := base[n]
-		for _, gr := range grants {
-			ok = ok || gr.allow[n]
-		}
-		for _, gr := range grants {
-			ok = ok && !gr.deny[n]
-		}
-		if ok {
-			p.allowed[n] = true
-		}
+	for _, gr := range grants {
+		guest.allow = append(guest.allow, gr.allow...)
+		guest.deny = append(guest.deny, gr.deny...)
 	}
-	return p
-}
-
-// Key names the set of tools p allows ("edit,exec,read"): two policies with one key offer
-// the same tools.
-func (p Policy) Key() string {
-	return strings.Join(p.Allowed(), ",")
-}
-
-// Covers reports whether p allows every tool q allows.
-func (p Policy) Covers(q Policy) bool {
-	for n := range q.allowed {
-		if !p.allowed[n] {
-			return false
-		}
-	}
-	return true
+	return agent.with(guest)
 }
 
 // IsOwnerTool reports whether name is one of OwnerTools or an MCP server's tool: an MCP
@@ -196,15 +168,4 @@ func IsOwnerTool(name string) bool {
 		}
 	}
 	return false
-}
-
-// Intersect returns the tools both p and q allow.
-func (p Policy) Intersect(q Policy) Policy {
-	out := Policy{allowed: make(map[string]bool, len(p.allowed))}
-	for n := range p.allowed {
-		if q.allowed[n] {
-			out.allowed[n] = true
-		}
-	}
-	return out
 }

@@ -79,8 +79,9 @@ func mcpHTTPClient(allowPrivate []string, rawURL string) (*http.Client, error) {
 	}}, nil
 }
 
-// startMCP starts the MCP servers and returns their tools; stop stops them.
-func startMCP(cfg *configs.Config, log zerolog.Logger) (ts []tools.Tool, stop func(), err error) {
+// startMCP starts the MCP servers and returns them as sources of tools: the tools each one
+// lists now and later (tools.NewRegistryWith); stop stops them.
+func startMCP(cfg *configs.Config, log zerolog.Logger) (srcs []tools.Source, stop func(), err error) {
 	if len(cfg.MCP.Servers) == 0 {
 		return nil, func() {}, nil
 	}
@@ -88,8 +89,8 @@ func startMCP(cfg *configs.Config, log zerolog.Logger) (ts []tools.Tool, stop fu
 	if err != nil {
 		return nil, nil, err
 	}
-	ts = m.Start(context.Background(), mcpStartWait)
-	return ts, m.Stop, nil
+	srcs = m.Start(context.Background(), mcpStartWait)
+	return srcs, m.Stop, nil
 }
 
 // toolNames names tools.

@@ -102,7 +102,7 @@ func newTools(cfg *configs.Config, mem *memory.Manager, procs *exec.Processes) [
 	}
 	ts := append(fs.Tools(fsCfg), memtools.Tools(indexes)...)
 	if procs == nil {
-		procs = exec.NewProcesses(exec.ProcessConfig{})
+		procs = exec.NewProcesses(processConfig(cfg))
 	}
 	return append(append(ts, exec.NewProcess(procs, ex.MaxOutputBytes), exec.New(exec.Config{
 		DefaultTimeout: time.Duration(ex.TimeoutSeconds) * time.Second,
@@ -151,6 +151,13 @@ func sandboxHelper() []string {
 		return nil // the tool then runs commands without supervisor or sandbox
 	}
 	return []string{exe, "exec-sandbox"}
+}
+
+// processConfig maps tools.exec.background onto exec's background processes.
+func processConfig(cfg *configs.Config) exec.ProcessConfig {
+	b := cfg.Tools.Exec.Background
+	return exec.ProcessConfig{MaxRunning: b.MaxRunning, MaxTotal: b.MaxTotal, MaxKept: b.MaxKept,
+		KeepFinished: time.Duration(b.KeepFinishedMinutes) * time.Minute, OutputBytes: b.OutputBytes}
 }
 
 func execLimits(l configs.ExecLimitsConfig) exec.Limits {

@@ -90,11 +90,7 @@ type skillRow struct {
 // agentSkills finds the skills of one agent with why each is not offered, counting the tools
 // a skill needs that the agent's tool policy does not offer.
 func agentSkills(cfg *configs.Config, ac configs.AgentConfig) ([]skillRow, []string, error) {
-	registry, err := tools.NewRegistry(newTools(cfg, nil, nil)...)
-	if err != nil {
-		return nil, nil, err
-	}
-	policy, err := tools.NewPolicy(ac.Tools.Allow, ac.Tools.Deny, registry.Names())
+	policy, err := tools.NewPolicy(ac.Tools.Allow, ac.Tools.Deny, toolNamesOf(cfg))
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %s: tools: %w", ac.ID, err)
 	}

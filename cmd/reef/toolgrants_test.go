@@ -31,6 +31,8 @@ func TestDoctorWarnsWhenAnyoneGetsOwnerTools(t *testing.T) {
 		{name: "the agent's deny wins", extra: []string{`groups: ["*"]`, "tools: {allow: [exec]}"}, not: []string{"! security"}},
 		{name: "an MCP server for every guest", extra: []string{"dmPolicy: open", `allowFrom: ["*"]`, "tools: {allow: [mcp:files]}"},
 			want: []string{"! security: channels.telegram: dmPolicy: open lets anyone in, and guests may use files__*"}},
+		{name: "some tools of an MCP server for every guest", extra: []string{"dmPolicy: open", `allowFrom: ["*"]`, `tools: {allow: ["mcp:files:read_*"]}`},
+			want: []string{"! security: channels.telegram: dmPolicy: open lets anyone in, and guests may use files__*"}},
 		{name: "unknown tool", extra: []string{"toolsBySender:", `  "42": {allow: [shell]}`}, code: 1,
 			want: []string{`✗ tool grants: channels.telegram.toolsBySender.42: tools: policy: allow list: unknown tool "shell"`}},
 	}

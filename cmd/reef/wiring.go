@@ -68,9 +68,9 @@ func emptyHelp(err error) string {
 // endpoint's adaptive limit, prompt-based tool calls where configured, retries, the endpoint's
 // circuit breaker (from outages; nil for none) and failover; tools and their policy; workspaces
 // initialised on first use. mem holds the memory indexes (nil: none), met the metrics (nil:
-// none), procs exec's background processes (nil: a fresh owner). extra are tools beyond the
-// built-in ones: the MCP servers'.
-func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, met *metrics.Metrics, procs *exec.Processes, extra ...tools.Tool) ([]*actors.Agent, error) {
+// none), procs exec's background processes (nil: a fresh owner). mcp are the MCP servers,
+// whose tools join the built-in ones as they list them, at start and later.
+func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Breakers, met *metrics.Metrics, procs *exec.Processes, mcp ...tools.Source) ([]*actors.Agent, error) {
 	idle := time.Duration(cfg.LLM.IdleTimeoutSeconds) * time.Second
 	clients := map[string]providers.Provider{} // behind the endpoint's adaptive limit
 	raw := map[string]providers.Provider{}     // the bare clients: the breakers probe them
@@ -88,7 +88,7 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		clients[name] = providers.Adaptive(metered, providers.NewAdaptiveLimiter(providers.AdaptiveConfig{Ceiling: cfg.LLM.MaxConcurrent}))
 		raw[name] = p
 	}
-	registry, err := tools.NewRegistry(append(newTools(cfg, mem, procs), extra...)...)
+	registry, err := tools.NewRegistryWith(mcp, newTools(cfg, mem, procs)...)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,8 @@ func buildAgents(cfg *configs.Config, mem *memory.Manager, outages *providers.Br
 		if !cfg.MemoryFor(ac).On() {
 			deny = append(slices.Clone(deny), "group:memory")
 		}
-		policy, err := tools.NewPolicy(ac.Tools.Allow, deny, registry.Names())
+		// Matched by name when a run asks, so it judges tools an MCP server adds later too.
+		policy, err := registry.Policy(ac.Tools.Allow, deny)
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: tools: %w", ac.ID, err)
 		}
@@ -243,20 +244,20 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	}
 	mem := newMemory(cfg, store, log)
 	outages := providers.NewBreakers(providers.BreakerConfig{})
-	mcpTools, stopMCP, err := startMCP(cfg, log)
+	mcpServers, stopMCP, err := startMCP(cfg, log)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	met := metrics.New()
-	procs := exec.NewProcesses(exec.ProcessConfig{})
-	agents, err := buildAgents(cfg, mem, outages, met, procs, mcpTools...)
+	procs := exec.NewProcesses(processConfig(cfg))
+	agents, err := buildAgents(cfg, mem, outages, met, procs, mcpServers...)
 	if err != nil {
 		stopMCP()
 		store.Close()
 		return nil, err
 	}
-	grants, err := toolGrants(cfg, toolNames(mcpTools)...)
+	grants, err := toolGrants(cfg) // knows each MCP server: its grants cover tools it adds later
 	if err != nil {
 		stopMCP()
 		store.Close()

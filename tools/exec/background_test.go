@@ -191,11 +191,11 @@ func TestBackgroundStdin(t *testing.T) {
 func TestBackgroundLimits(t *testing.T) {
 	r := newBGRig(t, ProcessConfig{MaxRunning: 1, MaxTotal: 2})
 	idOf(t, r.call(t, r.exec, "s1", "command", "exec sleep 30", "background", true))
-	if res := r.call(t, r.exec, "s1", "command", "exec sleep 30", "background", true); !res.IsError || !strings.Contains(res.Content, "at most 1") {
+	if res := r.call(t, r.exec, "s1", "command", "exec sleep 30", "background", true); !res.IsError || !strings.Contains(res.Content, "tools.exec.background.maxRunning: 1") {
 		t.Errorf("second in s1: %q", res.Content)
 	}
 	idOf(t, r.call(t, r.exec, "s2", "command", "exec sleep 30", "background", true))
-	if res := r.call(t, r.exec, "s3", "command", "exec sleep 30", "background", true); !res.IsError || !strings.Contains(res.Content, "at most 2") {
+	if res := r.call(t, r.exec, "s3", "command", "exec sleep 30", "background", true); !res.IsError || !strings.Contains(res.Content, "tools.exec.background.maxTotal: 2") {
 		t.Errorf("third in all: %q", res.Content)
 	}
 	if res := r.call(t, r.exec, "", "command", "echo x", "background", true); !res.IsError {

@@ -14,7 +14,8 @@ import (
 )
 
 // ProcessConfig bounds the background processes of exec (background, yieldMs) and the
-// process tool. Zero fields take the defaults shown.
+// process tool. Zero fields take the defaults shown; reef.yaml sets them under
+// tools.exec.background (configs checks their ranges).
 type ProcessConfig struct {
 	MaxRunning   int           // running at once per session, default 4
 	MaxTotal     int           // running at once in the whole gateway, default 32
@@ -125,8 +126,15 @@ func (m *Processes) start(session, command string, runTools []string, timeout ti
 	}
 	if mine >= m.cfg.MaxRunning || all >= m.cfg.MaxTotal {
 		m.mu.Unlock()
-		return nil, fmt.Errorf("%w: %d background processes run in this session (at most %d) and %d in all (at most %d); "+
-			"kill one (process kill) or wait for one to end", errProcessLimit, mine, m.cfg.MaxRunning, all, m.cfg.MaxTotal)
+		// The message names the limit hit and its reef.yaml key: the model may tell the
+		// owner, who may want to raise it.
+		limit := fmt.Sprintf("this conversation runs %d background processes, its limit (tools.exec.background.maxRunning: %d)",
+			mine, m.cfg.MaxRunning)
+		if mine < m.cfg.MaxRunning {
+			limit = fmt.Sprintf("the gateway runs %d background processes in all, its limit (tools.exec.background.maxTotal: %d)",
+				all, m.cfg.MaxTotal)
+		}
+		return nil, fmt.Errorf("%w: not started: %s; kill one (process kill) or wait for one to end", errProcessLimit, limit)
 	}
 	m.next++
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

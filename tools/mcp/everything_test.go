@@ -69,6 +69,29 @@ func TestEverythingServerStdio(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// get-roots-list was added after reef started: an agent's policy judges it as it would a
+	// tool listed at start, by its patterns.
+	reg, err := tools.NewRegistryWith([]tools.Source{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		deny    []string
+		offered bool
+	}{{nil, true}, {[]string{"mcp:everything:get-roots*"}, false}, {[]string{"everything__get-r*"}, false}} {
+		p, err := reg.Policy([]string{"mcp:everything"}, tt.deny)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offered, echo bool
+		for _, spec := range reg.Specs(p) {
+			offered = offered || spec.Name == "everything__get-roots-list"
+			echo = echo || spec.Name == "everything__echo"
+		}
+		if offered != tt.offered || !echo || p.Allows("everything__get-roots-list") != tt.offered {
+			t.Errorf("deny %v: get-roots-list offered %v, want %v (echo offered %v)", tt.deny, offered, tt.offered, echo)
+		}
+	}
 	var roots tools.Tool
 	for _, tl := range s.Tools() {
 		if tl.Spec().Name == "everything__get-roots-list" {

@@ -33,10 +33,11 @@ func NewManager(cfgs []Config, log zerolog.Logger) (*Manager, error) {
 }
 
 // Start starts every server's supervisor and waits, at most wait, for each server's first
-// attempt to connect and list its tools. It returns the tools of the servers listed by then;
-// a server that was not is logged, and keeps being retried, but offers no tools until reef
-// restarts.
-func (m *Manager) Start(ctx context.Context, wait time.Duration) []tools.Tool {
+// attempt to connect and list its tools, so the first requests offer them. It returns every
+// server as a tools.Source: a server that has not listed its tools by then is logged and
+// keeps being retried, and its tools are offered once it lists them, as are tools any server
+// adds later.
+func (m *Manager) Start(ctx context.Context, wait time.Duration) []tools.Source {
 	for _, s := range m.servers {
 		s.Start(ctx)
 	}
@@ -48,14 +49,13 @@ func (m *Manager) Start(ctx context.Context, wait time.Duration) []tools.Tool {
 		wg.Go(func() { listed[i] = s.WaitListed(waitCtx) })
 	}
 	wg.Wait()
-	var out []tools.Tool
+	out := make([]tools.Source, 0, len(m.servers))
 	for i, s := range m.servers {
 		if !listed[i] {
 			m.log.Error().Err(s.err()).Str("mcp", s.Name()).
-				Msg("mcp server did not start: its tools are not offered until reef restarts (log.level debug shows its output)")
-			continue
+				Msg("mcp server did not start: its tools are offered once it does (log.level debug shows its output)")
 		}
-		out = append(out, s.Tools()...)
+		out = append(out, s)
 	}
 	return out
 }

@@ -139,7 +139,7 @@ func TestHangTimesOut(t *testing.T) {
 	}
 }
 
-// A server that cannot start offers nothing, and a call made while it is down ends at the
+// A server that cannot start offers no tools, and a call made while it is down ends at the
 // timeout with the reason.
 func TestServerThatCannotStart(t *testing.T) {
 	s, err := NewServer(Config{Name: "gone", Command: filepath.Join(t.TempDir(), "missing"),
@@ -148,8 +148,8 @@ func TestServerThatCannotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &Manager{servers: []*Server{s}, log: zerolog.Nop()}
-	if got := m.Start(context.Background(), 300*time.Millisecond); len(got) != 0 {
-		t.Errorf("got %d tools from a server that cannot start", len(got))
+	if got := m.Start(context.Background(), 300*time.Millisecond); len(got) != 1 || len(got[0].Tools()) != 0 {
+		t.Errorf("got %d sources from a server that cannot start, want 1 without tools", len(got))
 	}
 	defer m.Stop()
 	tl := &Tool{server: s, remote: "x"}
@@ -192,13 +192,13 @@ func TestConfigRefused(t *testing.T) {
 
 func TestToolNames(t *testing.T) {
 	s := &Server{cfg: Config{Name: "srv"}, log: zerolog.Nop()}
-	got := s.wrap([]*sdk.Tool{{Name: "get-sum"}, {Name: "a.b c"}, {Name: "a_b_c"}, {Name: strings.Repeat("y", 70)}})
-	var names []string
-	for _, tl := range got {
-		names = append(names, tl.Spec().Name)
-	}
+	names := s.wrapNew([]*sdk.Tool{{Name: "get-sum"}, {Name: "a.b c"}, {Name: "a_b_c"}, {Name: strings.Repeat("y", 70)}})
 	if want := "srv__get-sum,srv__a_b_c"; strings.Join(names, ",") != want {
 		t.Errorf("got %v, want %s", names, want)
+	}
+	got := s.Tools()
+	if len(got) != 2 {
+		t.Fatalf("Tools: got %d tools, want 2", len(got))
 	}
 	if p := string(got[0].Spec().Parameters); p != `{"type":"object","properties":{}}` {
 		t.Errorf("a tool without a schema: got parameters %s", p)

@@ -31,7 +31,8 @@ type Server struct {
 	listed  []*sdk.Tool          // the tools of the first successful listing
 	latest  []*sdk.Tool          // the latest listing, in the server's order
 	current map[string]*sdk.Tool // the latest listing, by the tool's name on the server
-	offered map[string]bool      // the tools Tools returned: what the agents were given
+	tools   []*Tool              // every tool any listing had, wrapped once, in the order first listed
+	wrapped map[string]bool      // the names on the server of the tools wrapNew has seen
 	gen     uint64               // counts listings that changed current
 	first   chan struct{}        // closed when the first attempt to connect and list ends
 
@@ -80,17 +81,25 @@ func (s *Server) WaitListed(ctx context.Context) bool {
 	return s.listed != nil
 }
 
-// Tools returns the server's tools as reef tools, from its latest listing (a server may
-// announce more tools right after the handshake). Tools it adds later are not among them.
+// Tools returns the server's tools as reef tools: every tool a listing has had, each the same
+// Tool every time. A tool the server has withdrawn is still among them; it is not Offered.
+// A tool the server adds later joins them, and Generation moves.
 func (s *Server) Tools() []tools.Tool {
 	s.mu.Lock()
-	latest := s.latest
-	s.offered = map[string]bool{}
-	for _, t := range latest {
-		s.offered[t.Name] = true
+	defer s.mu.Unlock()
+	out := make([]tools.Tool, 0, len(s.tools))
+	for _, t := range s.tools {
+		out = append(out, t)
 	}
-	s.mu.Unlock()
-	return s.wrap(latest)
+	return out
+}
+
+// Generation grows whenever the server's listing changes: a tool added, withdrawn or
+// described anew.
+func (s *Server) Generation() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
 }
 
 // err is why the last attempt to connect failed, or the last connection ended.
@@ -233,13 +242,19 @@ func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
 	close(s.up)
 	if s.listed == nil {
 		s.listed = append([]*sdk.Tool{}, listed...)
-		close(s.first)
+		// A server down at start had its first attempt end already (supervise closed
+		// first): closing it again would panic the gateway when the server comes up.
+		select {
+		case <-s.first:
+		default:
+			close(s.first)
+		}
 	}
 }
 
 // relisted makes listed the server's current tools: the tools reef offers take their new
 // descriptions and schemas, tools it no longer lists are withdrawn, and tools it added are
-// logged (reef offers them after a restart: the agents' tool lists are fixed at start).
+// wrapped and offered, to the agents and callers whose tool policy allows them.
 func (s *Server) relisted(listed []*sdk.Tool) {
 	cur := make(map[string]*sdk.Tool, len(listed))
 	for _, t := range listed {
@@ -250,22 +265,22 @@ func (s *Server) relisted(listed []*sdk.Tool) {
 	if s.current != nil && sameTools(s.current, cur) {
 		return
 	}
-	if s.offered != nil {
-		var added, removed []string
-		for name := range s.offered {
-			if cur[name] == nil {
-				removed = append(removed, name)
-			}
+	var removed []string
+	for name := range s.current {
+		if cur[name] == nil {
+			removed = append(removed, name)
 		}
-		for name := range cur {
-			if !s.offered[name] {
-				added = append(added, name)
-			}
+	}
+	var fresh []*sdk.Tool
+	for _, t := range listed {
+		if !s.wrapped[t.Name] {
+			fresh = append(fresh, t)
 		}
-		s.log.Info().Strs("withdrawn", removed).Int("tools", len(cur)).Msg("mcp server changed its tools")
-		if len(added) > 0 {
-			s.log.Warn().Strs("tools", added).Msg("mcp server added tools; reef offers them after a restart")
-		}
+	}
+	added := s.wrapNew(fresh)
+	if s.current != nil {
+		s.log.Info().Strs("withdrawn", removed).Strs("added", added).Int("tools", len(cur)).
+			Msg("mcp server changed its tools; added tools are offered where the tool policy allows them")
 	}
 	s.current, s.latest = cur, slices.Clone(listed)
 	s.gen++

@@ -28,21 +28,33 @@ type Tool struct {
 
 var _ tools.Live = (*Tool)(nil)
 
-// wrap turns a listing into reef tools. Characters model APIs refuse in tool names become
-// '_'; names longer than 64 characters, and a second tool with the same name, are skipped.
-func (s *Server) wrap(listed []*sdk.Tool) []tools.Tool {
-	var out []tools.Tool
-	seen := map[string]bool{}
+var _ tools.Source = (*Server)(nil)
+
+// wrapNew wraps tools the server lists for the first time and returns their reef names.
+// Characters model APIs refuse in tool names become '_'; names longer than 64 characters,
+// and a name another tool has already, are skipped. Call with s.mu held.
+func (s *Server) wrapNew(listed []*sdk.Tool) []string {
+	if s.wrapped == nil {
+		s.wrapped = map[string]bool{}
+	}
+	taken := make(map[string]bool, len(s.tools))
+	for _, t := range s.tools {
+		taken[t.spec.Name] = true
+	}
+	var added []string
 	for _, t := range listed {
 		name := s.cfg.Name + Separator + toolName(t.Name)
-		if len(name) > 64 || seen[name] || t.Name == "" {
+		skip := len(name) > 64 || taken[name] || t.Name == ""
+		s.wrapped[t.Name] = true // seen: a skipped tool is not reconsidered, nor warned about again
+		if skip {
 			s.log.Warn().Str("tool", t.Name).Msg("mcp tool skipped: its name is empty, too long or taken")
 			continue
 		}
-		seen[name] = true
-		out = append(out, &Tool{server: s, remote: t.Name, spec: specOf(name, t)})
+		taken[name] = true
+		s.tools = append(s.tools, &Tool{server: s, remote: t.Name, spec: specOf(name, t)})
+		added = append(added, name)
 	}
-	return out
+	return added
 }
 
 // specOf is the spec of a listed tool, offered as name.
