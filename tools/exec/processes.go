@@ -128,10 +128,10 @@ func (m *Processes) start(session, command string, runTools []string, timeout ti
 		m.mu.Unlock()
 		// The message names the limit hit and its reef.yaml key: the model may tell the
 		// owner, who may want to raise it.
-		limit := fmt.Sprintf("this conversation runs %d background processes, its limit (tools.exec.background.maxRunning: %d)",
+		limit := fmt.Sprintf("this conversation already runs as many background processes as it may (%d; tools.exec.background.maxRunning: %d)",
 			mine, m.cfg.MaxRunning)
 		if mine < m.cfg.MaxRunning {
-			limit = fmt.Sprintf("the gateway runs %d background processes in all, its limit (tools.exec.background.maxTotal: %d)",
+			limit = fmt.Sprintf("the gateway already runs as many background processes as it may (%d; tools.exec.background.maxTotal: %d)",
 				all, m.cfg.MaxTotal)
 		}
 		return nil, fmt.Errorf("%w: not started: %s; kill one (process kill) or wait for one to end", errProcessLimit, limit)
