@@ -12,7 +12,6 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/persistence"
@@ -70,11 +69,7 @@ func startOutageRig(t *testing.T, retry actors.OutboxRetry, srv *telegramtest.Se
 		default:
 		}
 	})
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: srv.URL, PollTimeout: time.Second},
-		testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bot := telegramBot(t, srv)
 	script := fakellm.NewScript()
 	for _, text := range replies {
 		script.Add(fakellm.Reply{Text: text})
