@@ -18,7 +18,6 @@ import (
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools"
 )
 
 // gated is a provider whose calls wait until the test opens the gate: the run goes on long
@@ -74,14 +73,8 @@ func startOutageRig(t *testing.T, retry actors.OutboxRetry, srv *telegramtest.Se
 	for _, text := range replies {
 		script.Add(fakellm.Reply{Text: text})
 	}
-	reg, err := tools.NewRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, policy := actors.NoTools(t)
+	var err error
 	if r.store, err = bolt.Open(dbPath, bolt.Options{}); err != nil {
 		t.Fatal(err)
 	}
