@@ -17,7 +17,6 @@ import (
 	"github.com/reefgw/reef/persistence/bolt"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/streaming"
-	"github.com/reefgw/reef/tools"
 )
 
 // platformRig is a gateway with one real Discord or Feishu bot against its fake, and a model
@@ -36,14 +35,8 @@ func startPlatformRig(t *testing.T, name string, ch channels.Channel, replies ..
 	for _, text := range replies {
 		script.Add(fakellm.Reply{Text: text})
 	}
-	reg, err := tools.NewRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, policy := actors.NoTools(t)
+	var err error
 	if r.store, err = bolt.Open(filepath.Join(t.TempDir(), "reef.db"), bolt.Options{}); err != nil {
 		t.Fatal(err)
 	}

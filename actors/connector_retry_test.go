@@ -12,14 +12,12 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools"
 )
 
 // gated is a provider whose calls wait until the test opens the gate: the run goes on long
@@ -70,23 +68,13 @@ func startOutageRig(t *testing.T, retry actors.OutboxRetry, srv *telegramtest.Se
 		default:
 		}
 	})
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: srv.URL, PollTimeout: time.Second},
-		testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bot := telegramBot(t, srv)
 	script := fakellm.NewScript()
 	for _, text := range replies {
 		script.Add(fakellm.Reply{Text: text})
 	}
-	reg, err := tools.NewRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, policy := actors.NoTools(t)
+	var err error
 	if r.store, err = bolt.Open(dbPath, bolt.Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/reefgw/reef/providers/openai"
 	"github.com/reefgw/reef/providers/openai/openaitest"
 	"github.com/reefgw/reef/tools"
-	"github.com/reefgw/reef/tools/message"
 )
 
 // transcriptionServer fakes POST /v1/audio/transcriptions (OpenAI's multipart form: model,
@@ -62,12 +61,8 @@ func transcriptionServer(t *testing.T, text string) (*httptest.Server, *atomic.I
 // outside the workspace is refused with a note.
 func TestTelegramMediaBothWays(t *testing.T) {
 	tg := telegramtest.New(t)
-	sent := make(chan telegramtest.SentMessage, 20)
-	tg.OnSend(func(m telegramtest.SentMessage) { sent <- m })
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sent := sentTo(tg, 20)
+	bot := telegramBot(t, tg)
 	script := fakellm.NewScript(
 		fakellm.Reply{Text: "A chart.\nMEDIA: chart.png"},
 		fakellm.Reply{Text: "Noted."},
@@ -83,21 +78,10 @@ func TestTelegramMediaBothWays(t *testing.T) {
 	reg, _ := tools.NewRegistry()
 	ag := &actors.Agent{ID: "main", Workspace: ws, Model: "openai/gpt-4o", Vision: true,
 		Provider: openai.New(openai.Config{BaseURL: llm.URL(), APIKey: "k"}), Tools: reg, ContextWindow: 128000}
-	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"telegram": bot},
-		Media:    actors.MediaSettings{Transcriber: &media.OpenAITranscriber{BaseURL: stt.URL + "/v1", APIKey: "tk", Model: "whisper-1"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(10 * time.Second) })
-	answer := func() telegramtest.SentMessage { // the next message that is not the draft "…"
-		t.Helper()
-		for {
-			if m := testutil.Receive(t, sent); m.Text != "…" {
-				return m
-			}
-		}
-	}
+	startAgent(t, ag, "telegram", bot, func(d *actors.Deps) {
+		d.Media = actors.MediaSettings{Transcriber: &media.OpenAITranscriber{BaseURL: stt.URL + "/v1", APIKey: "tk", Model: "whisper-1"}}
+	})
+	answer := func() telegramtest.SentMessage { return nextAnswer(t, sent) }
 	lastBody := func() string {
 		reqs := script.Requests()
 		return string(reqs[len(reqs)-1].Body)
@@ -156,12 +140,8 @@ func TestTelegramMediaBothWays(t *testing.T) {
 // result for the model, and nothing is sent.
 func TestMessageToolSendsMedia(t *testing.T) {
 	tg := telegramtest.New(t)
-	sent := make(chan telegramtest.SentMessage, 20)
-	tg.OnSend(func(m telegramtest.SentMessage) { sent <- m })
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sent := sentTo(tg, 20)
+	bot := telegramBot(t, tg)
 	ws := t.TempDir()
 	chart := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{5}, 100)...)
 	os.WriteFile(filepath.Join(ws, "chart.png"), chart, 0o644)
@@ -172,15 +152,9 @@ func TestMessageToolSendsMedia(t *testing.T) {
 		}},
 		fakellm.Reply{Text: "Done."},
 	)
-	reg, _ := tools.NewRegistry(message.New())
-	policy, _ := tools.NewPolicy(nil, nil, reg.Names())
-	ag := &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
-	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"telegram": bot}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(10 * time.Second) })
+	reg, policy := messageTools(t)
+	startAgent(t, &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Provider: fakellm.New(script), Tools: reg, Policy: policy,
+		ContextWindow: 128000}, "telegram", bot, nil)
 	tg.UserSays(6, 6, "chart please")
 	var photo *telegramtest.SentMessage
 	for photo == nil {
@@ -215,12 +189,8 @@ func TestMessageToolSendsMedia(t *testing.T) {
 // enough to show a draft, sends the file and takes the draft away.
 func TestFilesOnlyReplyReplacesTheDraft(t *testing.T) {
 	tg := telegramtest.New(t)
-	sent := make(chan telegramtest.SentMessage, 20)
-	tg.OnSend(func(m telegramtest.SentMessage) { sent <- m })
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sent := sentTo(tg, 20)
+	bot := telegramBot(t, tg)
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "report.csv"), []byte("a,b\n"), 0o644)
 	release := make(chan struct{})
@@ -230,13 +200,8 @@ func TestFilesOnlyReplyReplacesTheDraft(t *testing.T) {
 		return fakellm.Reply{Text: "MEDIA: report.csv"}
 	}
 	reg, _ := tools.NewRegistry()
-	ag := &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Provider: fakellm.New(script), Tools: reg, ContextWindow: 128000}
-	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"telegram": bot}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(10 * time.Second) })
+	startAgent(t, &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Provider: fakellm.New(script), Tools: reg, ContextWindow: 128000},
+		"telegram", bot, nil)
 	tg.UserSays(9, 9, "the report please")
 	if m := testutil.Receive(t, sent); m.Kind != "" || m.Text == "" { // "…" or a progress label
 		t.Fatalf("first message %+v, want the draft", m)

@@ -13,35 +13,18 @@ import (
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/channels/feishu"
 	"github.com/reefgw/reef/channels/feishu/feishutest"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
-	"github.com/reefgw/reef/persistence/memory"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools"
-	"github.com/reefgw/reef/tools/message"
 )
 
 // startWith runs one agent with the message tool on ch (named name), answering from script.
 func startWith(t *testing.T, name string, ch channels.Channel, script *fakellm.Script) {
 	t.Helper()
-	reg, err := tools.NewRegistry(message.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
-		Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
-	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{name: ch}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(10 * time.Second) })
+	reg, policy := messageTools(t)
+	startAgent(t, &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
+		Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}, name, ch, nil)
 }
 
 // lastToolResults are the tool results the model saw in its last request.
@@ -89,10 +72,7 @@ func checkEditResults(t *testing.T, script *fakellm.Script, sentID string) {
 // (deleteMessage), and the user's own message cannot be edited.
 func TestMessageEditDeleteTelegram(t *testing.T) {
 	srv := telegramtest.New(t)
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: srv.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bot := telegramBot(t, srv)
 	user := srv.Message(5, telego.ChatTypePrivate, 5, "please work on it")
 	script := editScript(itoa(user.MessageID))
 	startWith(t, "telegram", bot, script)

@@ -14,7 +14,6 @@ import (
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/channels/feishu"
 	"github.com/reefgw/reef/channels/feishu/feishutest"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
@@ -166,10 +165,7 @@ type streamFake struct {
 
 func telegramFake(t testing.TB) (*streamFake, *telegramtest.Server) {
 	srv := telegramtest.New(t)
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: srv.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bot := telegramBot(t, srv)
 	return &streamFake{name: "telegram", limit: telegramtest.Limit, bot: bot,
 		say: func(text string) { srv.UserSays(42, 42, text) },
 		chat: func() []chatMsg {

@@ -3,20 +3,12 @@ package actors_test
 import (
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/mymmrac/telego"
 
-	"github.com/reefgw/reef/actors"
-	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
-	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
-	"github.com/reefgw/reef/persistence/memory"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/tools"
-	"github.com/reefgw/reef/tools/message"
 )
 
 // TestTelegramReplyDirectivesAndReact: on the Telegram wire fake, the message tool's react
@@ -25,12 +17,8 @@ import (
 // only the final block.
 func TestTelegramReplyDirectivesAndReact(t *testing.T) {
 	srv := telegramtest.New(t)
-	sent := make(chan telegramtest.SentMessage, 10)
-	srv.OnSend(func(m telegramtest.SentMessage) { sent <- m })
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: srv.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sent := sentTo(srv, 10)
+	bot := telegramBot(t, srv)
 	first := srv.Message(5, telego.ChatTypePrivate, 5, "hello")
 	second := srv.Message(5, telego.ChatTypePrivate, 5, "and more")
 	quoted := "5:" + itoa(first.MessageID)
@@ -39,31 +27,8 @@ func TestTelegramReplyDirectivesAndReact(t *testing.T) {
 		fakellm.Reply{ToolCalls: []messages.ToolCall{call("r1", "message", map[string]any{"action": "react", "emoji": "👍", "messageId": quoted})}},
 		fakellm.Reply{Text: "Thinking it over. <final>[[reply_to:" + quoted + "]] **Done.**</final>"},
 	)
-	reg, err := tools.NewRegistry(message.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, err := tools.NewPolicy(nil, nil, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
-		Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
-	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"telegram": bot}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Stop(10 * time.Second) })
-
-	answer := func() telegramtest.SentMessage { // the next message that is not the draft "…"
-		t.Helper()
-		for {
-			if m := testutil.Receive(t, sent); m.Text != "…" {
-				return m
-			}
-		}
-	}
+	startWith(t, "telegram", bot, script)
+	answer := func() telegramtest.SentMessage { return nextAnswer(t, sent) }
 	srv.Queue(telego.Update{Message: first})
 	if m := answer(); m.Text != "ok" {
 		t.Fatalf("first reply %+v", m)

@@ -54,17 +54,21 @@ func TestCron500JobsSameMinute(t *testing.T) {
 		}
 	}
 	clock.Advance(time.Hour)
+	// `list` must keep answering during the burst, not only once it is over. Its latency is
+	// no measure of that on two shared cores (a list took 8 s at load 23 while the test
+	// process got a sixth of a core), so the test asks for lists answered while the burst was
+	// partly done: the Timer's mailbox is FIFO and the burst needs many of its messages, so
+	// a list queued behind the whole burst would only ever see none or all of it done.
+	// cronDo bounds each list by testutil.Timeout.
 	var jobs []schedule.Job
+	midBurst, slowest, last := 0, time.Duration(0), -1
+	deadline := time.Now().Add(testutil.Timeout)
 	for {
 		begin := time.Now()
 		if err := cronDo(t, h, "list", map[string]any{}, &jobs); err != nil {
 			t.Fatal(err)
 		}
-		// The target is 1 s on a quiet machine; a test only catches a list stuck behind the
-		// burst (with the suite and other builds sharing two cores, 1 s is not a bug).
-		if d := time.Since(begin); d > 5*time.Second {
-			t.Errorf("list took %v during the burst", d)
-		}
+		slowest = max(slowest, time.Since(begin))
 		done := 0
 		for _, j := range jobs {
 			if j.State.LastStatus == "ok" {
@@ -74,10 +78,23 @@ func TestCron500JobsSameMinute(t *testing.T) {
 		if done == n {
 			break
 		}
+		if done > 0 {
+			midBurst++
+		}
 		if len(script.Requests()) > n {
 			t.Fatalf("%d model calls for %d jobs", len(script.Requests()), n)
 		}
+		if done > last { // progress: the deadline bounds a stall, not the whole burst
+			last, deadline = done, time.Now().Add(testutil.Timeout)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d jobs done, none more for %v", done, n, testutil.Timeout)
+		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("%d lists answered mid-burst, the slowest in %v", midBurst, slowest)
+	if midBurst == 0 {
+		t.Errorf("no list was answered while the burst was under way")
 	}
 	for _, j := range jobs {
 		if runs := storedRuns(t, h.store, j.ID+":"); runs != 1 {

@@ -1,5 +1,5 @@
 // Package reqbodytest checks a client's shared-prefix request bodies (reqbody) against the
-// request they stand for.
+// request they stand for, and holds what the clients' body tests share.
 package reqbodytest
 
 import (
@@ -99,4 +99,34 @@ func FirstTurn() providers.Request {
 	stable := strings.Repeat("You are a \"helpful\" assistant.\n", 340)
 	return providers.Request{Model: "m", System: stable, SystemStable: len(stable), SystemTail: "Time: 22:00.\n", Tools: tools,
 		Messages: []messages.ChatMessage{{Role: messages.RoleUser, Content: "please answer bm-1-0"}}}
+}
+
+// ImageRequest is a user message with a saved photo whose bytes the Turn loaded (a vision
+// model), and an older one whose image carries no bytes (stays a path in the text). Every
+// client's image test encodes it; the PNG's bytes are "iVBORy1ieXRlcw==" in base64.
+func ImageRequest() providers.Request {
+	return providers.Request{Model: "m", System: "sys", Messages: []messages.ChatMessage{
+		{Role: messages.RoleUser, Content: "old [image: inbox/a.jpg]", Media: []messages.Media{{Kind: messages.MediaImage, Path: "inbox/a.jpg"}}},
+		{Role: messages.RoleAssistant, Content: "seen"},
+		{Role: messages.RoleUser, Content: "what is this? [image: inbox/b.png]", Media: []messages.Media{
+			{Kind: messages.MediaImage, MIME: "image/png", Path: "inbox/b.png", Data: []byte("\x89PNG-bytes")}}},
+	}}
+}
+
+// Decoded returns the body encode makes of req, decoded from JSON.
+func Decoded(t *testing.T, encode func(providers.Request) (reqbody.Body, error), req providers.Request) map[string]any {
+	t.Helper()
+	body, err := encode(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(body.Reader()); err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+		t.Fatalf("%v: %s", err, buf.Bytes())
+	}
+	return out
 }
