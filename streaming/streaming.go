@@ -172,7 +172,8 @@ func (d *Draft) answer(text string, open bool) string {
 	text = trimPartialRune(text)
 	cut := false
 	if utf8.RuneCountInString(text) > maxRunes-1 {
-		text = string([]rune(text)[:maxRunes-1])
+		r := []rune(text)
+		text = string(r[:clusterCut(r, maxRunes-1)])
 		if end := WordEnd(text); end > len(text)/2 { // else no word end near: a URL, data
 			text = text[:end]
 		}
@@ -258,7 +259,7 @@ func (d *Draft) line(s string) string {
 		n = 120
 	}
 	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + placeholder
+		return string(r[:clusterCut(r, n-1)]) + placeholder
 	}
 	return s
 }

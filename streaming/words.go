@@ -218,3 +218,30 @@ func runLength(s string, c byte) int {
 func isWordByte(b byte) bool {
 	return b >= utf8.RuneSelf || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
+
+// clusterCut is n, or less so that r[:n] does not end inside a character as the reader sees
+// it: before a combining mark, a variation selector, a skin tone or after a zero-width joiner
+// (👨‍👩‍👧 is five runes), or between the two regional indicators of a flag.
+func clusterCut(r []rune, n int) int {
+	if n >= len(r) {
+		return len(r)
+	}
+	for n > 0 && (extends(r[n]) || r[n-1] == '\u200d') {
+		n--
+	}
+	ri := 0
+	for i := n - 1; i >= 0 && isRegional(r[i]); i-- {
+		ri++
+	}
+	if ri%2 == 1 && isRegional(r[n]) {
+		n--
+	}
+	return n
+}
+
+func extends(r rune) bool {
+	return r == '\u200d' || r >= 0xFE00 && r <= 0xFE0F || r >= 0x1F3FB && r <= 0x1F3FF ||
+		unicode.In(r, unicode.Mn, unicode.Me) || r >= 0xE0020 && r <= 0xE007F // tag characters
+}
+
+func isRegional(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }

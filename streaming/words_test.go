@@ -197,3 +197,25 @@ func TestDraftLengthsCountCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A cut line never ends inside an emoji made of several runes, a flag or an accented letter.
+func TestLineCutKeepsCharactersWhole(t *testing.T) {
+	family := "👨\u200d👩\u200d👧" // five runes, one character
+	for _, c := range []struct{ label, want string }{
+		{"aaaaaaaaa" + family + "bbbb", "▸ aaaaaaaaa…"},
+		{"aaaaaaaa" + family + "bbbb", "▸ aaaaaaaa…"},
+		{"aaaaaaaaa🇨🇳🇺🇸bbbb", "▸ aaaaaaaaa…"},
+		{"aaaaaaaa🇨🇳🇺🇸bbbb", "▸ aaaaaaaa…"},
+		{"aaaaaaa🇨🇳🇺🇸bbbb", "▸ aaaaaaa🇨🇳…"},
+		{"aaaaaaaaa👍🏽bbbb", "▸ aaaaaaaaa…"},
+		{"aaaaaaaaae\u0301bbbb", "▸ aaaaaaaaa…"},
+	} {
+		s := Defaults()
+		s.Label, s.MaxLineChars = "", 12
+		d := New(s, "c", nil)
+		d.Apply(tool(messages.ToolStarted, "1", c.label, false))
+		if got := d.Render(); got != c.want {
+			t.Errorf("line of %q = %q, want %q", c.label, got, c.want)
+		}
+	}
+}
