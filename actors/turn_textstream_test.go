@@ -10,10 +10,13 @@ import (
 	"github.com/reefgw/reef/streaming"
 )
 
-// textStreamFor is a textStream that records what it shows, redacting secrets.
-func textStreamFor(secrets ...string) (*textStream, *[]string) {
+// textStreamFor is a textStream that records what it shows, redacting secrets. Its clock
+// moves on by tick at every look.
+func textStreamFor(tick time.Duration, secrets ...string) (*textStream, *[]string) {
 	var shown []string
-	return &textStream{now: time.Now, red: newRedactor(secrets),
+	now := time.Unix(1e9, 0)
+	clock := func() time.Time { now = now.Add(tick); return now }
+	return &textStream{now: clock, red: newRedactor(secrets),
 		show: func(text string) { shown = append(shown, text) }}, &shown
 }
 
@@ -39,7 +42,7 @@ func TestTextStreamGrowsByWords(t *testing.T) {
 	want := strings.Replace(answer, block, "", 1)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 100 {
-		s, shown := textStreamFor()
+		s, shown := textStreamFor(time.Second)
 		feed(s, answer, rng)
 		if got := strings.Join(*shown, ""); got != want {
 			t.Fatalf("the pieces make %q, want %q", got, want)
@@ -83,7 +86,7 @@ func TestTextStreamHoldsSecretsBack(t *testing.T) {
 		"你的密钥是" + key + "，请保密。",
 	} {
 		for range 100 {
-			s, shown := textStreamFor(key)
+			s, shown := textStreamFor(time.Second, key)
 			feed(s, answer, rng)
 			got := strings.Join(*shown, "")
 			if want := s.red.apply(answer); got != want {
@@ -97,5 +100,22 @@ func TestTextStreamHoldsSecretsBack(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Words of a line still being written go out at most every wordsEvery (an event per token
+// would crowd the bus); finished lines at once.
+func TestTextStreamPacesWords(t *testing.T) {
+	s, shown := textStreamFor(wordsEvery / 10)
+	line := strings.Repeat("word ", 40)
+	for _, w := range strings.SplitAfter(line, " ") {
+		s.write(w)
+	}
+	if n := len(*shown); n < 2 || n > 6 {
+		t.Errorf("40 words written %v apart went out in %d pieces, want about 4: %q", wordsEvery/10, n, *shown)
+	}
+	s.write("\nnext")
+	if got := strings.Join(*shown, ""); got != line+"\n" {
+		t.Errorf("a finished line does not go out at once: %q", got)
 	}
 }
