@@ -239,15 +239,7 @@ type textStream struct {
 	sent         int             // bytes of line passed on (to held or published)
 	block        []string        // lines of an open progress block
 	held         string          // passed on, not published yet: it may end in part of a secret
-	last         time.Time       // of the last publish
 }
-
-// wordsEvery is how often words of a line still being written are published: a model writes
-// a token at a time, and an event per token would crowd the bus (its watchers, /metrics
-// among them, lose events when they fall behind) and the Session's mailbox for nothing: a
-// draft is edited once a second at most, and a watcher's text looks smooth at this pace.
-// A finished line goes out at once, as does the answer's end.
-const wordsEvery = 150 * time.Millisecond
 
 // textStream returns the stream of the next model answer, or nil when nobody may see it.
 func (t *Turn) textStream(ctx actor.Context) *textStream {
@@ -286,9 +278,10 @@ func (s *textStream) write(text string) {
 		s.sent = 0
 		text = text[i+1:]
 	}
-	if out.Len() > 0 || s.now().Sub(s.last) >= wordsEvery {
-		out.WriteString(s.words())
-	}
+	// Every piece with a new word end is published, not paced: pacing here would leave the
+	// last words unshown for as long as the model pauses (nothing runs this code until its
+	// next piece), and the Connector coalesces a draft's edits anyway.
+	out.WriteString(s.words())
 	s.publish(out.String(), false)
 }
 
@@ -363,7 +356,6 @@ func (s *textStream) publish(text string, final bool) {
 	if text == "" {
 		return
 	}
-	s.last = s.now()
 	text = s.red.apply(text)
 	s.bus.Publish(messages.RunEvent{Session: s.session, Run: s.run, Time: s.now(), Kind: messages.RunTextDelta, Text: text})
 	s.show(text)

@@ -102,20 +102,3 @@ func TestTextStreamHoldsSecretsBack(t *testing.T) {
 		}
 	}
 }
-
-// Words of a line still being written go out at most every wordsEvery (an event per token
-// would crowd the bus); finished lines at once.
-func TestTextStreamPacesWords(t *testing.T) {
-	s, shown := textStreamFor(wordsEvery / 10)
-	line := strings.Repeat("word ", 40)
-	for _, w := range strings.SplitAfter(line, " ") {
-		s.write(w)
-	}
-	if n := len(*shown); n < 2 || n > 6 {
-		t.Errorf("40 words written %v apart went out in %d pieces, want about 4: %q", wordsEvery/10, n, *shown)
-	}
-	s.write("\nnext")
-	if got := strings.Join(*shown, ""); got != line+"\n" {
-		t.Errorf("a finished line does not go out at once: %q", got)
-	}
-}
