@@ -169,7 +169,7 @@ func TestOpenAIAPIRunsAgent(t *testing.T) {
 	}
 	// A streamed request continues the same session.
 	status, _, body := r.post(t, `{"model":"reef/main","user":"ann","stream":true,"messages":[{"role":"user","content":"more"}]}`)
-	if status != 200 || !strings.Contains(body, `"content":"echo more (message 3)"`) || !strings.Contains(body, `"total_tokens":16`) ||
+	if status != 200 || streamedContent(t, body) != "echo more (message 3)" || !strings.Contains(body, `"total_tokens":16`) ||
 		!strings.HasSuffix(body, "data: [DONE]\n\n") {
 		t.Errorf("stream: %d %s", status, body)
 	}
@@ -236,4 +236,31 @@ func TestOpenAIAPIStreamsLive(t *testing.T) {
 	if got := strings.Join(parts, ""); got != "one\ntwo\nthree" || len(parts) < 3 {
 		t.Errorf("streamed %q in %d chunks %q, want the answer a line at a time", got, len(parts), parts)
 	}
+}
+
+// streamedContent joins the content deltas of a streamed chat completion (the text comes a
+// word at a time).
+func streamedContent(t *testing.T, body string) string {
+	t.Helper()
+	var out strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			t.Fatalf("a chunk that is not JSON: %q", data)
+		}
+		for _, c := range chunk.Choices {
+			out.WriteString(c.Delta.Content)
+		}
+	}
+	return out.String()
 }

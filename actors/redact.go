@@ -16,6 +16,10 @@ func newRedactor(secrets []string) redactor { return redactor{redact.New(secrets
 
 func (r redactor) apply(s string) string { return r.r.String(s) }
 
+// pending is where the end of s may hold the start of a secret that text yet to come would
+// complete (redact.Redactor.Pending): text streamed in pieces is sent only up to there.
+func (r redactor) pending(s string) int { return r.r.Pending(s) }
+
 // toolCalls returns calls with their arguments redacted (a new slice when anything changed).
 // The tool gets the redacted arguments too: a secret the model wrote into an argument never
 // reaches a tool, a transcript or a later request.

@@ -1,12 +1,15 @@
 package actors_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/reefgw/reef/providers"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/streaming"
 )
@@ -243,5 +246,134 @@ func TestStreamingQuickAnswerShowsNoDraft(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// chopped streams a scripted answer's text in pieces of three bytes (cut inside words and
+// UTF-8 sequences, as a model's deltas may be), a little apart; before the piece at holdAt
+// it waits for hold, so a test can look at the draft in the middle of a line.
+type chopped struct {
+	providers.Provider
+	holdAt int
+	hold   chan struct{}
+}
+
+func (c *chopped) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	s, err := c.Provider.Stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &choppedStream{Stream: s, ctx: ctx, c: c}, nil
+}
+
+type choppedStream struct {
+	providers.Stream
+	ctx  context.Context
+	c    *chopped
+	rest string // of the text event being chopped
+	at   int    // bytes of text streamed so far
+}
+
+func (s *choppedStream) Next() (providers.Event, error) {
+	if s.rest == "" {
+		ev, err := s.Stream.Next()
+		if err != nil || ev.Kind != providers.EventText {
+			return ev, err
+		}
+		s.rest = ev.Text
+	}
+	n := min(3, len(s.rest))
+	if s.at < s.c.holdAt && s.at+n >= s.c.holdAt {
+		select {
+		case <-s.c.hold:
+		case <-s.ctx.Done():
+			return providers.Event{}, s.ctx.Err()
+		}
+	}
+	select {
+	case <-time.After(20 * time.Millisecond):
+	case <-s.ctx.Done():
+		return providers.Event{}, s.ctx.Err()
+	}
+	piece := s.rest[:n]
+	s.rest, s.at = s.rest[n:], s.at+n
+	return providers.Event{Kind: providers.EventText, Text: piece}, nil
+}
+
+// In partial mode the draft grows by words, in the middle of a line too (CJK by
+// characters), and never shows half a word or half a UTF-8 sequence, on every platform.
+func TestStreamingPartialGrowsByWords(t *testing.T) {
+	const answer = "Streaming grows by words: 流式输出按字增长 🙂 and never cuts one in half, whatever the pieces.\nThe last line."
+	for _, p := range streamPlatforms {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			f := p.fake(t)
+			hold := make(chan struct{})
+			model := &chopped{Provider: fakellm.New(toolsScript(answer)), holdAt: strings.Index(answer, "whatever"), hold: hold}
+			startStreamRig(t, f.name, f.bot, streamSettings(streaming.Partial), model)
+			f.connect()
+			f.say("collect the files")
+			firstLine, _, _ := strings.Cut(answer, "\n")
+			midLine := func(s string) bool { return s != "…" && len(s) < len(firstLine) && strings.HasPrefix(firstLine, s) }
+			until(t, "the draft to show part of the first line", func() bool { return anyShown(f, midLine) })
+			close(hold)
+			until(t, "the answer", func() bool { return anyShown(f, func(s string) bool { return s == answer }) })
+			chat := f.chat()
+			if len(chat) != 1 || chat[0].gone || chat[0].text != answer {
+				t.Fatalf("the chat = %+v, want one message that became the answer", chat)
+			}
+			for _, s := range chat[0].history {
+				if s == "…" || s == answer {
+					continue
+				}
+				if !utf8.ValidString(s) || !strings.HasPrefix(answer, s) {
+					t.Errorf("the draft showed %q: not the answer's beginning", s)
+					continue
+				}
+				next, _ := utf8.DecodeRuneInString(answer[len(s):])
+				if streaming.WordEnd(s+string(next)) < len(s) {
+					t.Errorf("the draft showed %q: it cuts a word", s)
+				}
+			}
+		})
+	}
+}
+
+// A partial draft caught in the middle of a code block shows it closed, and never a bold or
+// code marker whose closing half has not come: on Telegram (the fake keeps the text as the
+// user sees it, after the HTML) no stray marker shows, on Discord and Feishu (Markdown kept
+// as sent) the markers come in pairs.
+func TestStreamingPartialMarkdownIsSafe(t *testing.T) {
+	const answer = "Here is **the plan** with `code` in it:\n```go\nfmt.Println(\"hi\")\nx := 1 + 2\n```\nAnd **more bold** at the end."
+	for _, p := range streamPlatforms {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			f := p.fake(t)
+			hold := make(chan struct{})
+			model := &chopped{Provider: fakellm.New(toolsScript(answer)), holdAt: strings.Index(answer, "+ 2"), hold: hold}
+			startStreamRig(t, f.name, f.bot, streamSettings(streaming.Partial), model)
+			f.connect()
+			f.say("collect the files")
+			until(t, "the draft to show the code block", func() bool {
+				return anyShown(f, func(s string) bool { return strings.Contains(s, "x :=") })
+			})
+			close(hold)
+			until(t, "the answer", func() bool {
+				return anyShown(f, func(s string) bool { return strings.Contains(s, "at the end.") })
+			})
+			for _, s := range f.chat()[0].history {
+				fences, ticks := 0, 0
+				for _, l := range strings.Split(s, "\n") {
+					if strings.HasPrefix(l, "```") {
+						fences++
+					} else {
+						ticks += strings.Count(l, "`")
+					}
+				}
+				if fences%2 != 0 || ticks%2 != 0 || strings.Count(s, "**")%2 != 0 {
+					t.Errorf("the draft showed an unclosed construct: %q", s)
+				}
+			}
+		})
 	}
 }

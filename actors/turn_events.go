@@ -15,6 +15,7 @@ import (
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/streaming"
 )
 
 // A Turn publishes its run's events (messages.RunEvent) on Deps.Events as they happen, from
@@ -220,11 +221,14 @@ func (t *Turn) publishToolDone(ctx actor.Context, c messages.ToolCall, msg *tool
 }
 
 // textStream publishes an answer's text while it streams, from the goroutine of the model
-// call: whole lines at a time (and the last piece when the answer ends), redacted, without
-// openclaw-process blocks (a block that turns out malformed is published as text when it
-// closes, or when the answer ends unclosed). The Turn publishes the blocks' events once the
-// answer is complete. The same pieces go to the chat (show: TextStreamed TurnEvents to the
-// Session, for the Connector's partial and block drafts). A nil *textStream publishes nothing.
+// call: word by word (streaming.WordEnd; CJK text character by character), redacted, without
+// openclaw-process blocks. A line that may open a fence is held until it is complete (a
+// progress block's lines are not shown; a block that turns out malformed is published as text
+// when it closes, or when the answer ends unclosed), and so is text that may be the start of
+// a secret the next piece would complete (redact.Redactor.Pending: the pieces are redacted as
+// the whole would be). The Turn publishes the blocks' events once the answer is complete.
+// The same pieces go to the chat (show: TextStreamed TurnEvents to the Session, for the
+// Connector's partial and block drafts). A nil *textStream publishes nothing.
 type textStream struct {
 	bus          *events.Bus // nil: no watchers
 	show         func(text string)
@@ -232,7 +236,9 @@ type textStream struct {
 	now          func() time.Time
 	red          redactor
 	line         strings.Builder // of the line being written
+	sent         int             // bytes of line passed on (to held or published)
 	block        []string        // lines of an open progress block
+	held         string          // passed on, not published yet: it may end in part of a secret
 }
 
 // textStream returns the stream of the next model answer, or nil when nobody may see it.
@@ -265,11 +271,41 @@ func (s *textStream) write(text string) {
 			break
 		}
 		s.line.WriteString(text[:i+1])
-		out.WriteString(s.takeLine(s.line.String()))
+		if shown := s.takeLine(s.line.String()); len(shown) > s.sent {
+			out.WriteString(shown[s.sent:])
+		}
 		s.line.Reset()
+		s.sent = 0
 		text = text[i+1:]
 	}
-	s.publish(out.String())
+	// Every piece with a new word end is published, not paced: pacing here would leave the
+	// last words unshown for as long as the model pauses (nothing runs this code until its
+	// next piece), and the Connector coalesces a draft's edits anyway.
+	out.WriteString(s.words())
+	s.publish(out.String(), false)
+}
+
+// words is what more of the line being written may be passed on: up to its last word end,
+// unless a progress block is open or the line may open a fence.
+func (s *textStream) words() string {
+	line := s.line.String()
+	if s.block != nil || mayBeFence(line) {
+		return ""
+	}
+	end := s.sent + streaming.WordEnd(line[s.sent:]) // line[:sent] ends at a word end: scan the rest only
+	if end <= s.sent {
+		return ""
+	}
+	piece := line[s.sent:end]
+	s.sent = end
+	return piece
+}
+
+// mayBeFence reports whether a line being written may turn out a fence line (``` after
+// spaces), whose info string says whether a progress block opens: it is held until it ends.
+func mayBeFence(line string) bool {
+	t := strings.TrimLeftFunc(line, unicode.IsSpace)
+	return strings.HasPrefix(t, "```") || strings.HasPrefix("```", t)
 }
 
 // takeLine returns what of a whole line is shown: nothing while a progress block is open.
@@ -299,12 +335,24 @@ func (s *textStream) end() {
 	if s == nil {
 		return
 	}
-	s.publish(strings.Join(s.block, "") + s.line.String())
+	s.publish(strings.Join(s.block, "")+s.line.String()[s.sent:], true)
 	s.block = nil
 	s.line.Reset()
+	s.sent = 0
 }
 
-func (s *textStream) publish(text string) {
+// publish redacts and publishes text after what was held: all of it at the answer's end,
+// else up to where a secret may be starting (and then up to a word end before it: a word is
+// never cut, whatever the redactor holds back).
+func (s *textStream) publish(text string, final bool) {
+	text = s.held + text
+	cut := len(text)
+	if !final {
+		if cut = s.red.pending(text); cut < len(text) {
+			cut = streaming.WordEnd(text[:cut])
+		}
+	}
+	text, s.held = text[:cut], text[cut:]
 	if text == "" {
 		return
 	}

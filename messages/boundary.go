@@ -92,7 +92,7 @@ const (
 	ToolStarted  TurnEventKind = "tool_started"
 	ToolFinished TurnEventKind = "tool_finished"
 	TextDelta    TurnEventKind = "text_delta"
-	// TextStreamed: a piece of a model answer as it streams (whole lines, redacted, without
+	// TextStreamed: a piece of a model answer as it streams (whole words, redacted, without
 	// openclaw-process blocks); StepID numbers the model call, so a new step starts anew.
 	TextStreamed TurnEventKind = "text_streamed"
 	// PlanUpdated: the run's plan changed (update_plan, openclaw-process steps); Steps is all of it.

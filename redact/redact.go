@@ -34,6 +34,7 @@ const (
 type Redactor struct {
 	raw     []string          // secrets, longest first, matched loosely (gaps, prefixes)
 	encoded *strings.Replacer // encoded forms, matched exactly
+	encList []string          // the encoded forms, for Pending
 	first   map[byte]bool     // first bytes of raw, for a quick skip
 }
 
@@ -76,6 +77,7 @@ func New(secrets ...string) *Redactor {
 			pairs = append(pairs, e, Mark)
 		}
 		r.encoded = strings.NewReplacer(pairs...)
+		r.encList = list
 	}
 	return r
 }
@@ -123,6 +125,73 @@ func (r *Redactor) loose(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// Pending is where the end of s may hold the beginning of a copy of a secret that text yet
+// to come would complete (cut short, maybe followed by whitespace inside the copy): len(s)
+// when it holds none. Text redacted in pieces as it streams is cut there: what comes before
+// is redacted and sent, the rest waits for more text, so no copy runs across two pieces and
+// the pieces are redacted as the whole text would be.
+func (r *Redactor) Pending(s string) int {
+	if r == nil || len(r.raw) == 0 {
+		return len(s)
+	}
+	cut := len(s)
+scan:
+	for i := 0; i < len(s); i++ { // the scan of loose: a copy found is skipped whole
+		if !r.first[s[i]] {
+			continue
+		}
+		end := i
+		for _, sec := range r.raw {
+			e, open := matchOpen(s, i, sec)
+			if open {
+				cut = i
+				break scan
+			}
+			end = max(end, e)
+		}
+		if end > i {
+			i = end - 1
+		}
+	}
+	for _, e := range r.encList { // an encoded copy is matched exactly: only its start can end s
+		for k := min(len(e)-1, len(s)); k > 0 && len(s)-k < cut; k-- {
+			if strings.HasSuffix(s, e[:k]) {
+				cut = len(s) - k
+			}
+		}
+	}
+	return cut
+}
+
+// matchOpen is match, and whether the copy it follows reaches the end of s unfinished: s
+// ends in it, or in at most maxGap whitespace bytes after it.
+func matchOpen(s string, i int, sec string) (int, bool) {
+	j, k := i, 0
+	for k < len(sec) {
+		if k > 0 {
+			g := j
+			for g < len(s) && g-j < maxGap && isSpace(s[g]) {
+				g++
+			}
+			if g == len(s) {
+				return i, true
+			}
+			if s[g] == sec[k] {
+				j = g
+			}
+		}
+		if j >= len(s) {
+			return i, true
+		}
+		if s[j] != sec[k] {
+			break
+		}
+		j++
+		k++
+	}
+	return match(s, i, sec), false
 }
 
 // match returns the end of a copy of sec starting at s[i] (its characters in order, at most maxGap

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/reefgw/reef/messages"
 )
@@ -69,6 +70,7 @@ type Draft struct {
 	plan  []messages.PlanStep
 	step  string // of the answer text being streamed
 	text  strings.Builder
+	done  bool // the step's text is complete: a tool call started after it
 }
 
 type toolLine struct {
@@ -102,6 +104,12 @@ func (d *Draft) Apply(ev messages.TurnEvent) bool {
 	switch ev.Kind {
 	case messages.ToolStarted:
 		d.tools = append(d.tools, toolLine{id: ev.StepID, text: ev.Label, state: 'r'})
+		if d.s.Mode == Partial || d.s.Mode == Block {
+			// the model wrote its text before the call: its last word may show now
+			changed := !d.done && d.text.Len() > 0
+			d.done = true
+			return changed
+		}
 		return d.s.Mode == Progress && d.s.ToolProgress
 	case messages.ToolFinished:
 		for i := range d.tools {
@@ -122,6 +130,7 @@ func (d *Draft) Apply(ev messages.TurnEvent) bool {
 			d.text.Reset()
 		}
 		d.text.WriteString(ev.Text)
+		d.done = false
 		return d.s.Mode == Partial || d.s.Mode == Block
 	}
 	return false
@@ -134,9 +143,18 @@ func (d *Draft) Render() string {
 	case Progress:
 		out = d.progress()
 	case Partial:
-		out = d.answer(d.text.String())
+		text := d.text.String()
+		if !d.done {
+			text = text[:WordEnd(text)]
+		}
+		out = d.answer(text, !d.done && !strings.HasSuffix(text, "\n"))
 	case Block:
-		out = d.answer(blockCut(d.text.String(), d.s.BlockMinChars))
+		text := d.text.String()
+		cut := len(text)
+		if !d.done {
+			cut = blockCut(text, d.s.BlockMinChars)
+		}
+		out = d.answer(text[:cut], cut < len(text) && text[cut] != '\n')
 	}
 	if strings.TrimSpace(out) == "" {
 		return placeholder
@@ -144,30 +162,46 @@ func (d *Draft) Render() string {
 	return out
 }
 
-func (d *Draft) answer(text string) string {
+// answer is the answer's text as a draft shows it; open says its last line is still being
+// written. It is cut (at a word end) to maxRunes characters and made safe to render
+// (words.go).
+func (d *Draft) answer(text string, open bool) string {
 	if d.clean != nil {
 		text = d.clean(text)
 	}
-	text = strings.TrimRight(text, " \n")
-	if r := []rune(text); len(r) > maxRunes {
-		text = string(r[:maxRunes-1]) + placeholder
+	text = trimPartialRune(text)
+	cut := false
+	if utf8.RuneCountInString(text) > maxRunes-1 {
+		r := []rune(text)
+		text = string(r[:clusterCut(r, maxRunes-1)])
+		if end := WordEnd(text); end > len(text)/2 { // else no word end near: a URL, data
+			text = text[:end]
+		}
+		open, cut = true, true
+	}
+	text = strings.TrimRight(safeMarkdown(text, open), " \n")
+	if cut {
+		if strings.HasSuffix(text, "```") {
+			text += "\n"
+		}
+		text += placeholder
 	}
 	return text
 }
 
-// blockCut is the part of text a block draft shows: up to the last paragraph end, or, when
-// minChars more have come since, up to the last line or word end.
-func blockCut(text string, minChars int) string {
+// blockCut is where a block draft's text ends: at the last paragraph end, or, when minChars
+// more characters have come since, at the last line or word end.
+func blockCut(text string, minChars int) int {
 	cut := strings.LastIndex(text, "\n\n")
 	if cut < 0 {
 		cut = 0
 	}
-	if minChars > 0 && len(text)-cut >= minChars {
-		if i := strings.LastIndexAny(text, "\n "); i > cut {
-			cut = i
+	if minChars > 0 && utf8.RuneCountInString(text[cut:]) >= minChars {
+		if end := WordEnd(text); end > cut {
+			cut = end
 		}
 	}
-	return text[:cut]
+	return cut
 }
 
 // progress is the label and the last MaxLines lines: the plan first, then the tool calls.
@@ -225,7 +259,7 @@ func (d *Draft) line(s string) string {
 		n = 120
 	}
 	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + placeholder
+		return string(r[:clusterCut(r, n-1)]) + placeholder
 	}
 	return s
 }

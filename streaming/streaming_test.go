@@ -3,6 +3,7 @@ package streaming
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/reefgw/reef/messages"
 )
@@ -82,9 +83,10 @@ func TestPartialAndBlock(t *testing.T) {
 	if got := d.Render(); got != "Next step" {
 		t.Errorf("a new step starts anew: %q", got)
 	}
-	d.Apply(messages.TurnEvent{Kind: messages.TextStreamed, StepID: "2", Text: strings.Repeat("y", 3000)})
-	if r := []rune(d.Render()); len(r) != maxRunes {
-		t.Errorf("a long partial draft has %d characters, want %d", len(r), maxRunes)
+	d.Apply(messages.TurnEvent{Kind: messages.TextStreamed, StepID: "2", Text: strings.Repeat("word ", 600)})
+	if got := d.Render(); utf8.RuneCountInString(got) > maxRunes || !strings.HasSuffix(got, "word…") {
+		t.Errorf("a long partial draft has %d characters ending %q, want at most %d ending in a whole word and …",
+			utf8.RuneCountInString(got), got[len(got)-10:], maxRunes)
 	}
 
 	b := Defaults()
@@ -102,7 +104,11 @@ func TestPartialAndBlock(t *testing.T) {
 	if got := d.Render(); got != "First para.\n\nSecond\ngoes on and on and on" {
 		t.Errorf("block after minChars = %q", got)
 	}
-	if d.Apply(tool(messages.ToolStarted, "1", "ls", false)) {
-		t.Error("a tool call changes a block draft")
+	d.Apply(messages.TurnEvent{Kind: messages.TextStreamed, StepID: "1", Text: "Done"})
+	if !d.Apply(tool(messages.ToolStarted, "1", "ls", false)) {
+		t.Error("a tool call after the text does not show the step's last piece")
+	}
+	if got := d.Render(); got != "First para.\n\nSecond\ngoes on and on and on\nDone" || strings.Contains(got, "ls") {
+		t.Errorf("block once the step's text is complete = %q", got)
 	}
 }

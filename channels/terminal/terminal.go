@@ -6,6 +6,12 @@
 // a script's lines get one reply each, in order. In interactive mode input is read while a
 // run goes, as on every other channel: a command (/status, stop) is answered at once and
 // other text is queued by the session's queue mode, which the terminal shows.
+//
+// The terminal follows a run through the Connector's TurnEvents (channels.ProgressRenderer),
+// as WebChat and the platform drafts do, not through the run-event bus (package events): a
+// script's next line waits for the run's TurnFinal, which comes after the reply on the chat's
+// ordered queue and also ends runs that never reach a Turn (commands, outage notices); the
+// bus is lossy by design, carries no chat, and its run.end comes before the reply is sent.
 package terminal
 
 import (

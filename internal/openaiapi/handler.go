@@ -58,7 +58,7 @@ type Config struct {
 	MaxMessage int           // bytes of the message the agent gets; default 32 KiB (session.maxInbound)
 	Timeout    time.Duration // how long a request waits for its answer; default 15 min
 	// Events, when set, is the gateway's run-event bus: a streamed answer then shows the
-	// agent's text as the model writes it (text.delta, a line at a time), not only the reply
+	// agent's text as the model writes it (text.delta, a word at a time), not only the reply
 	// when the run ends.
 	Events *events.Bus
 	Log    zerolog.Logger
