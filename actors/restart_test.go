@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -177,10 +178,69 @@ func TestRouterRestartStartsQueuedSubagent(t *testing.T) {
 	waitFor(t, func() bool {
 		for _, l := range links(t, h) {
 			if l.Status != messages.SubagentCompleted {
-					return false
+				return false
 			}
 		}
 		return true
 	})
+	expectNoMoreReplies(t, h)
+}
+
+// TestStorageRestartCommitsPending: Storage panics while a commit runs and more writes wait
+// for the next one. The restart commits the waiting writes (their callers are answered),
+// and messages before and after are answered exactly once.
+func TestStorageRestartCommitsPending(t *testing.T) {
+	hung := make(chan struct{}, 1)
+	h := newHarness(t, harnessOpts{script: echoScript(hung)})
+	h.say("b0", "msg-before-b0")
+	expectAnswers(t, h, "msg-before-b0")
+
+	hold, inCommit := make(chan struct{}), make(chan struct{})
+	first := h.rt.WriteAsync(func(tx persistence.Tx) error {
+		close(inCommit)
+		<-hold // the commit runs while the rest arrive: they wait in Storage
+		_, err := tx.MarkSeen("restart:first", time.Now())
+		return err
+	})
+	<-inCommit
+	var waiting []<-chan error
+	for _, id := range []string{"restart:second", "restart:third"} {
+		waiting = append(waiting, h.rt.WriteAsync(func(tx persistence.Tx) error {
+			_, err := tx.MarkSeen(id, time.Now())
+			return err
+		}))
+	}
+	during := make(chan error, 1)
+	go func() { // a message arriving meanwhile: its accept waits in Storage too
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Timeout)
+		defer cancel()
+		during <- h.ch.Inject(ctx, messages.Inbound{ChatID: "m0", Text: "msg-during-m0"})
+	}()
+	h.rt.CrashStorage() // after the two writes: they are pending when it panics
+	close(hold)
+	if err := testutil.Receive(t, during); err != nil {
+		t.Fatalf("the message sent during the restart was not accepted: %v", err)
+	}
+	expectAnswers(t, h, "msg-during-m0")
+	for i, done := range append([]<-chan error{first}, waiting...) {
+		if err := testutil.Receive(t, done); err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if err := h.store.View(func(r persistence.Reader) error {
+		for _, id := range []string{"restart:first", "restart:second", "restart:third"} {
+			if seen, err := r.Seen(id); err != nil || !seen {
+				t.Errorf("%s not committed (err %v)", id, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	h.say("a0", "msg-after-a0")
+	h.say("b0", "msg-after-b0")
+	expectAnswers(t, h, "msg-after-a0", "msg-after-b0")
+	waitFor(t, func() bool { return len(pendingSessions(t, h)) == 0 })
 	expectNoMoreReplies(t, h)
 }
