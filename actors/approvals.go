@@ -178,7 +178,7 @@ func (a *Approvals) Receive(ctx actor.Context) {
 		ctx.Send(msg.replyTo, &approvalAnswer{in: msg.in, text: a.listText()})
 	case *actor.Terminated:
 		a.onWaiterGone(msg.Who)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting: // the next instance re-arms from the store
 		for _, w := range a.waits {
 			if w.stop != nil {
 				w.stop()

@@ -25,9 +25,12 @@
 //	                            ordered sends, drafts; replies leave by the account that received
 //	                            the message (Session.toConnector)
 //
-// After the last Connector the Gateway sends the Router their PIDs (connectorsReady); only
-// then does the Router build the Sessions' props, respawn the sessions the store says have
-// pending work, and start its sweep ticker.
+// The Router gets the Connectors' PIDs in its props (computed from their names before they
+// are spawned). In Started, at its first start and after every restart, it builds the
+// Sessions' props, reads from the store the sessions with pending work and the sub-agents
+// marked queued, and asks the Gateway (routerStarted); the Gateway answers connectorsReady
+// once every Connector is spawned, and only then does the Router respawn those sessions and
+// start its sweep ticker (router_start.go).
 //
 // Outside the tree, cmd/reef owns and hands over in Deps: the event bus (package events),
 // the model endpoints' breakers (providers.Breakers, Deps.Outages), the background processes
@@ -38,13 +41,14 @@
 //
 //	actor / goroutine              started by                 stopped by / ends when
 //	Gateway                        Start                      Runtime.Stop (shutdown message)
-//	Storage                        Gateway.Started            Gateway, after every other child stopped; drains first
+//	Storage                        Gateway.Started            Gateway, after every other child stopped; drains
+//	                                                          first (and on Restarting: no write is dropped)
 //	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
 //	Storage prune ticker goroutine Storage.Started            Storage.Stopping/Restarting; it asks for
 //	                                                          a dedup prune (storage_prune.go) hourly
 //	Approvals                      Gateway.Started, after     Gateway shutdown; restarted on panic
 //	                               Storage, before the Router (it reloads the waiting requests)
-//	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping
+//	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping/Restarting
 //	approval backstop timer        ToolRun.ask                the decision; ToolRun.Stopping
 //	Connector                      Gateway.Started, after     Gateway shutdown; restarted on panic
 //	                               the Timer, one per account
@@ -67,7 +71,7 @@
 //	reader goroutines
 //	Timer poll timer (real time)   Timer, while cron runs     no run in flight; Timer.Stopping
 //	                               are in flight
-//	sweep ticker goroutine         Router (connectorsReady)   Router.Stopping
+//	sweep ticker goroutine         Router (connectorsReady)   Router.Stopping/Restarting
 //	Session                        Router (first message or   Router passivation (Poison, after the
 //	                               pending work at start)     idle check handshake), Router stop, or
 //	                                                          its restart budget running out
@@ -205,7 +209,7 @@
 //
 // Receive never waits on the network, a child process or a disk write. It may read the
 // Store (a bbolt View over memory-mapped pages): Session, Timer and Approvals load their state
-// in Started, the Router lists pending sessions at connectorsReady, and a few handlers look
+// in Started, the Router lists pending sessions in Started too, and a few handlers look
 // up one record (the Timer's poll of cron runs in flight and its cron requests, a heartbeat's
 // session, /subagents log). It waits on other work only on the way out: Storage drains its
 // pending writes when it stops, a stopping Connector lets sends in flight finish for up to
@@ -223,7 +227,14 @@
 // protoactor's ExponentialBackoffStrategy(time.Minute, 500ms): the delay is 500 ms times the
 // failures counted since the last quiet minute, without a limit. A restarted actor is a new
 // instance built by its producer and sees Started again; messages its Receive was handling
-// when it panicked are dropped by protoactor.
+// when it panicked are dropped by protoactor, and the messages sent to it meanwhile wait in
+// its mailbox. Whatever the new instance needs comes from its props and the store in
+// Started, never from a message sent once: Storage commits what was pending on Restarting
+// (its writes' callers are answered, as on Stopping); the Router, whose Sessions protoactor
+// stops before it starts again (it spawns none while restarting), rebuilds its routing and
+// sub-agent gate in Started and respawns the sessions with pending work at connectorsReady,
+// which the Gateway sends at every routerStarted; Approvals, the Timer and the Connectors
+// stop their timers and goroutines on Restarting and reload in Started.
 //
 // # Tool calls across a crash
 //

@@ -22,9 +22,10 @@ type Gateway struct {
 	stopped chan<- struct{}
 	log     zerolog.Logger
 
-	storage  *actor.PID
-	timer    TimerSettings
-	draining map[string]bool // children still stopping before Storage may stop
+	storage    *actor.PID
+	connectors map[string]*actor.PID // by channel ID, for a (re)started Router (routerStarted)
+	timer      TimerSettings
+	draining   map[string]bool // children still stopping before Storage may stop
 }
 
 // shutdown asks the Gateway to stop the tree in order: Connectors and the Router (with every
@@ -45,6 +46,8 @@ func (g *Gateway) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		g.onStarted(ctx)
+	case *routerStarted:
+		g.onRouterStarted(ctx)
 	case *shutdown:
 		g.onShutdown(ctx)
 	case *actor.Terminated:
@@ -52,6 +55,19 @@ func (g *Gateway) Receive(ctx actor.Context) {
 	case *actor.Stopped:
 		close(g.stopped)
 	}
+}
+
+// connectorName is the actor name of the Connector of a channel ID.
+func connectorName(channel string) string { return "connector-" + channel }
+
+// onRouterStarted answers a Router that (re)started: the Connectors are spawned, it may
+// respawn the sessions with pending work. A Router restarted during shutdown is not told:
+// it is being stopped, and what it would start waits in the store.
+func (g *Gateway) onRouterStarted(ctx actor.Context) {
+	if g.draining != nil {
+		return
+	}
+	ctx.Respond(&connectorsReady{})
 }
 
 func (g *Gateway) onShutdown(ctx actor.Context) {
@@ -99,25 +115,32 @@ func (g *Gateway) onStarted(ctx actor.Context) {
 	g.deps.timer = timerPID(ctx.Self())
 	router := actor.NewPID(ctx.Self().Address, ctx.Self().Id+"/router")
 	g.deps.toolRuntime = &toolsRuntime{root: ctx.ActorSystem().Root, timer: g.deps.timer, router: router, store: g.deps.Store}
-	router, _ = ctx.SpawnNamed(RouterProps(g.deps, storage), "router")
-	if _, err := ctx.SpawnNamed(TimerProps(g.deps, g.timer, storage, router), "timer"); err != nil {
-		g.log.Error().Err(err).Msg("start timer")
-	}
 	names := make([]string, 0, len(g.deps.Channels))
 	for name := range g.deps.Channels {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// The Router gets the Connectors' PIDs in its props, so that a restarted Router has them
+	// too; they are spawned after it (they send to it), under these names.
+	g.connectors = map[string]*actor.PID{}
+	for _, name := range names {
+		g.connectors[name] = actor.NewPID(ctx.Self().Address, ctx.Self().Id+"/"+connectorName(name))
+	}
+	router, _ = ctx.SpawnNamed(RouterProps(g.deps, storage, g.connectors), "router")
+	if _, err := ctx.SpawnNamed(TimerProps(g.deps, g.timer, storage, router), "timer"); err != nil {
+		g.log.Error().Err(err).Msg("start timer")
+	}
 	connectors := map[string]*actor.PID{}
 	for _, name := range names {
-		pid, err := ctx.SpawnNamed(ConnectorProps(name, g.deps.Channels[name], g.deps, storage, router), "connector-"+name)
+		pid, err := ctx.SpawnNamed(ConnectorProps(name, g.deps.Channels[name], g.deps, storage, router), connectorName(name))
 		if err != nil {
 			g.log.Error().Err(err).Str("channel", name).Msg("start connector")
 			continue
 		}
 		connectors[name] = pid
 	}
-	ctx.Send(router, &connectorsReady{pids: connectors})
+	// The Router's routerStarted waits in the mailbox until this handler ends: every
+	// Connector is spawned when it is answered (onRouterStarted).
 	if g.ready != nil {
 		g.ready <- &Runtime{deps: g.deps, system: ctx.ActorSystem(), gateway: ctx.Self(), router: router, storage: storage, connectors: connectors}
 		g.ready = nil

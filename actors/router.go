@@ -10,8 +10,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/messages"
-	"github.com/reefgw/reef/persistence"
-	"github.com/reefgw/reef/subagent"
 )
 
 // Router maps session keys to live Session actors. It spawns a Session on the first message
@@ -29,12 +27,14 @@ type Router struct {
 	spawned    uint64
 	checks     uint64 // idle checks sent; each one's number is its token
 	stopTicker func()
+	recovery   *recovery              // what the store says to restart, until connectorsReady (router_start.go)
 	subs       subagentGate           // running and waiting sub-agents (subagent_router.go)
 	archive    subagentArchive        // the next finished sub-agent to archive (subagent_archive.go)
 	replies    map[string]chan string // sessions_send callers waiting for a reply (subagent_send.go)
-	// stopping: the Router stops its Sessions and must spawn no new one (protoactor delivers
-	// user messages while an actor stops, and a child spawned then is never stopped). What
-	// would have started waits in the store (inbox, links) for the next start.
+	// stopping: the Router stops (or restarts) and its Sessions with it; it must spawn no
+	// new one (protoactor delivers user messages while an actor stops, and a child spawned
+	// then is never stopped). What would have started waits in the store (inbox, links) for
+	// the next start.
 	stopping bool
 	log      zerolog.Logger
 }
@@ -50,8 +50,11 @@ type route struct {
 
 // Router messages.
 type (
-	routeInbound    struct{ in messages.Inbound }
-	connectorsReady struct{ pids map[string]*actor.PID }
+	routeInbound struct{ in messages.Inbound }
+	// routerStarted: Router → Gateway, at every (re)start; the Gateway answers connectorsReady
+	// once its Connectors are spawned (at once, after a restart).
+	routerStarted   struct{}
+	connectorsReady struct{}
 	sessionIdle     struct{ key string } // Session → Router: no run, nothing queued
 	sessionBusy     struct{ key string } // Session → Router: a run started
 	sweep           struct{}
@@ -61,11 +64,12 @@ type (
 	sessionCounts struct{ reply chan<- [2]int }
 )
 
-// RouterProps is the recipe for the Router.
-func RouterProps(deps *Deps, storage *actor.PID) *actor.Props {
+// RouterProps is the recipe for the Router; connectors are the Connectors' PIDs by channel
+// ID (known before they are spawned: a PID is its parent's id and its name).
+func RouterProps(deps *Deps, storage *actor.PID, connectors map[string]*actor.PID) *actor.Props {
 	log := deps.Log.With().Str("actor", "router").Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Router{deps: deps, storage: storage, log: log}
+		return &Router{deps: deps, storage: storage, connectors: connectors, log: log}
 	},
 		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(3, time.Minute, actor.DefaultDecider)))
@@ -75,9 +79,9 @@ func (r *Router) Receive(ctx actor.Context) {
 	var err error
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
-		r.sessions, r.byPID = map[string]*route{}, map[string]string{}
+		err = r.onStarted(ctx)
 	case *connectorsReady:
-		err = r.onConnectorsReady(ctx, msg)
+		r.onConnectorsReady(ctx)
 	case *routeInbound:
 		r.onRouteInbound(ctx, msg)
 	case *messages.CancelRun:
@@ -120,61 +124,16 @@ func (r *Router) Receive(ctx actor.Context) {
 		msg.reply <- [2]int{len(r.sessions), len(r.byPID)}
 	case *actor.Terminated:
 		r.onTerminated(ctx, msg)
-	case *actor.Stopping:
+	case *actor.Stopping, *actor.Restarting:
+		// Restarting too: protoactor stops the Sessions before the next instance starts,
+		// and handles their Terminated here meanwhile; a Session spawned now (a freed
+		// sub-agent slot) would never be stopped, and the restart would wait for it forever.
 		r.stopping = true
-		r.stop()
-	case *actor.Restarting:
 		r.stop()
 	}
 	if err != nil {
 		r.log.Error().Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("router")
 	}
-}
-
-// onConnectorsReady starts routing: it remembers the connectors, respawns sessions that a
-// crash or shutdown left with unanswered inbox entries or unsent replies, and starts sweeping.
-func (r *Router) onConnectorsReady(ctx actor.Context, msg *connectorsReady) error {
-	r.connectors = msg.pids
-	if r.props == nil { // tests put a stand-in here
-		r.props = SessionProps(r.deps, r.storage, ctx.Self(), r.connectors)
-	}
-	var pending []string
-	var children []subagent.Link
-	var due time.Time
-	err := r.deps.Store.View(func(rd persistence.Reader) error {
-		var err error
-		if pending, err = rd.PendingSessions(); err != nil {
-			return err
-		}
-		if due, err = subagent.NextDue(rd); err != nil { // what came due while the gateway was down, or later
-			return err
-		}
-		for _, key := range pending {
-			if l, ok, err := subagent.Get(rd, key); err != nil {
-				return err
-			} else if ok {
-				children = append(children, l)
-			}
-		}
-		return nil
-	})
-	r.noteQueued(children)
-	r.noteArchive(due)
-	for _, key := range pending {
-		if isSubagentKey(key) { // through the gate: at most maxConcurrent run
-			r.onStartSubagent(ctx, key)
-			continue
-		}
-		r.session(ctx, key)
-	}
-	if len(pending) > 0 {
-		r.log.Info().Int("sessions", len(pending)).Msg("recovering sessions with pending work")
-	}
-	r.startTicker(ctx)
-	if err != nil {
-		return fmt.Errorf("router: list pending sessions: %w", err)
-	}
-	return nil
 }
 
 // forward sends msg to the live Session for key, and reports false when none is live.
@@ -205,6 +164,7 @@ func (r *Router) setIdleSince(key string, at time.Time) {
 func (r *Router) stop() {
 	if r.stopTicker != nil {
 		r.stopTicker()
+		r.stopTicker = nil
 	}
 }
 

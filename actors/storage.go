@@ -57,9 +57,9 @@ func (s *Storage) Receive(ctx actor.Context) {
 		s.flush(ctx)
 	case *pruneSeen:
 		s.onPruneSeen(ctx, msg)
-	case *actor.Restarting:
-		s.stopPruning()
-	case *actor.Stopping:
+	case *actor.Restarting, *actor.Stopping:
+		// The next instance starts with nothing pending: what this one holds is committed
+		// now (or answered with the commit's error), never dropped with the instance.
 		s.stopPruning()
 		s.drain()
 	}
@@ -124,14 +124,26 @@ func commit(store persistence.Store, batch []*storeWrite, log zerolog.Logger) {
 	}
 }
 
-// drain finishes the running commit and commits what is pending, so a clean shutdown loses
-// no write that reached Storage. It blocks: Storage is stopping, and it stops last.
+// drain finishes the running commit and commits what is pending, so neither a clean
+// shutdown nor a restart loses a write that reached Storage: every Done is called. It
+// blocks: Storage is stopping (it stops last) or restarting (its mailbox is suspended).
 func (s *Storage) drain() {
 	if s.busy {
 		<-s.inflight
 	}
-	if len(s.pending) > 0 {
-		commit(s.store, s.pending, s.log)
-		s.pending = nil
+	batch := s.pending
+	s.pending = nil
+	if len(batch) == 0 {
+		return
 	}
+	defer func() { // a panicking commit must not lose the batch's answers either
+		if r := recover(); r != nil {
+			err := fmt.Errorf("storage: panic: %v", r)
+			s.log.Error().Str("stack", string(debug.Stack())).Err(err).Msg("commit")
+			for _, w := range batch {
+				w.Done(err)
+			}
+		}
+	}()
+	commit(s.store, batch, s.log)
 }

@@ -60,11 +60,12 @@ func (s *Storage) stopPruning() {
 func (s *Storage) onPruneSeen(ctx actor.Context, msg *pruneSeen) {
 	cutoff := time.Now().Add(-DedupRetention)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
+	from, before := msg.from, msg.removed // the closures run on the commit goroutine
 	var removed int
 	var next string
 	s.pending = append(s.pending, &storeWrite{
 		Apply: func(tx persistence.Tx) (err error) {
-			removed, next, err = tx.PruneSeen(cutoff, msg.from, pruneBatch)
+			removed, next, err = tx.PruneSeen(cutoff, from, pruneBatch)
 			return err
 		},
 		Done: func(err error) {
@@ -72,9 +73,9 @@ func (s *Storage) onPruneSeen(ctx actor.Context, msg *pruneSeen) {
 			case err != nil:
 				s.log.Warn().Err(err).Msg("pruning the dedup record failed; it is tried again later")
 			case next != "":
-				root.Send(self, &pruneSeen{from: next, removed: msg.removed + removed})
-			case msg.removed+removed > 0:
-				s.log.Debug().Int("removed", msg.removed+removed).Dur("olderThan", DedupRetention).Msg("dedup record pruned")
+				root.Send(self, &pruneSeen{from: next, removed: before + removed})
+			case before+removed > 0:
+				s.log.Debug().Int("removed", before+removed).Dur("olderThan", DedupRetention).Msg("dedup record pruned")
 			}
 		},
 	})

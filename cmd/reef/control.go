@@ -106,8 +106,21 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 			log.Error().Err(err).Msg("control socket")
 		}
 	}()
-	return func() { rt.events.Close(); srv.Close(); os.Remove(path) }, nil
+	return func() {
+		rt.events.Close() // ends GET /events streams, so that Shutdown need not wait for them
+		ctx, cancel := context.WithTimeout(context.Background(), controlGrace)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil { // stops accepting, waits for requests in flight
+			log.Warn().Err(err).Msg("control socket: requests still running at shutdown")
+			srv.Close()
+		}
+		os.Remove(path)
+	}, nil
 }
+
+// controlGrace is how long a stopping gateway lets control requests in flight (a status, a
+// backup) finish before it closes the store under them.
+const controlGrace = 5 * time.Second
 
 // decidePairing approves or denies a pending pairing request.
 func decidePairing(tx persistence.Tx, action, channel, code string) (access.Pairing, error) {

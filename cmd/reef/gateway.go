@@ -81,8 +81,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	stopControl, err := serveControl(cfg, rt, configuredChannels(cfg), log)
 	if err != nil {
 		log.Warn().Err(err).Msg("no control socket: `reef status` and `reef pairing` will not reach this gateway")
-	} else {
-		defer stopControl()
+		stopControl = func() {}
 	}
 	platforms := len(chans) // WebChat and the API are the web listener's, not a chat platform
 	if chat != nil {
@@ -105,6 +104,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	signal.Stop(sigs)
 	stopBackups() // before the store closes
 	stopWeb()     // its streams end; no request reaches a stopping runtime
+	stopControl() // likewise, and its requests in flight end before the store closes
 	rt.stop()
 	log.Info().Msg("stopped")
 	return 0
