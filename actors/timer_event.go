@@ -12,7 +12,10 @@ import (
 
 // jobEvent builds the system event a job raises: the target session and where the reply goes.
 func (t *Timer) jobEvent(j *schedule.Job, now time.Time) (messages.Inbound, error) {
-	in := messages.Inbound{System: true, Source: "cron:" + j.ID, Time: now, ChatType: messages.ChatDirect}
+	// The owner's: the cron tool is the owner's unless a grant gives it to a guest, and a job
+	// without a session runs in the owner's main session (mainSession).
+	in := messages.Inbound{System: true, Source: "cron:" + j.ID, Time: now, ChatType: messages.ChatDirect,
+		Standing: messages.OwnerStanding()}
 	origin := j.SessionKey
 	if origin == "" {
 		origin = t.mainSession(j.AgentID)
