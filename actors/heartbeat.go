@@ -164,13 +164,14 @@ func (t *Timer) onBeatRead(ctx actor.Context, msg *beatRead) {
 	}
 	b.sent++
 	now := t.clock.Now()
+	// The owner's in the owner's main session; in a session heartbeat.target names, the
+	// owner's only if the owner used it.
+	standing := sessionStanding(msg.info)
 	if b.set.Target == "none" {
 		msg.info = persistence.SessionInfo{}
 	}
-	// The owner's: it runs in the owner's main session, or in the session the owner's
-	// configuration names (heartbeat.target).
 	in := messages.Inbound{System: true, Source: "heartbeat", SessionKey: msg.sessionKey, Time: now,
-		Standing: messages.OwnerStanding(), ChatType: messages.ChatDirect, Channel: msg.info.Channel, Account: msg.info.Account,
+		Standing: standing, ChatType: messages.ChatDirect, Channel: msg.info.Channel, Account: msg.info.Account,
 		ChatID: msg.info.ChatID, ThreadID: msg.info.ThreadID,
 		Text: "[Heartbeat] Read HEARTBEAT.md in your workspace and do what it asks now. Do not bring back old " +
 			"tasks from earlier conversations. If nothing needs the user's attention, reply exactly " + HeartbeatOK +

@@ -36,14 +36,12 @@ func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
 	return p
 }
 
-// ownerDirect reports whether the run answering s.answering is the owner talking in a direct
-// chat: at least one person's message, and every person's message the owner's. Only such a
-// chat becomes the agent's main session, where heartbeats and session-less cron jobs run
-// with the owner's tools (heartbeat.go), so a guest's chat never gets them.
-func (s *Session) ownerDirect() bool {
-	if !isDirectKey(s.agent.ID, s.key) {
-		return false
-	}
+// ownerAnswered reports whether the run answering s.answering answers the owner: at least
+// one person's message, and every person's message the owner's. It marks the session as the
+// owner's (SessionInfo.OwnerSeen): cron jobs and heartbeats run there with the owner's tools,
+// and the owner's direct chat that ran last is the agent's main session (heartbeat.go), so a
+// guest's chat never gets them.
+func (s *Session) ownerAnswered() bool {
 	person := false
 	for _, in := range s.answering {
 		if in.System {

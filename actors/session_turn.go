@@ -43,7 +43,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		info.Created = now
 	}
 	info.Updated = now
-	if s.ownerDirect() { // the main session now (heartbeat.go mainSession)
+	if s.ownerAnswered() { // the owner's session: cron and heartbeats run here as the owner's (timer_event.go)
 		info.OwnerSeen = now
 	}
 	if len(s.turnUser) > 0 { // not a /compact, which only compacts
@@ -356,7 +356,7 @@ func (s *Session) reportHeartbeat(ctx actor.Context, msg *turnFinished) {
 	if errors.Is(msg.err, providers.ErrAuth) {
 		out.authErr = msg.err
 	}
-	if s.ownerDirect() {
+	if isDirectKey(s.agent.ID, s.key) && s.ownerAnswered() {
 		out.direct = s.key
 	}
 	if out.reached || out.authErr != nil || out.direct != "" {

@@ -12,14 +12,15 @@ import (
 
 // jobEvent builds the system event a job raises: the target session and where the reply goes.
 func (t *Timer) jobEvent(j *schedule.Job, now time.Time) (messages.Inbound, error) {
-	// The owner's: the cron tool is the owner's unless a grant gives it to a guest, and a job
-	// without a session runs in the owner's main session (mainSession).
-	in := messages.Inbound{System: true, Source: "cron:" + j.ID, Time: now, ChatType: messages.ChatDirect,
-		Standing: messages.OwnerStanding()}
+	in := messages.Inbound{System: true, Source: "cron:" + j.ID, Time: now, ChatType: messages.ChatDirect}
 	origin := j.SessionKey
 	if origin == "" {
 		origin = t.mainSession(j.AgentID)
 	}
+	// A job has the standing of the session it comes from: the owner's main session for a job
+	// without one (the CLI's), the creating session otherwise, which is a guest's when a grant
+	// gave a guest the cron tool.
+	in.Standing = sessionStanding(t.sessionInfo(origin))
 	in.SessionKey = origin
 	if j.SessionTarget == "isolated" || j.Payload.Kind == "agentTurn" {
 		in.SessionKey = fmt.Sprintf("agent:%s:cron:%s", j.AgentID, j.ID)
@@ -36,6 +37,15 @@ func (t *Timer) jobEvent(j *schedule.Job, now time.Time) (messages.Inbound, erro
 	}
 	in.Text = eventText(j, now)
 	return in, nil
+}
+
+// sessionStanding is the standing of an event reef raises in (or from) the session of info:
+// the owner's when the owner used it (SessionInfo.OwnerSeen), a guest's otherwise.
+func sessionStanding(info persistence.SessionInfo) *messages.Standing {
+	if info.OwnerSeen.IsZero() {
+		return messages.GuestStanding()
+	}
+	return messages.OwnerStanding()
 }
 
 // eventText is what the model reads when a job fires.

@@ -112,9 +112,9 @@ type SessionInfo struct {
 	Fresh   bool      `json:"fresh,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
-	// OwnerSeen is when a run last answered the owner in this direct chat: the agent's main
-	// session (heartbeats, cron jobs without a session) is the direct chat the owner used last,
-	// never a guest's.
+	// OwnerSeen is when a run last answered the owner here (zero: never). Cron jobs and
+	// heartbeats run with the owner's tools only in a session the owner used, and the agent's
+	// main session is the direct chat the owner used last, never a guest's.
 	OwnerSeen time.Time      `json:"ownerSeen,omitzero"`
 	Turns     int            `json:"turns,omitempty"`
 	Usage     messages.Usage `json:"usage,omitzero"`
