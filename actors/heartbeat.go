@@ -39,6 +39,8 @@ type beatState struct {
 	lastAt  time.Time
 	paused  string // why heartbeats are paused ("" = running): the provider rejects the key
 	main    string // the agent's main session: the owner's direct chat that ran last ("" = not known yet)
+	// noMainLogged: a heartbeat was skipped for want of a main session, and said so once.
+	noMainLogged bool
 }
 
 // beatOutcome is what a Session reports when a run ended.
@@ -156,6 +158,11 @@ func (t *Timer) onBeatRead(ctx actor.Context, msg *beatRead) {
 	b := t.beat(msg.agentID)
 	if msg.err != nil {
 		t.log.Warn().Err(msg.err).Str("agent", msg.agentID).Msg("heartbeat")
+	}
+	if msg.err == nil && !msg.empty && msg.sessionKey == "" && !b.noMainLogged {
+		// Never a guest's chat instead: the owner has to write first (mainSession).
+		b.noMainLogged = true
+		t.log.Info().Str("agent", msg.agentID).Msg("heartbeat skipped: no main session yet (the owner has not written in a direct chat)")
 	}
 	if msg.err != nil || msg.empty || msg.sessionKey == "" {
 		b.busy = false
