@@ -34,6 +34,7 @@ func GuestStanding() *Standing { return &Standing{Caller: CallerGuest} }
 // Raised reports whether st is a run's standing (its Tools bound the answering run) rather
 // than a caller's.
 func (st *Standing) Raised() bool { return st != nil && st.Caller == "" }
+
 // SubagentDone describes a sub-agent's completion event in its parent's inbox.
 type SubagentDone struct {
 	ChildKey string `json:"childKey"`
