@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -162,5 +163,37 @@ func TestCronWithoutSessionRunsInTheOwnersChat(t *testing.T) {
 	}
 	if out.ChatID != "42" {
 		t.Errorf("the job's reply went to %+v, want the owner's chat", out)
+	}
+}
+
+// TestMainSessionAfterRestartIsTheOwners: after a restart the main session is read from the
+// store: the direct chat the owner used last, not the one a guest wrote in after the owner.
+func TestMainSessionAfterRestartIsTheOwners(t *testing.T) {
+	ws, db := t.TempDir(), filepath.Join(t.TempDir(), "reef.db")
+	writeHeartbeat(t, ws, "# Heartbeat\n- check the build status\n")
+	clock := testutil.NewClock(time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC))
+	script := fakellm.NewScript()
+	script.Respond = func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "The build is red."} }
+	open := &access.Rules{DMPolicy: "open", AllowFrom: []string{"*", "42"}}
+	h := newTimerHarness(t, timerOpts{script: script, clock: clock, workspace: ws, dbPath: db, access: open})
+	h.say("42", "owner-hello")
+	h.reply()
+	h.say("7", "guest-secret")
+	h.reply()
+	h.stop()
+
+	h = newTimerHarness(t, timerOpts{script: script, clock: clock, workspace: ws, dbPath: db, access: open})
+	before := len(script.Requests())
+	settleClock(t, clock) // the new Timer armed its first heartbeat
+	beatWeek(t, h, clock, 30*time.Minute, 1)
+	reqs := script.Requests()[before:]
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests for the heartbeat, want 1", len(reqs))
+	}
+	if !said(reqs[0], "owner-hello") || said(reqs[0], "guest-secret") {
+		t.Errorf("after a restart the heartbeat did not run in the owner's chat: messages %+v", reqs[0].Messages)
+	}
+	if out := h.reply(); out.ChatID != "42" {
+		t.Errorf("heartbeat finding delivered as %+v, want to the owner's chat", out)
 	}
 }
