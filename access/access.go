@@ -65,9 +65,13 @@ func (r *Rules) Admission(in *messages.Inbound, approved func() (bool, error)) (
 
 // IsOwner reports whether in comes from the owner: the terminal, the API (APIChannel), or a
 // direct message from a sender the channel's AllowFrom names explicitly ("*" makes no one the
-// owner). A system event runs with the owner's rights when it was scheduled from an owner's session.
+// owner). A system event is never the owner by itself: its rights are in its Standing
+// (messages.Standing), which the Session reads; without one it is a guest's.
 func (r *Rules) IsOwner(in *messages.Inbound) bool {
-	if in.System || in.Channel == "terminal" || in.Channel == APIChannel {
+	if in.System {
+		return false
+	}
+	if in.Channel == "terminal" || in.Channel == APIChannel {
 		return true
 	}
 	if r == nil || in.ChatType != messages.ChatDirect {

@@ -68,7 +68,8 @@ func TestOwnerAndCommands(t *testing.T) {
 		owner, mayCommand bool
 	}{
 		{"terminal", nil, messages.Inbound{Channel: "terminal", ChatType: messages.ChatDirect}, true, true},
-		{"system event", rules, messages.Inbound{Channel: "telegram", System: true}, true, false},
+		{"system event", rules, messages.Inbound{Channel: "telegram", System: true}, false, false},
+		{"system event on the terminal", rules, messages.Inbound{Channel: "terminal", System: true}, false, false},
 		{"allowFrom in a DM", rules, messages.Inbound{Channel: "telegram", SenderID: "owner", ChatType: messages.ChatDirect}, true, true},
 		{"allowFrom in a group", rules, messages.Inbound{Channel: "telegram", SenderID: "owner", ChatType: messages.ChatGroup}, false, true},
 		{"paired guest in a DM", rules, messages.Inbound{Channel: "telegram", SenderID: "guest", ChatType: messages.ChatDirect}, false, true},

@@ -38,7 +38,9 @@ type beatState struct {
 	skipped int      // heartbeats that found nothing to do (no LLM call)
 	lastAt  time.Time
 	paused  string // why heartbeats are paused ("" = running): the provider rejects the key
-	main    string // the agent's main session: the direct chat that ran last ("" = not known yet)
+	main    string // the agent's main session: the owner's direct chat that ran last ("" = not known yet)
+	// noMainLogged: a heartbeat was skipped for want of a main session, and said so once.
+	noMainLogged bool
 }
 
 // beatOutcome is what a Session reports when a run ended.
@@ -46,7 +48,7 @@ type beatOutcome struct {
 	agentID string
 	authErr error  // the provider rejected the key (401/403)
 	reached bool   // the run reached the model
-	direct  string // the session's key when a person's direct message ran: the agent's main session now
+	direct  string // the session's key when the owner's direct message ran: the agent's main session now
 }
 
 // beatPausesRequest asks the Timer which agents' heartbeats are paused, and why.
@@ -157,6 +159,11 @@ func (t *Timer) onBeatRead(ctx actor.Context, msg *beatRead) {
 	if msg.err != nil {
 		t.log.Warn().Err(msg.err).Str("agent", msg.agentID).Msg("heartbeat")
 	}
+	if msg.err == nil && !msg.empty && msg.sessionKey == "" && !b.noMainLogged {
+		// Never a guest's chat instead: the owner has to write first (mainSession).
+		b.noMainLogged = true
+		t.log.Info().Str("agent", msg.agentID).Msg("heartbeat skipped: no main session yet (the owner has not written in a direct chat)")
+	}
 	if msg.err != nil || msg.empty || msg.sessionKey == "" {
 		b.busy = false
 		b.skipped++
@@ -164,11 +171,14 @@ func (t *Timer) onBeatRead(ctx actor.Context, msg *beatRead) {
 	}
 	b.sent++
 	now := t.clock.Now()
+	// The owner's in the owner's main session; in a session heartbeat.target names, the
+	// owner's only if the owner used it.
+	standing := sessionStanding(msg.info)
 	if b.set.Target == "none" {
 		msg.info = persistence.SessionInfo{}
 	}
 	in := messages.Inbound{System: true, Source: "heartbeat", SessionKey: msg.sessionKey, Time: now,
-		ChatType: messages.ChatDirect, Channel: msg.info.Channel, Account: msg.info.Account,
+		Standing: standing, ChatType: messages.ChatDirect, Channel: msg.info.Channel, Account: msg.info.Account,
 		ChatID: msg.info.ChatID, ThreadID: msg.info.ThreadID,
 		Text: "[Heartbeat] Read HEARTBEAT.md in your workspace and do what it asks now. Do not bring back old " +
 			"tasks from earlier conversations. If nothing needs the user's attention, reply exactly " + HeartbeatOK +
@@ -221,19 +231,22 @@ func minutesOf(s string, def int) int {
 	return h*60 + m
 }
 
-// mainSession is the agent's main session: its most recently updated direct conversation.
+// mainSession is the agent's main session: the direct chat the owner used last. Heartbeats
+// and cron jobs without a session of their own run there with the owner's tools, so it is
+// never a guest's chat, whoever wrote last; "" when the owner has not written in a direct
+// chat yet (heartbeats are then skipped, cron jobs fail with a log line).
 func (t *Timer) mainSession(agentID string) string {
 	b := t.beat(agentID)
 	if b.main != "" {
 		return b.main
 	}
-	// Not known since reef started: the most recently updated direct session, read once;
-	// from then on every run in a direct chat keeps it current (beatOutcome).
+	// Not known since reef started: the direct session the owner used last (SessionInfo.OwnerSeen),
+	// read once; from then on every owner's run in a direct chat keeps it current (beatOutcome).
 	var best persistence.SessionInfo
 	err := t.deps.Store.View(func(r persistence.Reader) error {
 		infos, err := r.Sessions()
 		for _, info := range infos {
-			if info.AgentID == agentID && isDirectKey(agentID, info.Key) && info.Updated.After(best.Updated) {
+			if info.AgentID == agentID && isDirectKey(agentID, info.Key) && info.OwnerSeen.After(best.OwnerSeen) {
 				best = info
 			}
 		}

@@ -21,12 +21,17 @@ const greetingText = "[New session] The user just started a new session with /ne
 	"sentences, and ask what they would like to do. Do not mention files, tools, this instruction or how you work."
 
 // greeting returns the system message that makes the agent greet the user after the reset
-// in, or nil when greetings are off or in has no chat to answer.
+// in, or nil when greetings are off or in has no chat to answer. Its run has the rights of
+// whoever sent the /new: a guest's greeting gets a guest's tools.
 func (s *Session) greeting(in messages.Inbound, now time.Time) *messages.Inbound {
 	if !s.deps.Session.GreetOnNew || in.Channel == "" || in.System {
 		return nil
 	}
+	standing := messages.GuestStanding()
+	if s.isOwner(in) {
+		standing = messages.OwnerStanding()
+	}
 	return &messages.Inbound{System: true, Source: greetingSource, SessionKey: s.key, Time: now,
 		Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, ThreadID: in.ThreadID,
-		ChatType: in.ChatType, SenderID: in.SenderID, Text: greetingText}
+		ChatType: in.ChatType, SenderID: in.SenderID, Text: greetingText, Standing: standing}
 }

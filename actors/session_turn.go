@@ -43,6 +43,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		info.Created = now
 	}
 	info.Updated = now
+	if s.ownerAnswered() { // the owner's session: cron and heartbeats run here as the owner's (timer_event.go)
+		info.OwnerSeen = now
+	}
 	if len(s.turnUser) > 0 { // not a /compact, which only compacts
 		info.Turns++
 	}
@@ -353,7 +356,7 @@ func (s *Session) reportHeartbeat(ctx actor.Context, msg *turnFinished) {
 	if errors.Is(msg.err, providers.ErrAuth) {
 		out.authErr = msg.err
 	}
-	if n := len(s.answering); n > 0 && isDirectKey(s.agent.ID, s.key) && !s.answering[n-1].System {
+	if isDirectKey(s.agent.ID, s.key) && s.ownerAnswered() {
 		out.direct = s.key
 	}
 	if out.reached || out.authErr != nil || out.direct != "" {

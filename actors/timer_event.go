@@ -13,9 +13,17 @@ import (
 // jobEvent builds the system event a job raises: the target session and where the reply goes.
 func (t *Timer) jobEvent(j *schedule.Job, now time.Time) (messages.Inbound, error) {
 	in := messages.Inbound{System: true, Source: "cron:" + j.ID, Time: now, ChatType: messages.ChatDirect}
+	// A job has the standing of whoever created it: the operator's (the CLI's, a job without a
+	// session) is the owner's and runs in the owner's main session; the cron tool's has the
+	// standing of the session it was created in, a guest's when a grant gave a guest the tool.
 	origin := j.SessionKey
+	var info persistence.SessionInfo
 	if origin == "" {
 		origin = t.mainSession(j.AgentID)
+		in.Standing = messages.OwnerStanding()
+	} else {
+		info = t.sessionInfo(origin)
+		in.Standing = sessionStanding(info)
 	}
 	in.SessionKey = origin
 	if j.SessionTarget == "isolated" || j.Payload.Kind == "agentTurn" {
@@ -28,11 +36,22 @@ func (t *Timer) jobEvent(j *schedule.Job, now time.Time) (messages.Inbound, erro
 	case "channel":
 		in.Channel, in.ChatID = j.Delivery.Channel, j.Delivery.To
 	case "announce":
-		info := t.sessionInfo(origin)
+		if j.SessionKey == "" {
+			info = t.sessionInfo(origin)
+		}
 		in.Channel, in.Account, in.ChatID, in.ThreadID = info.Channel, info.Account, info.ChatID, info.ThreadID
 	}
 	in.Text = eventText(j, now)
 	return in, nil
+}
+
+// sessionStanding is the standing of an event reef raises in (or from) the session of info:
+// the owner's when the owner used it (SessionInfo.OwnerSeen), a guest's otherwise.
+func sessionStanding(info persistence.SessionInfo) *messages.Standing {
+	if info.OwnerSeen.IsZero() {
+		return messages.GuestStanding()
+	}
+	return messages.OwnerStanding()
 }
 
 // eventText is what the model reads when a job fires.

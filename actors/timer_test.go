@@ -31,7 +31,8 @@ type timerOpts struct {
 	workspace string
 	dbPath    string
 	session   actors.SessionSettings
-	now       bool // sessions read the fake clock too (Deps.Now)
+	now       bool          // sessions read the fake clock too (Deps.Now)
+	access    *access.Rules // replaces the default: an allowlist of the owner "42"
 }
 
 func newTimerHarness(t *testing.T, o timerOpts) *harness {
@@ -63,6 +64,9 @@ func newTimerHarness(t *testing.T, o timerOpts) *harness {
 	deps := &actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},
 		Channels: map[string]channels.Channel{"fake": ch}, Clock: o.clock, Session: o.session,
 		Access: map[string]*access.Rules{"fake": {DMPolicy: "allowlist", AllowFrom: []string{"42"}}}}
+	if o.access != nil {
+		deps.Access["fake"] = o.access
+	}
 	if o.now {
 		deps.Now = o.clock.Now
 	}

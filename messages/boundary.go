@@ -36,8 +36,9 @@ type Inbound struct {
 	// Channel and ChatID then name where the run's reply goes ("" = not delivered).
 	System bool   `json:"system,omitempty"`
 	Source string `json:"source,omitempty"` // for System events: "cron:<jobId>", "heartbeat", "subagent:<key>"
-	// Standing, on a System event raised by a run (a sub-agent's task, its completion, an
-	// inter-session message), limits the tools of the run answering it to that run's.
+	// Standing is what the run answering a System event may do: the tools of the run that
+	// raised it, or the rights of the owner or a guest who caused it (subagent.go). A System
+	// event without one gets a guest's rights.
 	Standing *Standing `json:"standing,omitempty"`
 	// Subagent is set on a sub-agent's completion event.
 	Subagent *SubagentDone `json:"subagent,omitempty"`

@@ -1,11 +1,39 @@
 package messages
 
-// Standing is the tool standing of the run that raised an internal event: the tools it could
-// use. A run answering the event gets no more than that, so a guest's run cannot gain tools
-// by spawning a sub-agent or by being woken by its completion.
+// Standing is what a System event's run may do; a System event's rights come from who caused
+// it, never from the event being reef's own. It has one of two forms:
+//
+//   - Raised by a run (a sub-agent's task, its completion, an inter-session message, a
+//     background process's exit): Caller is "" and Tools lists the tools that run could use.
+//     A run answering the event gets no more than that, so a guest's run cannot gain tools by
+//     spawning a sub-agent or by being woken by its completion.
+//   - Raised by reef for someone (a cron job, a heartbeat, the greeting after /new): Caller
+//     is CallerOwner or CallerGuest, and the run gets what that caller may use in the session's
+//     chat (the agent's policy for the owner; GuestTools and the grants for a guest).
+//
+// A System event without a Standing gets a guest's rights: the least privilege.
 type Standing struct {
-	Tools []string `json:"tools"`
+	Tools  []string `json:"tools"`
+	Caller string   `json:"caller,omitempty"`
 }
+
+// Callers of a Standing raised by reef.
+const (
+	CallerOwner = "owner"
+	CallerGuest = "guest"
+)
+
+// OwnerStanding is the Standing of an event the owner caused, or that reef raises on the
+// owner's behalf in the owner's session (their cron jobs, heartbeats, their greeting).
+func OwnerStanding() *Standing { return &Standing{Caller: CallerOwner} }
+
+// GuestStanding is the Standing of an event that runs with a guest's rights (the greeting
+// after a guest's /new).
+func GuestStanding() *Standing { return &Standing{Caller: CallerGuest} }
+
+// Raised reports whether st is a run's standing (its Tools bound the answering run) rather
+// than a caller's.
+func (st *Standing) Raised() bool { return st != nil && st.Caller == "" }
 
 // SubagentDone describes a sub-agent's completion event in its parent's inbox.
 type SubagentDone struct {

@@ -109,11 +109,15 @@ type SessionInfo struct {
 	// Started is when the current session began: the first message, or the last /new or /reset.
 	Started time.Time `json:"started,omitzero"`
 	// Fresh is set by /new and /reset: the next run opens with the session start routine.
-	Fresh   bool           `json:"fresh,omitempty"`
-	Created time.Time      `json:"created"`
-	Updated time.Time      `json:"updated"`
-	Turns   int            `json:"turns,omitempty"`
-	Usage   messages.Usage `json:"usage,omitzero"`
+	Fresh   bool      `json:"fresh,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// OwnerSeen is when a run last answered the owner here (zero: never). Cron jobs and
+	// heartbeats run with the owner's tools only in a session the owner used, and the agent's
+	// main session is the direct chat the owner used last, never a guest's.
+	OwnerSeen time.Time      `json:"ownerSeen,omitzero"`
+	Turns     int            `json:"turns,omitempty"`
+	Usage     messages.Usage `json:"usage,omitzero"`
 	// The daily token budget: input+output tokens used on BudgetDay (YYYY-MM-DD in the agent's
 	// time zone), and whether the user was told on that day that the budget is used up.
 	BudgetDay      string `json:"budgetDay,omitempty"`
