@@ -77,10 +77,15 @@
 //	                                                          its restart budget running out
 //	sub-agent Session              Router, on startSubagent   like any Session; its slot (subagentGate,
 //	                               from the parent Session    at most maxConcurrent) is freed by
-//	                               after the spawn's commit,  subagentEnded after its completion's
-//	                               or at start when it has    commit, or when it terminates; the
-//	                               pending work, or for a     Router asks it to passivate at once
-//	                               message sent to it         then (subagent_archive.go)
+//	                               after the commit of the    subagentEnded after the commit of a
+//	                               spawn or of a follow-up,   run's completion when no follow-up
+//	                               once it has a slot; or at  waits for it, or when it terminates;
+//	                               start when it has pending  the Router asks it to passivate at
+//	                               work (through the gate:    once then (subagent_archive.go)
+//	                               running ones first, then
+//	                               queued, in the order they
+//	                               asked); or for a message
+//	                               sent to it
 //	sub-agent archive pass         Router sweep, when the     its Storage write answers (archiveDue);
 //	(one Storage write)            earliest due time passed   one at a time
 //	Turn                           Session.maybeStartTurn     itself when finished; Session stop
@@ -289,22 +294,32 @@
 // Turn end after its step without a reply (Turn.yielded). The child's run that ends its job is
 // recorded by session_turn.go:Session.onTurnFinished together with its link's status and the
 // completion in the parent's inbox (subagent_child.go:subagentEnding.put, same transaction);
-// after the commit the child sends subagentEnded to the Router, which frees its slot and
-// routes the completion to the parent like an inbound message. A stopped child's completion
-// is recorded by the parent without a run. /stop, subagents kill and a stopped parent send
-// stopSubagent down the tree. sessions_send (subagent_send.go) stores an inter-session event
+// after the commit the child sends subagentEnded to the Router, which frees its slot (unless
+// follow-ups wait for the child's next run) and routes the completion to the parent like an
+// inbound message. A stopped child's completion is recorded by the parent without a run.
+// /stop, subagents kill and a stopped parent send stopSubagent down the tree. sessions_send (subagent_send.go) stores an inter-session event
 // in the receiver's inbox; a waiting sender gets the receiver's answer through the Router.
 // Events reef raises reach a Session from several actors and may overtake each other; a
 // Session takes one whose inbox seq is above what it loaded at start (Session.loadedInbox).
 //
 // A child beyond the gate's maxConcurrent waits in the Router and is marked queued in its
 // link (and in its parent's Session, told after the commit), running again when it gets its
-// slot; messages for it stay in its inbox until then. A child of mode "session" takes
-// follow-ups (subagents steer, sessions_send without waiting, from its parent:
-// subagent.FollowUpSource): Session.followUpStarts marks it running again when a run takes
-// one, and that run's end records a completion like the first. A finished child is unloaded
-// at once and archived archiveAfterMinutes later by the Router's archive pass, from an index
-// of due times in the store (subagent_archive.go; package subagent, archive.go).
+// slot; messages for it stay in its inbox (a live Session is sent them, held by the Router,
+// once it has its slot). The Router admits no child while it stops, so the queued marks
+// survive a restart, and at start it takes the pending children back through the gate in the
+// order they had (Router.startPending). A child of mode "session" takes follow-ups (subagents
+// steer, sessions_send without waiting, from its parent: subagent.FollowUpSource). The parent
+// stores each in the child's inbox in one write with its count in the child's link
+// (subagent.FollowUp), which makes a child that ended running again, then sends startSubagent
+// with it: the follow-up's run takes a slot like a new child (subagent_followup.go). The
+// transaction that records the end of a child's run reads the follow-ups still in its inbox
+// (subagentEnding.put): while some wait, the child stays running in its slot and its
+// completion says so (SubagentDone.Pending); its parent counts it running until a completion
+// covers every follow-up it sent with none pending (childDone), so each run gives exactly one
+// completion and the parent's count of running children is right at each. A stop drops the
+// follow-ups that wait. A finished child is unloaded at once and archived archiveAfterMinutes
+// later by the Router's archive pass, from an index of due times in the store
+// (subagent_archive.go; package subagent, archive.go).
 //
 // A protoactor detail shapes the code: Terminated (a system message) overtakes user
 // messages the stopped child sent before stopping, so a "lost child" verdict is re-queued as

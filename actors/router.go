@@ -93,7 +93,7 @@ func (r *Router) Receive(ctx actor.Context) {
 	case *sessionsCall:
 		r.onSessionsCall(ctx, msg)
 	case *startSubagent:
-		r.onStartSubagent(ctx, msg.key)
+		r.onStartSubagent(ctx, msg)
 	case *subagentEnded:
 		r.onSubagentEnded(ctx, msg)
 	case *stopSubagent:
@@ -173,7 +173,8 @@ func (r *Router) onRouteInbound(ctx actor.Context, msg *routeInbound) {
 		return
 	}
 	if msg.in.InboxSeq != 0 && r.waitsForSlot(msg.in.SessionKey) {
-		return // stored in its inbox: the child loads it when it gets its slot
+		r.hold(msg.in.SessionKey, &msg.in) // stored in its inbox: the child gets it with its slot
+		return
 	}
 	rt := r.session(ctx, msg.in.SessionKey)
 	rt.forwarded++

@@ -23,7 +23,8 @@ import (
 
 // recovery is what the Router read from the store in Started, to act on at connectorsReady.
 type recovery struct {
-	pending []string // sessions with unanswered inbox entries or unsent replies
+	pending  []string        // sessions with unanswered inbox entries or unsent replies
+	children []subagent.Link // the links of the pending sessions that are sub-agents
 }
 
 // onStarted makes the Router ready to route and asks its parent for connectorsReady.
@@ -64,7 +65,7 @@ func (r *Router) loadRecovery() error {
 	})
 	r.noteQueued(children)
 	r.noteArchive(due)
-	r.recovery = &recovery{pending: pending}
+	r.recovery = &recovery{pending: pending, children: children}
 	if err != nil {
 		return fmt.Errorf("router: list pending sessions: %w", err)
 	}
@@ -81,12 +82,19 @@ func (r *Router) onConnectorsReady(ctx actor.Context) {
 		return
 	}
 	r.recovery = nil
+	linked := map[string]bool{}
+	for _, l := range rec.children {
+		linked[l.Child] = true
+	}
+	r.startPending(ctx, rec.children) // through the gate, in the order they had: at most maxConcurrent run
 	for _, key := range rec.pending {
-		if isSubagentKey(key) { // through the gate: at most maxConcurrent run
-			r.onStartSubagent(ctx, key)
-			continue
+		switch {
+		case linked[key]:
+		case isSubagentKey(key): // no link: through the gate all the same
+			r.onStartSubagent(ctx, &startSubagent{key: key})
+		default:
+			r.session(ctx, key)
 		}
-		r.session(ctx, key)
 	}
 	if len(rec.pending) > 0 {
 		r.log.Info().Int("sessions", len(rec.pending)).Msg("recovering sessions with pending work")

@@ -147,6 +147,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onSessionsCall(ctx, msg) // a session tool of the running run (subagent.go)
 	case *childSpawned:
 		s.onChildSpawned(ctx, msg)
+	case *followUpStored:
+		s.onFollowUpStored(msg) // subagent_followup.go
 	case *stopSubagent:
 		s.onStopSubagent(ctx) // subagent_child.go
 	case *childEnded:
@@ -258,7 +260,6 @@ func (s *Session) onStarted(ctx actor.Context) error {
 	}
 	s.dropStaleStarted(ctx)
 	s.resumeWait(ctx)
-	s.announceSelf(ctx)
 	s.maybeStartTurn(ctx)
 	return nil
 }
@@ -273,7 +274,7 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 		s.onCommand(ctx, *in, cmd)
 		return
 	}
-	if in.Subagent != nil && s.onSubagentDone(ctx, in) {
+	if in.Subagent != nil && s.onSubagentDone(ctx, in) || s.droppedFollowUp(*in) {
 		return
 	}
 	busy := s.turn != nil || s.saving || len(s.deferred) > 0
@@ -305,7 +306,7 @@ func queuedNote(mode string) string {
 // or only the first in followup mode; in collect mode only after the quiet window). With
 // nothing to do it reports the session idle to the Router so it can be passivated.
 func (s *Session) maybeStartTurn(ctx actor.Context) {
-	if s.turn != nil || s.saving || len(s.deferred) > 0 {
+	if s.turn != nil || s.saving || len(s.deferred) > 0 || s.subs.ending {
 		return
 	}
 	if s.startCompactTurn(ctx) { // a /compact waits (session_compact.go)

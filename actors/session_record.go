@@ -7,7 +7,6 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
-	"github.com/reefgw/reef/subagent"
 )
 
 // A run whose result cannot be stored (a full disk, a write error) is either answered, once
@@ -63,9 +62,6 @@ func (s *Session) recordFailed(ctx actor.Context, msg *turnRecorded) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
-			if err := ending.put(tx); err != nil {
-				return err
-			}
 			if rec.ran {
 				if err := deleteStarted(tx, rec.key); err != nil {
 					return err
@@ -83,6 +79,9 @@ func (s *Session) recordFailed(ctx actor.Context, msg *turnRecorded) {
 				if err := tx.DeleteInbox(rec.key, seq); err != nil {
 					return err
 				}
+			}
+			if err := ending.put(tx); err != nil { // after the run's inbox entries: it reads what is left
+				return err
 			}
 			if out == nil {
 				return nil
@@ -185,5 +184,7 @@ func unsavedEnding(e *subagentEnding, now time.Time) *subagentEnding {
 	}
 	l := *e.link
 	l.Status, l.Why, l.Answer, l.Ended = messages.SubagentFailed, "could not save its run (storage error)", "", now
-	return &subagentEnding{link: &l, completion: subagent.Completion(&l, "", now)}
+	run := e.run
+	run.Status, run.Why, run.Answer, run.Ended = l.Status, l.Why, "", now
+	return &subagentEnding{link: &l, run: run, stop: e.stop, now: now}
 }

@@ -59,7 +59,12 @@ func (l SubagentLimits) allows(from, to string) bool {
 type subagentState struct {
 	self     *subagent.Link
 	children []*subagent.Link
-	stopping bool // a stop arrived: the run ends "stopped" (subagent_child.go)
+	stopping bool           // a stop arrived: the run ends "stopped" (subagent_child.go)
+	ending   bool           // endNow's record is being written: no run starts until it is durable
+	sending  map[string]int // child → follow-ups being stored (subagent_followup.go)
+	// droppedTo is the highest inbox seq of the follow-ups a stop dropped: such a follow-up
+	// still on its way to the Session is not run (subagent_child.go).
+	droppedTo uint64
 }
 
 type (
@@ -312,7 +317,7 @@ func (s *Session) queuedChildren() int {
 func (s *Session) activeChildren() int {
 	n := 0
 	for _, l := range s.subs.children {
-		if l.Active() {
+		if s.childActive(l) {
 			n++
 		}
 	}
@@ -323,7 +328,7 @@ func (s *Session) activeChildren() int {
 func (s *Session) activeNote() string {
 	var labels []string
 	for _, l := range s.subs.children {
-		if l.Active() {
+		if s.childActive(l) {
 			labels = append(labels, l.Name())
 		}
 	}
@@ -337,11 +342,7 @@ func (s *Session) onSubagentDone(ctx actor.Context, in *messages.Inbound) bool {
 	done := in.Subagent
 	for _, l := range s.subs.children {
 		if l.Child == done.ChildKey {
-			l.Status, l.Why, l.Ended = done.Status, done.Why, in.Time
-			if done.Run == 0 || done.Run > l.Runs { // not yet in the link this Session loaded
-				l.Usage = l.Usage.Add(done.Usage) // the run's
-			}
-			l.Runs = max(l.Runs, done.Run)
+			childDone(l, done, in.Time) // subagent_followup.go
 		}
 	}
 	if done.Status != messages.SubagentStopped {

@@ -20,22 +20,39 @@ import (
 // job: onTurnFinished records it together with the child's updated link and the completion
 // in the parent's inbox (subagentEnding.put, in the same transaction), and after the commit
 // the Router releases the child's slot and hands the completion to the parent.
+//
+// A child of mode "session" takes follow-ups from its parent, each counted in its link
+// (subagent.FollowUp) in the transaction that puts it in the child's inbox. Every run that
+// answers its job ends with one completion; put reads, in the same transaction, the
+// follow-ups still waiting in the child's inbox: while some do, the child stays running and
+// keeps its slot, and the completion says so (Pending), so its parent counts it as working.
 
 type (
-	// subagentEnding is a child's finished task run, recorded with the run.
+	// subagentEnding is a child's finished job run, recorded with the run. put fills in what
+	// it read in the store: the link as stored, the completion, the follow-ups left.
 	subagentEnding struct {
-		link       *subagent.Link   // nil: the run ends no child's job
-		completion messages.Inbound // InboxSeq set by put
-		replies    []interReply     // answers to sessions_send callers that wait (subagent_send.go)
+		link    *subagent.Link // nil: the run ends no child's job; else the link after the run
+		run     subagent.Link  // what the completion reports: this run's status, tokens, number
+		answer  string         // the run's answer (capped, redacted)
+		stop    bool           // it was stopped: the follow-ups waiting for it are dropped
+		now     time.Time
+		replies []interReply // answers to sessions_send callers that wait (subagent_send.go)
+
+		stored     *subagent.Link   // the link put stored
+		completion messages.Inbound // put's completion, InboxSeq set
+		pending    int              // follow-ups waiting for the next run: the child goes on
+		dropped    uint64           // highest inbox seq of a follow-up dropped with a stop
 	}
 	// stopSubagent asks a child to stop its run and its own children's (kill, /stop cascade).
 	stopSubagent struct{ key string }
-	// subagentEnded tells the Router a child no longer needs its slot; completion, when set,
-	// is the durable completion to hand to the parent.
+	// subagentEnded tells the Router a child's run ended with the durable completion to hand
+	// to its parent; the child no longer needs its slot unless more is set (follow-ups wait
+	// for its next run).
 	subagentEnded struct {
 		key        string
 		completion *messages.Inbound
 		archiveDue time.Time // when the child is to be archived (zero: not scheduled)
+		more       bool
 	}
 )
 
@@ -64,31 +81,31 @@ func (s *Session) runTimeout() time.Duration {
 // (subagents steer, sessions_send without waiting): a run that answers it ends with a
 // completion of its own.
 func (s *Session) isFollowUp(in messages.Inbound) bool {
-	self := s.subs.self
-	return self != nil && self.Persistent() && in.System && in.Source == subagent.FollowUpSource(self.Parent)
+	return s.subs.self != nil && s.subs.self.IsFollowUp(in)
 }
 
-// followUpStarts makes a child of mode "session" that ended active again when its run takes
-// a follow-up (hook in maybeStartTurn): its link is marked running in the store, out of the
-// archive schedule, so the run's end records a completion like the first.
+// droppedFollowUp reports whether in is a follow-up a stop dropped from the inbox (put): it
+// may still reach the Session after that, and must not start a run.
+func (s *Session) droppedFollowUp(in messages.Inbound) bool {
+	return in.InboxSeq != 0 && in.InboxSeq <= s.subs.droppedTo && s.isFollowUp(in)
+}
+
+// followUpStarts takes the start of a run that answers a follow-up (hook in maybeStartTurn).
+// The parent marked the child active when it sent the follow-up (subagent.FollowUp); a live
+// Session that still holds the ended link marks it running here too, so the run's end records
+// a completion like the first (and, for a follow-up stored without that mark, in the store).
 func (s *Session) followUpStarts(ctx actor.Context) {
 	self := s.subs.self
 	if self == nil || self.Active() || !slices.ContainsFunc(s.answering, s.isFollowUp) {
 		return
 	}
+	now := s.deps.now()
 	l := *self
-	l.Status, l.Why, l.Ended, l.Archived, l.RunStarted = messages.SubagentRunning, "", time.Time{}, time.Time{}, s.deps.now()
-	stored := l
-	l.ArchiveDue = time.Time{}
-	s.subs.self = &l
+	l.Status, l.Why, l.Ended, l.Archived, l.ArchiveDue, l.RunStarted = messages.SubagentRunning, "", time.Time{}, time.Time{}, time.Time{}, now
+	s.subs.self, s.subs.stopping = &l, false // a new job: an earlier stop is over
 	log, key := s.log, s.key
 	ctx.Send(s.storage, &storeWrite{
-		Apply: func(tx persistence.Tx) error {
-			if err := subagent.Unschedule(tx, &stored); err != nil {
-				return err
-			}
-			return subagent.Put(tx, &stored)
-		},
+		Apply: func(tx persistence.Tx) error { return subagent.Resume(tx, key, now) },
 		Done: func(err error) {
 			if err != nil { // the run's end records the link again
 				log.Error().Err(err).Str("session", key).Msg("could not mark the sub-agent running again")
@@ -132,7 +149,7 @@ func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, n
 	l.Answer = capBytes(s.deps.redactor().apply(answer), subagent.MaxAnswer)
 	run := l // the completion reports this run: its tokens, not the session's since its spawn
 	run.Usage = usageSince(info.Usage, self.Usage)
-	return &subagentEnding{link: &l, completion: subagent.Completion(&run, l.Answer, now), replies: replies}
+	return &subagentEnding{link: &l, run: run, answer: l.Answer, stop: l.Status == messages.SubagentStopped, now: now, replies: replies}
 }
 
 // usageSince is the usage of now less what it was before.
@@ -166,27 +183,61 @@ func (s *Session) waitsForChildren(msg *turnFinished) bool {
 	return agent.IsSilent(msg.reply) && s.activeChildren() > 0
 }
 
-// put records the ending in the transaction of the run: the link with its status and its
-// archive schedule, the completion in the parent's inbox, and with cleanup "delete" the
-// removal of the child's session (its link keeps the answer; a child of mode "session" is
-// removed when it is archived).
+// put records the ending in the transaction of the run (after the run's answered inbox
+// entries are deleted): the link with its status and its archive schedule, the completion in
+// the parent's inbox, and with cleanup "delete" the removal of the child's session (its link
+// keeps the answer; a child of mode "session" is removed when it is archived). The stored
+// link's follow-up count is the parent's and is kept; follow-ups still in the child's inbox
+// keep it running, unless it was stopped: they are dropped with it.
 func (e *subagentEnding) put(tx persistence.Tx) error {
 	if e == nil || e.link == nil {
 		return nil
 	}
-	if err := subagent.ScheduleArchive(tx, e.link); err != nil {
+	l := *e.link
+	cur, ok, err := subagent.Get(tx, l.Child)
+	if err != nil {
 		return err
 	}
-	if err := subagent.Put(tx, e.link); err != nil {
+	if ok {
+		l.FollowUps, l.ArchiveDue = cur.FollowUps, cur.ArchiveDue
+	}
+	pending, err := subagent.PendingFollowUps(tx, &l)
+	if err != nil {
 		return err
 	}
-	seq, err := tx.AppendInbox(e.link.Parent, e.completion)
+	e.dropped = 0
+	if e.stop {
+		for _, seq := range pending {
+			if err := tx.DeleteInbox(l.Child, seq); err != nil {
+				return err
+			}
+			e.dropped = max(e.dropped, seq)
+		}
+		pending = nil
+	}
+	if len(pending) > 0 { // its next run takes them: it stays running, in its slot
+		l.Status, l.Why, l.Ended, l.RunStarted = messages.SubagentRunning, "", time.Time{}, e.now
+		err = subagent.Unschedule(tx, &l)
+	} else {
+		err = subagent.ScheduleArchive(tx, &l)
+	}
+	if err != nil {
+		return err
+	}
+	if err := subagent.Put(tx, &l); err != nil {
+		return err
+	}
+	run := e.run
+	run.FollowUps = l.FollowUps
+	e.completion = subagent.Completion(&run, e.answer, len(pending), e.now)
+	seq, err := tx.AppendInbox(l.Parent, e.completion)
 	if err != nil {
 		return err
 	}
 	e.completion.InboxSeq = seq
-	if e.link.Cleanup == "delete" && !e.link.Persistent() { // a session child's goes when it is archived
-		return tx.DeleteSession(e.link.Child)
+	e.stored, e.pending = &l, len(pending)
+	if l.Cleanup == "delete" && !l.Persistent() { // a session child's goes when it is archived
+		return tx.DeleteSession(l.Child)
 	}
 	return nil
 }
@@ -208,11 +259,15 @@ func (s *Session) onSubagentRecorded(ctx actor.Context, e *subagentEnding, err e
 	for _, r := range e.replies {
 		ctx.Send(s.router, &r)
 	}
-	l := *e.link
+	l := *e.stored
 	s.subs.self = &l
+	if e.dropped > s.subs.droppedTo { // what the stop dropped from the inbox does not run
+		s.subs.droppedTo = e.dropped
+		s.queue.waiting = slices.DeleteFunc(s.queue.waiting, s.droppedFollowUp)
+	}
 	in := e.completion
-	ctx.Send(s.router, &subagentEnded{key: s.key, completion: &in, archiveDue: l.ArchiveDue})
-	s.log.Info().Str("session", s.key).Str("parent", l.Parent).Str("status", l.Status).Msg("sub-agent finished")
+	ctx.Send(s.router, &subagentEnded{key: s.key, completion: &in, archiveDue: l.ArchiveDue, more: e.pending > 0})
+	s.log.Info().Str("session", s.key).Str("parent", l.Parent).Str("status", e.run.Status).Int("pending", e.pending).Msg("sub-agent run finished")
 }
 
 // onStopSubagent stops the child's run and, down the tree, its own children's. A child whose
@@ -236,7 +291,8 @@ func (s *Session) onStopSubagent(ctx actor.Context) {
 }
 
 // endNow ends a child without a run (stopped while it waited): its link and the completion
-// are recorded, and its task, if still waiting, is dropped.
+// are recorded, and its task and follow-ups, if still waiting, are dropped (the follow-ups by
+// put, then onSubagentRecorded).
 func (s *Session) endNow(ctx actor.Context, status string) {
 	now := s.deps.now()
 	l := *s.subs.self
@@ -244,7 +300,7 @@ func (s *Session) endNow(ctx actor.Context, status string) {
 	if l.ArchiveAfter <= 0 {
 		l.ArchiveAfter = s.agent.Subagents.withDefaults().ArchiveAfter
 	}
-	e := &subagentEnding{link: &l, completion: subagent.Completion(&l, "", now)}
+	e := &subagentEnding{link: &l, run: l, stop: status == messages.SubagentStopped, now: now}
 	var drop []uint64
 	for _, in := range s.queue.waiting {
 		if isTask(in) && in.InboxSeq != 0 {
@@ -254,6 +310,7 @@ func (s *Session) endNow(ctx actor.Context, status string) {
 	s.queue.waiting = slices.DeleteFunc(s.queue.waiting, isTask)
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	s.writes++
+	s.subs.ending = true // no run starts before the end is recorded: a follow-up may be dropped with it
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			for _, seq := range drop {
@@ -279,6 +336,7 @@ func (s *Session) onChildEnded(ctx actor.Context, msg *childEnded) {
 		return
 	}
 	s.writes--
+	s.subs.ending = false
 	if msg.err != nil {
 		s.subs.stopping = false
 		s.log.Error().Err(msg.err).Str("session", s.key).Msg("could not record the sub-agent's end")
@@ -292,20 +350,12 @@ func (s *Session) onChildEnded(ctx actor.Context, msg *childEnded) {
 func (s *Session) stopChildren(ctx actor.Context) int {
 	n := 0
 	for _, l := range s.subs.children {
-		if l.Active() {
+		if s.childActive(l) {
 			ctx.Send(s.router, &stopSubagent{key: l.Child})
 			n++
 		}
 	}
 	return n
-}
-
-// announceSelf tells the Router, when a child that already ended starts again (a message
-// sent to it), that it holds no sub-agent slot.
-func (s *Session) announceSelf(ctx actor.Context) {
-	if s.subs.self != nil && !s.subs.self.Active() {
-		ctx.Send(s.router, &subagentEnded{key: s.key})
-	}
 }
 
 func capBytes(s string, n int) string {

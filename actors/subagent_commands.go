@@ -38,7 +38,7 @@ func (s *Session) subagentsCommand(ctx actor.Context, args []string) string {
 		}
 		n := 0
 		for _, l := range found {
-			if l.Active() {
+			if s.childActive(l) {
 				ctx.Send(s.router, &stopSubagent{key: l.Child})
 				n++
 			}

@@ -133,18 +133,22 @@ func (s *Session) onSendRequest(ctx actor.Context, call *sessionsCall) {
 	source := subagent.FollowUpSource(s.key)
 	if req.replyID != "" {
 		source += replyMark + req.replyID
-	} else if found, _ := s.findChildren(req.to, false); len(found) == 1 && !found[0].Active() && found[0].Addressable() {
-		s.followUpSent(found[0]) // more work for a child of mode session: a new run, a completion
 	}
-	s.sendInternal(ctx, req.to, messages.Inbound{System: true, Source: source, SessionKey: req.to, Time: s.deps.now(),
+	in := messages.Inbound{System: true, Source: source, SessionKey: req.to, Time: s.deps.now(),
 		Text: "[Inter-session message from session " + s.key + " (agent " + s.agent.ID + "), not from your user. " +
 			"Your answer goes back to that session, not to any chat.]\n" + s.deps.redactor().apply(req.text),
-		Standing: &messages.Standing{Tools: s.turnTools.Allowed()}}, func(err error) {
+		Standing: &messages.Standing{Tools: s.turnTools.Allowed()}}
+	done := func(err error) {
 		if err != nil {
 			err = fmt.Errorf("sessions_send: could not store the message: %w", err)
 		}
 		call.answer(map[string]any{"status": "stored"}, err)
-	})
+	}
+	if found, _ := s.findChildren(req.to, false); req.replyID == "" && len(found) == 1 && found[0].Child == req.to && found[0].Addressable() {
+		s.sendFollowUp(ctx, found[0], in, done) // more work for a child of mode session: a run, a completion
+		return
+	}
+	s.sendInternal(ctx, req.to, in, done)
 }
 
 // interReplies are the answers of a finished run to the senders waiting for it.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -68,14 +67,16 @@ func (s *Session) subagentsTool(ctx actor.Context, call *sessionsCall) {
 	}
 	var out []map[string]any
 	for _, l := range targets {
-		if !l.Active() && a.Action == "steer" && l.Addressable() { // mode session: a new run
-			s.sendInternal(ctx, l.Child, s.steerEvent(l, a.Message), nil)
-			s.followUpSent(l)
-			out = append(out, map[string]any{"label": l.Label, "runId": l.RunID, "status": "steered",
-				"note": "a new run of the sub-agent; its result arrives as a completion event"})
+		if a.Action == "steer" && l.Addressable() { // mode session: more work, a run of its own
+			note := "a new run of the sub-agent; its result arrives as a completion event"
+			if s.childActive(l) {
+				note = "the sub-agent is still working: this is its next run, which reports with a completion event of its own"
+			}
+			s.sendFollowUp(ctx, l, s.steerEvent(l, a.Message), nil) // subagent_followup.go
+			out = append(out, map[string]any{"label": l.Label, "runId": l.RunID, "status": "steered", "note": note})
 			continue
 		}
-		if !l.Active() {
+		if !s.childActive(l) {
 			note := "already ended"
 			if !l.Archived.IsZero() {
 				note = "archived: spawn a new sub-agent"
@@ -99,7 +100,7 @@ func (s *Session) childList() []map[string]any {
 	now := s.deps.now()
 	out := []map[string]any{}
 	for i, l := range s.subs.children {
-		status := l.Status
+		status := s.childStatus(l)
 		if !l.Archived.IsZero() {
 			status += " (archived)"
 		}
@@ -130,13 +131,6 @@ func (s *Session) findChildren(target string, all bool) ([]*subagent.Link, error
 		return nil, fmt.Errorf("no sub-agent of this session matches %q (subagents list shows them)", target)
 	}
 	return found, nil
-}
-
-// followUpSent notes that a child of mode "session" that had ended was sent more work: it
-// counts as running (sessions_yield waits for it) until its completion comes in. The child
-// marks itself running in the store when its run starts (subagent_child.go, followUpStarts).
-func (s *Session) followUpSent(l *subagent.Link) {
-	l.Status, l.Why, l.Ended, l.RunStarted = messages.SubagentRunning, "", time.Time{}, s.deps.now()
 }
 
 // steerEvent is a message from the parent to a running child, or more work for one of mode

@@ -47,6 +47,11 @@ type SubagentDone struct {
 	// Run numbers the child's runs that ended with a completion (a child of mode session has
 	// one per follow-up).
 	Run int `json:"run,omitempty"`
+	// FollowUps counts the follow-ups its parent had sent the child (mode session) when the
+	// run ended, and Pending those of them still waiting for its next run: the child is
+	// still working while Pending > 0, or while its parent has sent more than FollowUps.
+	FollowUps int `json:"followUps,omitempty"`
+	Pending   int `json:"pending,omitempty"`
 }
 
 // Sub-agent run statuses.

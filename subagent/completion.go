@@ -14,8 +14,9 @@ const MaxAnswer = 32 << 10
 
 // Completion is the event a parent receives when its child's run ends: the source, the
 // child's key and label, the status, the child's answer wrapped as untrusted data, stats,
-// and what to do with it. The parent's run answering it replies to l.Deliver.
-func Completion(l *Link, answer string, now time.Time) messages.Inbound {
+// and what to do with it. pending counts the follow-ups still waiting for the child's next
+// run: the child is still working. The parent's run answering it replies to l.Deliver.
+func Completion(l *Link, answer string, pending int, now time.Time) messages.Inbound {
 	status := l.Status
 	if l.Why != "" {
 		status += ": " + l.Why
@@ -30,6 +31,10 @@ func Completion(l *Link, answer string, now time.Time) messages.Inbound {
 	if l.Persistent() {
 		fmt.Fprintf(&b, "mode: session, run %d: the sub-agent stays; send it more work with sessions_send (label or "+
 			"session key) or subagents steer, and each run reports like this\n", max(l.Runs, 1))
+	}
+	if pending > 0 {
+		fmt.Fprintf(&b, "still working: %d more message(s) from you wait for its next run, which reports with a "+
+			"completion of its own\n", pending)
 	}
 	fmt.Fprintf(&b, "stats: runtime %s, tokens in %d, out %d\n", l.Runtime(now), l.Usage.InputTokens, l.Usage.OutputTokens)
 	if a := strings.TrimSpace(answer); a != "" {
@@ -51,7 +56,7 @@ func Completion(l *Link, answer string, now time.Time) messages.Inbound {
 		SenderID: d.SenderID, System: true, Source: "subagent:" + l.Child, Text: b.String(), Time: now,
 		SessionKey: l.Parent, Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...)},
 		Subagent: &messages.SubagentDone{ChildKey: l.Child, RunID: l.RunID, Label: l.Label, Status: l.Status,
-			Why: l.Why, Usage: l.Usage, Run: l.Runs},
+			Why: l.Why, Usage: l.Usage, Run: l.Runs, FollowUps: l.FollowUps, Pending: pending},
 	}
 }
 

@@ -60,6 +60,9 @@ type Link struct {
 	// (zero: at Created). A child of mode "session" runs again for each follow-up (FollowUp).
 	Runs       int       `json:"runs,omitempty"`
 	RunStarted time.Time `json:"runStarted,omitzero"`
+	// FollowUps counts the follow-ups the parent sent (FollowUp, in the transaction that puts
+	// each in the child's inbox). The parent owns it: the child's writes keep the stored value.
+	FollowUps int `json:"followUps,omitempty"`
 	// ArchiveDue is when the child that ended is to be archived (archive.go); Archived, when
 	// it was: its session is unloaded and takes no more work, its transcript is kept.
 	ArchiveDue time.Time `json:"archiveDue,omitzero"`
@@ -104,6 +107,76 @@ func (l *Link) Addressable() bool { return l.Persistent() && l.Archived.IsZero()
 // FollowUpSource is the source of the events a parent sends its child (subagents steer,
 // sessions_send without waiting): "session:<parent>".
 func FollowUpSource(parent string) string { return "session:" + parent }
+
+// IsFollowUp reports whether in is more work for the child l from its parent: a follow-up
+// (only a child of mode "session" takes them; its run that answers one reports with a
+// completion).
+func (l *Link) IsFollowUp(in messages.Inbound) bool {
+	return l.Persistent() && in.System && in.Source == FollowUpSource(l.Parent)
+}
+
+// FollowUp counts a follow-up the parent sends the child in the transaction that puts it in
+// the child's inbox. A child that ended becomes active again (running; the gateway-wide gate
+// may mark it queued), out of the archive schedule, so its next run ends with a completion.
+// An archived child takes no more work.
+func FollowUp(tx persistence.Tx, child string, now time.Time) (Link, error) {
+	l, ok, err := Get(tx, child)
+	switch {
+	case err != nil:
+		return l, err
+	case !ok:
+		return l, fmt.Errorf("subagent: no sub-agent %s", child)
+	case !l.Archived.IsZero():
+		return l, fmt.Errorf("subagent: %s was archived: spawn a new sub-agent", child)
+	}
+	l.FollowUps++
+	if err := reactivate(tx, &l, now); err != nil {
+		return l, err
+	}
+	return l, Put(tx, &l)
+}
+
+// Resume marks a child of mode "session" that ended active again when its run takes a
+// follow-up its parent's FollowUp did not mark (one stored before FollowUp was): a no-op for
+// an active child.
+func Resume(tx persistence.Tx, child string, now time.Time) error {
+	l, ok, err := Get(tx, child)
+	if err != nil || !ok || l.Active() || !l.Archived.IsZero() {
+		return err
+	}
+	if err := reactivate(tx, &l, now); err != nil {
+		return err
+	}
+	return Put(tx, &l)
+}
+
+// reactivate makes an ended child running again and takes it out of the archive schedule.
+func reactivate(tx persistence.Tx, l *Link, now time.Time) error {
+	if l.Active() {
+		return nil
+	}
+	l.Status, l.Why, l.Ended, l.RunStarted = messages.SubagentRunning, "", time.Time{}, now
+	return Unschedule(tx, l)
+}
+
+// PendingFollowUps returns the inbox seqs of the follow-ups the child l holds and has not
+// answered yet (none for a child of mode "run").
+func PendingFollowUps(r persistence.Reader, l *Link) ([]uint64, error) {
+	if !l.Persistent() {
+		return nil, nil
+	}
+	items, err := r.Inbox(l.Child)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint64
+	for _, it := range items {
+		if l.IsFollowUp(it.Inbound) {
+			seqs = append(seqs, it.Seq)
+		}
+	}
+	return seqs, nil
+}
 
 // IsKey reports whether key names a sub-agent's session.
 func IsKey(key string) bool { return strings.Contains(key, ":subagent:") }
