@@ -7,7 +7,6 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/internal/testutil"
@@ -24,12 +23,8 @@ import (
 // as untrusted data with the saved file's path.
 func TestVoiceTranscribedByGemini(t *testing.T) {
 	tg := telegramtest.New(t)
-	sent := make(chan telegramtest.SentMessage, 20)
-	tg.OnSend(func(m telegramtest.SentMessage) { sent <- m })
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sent := sentTo(tg, 20)
+	bot := telegramBot(t, tg)
 	stt := fakellm.NewScript(fakellm.Reply{Text: "call the dentist on Monday"})
 	gsrv := geminitest.NewServer(stt)
 	t.Cleanup(gsrv.Close)

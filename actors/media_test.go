@@ -15,7 +15,6 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/internal/testutil"
@@ -242,10 +241,7 @@ func TestMediaFetchedAgainAfterARestart(t *testing.T) {
 		return fakellm.Reply{Text: "a photo"}
 	}
 	start := func() *actors.Runtime {
-		bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		bot := telegramBot(t, tg)
 		reg, _ := tools.NewRegistry()
 		ag := &actors.Agent{ID: "main", Workspace: ws, Model: "fake/m", Vision: true, Provider: fakellm.New(script), Tools: reg, ContextWindow: 128000}
 		rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: store, Agents: []*actors.Agent{ag},

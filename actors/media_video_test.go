@@ -10,7 +10,6 @@ import (
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/internal/testutil"
@@ -25,12 +24,8 @@ import (
 // video; a reply's MEDIA: clip.mp4 goes out by sendVideo.
 func TestTelegramVideoBothWays(t *testing.T) {
 	tg := telegramtest.New(t)
-	sent := make(chan telegramtest.SentMessage, 20)
-	tg.OnSend(func(m telegramtest.SentMessage) { sent <- m })
-	bot, err := telegram.New(telegram.Config{Token: telegramtest.Token, APIRoot: tg.URL, PollTimeout: time.Second}, testutil.Logger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sent := sentTo(tg, 20)
+	bot := telegramBot(t, tg)
 	ws := t.TempDir()
 	clip := append([]byte("\x00\x00\x00\x18ftypmp42"), bytes.Repeat([]byte{7}, 600)...)
 	os.WriteFile(filepath.Join(ws, "clip.mp4"), clip, 0o644)
