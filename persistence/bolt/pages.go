@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -63,6 +64,10 @@ type pageFile struct {
 	size  int64
 	meta  fileMeta   // the one walked
 	metas []fileMeta // the valid ones, the one bbolt uses first
+	// badMeta says what is wrong with a meta page when only one is valid. bbolt then opens
+	// the file at the other one's transaction, which may be the one before the last: the
+	// last one would be lost without a word.
+	badMeta error
 }
 
 // newPageFile reads the meta pages of f and picks the one bbolt would use: the valid one
@@ -94,6 +99,9 @@ func (pf *pageFile) readMeta() error {
 	}
 	if len(pf.metas) == 0 {
 		return fmt.Errorf("both meta pages are damaged (%v; %v)", err0, err1)
+	}
+	if pf.badMeta = cmp.Or(err0, err1); pf.badMeta != nil {
+		pf.badMeta = fmt.Errorf("%w: the last transaction may be lost", pf.badMeta)
 	}
 	pf.meta = pf.metas[0]
 	return nil
@@ -178,6 +186,7 @@ type walker struct {
 	bucket func(path [][]byte, seq uint64) // a bucket, before its contents
 	value  func(path [][]byte, k, v []byte)
 	hurt   func(path [][]byte) // a problem inside the bucket at path (nil: above every bucket)
+	at     uint64              // during value and bucket: the page that holds the element
 }
 
 func newWalker(pf *pageFile) *walker { return &walker{pf: pf, seen: map[uint64]bool{}} }
@@ -214,6 +223,9 @@ func (w *walker) err() error {
 
 // walk visits the freelist page (when the file keeps one) and every bucket.
 func (w *walker) walk() {
+	if err := w.pf.badMeta; err != nil {
+		w.problem("%v", err)
+	}
 	if err := w.pf.truncated(); err != nil {
 		w.problem("%v", err)
 	}
@@ -380,6 +392,7 @@ func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int, lo, hi 
 		running = k
 		if flags&leafBucket == 0 {
 			if w.value != nil {
+				w.at = where.page
 				w.value(path, k, v)
 			}
 			continue
@@ -390,6 +403,7 @@ func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int, lo, hi 
 			continue
 		}
 		if w.bucket != nil {
+			w.at = where.page
 			w.bucket(child, native.Uint64(v[8:]))
 		}
 		root := native.Uint64(v[0:])

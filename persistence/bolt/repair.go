@@ -19,7 +19,9 @@ type RepairReport struct {
 	Buckets int    // buckets copied (sessions, their transcripts, ...)
 	Records int    // records copied
 	Lost    int    // problems met in the tree: each is a page, an element or a bucket not copied
-	Older   bool   // copied from the state one transaction before the last: the last one's root is unreadable
+	// Older: the copy may be of the state one transaction before the last: the last one's
+	// root page is unreadable, or a meta page is damaged (nothing says which was the last).
+	Older bool
 	// Recovered counts conversations found in pages the tree no longer reaches (below a
 	// damaged page, or in the part of a truncated file that is left) and copied.
 	Recovered int
@@ -85,6 +87,7 @@ func Repair(path string, now time.Time) (RepairReport, error) {
 
 	// The last transaction's tree is copied unless its root page cannot be read: then the
 	// one before it (the other meta page) is, when its root can.
+	rep.Older = pf.badMeta != nil
 	if !rootReadable(pf) && len(pf.metas) > 1 {
 		pf.meta = pf.metas[1]
 		if rootReadable(pf) {
