@@ -363,6 +363,9 @@ func checkRepaired(t *testing.T, path string, tr *truth, hurt map[uint64]bool, r
 	states := map[string]int{}
 	for _, c := range rep.Conversations {
 		states[c.State]++
+		if c.State == ConvLost && states[c.State] <= 3 {
+			t.Logf("lost %s: %s", c.Key, c.Why)
+		}
 	}
 	keptWhole, marksKept := 0, 0
 	err = s.View(func(r persistence.Reader) error {
@@ -429,4 +432,62 @@ func checkRepaired(t *testing.T, path string, tr *truth, hurt map[uint64]bool, r
 	}
 	t.Logf("%d pages hurt; conversations %v; %d intact sessions kept whole; %d marks on intact pages kept, %d recovered; %d problems",
 		len(hurt), states, keptWhole, marksKept, rep.Marks, rep.Lost)
+}
+
+// TestRepairRefusesStalePointers: an old version of a session's top page, left in a free
+// page, points to a transcript page that another session uses now. With the session's
+// current top page damaged, the repair must not graft the other session's transcript into
+// it: the page belongs to the tree, or (when the other session is cut off too) its entries
+// name another chat.
+func TestRepairRefusesStalePointers(t *testing.T) {
+	for _, both := range []bool{false, true} {
+		t.Run(fmt.Sprintf("other session damaged too: %v", both), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "reef.db")
+			converse(t, path)
+			tr := readTruth(t, path)
+			a, b := suiteKey(3), suiteKey(4)
+			// an old top page of a: a free page whose info names it
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pf, err := newPageFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := newWalker(pf)
+			live.walk()
+			stale := uint64(0)
+			for id := uint64(2); id < pf.meta.pgid && stale == 0; id++ {
+				if !live.seen[id] {
+					stale = id
+				}
+			}
+			if stale == 0 {
+				t.Fatal("no free page")
+			}
+			// a copy of a's top page, as an old version would be, pointing into b's transcript
+			buf, err := pf.page(tr.top[a])
+			if err != nil {
+				t.Fatal(err)
+			}
+			native.PutUint64(buf, stale)
+			native.PutUint64(leafBuckets(buf)["msgs"], tr.msgsRoot[b])
+			if _, err := f.WriteAt(buf, int64(stale*tr.ps)); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			hurt := map[uint64]bool{tr.top[a]: true}
+			overwrite(t, path, tr.top[a], tr.ps)
+			if both {
+				hurt[tr.top[b]] = true
+				overwrite(t, path, tr.top[b], tr.ps)
+			}
+			rep, err := Repair(path, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRepaired(t, path, tr, hurt, rep)
+		})
+	}
 }

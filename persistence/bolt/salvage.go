@@ -109,7 +109,7 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 		convs[key] = c
 		if b.vals["info"] == nil {
 			delete(sessions.kids, key)
-			c.State, c.Why = ConvLost, "its info record is damaged"
+			c.State, c.Why = ConvLost, "its own pages are damaged"
 		} else if c.State == ConvKept && c.Damaged+c.Misfits > 0 {
 			c.State = ConvDamaged
 		}
