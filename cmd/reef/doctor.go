@@ -14,6 +14,7 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/internal/termtext"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
@@ -204,16 +205,54 @@ func (d *doctor) repairDatabase(path string, damage *bolt.DamagedError) {
 		return err
 	})
 	d.ok("database", fmt.Sprintf("repaired: %d records in %d buckets (%d conversations) copied into a new %s", rep.Records, rep.Buckets, sessions, path))
-	if rep.Recovered > 0 {
-		fmt.Fprintf(d.out, "  ! %d of them were found outside the damaged tree and may be older than they were: check them with `reef sessions list`\n", rep.Recovered)
-	}
 	if rep.Older {
-		fmt.Fprintln(d.out, "  ! the last write could not be read: the copy is the state just before it")
+		fmt.Fprintln(d.out, "  ! the last write may be lost (its root page or a meta page is unreadable): the copy may be the state just before it")
 	}
 	if rep.Lost > 0 {
 		fmt.Fprintf(d.out, "  ! %d damaged part(s) could not be copied: what they held is lost\n", rep.Lost)
 	}
+	if rep.Marks > 0 {
+		fmt.Fprintf(d.out, "  ! %d dedup marks found outside the damaged tree were copied too\n", rep.Marks)
+	}
+	d.conversations(rep.Conversations)
 	fmt.Fprintf(d.out, "  ! the damaged file is kept, unchanged, as %s: delete it once you are happy with the repair\n", rep.Kept)
+}
+
+// conversations says, per conversation the repair did not keep whole, what it kept and lost.
+func (d *doctor) conversations(convs []bolt.Conversation) {
+	whole := 0
+	for _, c := range convs {
+		if c.State == bolt.ConvKept {
+			whole++
+		}
+	}
+	fmt.Fprintf(d.out, "  ! conversations: %d of %d kept whole\n", whole, len(convs))
+	for _, c := range convs {
+		var line string
+		switch c.State {
+		case bolt.ConvKept:
+			continue
+		case bolt.ConvLost:
+			line = "lost: " + c.Why
+		case bolt.ConvDamaged:
+			line = fmt.Sprintf("%d messages kept; damaged parts lost", c.Messages)
+		case bolt.ConvOlder:
+			line = fmt.Sprintf("%d messages kept, as of the write before the last", c.Messages)
+		case bolt.ConvRecovered:
+			line = fmt.Sprintf("%d messages recovered from outside the damaged tree (it may be older than it was)", c.Messages)
+		}
+		if c.Misfits > 0 {
+			line += fmt.Sprintf("; %d records that were not its own left out", c.Misfits)
+		}
+		if c.Answered > 0 {
+			line += fmt.Sprintf("; %d waiting messages dropped: its transcript answers them", c.Answered)
+		}
+		if n := c.HeldMessages + c.HeldReplies; n > 0 {
+			line += fmt.Sprintf("; %d waiting messages and %d unsent replies set aside, not answered or sent again (reef status counts them)",
+				c.HeldMessages, c.HeldReplies)
+		}
+		fmt.Fprintf(d.out, "    %s: %s\n", termtext.ID(c.Key), line)
+	}
 }
 
 func (d *doctor) checkWorkspace(a configs.AgentConfig) {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reefgw/reef/channels/telegram/telegramtest"
+)
+
+// TestE2ERepairAnswersNothingTwice is issue #32's items 2 and 3 through the binary: 20
+// Telegram chats of 3 exchanges each, the gateway stopped (or SIGKILLed), the database hurt
+// (cut to half of its used part, or 4 KB of random bytes over a page in its middle), then
+// `reef doctor --repair` and a new gateway. Expected, written first: the repair says per
+// conversation what it kept; the new gateway sends no reply again and asks the model about
+// no old message again; a new message in every chat is answered once.
+func TestE2ERepairAnswersNothingTwice(t *testing.T) {
+	const chats, rounds = 20, 3
+	for _, tc := range []struct {
+		name string
+		kill bool
+		hurt func(t *testing.T, path string)
+	}{
+		{"stopped, cut to half", false, func(t *testing.T, path string) {
+			if err := os.Truncate(path, usedSize(t, path)/2); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"killed, random bytes over a page", true, func(t *testing.T, path string) {
+			junk := make([]byte, 4096)
+			rand.Read(junk)
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt(junk, usedSize(t, path)/4096/2*4096); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := telegramtest.NewWithToken(t, tgToken)
+			llm := newEchoLLM(t, 5*time.Millisecond, nil)
+			home, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`))
+			n := newNode(t, e)
+			for r := range rounds + 1 {
+				if r == rounds { // after the repair
+					if tc.kill {
+						n.kill()
+					} else {
+						n.stop()
+					}
+					db := filepath.Join(home, "data", "reef.db")
+					tc.hurt(t, db)
+					rep := reef(t, e, "", "doctor", "--repair")
+					if !strings.Contains(rep.stdout, "✓ database: repaired") || !strings.Contains(rep.stdout, "conversations:") {
+						t.Fatalf("reef doctor --repair = %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+					}
+					t.Logf("reef doctor --repair:\n%s", rep.stdout)
+					n.start()
+				}
+				for c := range chats {
+					chat := int64(7000 + c)
+					tg.UserSays(chat, chat, "hello "+tok(chat, r))
+				}
+				for c := range chats {
+					chat := int64(7000 + c)
+					if !eventually(60*time.Second, func() bool { return slices.Contains(tg.Sent(chat), replyTo(tok(chat, r))) }) {
+						t.Fatalf("chat %d: no reply to round %d: %q\n%s", chat, r, tg.Sent(chat), tail(n.logs(), 6000))
+					}
+				}
+			}
+			n.stop()
+			for c := range chats {
+				chat := int64(7000 + c)
+				for r := range rounds + 1 {
+					m := tok(chat, r)
+					if got := countOf(tg.Sent(chat), replyTo(m)); got != 1 {
+						t.Errorf("chat %d shows the reply to %s %d times, want once", chat, m, got)
+					}
+					if got := llm.requests(m); got != 1 {
+						t.Errorf("the model was asked about %s %d times, want once", m, got)
+					}
+				}
+				for _, msg := range tg.Messages(chat) {
+					if len(msg.History) > 1 && slices.Contains(msg.History[:len(msg.History)-1], msg.Text) {
+						t.Errorf("chat %d: a delivered reply was edited again: %q", chat, msg.History)
+					}
+				}
+			}
+		})
+	}
+}
