@@ -167,7 +167,7 @@ func readCandidate(pf *pageFile, taken map[uint64]bool, h orphanHeader) *candida
 	case w.count > w.beyond:
 		c.stale = "its pages hold something else: " + w.problems[0]
 	case c.b.vals["info"] == nil:
-		c.stale = "no readable info record"
+		c.stale = "its info record is cut off or unreadable"
 	case len(misfits) > 0:
 		c.stale = "records of something else in its pages: " + misfits[0]
 	}
