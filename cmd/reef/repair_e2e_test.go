@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,8 @@ import (
 // (cut to half of its used part, or 4 KB of random bytes over a page in its middle), then
 // `reef doctor --repair` and a new gateway. Expected, written first: the repair says per
 // conversation what it kept; the new gateway sends no reply again and asks the model about
-// no old message again; a new message in every chat is answered once.
+// no old message again, and edits or deletes no message it delivered before; a new message
+// in every chat is answered once.
 func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 	const chats, rounds = 20, 3
 	for _, tc := range []struct {
@@ -30,7 +32,18 @@ func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"killed, random bytes over a page", true, func(t *testing.T, path string) {
+		{"killed, random bytes over a leaf page", true, func(t *testing.T, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			used := int(usedSize(t, path) / 4096)
+			page := used / 2
+			for ; page < used; page++ { // the first leaf page (flags 0x02) from the middle on
+				if p := b[page*4096:]; binary.NativeEndian.Uint64(p) == uint64(page) && binary.NativeEndian.Uint16(p[8:]) == 0x02 {
+					break
+				}
+			}
 			junk := make([]byte, 4096)
 			rand.Read(junk)
 			f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -38,7 +51,7 @@ func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			if _, err := f.WriteAt(junk, usedSize(t, path)/4096/2*4096); err != nil {
+			if _, err := f.WriteAt(junk, int64(page)*4096); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -48,12 +61,16 @@ func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 			llm := newEchoLLM(t, 5*time.Millisecond, nil)
 			home, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`))
 			n := newNode(t, e)
+			before := map[int64][]telegramtest.SentMessage{} // what each chat showed before the damage
 			for r := range rounds + 1 {
 				if r == rounds { // after the repair
 					if tc.kill {
 						n.kill()
 					} else {
 						n.stop()
+					}
+					for c := range chats {
+						before[int64(7000+c)] = tg.Messages(int64(7000 + c))
 					}
 					db := filepath.Join(home, "data", "reef.db")
 					tc.hurt(t, db)
@@ -87,9 +104,14 @@ func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 						t.Errorf("the model was asked about %s %d times, want once", m, got)
 					}
 				}
-				for _, msg := range tg.Messages(chat) {
-					if len(msg.History) > 1 && slices.Contains(msg.History[:len(msg.History)-1], msg.Text) {
-						t.Errorf("chat %d: a delivered reply was edited again: %q", chat, msg.History)
+				now := tg.Messages(chat)
+				for i, was := range before[chat] { // delivered before the damage: never edited or deleted since
+					if i >= len(now) {
+						t.Fatalf("chat %d: message %d is gone", chat, was.MessageID)
+					}
+					if now[i].Deleted != was.Deleted || !slices.Equal(now[i].History, was.History) {
+						t.Errorf("chat %d: message %d changed after the repair: %q (deleted %v), was %q", chat, was.MessageID,
+							now[i].History, now[i].Deleted, was.History)
 					}
 				}
 			}

@@ -57,6 +57,11 @@ type Conversation struct {
 	HeldMessages int
 	HeldReplies  int
 	Why          string // for ConvLost: why no copy was kept
+	// Loose counts transcript entries found in pages cut off from it (they name its chat);
+	// Rebuilt says its own pages were lost and it holds only those, with an info record
+	// naming its key and chat.
+	Loose   int
+	Rebuilt bool
 }
 
 // Repair copies every record still readable in the damaged database at path into a new file

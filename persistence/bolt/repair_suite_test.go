@@ -386,6 +386,8 @@ func checkRepaired(t *testing.T, path string, tr *truth, hurt map[uint64]bool, r
 					t.Errorf("%s holds another chat's entry %d: %.80q", in.Key, m.Seq, m.Content)
 				} else if v := want[string(itob(m.Seq))]; v == nil {
 					t.Errorf("%s holds an entry %d it never had", in.Key, m.Seq)
+				} else if tm := (messages.ChatMessage{}); json.Unmarshal(v, &tm) != nil || tm.Content != m.Content {
+					t.Errorf("%s holds at %d an entry other than its own", in.Key, m.Seq)
 				}
 			}
 			inbox, _ := r.Inbox(in.Key)

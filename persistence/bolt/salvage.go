@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -136,6 +137,25 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 		}
 	}
 
+	taken := maps.Clone(w.seen)
+	for _, c := range found {
+		maps.Copy(taken, c.pages)
+	}
+	var lost []string
+	for key, c := range convs {
+		if c.State == ConvLost {
+			lost = append(lost, key)
+		}
+	}
+	for key, n := range fillLoose(findLoose(pf, taken), sessions, lost) {
+		c := convs[key]
+		c.Loose = n
+		if c.State == ConvLost {
+			c.State, c.Why, c.Rebuilt = ConvRecovered, "", true
+			rep.Recovered++
+		}
+	}
+
 	dedup := root.kid(string(bucketDedup), true)
 	for k, v := range orphanMarks(pf, w.seen, now) {
 		if dedup.vals[k] == nil {
@@ -153,6 +173,8 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 			if msgs := b.kids["msgs"]; msgs != nil {
 				c.Messages = len(msgs.vals)
 			}
+		} else if d := root.kids[drafts]; d != nil { // lost: the draft may hold a delivered answer
+			delete(d.vals, key)
 		}
 		rep.Conversations = append(rep.Conversations, *c)
 	}
@@ -163,7 +185,8 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 // or sending anything again when reef starts: an unanswered message its transcript already
 // answers is dropped, the others are set aside as dead letters; unsent replies are set aside
 // as dead replies (they may have been delivered: reef prefers not to send twice); its draft
-// record is dropped, since the message it names may hold a delivered answer.
+// record is dropped, since the message it names may hold a delivered answer, and so are the
+// records of a run it had in progress or waiting.
 func holdBack(root, b *bucket, key string, c *Conversation) {
 	answered := map[string]bool{} // chat id + message id of every message the transcript holds
 	if msgs := b.kids["msgs"]; msgs != nil {
@@ -197,6 +220,18 @@ func holdBack(root, b *bucket, key string, c *Conversation) {
 	}
 	if d := root.kids[drafts]; d != nil {
 		delete(d.vals, key)
+	}
+	// an interrupted run's record and a run waiting for the model: both go on with the
+	// messages just set aside (actors/turn_started.go, actors/session_outage.go)
+	if started := root.at([][]byte{[]byte("runs"), []byte("started")}); started != nil {
+		for k := range started.vals {
+			if strings.HasPrefix(k, key+"\n") {
+				delete(started.vals, k)
+			}
+		}
+	}
+	if waiting := root.at([][]byte{[]byte("runs"), []byte("waiting")}); waiting != nil {
+		delete(waiting.vals, key)
 	}
 }
 
