@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -29,6 +30,7 @@ type candidate struct {
 	pages  map[uint64]bool // pages its walk read
 	beyond int             // pages it points to that are not in the file
 	stale  string          // why it cannot be current, "" when it fits
+	merged int             // transcript entries copied from its older versions
 }
 
 // orphanHeader is a session bucket header found in a leaf page outside the tree.
@@ -91,9 +93,39 @@ func findOrphans(pf *pageFile, taken map[uint64]bool, present map[string]bool) (
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(chosen)) {
-		kept = append(kept, chosen[key])
+		c := chosen[key]
+		for _, o := range byKey[key] {
+			if o != c && o.stale == "" {
+				c.merged += mergeEntries(c.b, o.b)
+			}
+		}
+		kept = append(kept, c)
 	}
 	return kept, failed
+}
+
+// mergeEntries copies into the session b the transcript entries of its older version o that
+// it lacks (cut off with its newer pages): entries never change once written. It copies
+// nothing when o disagrees with an entry b has, or holds one past b's sequence (a session
+// deleted and started again), and returns how many it copied.
+func mergeEntries(b, o *bucket) int {
+	have, old := b.kid(string(bucketMsgs), true), o.kids[string(bucketMsgs)]
+	if old == nil {
+		return 0
+	}
+	for k, v := range old.vals {
+		if cur := have.vals[k]; cur != nil && !bytes.Equal(cur, v) || btoi([]byte(k)) > have.seq {
+			return 0
+		}
+	}
+	n := 0
+	for k, v := range old.vals {
+		if have.vals[k] == nil {
+			have.vals[k] = v
+			n++
+		}
+	}
+	return n
 }
 
 // newest returns the newest version in cs that fits, or nil.

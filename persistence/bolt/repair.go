@@ -57,7 +57,8 @@ type Conversation struct {
 	HeldMessages int
 	HeldReplies  int
 	Why          string // for ConvLost: why no copy was kept
-	// Loose counts transcript entries found in pages cut off from it (they name its chat);
+	// Loose counts transcript entries found in pages cut off from it (they name its chat)
+	// or in its older copies;
 	// Rebuilt says its own pages were lost and it holds only those, with an info record
 	// naming its key and chat.
 	Loose   int

@@ -128,7 +128,7 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 	found, failed := findOrphans(pf, w.seen, present)
 	for _, c := range found {
 		sessions.kids[c.key] = c.b
-		convs[c.key] = &Conversation{Key: c.key, State: ConvRecovered, Damaged: c.beyond}
+		convs[c.key] = &Conversation{Key: c.key, State: ConvRecovered, Damaged: c.beyond, Loose: c.merged}
 		rep.Recovered++
 	}
 	for key, why := range failed {
@@ -149,7 +149,7 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 	}
 	for key, n := range fillLoose(findLoose(pf, taken), sessions, lost) {
 		c := convs[key]
-		c.Loose = n
+		c.Loose += n
 		if c.State == ConvLost {
 			c.State, c.Why, c.Rebuilt = ConvRecovered, "", true
 			rep.Recovered++
