@@ -227,6 +227,15 @@ func (d *doctor) conversations(convs []bolt.Conversation) {
 		}
 	}
 	fmt.Fprintf(d.out, "  ! conversations: %d of %d kept whole\n", whole, len(convs))
+	in, out := 0, 0
+	for _, c := range convs {
+		in, out = in+c.HeldMessages, out+c.HeldReplies
+	}
+	if in+out > 0 {
+		fmt.Fprintf(d.out, "  ! set aside, not answered or sent again (conversations that may be older than they were may have\n"+
+			"    answered or sent them already): %d waiting message%s, %d unsent %s; `reef status` counts them\n",
+			in, plural(in), out, replies(out))
+	}
 	for _, c := range convs {
 		var line string
 		switch c.State {
@@ -235,24 +244,42 @@ func (d *doctor) conversations(convs []bolt.Conversation) {
 		case bolt.ConvLost:
 			line = "lost: " + c.Why
 		case bolt.ConvDamaged:
-			line = fmt.Sprintf("%d messages kept; damaged parts lost", c.Messages)
+			line = fmt.Sprintf("%d messages kept", c.Messages)
+			if c.Damaged > 0 {
+				line += fmt.Sprintf("; what %d damaged part%s held is lost", c.Damaged, plural(c.Damaged))
+			}
 		case bolt.ConvOlder:
 			line = fmt.Sprintf("%d messages kept, as of the write before the last", c.Messages)
 		case bolt.ConvRecovered:
 			line = fmt.Sprintf("%d messages recovered from outside the damaged tree (it may be older than it was)", c.Messages)
+			if c.Rebuilt {
+				line = fmt.Sprintf("%d messages recovered from transcript pages that name its chat (its own pages are lost)", c.Messages)
+			}
+		}
+		if c.Loose > 0 && !c.Rebuilt {
+			line += fmt.Sprintf(", %d of them from older copies or pages cut off from it", c.Loose)
 		}
 		if c.Misfits > 0 {
-			line += fmt.Sprintf("; %d records that were not its own left out", c.Misfits)
+			line += fmt.Sprintf("; %d record%s that did not fit it left out", c.Misfits, plural(c.Misfits))
 		}
 		if c.Answered > 0 {
-			line += fmt.Sprintf("; %d waiting messages dropped: its transcript answers them", c.Answered)
+			line += fmt.Sprintf("; %d waiting message%s dropped: its transcript answers them", c.Answered, plural(c.Answered))
 		}
-		if n := c.HeldMessages + c.HeldReplies; n > 0 {
-			line += fmt.Sprintf("; %d waiting messages and %d unsent replies set aside, not answered or sent again (reef status counts them)",
-				c.HeldMessages, c.HeldReplies)
+		if c.HeldMessages > 0 {
+			line += fmt.Sprintf("; %d waiting message%s set aside", c.HeldMessages, plural(c.HeldMessages))
+		}
+		if c.HeldReplies > 0 {
+			line += fmt.Sprintf("; %d unsent %s set aside", c.HeldReplies, replies(c.HeldReplies))
 		}
 		fmt.Fprintf(d.out, "    %s: %s\n", termtext.ID(c.Key), line)
 	}
+}
+
+func replies(n int) string {
+	if n == 1 {
+		return "reply"
+	}
+	return "replies"
 }
 
 func (d *doctor) checkWorkspace(a configs.AgentConfig) {

@@ -39,13 +39,13 @@ type orphanHeader struct {
 	value []byte // the bucket header (and inline page)
 }
 
-// findOrphans returns, for every session key not in present that has a version outside the
-// tree (pages in taken), the version kept, and the keys whose versions all failed with why.
-func findOrphans(pf *pageFile, taken map[uint64]bool, present map[string]bool) (kept []*candidate, failed map[string]string) {
+// findOrphans returns, for every session key wanted that has a version outside the tree
+// (pages in taken), the version kept, and the keys whose versions all failed with why.
+func findOrphans(pf *pageFile, taken map[uint64]bool, wanted func(key string) bool) (kept []*candidate, failed map[string]string) {
 	byKey := map[string][]*candidate{}
 	done := map[string]bool{} // key + header: a version already read
 	for _, h := range orphanHeaders(pf, taken) {
-		if present[h.key] || done[h.key+"\x00"+string(h.value)] {
+		if !wanted(h.key) || done[h.key+"\x00"+string(h.value)] {
 			continue
 		}
 		done[h.key+"\x00"+string(h.value)] = true

@@ -493,3 +493,46 @@ func TestRepairRefusesStalePointers(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairKeepsDeletedSessionsDeleted: a session deleted before the damage (as an
+// archived sub-agent's is) has its old pages lying around; with the sessions bucket whole,
+// the repair does not bring it back.
+func TestRepairKeepsDeletedSessionsDeleted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reef.db")
+	converse(t, path)
+	gone := suiteKey(9)
+	s, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx persistence.Tx) error { return tx.DeleteSession(gone) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	tr := readTruth(t, path)
+	overwrite(t, path, tr.msgsRoot[suiteKey(5)], tr.ps)
+	rep, err := Repair(path, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRepaired(t, path, tr, map[uint64]bool{tr.msgsRoot[suiteKey(5)]: true}, rep)
+	s = open(t, path)
+	defer s.Close()
+	if err := s.View(func(r persistence.Reader) error {
+		if _, ok, _ := r.Session(gone); ok {
+			t.Errorf("the deleted session %s is back", gone)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func open(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -91,14 +91,21 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 	root := newBucket(0)
 	collect(w, root)
 	damaged := map[string]int{} // session key → problems met inside it
+	listHurt := false           // a problem in the sessions bucket's own pages
 	w.hurt = func(path [][]byte) {
-		if len(path) >= 2 && string(path[0]) == string(bucketSessions) {
+		switch {
+		case len(path) >= 2 && string(path[0]) == string(bucketSessions):
 			damaged[string(path[1])]++
+		case len(path) == 1 && string(path[0]) == string(bucketSessions):
+			listHurt = true
 		}
 	}
 	w.walk()
 	rep.Lost = w.count
 
+	// With the sessions bucket read whole, a session it does not list was deleted (an
+	// archived sub-agent's): its old pages are not brought back.
+	listWhole := root.kids[string(bucketSessions)] != nil && !listHurt
 	sessions := root.kid(string(bucketSessions), true)
 	convs := map[string]*Conversation{}
 	state := ConvKept
@@ -121,11 +128,9 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 		}
 	}
 
-	present := map[string]bool{}
-	for key := range sessions.kids {
-		present[key] = true
-	}
-	found, failed := findOrphans(pf, w.seen, present)
+	found, failed := findOrphans(pf, w.seen, func(key string) bool {
+		return sessions.kids[key] == nil && (!listWhole || convs[key] != nil)
+	})
 	for _, c := range found {
 		sessions.kids[c.key] = c.b
 		convs[c.key] = &Conversation{Key: c.key, State: ConvRecovered, Damaged: c.beyond, Loose: c.merged}
