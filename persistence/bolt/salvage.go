@@ -83,12 +83,58 @@ func fill(b *bbolt.Bucket, src *bucket, rep *RepairReport) error {
 	return nil
 }
 
-// gather reads the tree of pf's meta, checking every session in it, adds the sessions and
-// dedup marks found outside it, holds back what a conversation that may be older than it
-// was would answer or send again, and fills in rep's conversations.
+// gather reads the tree of pf's meta, checking every session in it, adds the sessions,
+// transcript entries and dedup marks found outside it, holds back what a conversation that
+// may be older than it was would answer or send again, and fills in rep's conversations.
 func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
+	root, convs, seen, listWhole := readTree(pf, rep)
+	sessions := root.kid(string(bucketSessions), true)
+	taken := recoverSessions(pf, sessions, convs, seen, listWhole, rep)
+	var lost []string
+	for key, c := range convs {
+		if c.State == ConvLost {
+			lost = append(lost, key)
+		}
+	}
+	for key, n := range fillLoose(findLoose(pf, taken), sessions, lost) {
+		c := convs[key]
+		c.Loose += n
+		if c.State == ConvLost {
+			c.State, c.Why, c.Rebuilt = ConvRecovered, "", true
+			rep.Recovered++
+		}
+	}
+	dedup := root.kid(string(bucketDedup), true)
+	for k, v := range orphanMarks(pf, seen, now) {
+		if dedup.vals[k] == nil {
+			dedup.vals[k] = v
+			rep.Marks++
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(convs)) {
+		c := convs[key]
+		if b := sessions.kids[key]; b != nil {
+			if c.State == ConvOlder || c.State == ConvRecovered {
+				holdBack(root, b, key, c)
+			}
+			if msgs := b.kids["msgs"]; msgs != nil {
+				c.Messages = len(msgs.vals)
+			}
+		} else if d := root.kids[drafts]; d != nil { // lost: the draft may hold a delivered answer
+			delete(d.vals, key)
+		}
+		rep.Conversations = append(rep.Conversations, *c)
+	}
+	return root
+}
+
+// readTree copies the tree of pf's meta, takes out of each session what does not fit it,
+// and says per session what came through. It returns the pages the tree holds, and whether
+// the sessions bucket's own pages were all read (then a session it does not list was
+// deleted).
+func readTree(pf *pageFile, rep *RepairReport) (root *bucket, convs map[string]*Conversation, seen map[uint64]bool, listWhole bool) {
 	w := newWalker(pf)
-	root := newBucket(0)
+	root = newBucket(0)
 	collect(w, root)
 	damaged := map[string]int{} // session key → problems met inside it
 	listHurt := false           // a problem in the sessions bucket's own pages
@@ -102,12 +148,10 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 	}
 	w.walk()
 	rep.Lost = w.count
+	listWhole = root.kids[string(bucketSessions)] != nil && !listHurt
 
-	// With the sessions bucket read whole, a session it does not list was deleted (an
-	// archived sub-agent's): its old pages are not brought back.
-	listWhole := root.kids[string(bucketSessions)] != nil && !listHurt
 	sessions := root.kid(string(bucketSessions), true)
-	convs := map[string]*Conversation{}
+	convs = map[string]*Conversation{}
 	state := ConvKept
 	if rep.Older {
 		state = ConvOlder
@@ -127,63 +171,30 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 			convs[key] = &Conversation{Key: key, State: ConvLost, Damaged: n, Why: "its bucket is damaged"}
 		}
 	}
+	return root, convs, w.seen, listWhole
+}
 
-	found, failed := findOrphans(pf, w.seen, func(key string) bool {
+// recoverSessions adds to sessions the sessions found outside the tree (pages in seen):
+// those the tree lost, and, unless the sessions bucket was read whole, any it does not list.
+// It returns the pages the tree and the recovered sessions hold.
+func recoverSessions(pf *pageFile, sessions *bucket, convs map[string]*Conversation, seen map[uint64]bool, listWhole bool,
+	rep *RepairReport) map[uint64]bool {
+	found, failed := findOrphans(pf, seen, func(key string) bool {
 		return sessions.kids[key] == nil && (!listWhole || convs[key] != nil)
 	})
+	taken := maps.Clone(seen)
 	for _, c := range found {
 		sessions.kids[c.key] = c.b
 		convs[c.key] = &Conversation{Key: c.key, State: ConvRecovered, Damaged: c.beyond, Loose: c.merged}
 		rep.Recovered++
+		maps.Copy(taken, c.pages)
 	}
 	for key, why := range failed {
 		if c := convs[key]; c == nil || c.State == ConvLost {
 			convs[key] = &Conversation{Key: key, State: ConvLost, Why: "its copies outside the tree do not fit it: " + why}
 		}
 	}
-
-	taken := maps.Clone(w.seen)
-	for _, c := range found {
-		maps.Copy(taken, c.pages)
-	}
-	var lost []string
-	for key, c := range convs {
-		if c.State == ConvLost {
-			lost = append(lost, key)
-		}
-	}
-	for key, n := range fillLoose(findLoose(pf, taken), sessions, lost) {
-		c := convs[key]
-		c.Loose += n
-		if c.State == ConvLost {
-			c.State, c.Why, c.Rebuilt = ConvRecovered, "", true
-			rep.Recovered++
-		}
-	}
-
-	dedup := root.kid(string(bucketDedup), true)
-	for k, v := range orphanMarks(pf, w.seen, now) {
-		if dedup.vals[k] == nil {
-			dedup.vals[k] = v
-			rep.Marks++
-		}
-	}
-
-	for _, key := range slices.Sorted(maps.Keys(convs)) {
-		c := convs[key]
-		if b := sessions.kids[key]; b != nil {
-			if c.State == ConvOlder || c.State == ConvRecovered {
-				holdBack(root, b, key, c)
-			}
-			if msgs := b.kids["msgs"]; msgs != nil {
-				c.Messages = len(msgs.vals)
-			}
-		} else if d := root.kids[drafts]; d != nil { // lost: the draft may hold a delivered answer
-			delete(d.vals, key)
-		}
-		rep.Conversations = append(rep.Conversations, *c)
-	}
-	return root
+	return taken
 }
 
 // holdBack keeps the session b (key), whose state may be older than it was, from answering
