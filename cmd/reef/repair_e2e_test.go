@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 )
 
@@ -33,17 +35,7 @@ func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 			}
 		}},
 		{"killed, random bytes over a leaf page", true, func(t *testing.T, path string) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			used := int(usedSize(t, path) / 4096)
-			page := used / 2
-			for ; page < used; page++ { // the first leaf page (flags 0x02) from the middle on
-				if p := b[page*4096:]; binary.NativeEndian.Uint64(p) == uint64(page) && binary.NativeEndian.Uint16(p[8:]) == 0x02 {
-					break
-				}
-			}
+			page := liveLeaf(t, path)
 			junk := make([]byte, 4096)
 			rand.Read(junk)
 			f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -117,4 +109,33 @@ func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// liveLeaf returns a leaf page the database at path uses now: the first conversation's
+// transcript page that is a page of its own (not inline) and a leaf.
+func liveLeaf(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	page := 0
+	_ = db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("sessions")).ForEachBucket(func(k []byte) error {
+			msgs := tx.Bucket([]byte("sessions")).Bucket(k).Bucket([]byte("msgs"))
+			if id := int(msgs.Root()); page == 0 && id != 0 && binary.NativeEndian.Uint16(b[id*4096+8:]) == 0x02 {
+				page = id
+			}
+			return nil
+		})
+	})
+	if page == 0 {
+		t.Fatal("no transcript has a leaf page of its own")
+	}
+	return page
 }
