@@ -17,23 +17,28 @@ import (
 
 // TestE2ERepairAnswersNothingTwice is issue #32's items 2 and 3 through the binary: 20
 // Telegram chats of 3 exchanges each, the gateway stopped (or SIGKILLed), the database hurt
-// (cut to half of its used part, or 4 KB of random bytes over a page in its middle), then
-// `reef doctor --repair` and a new gateway. Expected, written first: the repair says per
+// (cut to a quarter, half or three quarters of its used part, or 4 KB of random bytes over a
+// leaf page it uses), then `reef doctor --repair` and a new gateway. Expected, written first: the repair says per
 // conversation what it kept; the new gateway sends no reply again and asks the model about
 // no old message again, and edits or deletes no message it delivered before; a new message
 // in every chat is answered once.
 func TestE2ERepairAnswersNothingTwice(t *testing.T) {
 	const chats, rounds = 20, 3
+	cut := func(quarters int64) func(t *testing.T, path string) {
+		return func(t *testing.T, path string) {
+			if err := os.Truncate(path, usedSize(t, path)/4096*quarters/4*4096); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		kill bool
 		hurt func(t *testing.T, path string)
 	}{
-		{"stopped, cut to half", false, func(t *testing.T, path string) {
-			if err := os.Truncate(path, usedSize(t, path)/2); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"stopped, cut to a quarter", false, cut(1)},
+		{"stopped, cut to half", false, cut(2)},
+		{"stopped, cut to three quarters", false, cut(3)},
 		{"killed, random bytes over a leaf page", true, func(t *testing.T, path string) {
 			page := liveLeaf(t, path)
 			junk := make([]byte, 4096)
