@@ -14,6 +14,7 @@ import (
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/internal/termtext"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/providers"
@@ -204,16 +205,81 @@ func (d *doctor) repairDatabase(path string, damage *bolt.DamagedError) {
 		return err
 	})
 	d.ok("database", fmt.Sprintf("repaired: %d records in %d buckets (%d conversations) copied into a new %s", rep.Records, rep.Buckets, sessions, path))
-	if rep.Recovered > 0 {
-		fmt.Fprintf(d.out, "  ! %d of them were found outside the damaged tree and may be older than they were: check them with `reef sessions list`\n", rep.Recovered)
-	}
 	if rep.Older {
-		fmt.Fprintln(d.out, "  ! the last write could not be read: the copy is the state just before it")
+		fmt.Fprintln(d.out, "  ! the last write may be lost (its root page or a meta page is unreadable): the copy may be the state just before it")
 	}
 	if rep.Lost > 0 {
 		fmt.Fprintf(d.out, "  ! %d damaged part(s) could not be copied: what they held is lost\n", rep.Lost)
 	}
+	if rep.Marks > 0 {
+		fmt.Fprintf(d.out, "  ! %d dedup marks found outside the damaged tree were copied too\n", rep.Marks)
+	}
+	d.conversations(rep.Conversations)
 	fmt.Fprintf(d.out, "  ! the damaged file is kept, unchanged, as %s: delete it once you are happy with the repair\n", rep.Kept)
+}
+
+// conversations says, per conversation the repair did not keep whole, what it kept and lost.
+func (d *doctor) conversations(convs []bolt.Conversation) {
+	whole := 0
+	for _, c := range convs {
+		if c.State == bolt.ConvKept {
+			whole++
+		}
+	}
+	fmt.Fprintf(d.out, "  ! conversations: %d of %d kept whole\n", whole, len(convs))
+	in, out := 0, 0
+	for _, c := range convs {
+		in, out = in+c.HeldMessages, out+c.HeldReplies
+	}
+	if in+out > 0 {
+		fmt.Fprintf(d.out, "  ! set aside, not answered or sent again (conversations that may be older than they were may have\n"+
+			"    answered or sent them already): %d waiting message%s, %d unsent %s; `reef status` counts them\n",
+			in, plural(in), out, replies(out))
+	}
+	for _, c := range convs {
+		var line string
+		switch c.State {
+		case bolt.ConvKept:
+			continue
+		case bolt.ConvLost:
+			line = "lost: " + c.Why
+		case bolt.ConvDamaged:
+			line = fmt.Sprintf("%d messages kept", c.Messages)
+			if c.Damaged > 0 {
+				line += fmt.Sprintf("; what %d damaged part%s held is lost", c.Damaged, plural(c.Damaged))
+			}
+		case bolt.ConvOlder:
+			line = fmt.Sprintf("%d messages kept, as of the write before the last", c.Messages)
+		case bolt.ConvRecovered:
+			line = fmt.Sprintf("%d messages recovered from outside the damaged tree (it may be older than it was)", c.Messages)
+			if c.Rebuilt {
+				line = fmt.Sprintf("%d messages recovered from transcript pages that name its chat (its own pages are lost)", c.Messages)
+			}
+		}
+		if c.Loose > 0 && !c.Rebuilt {
+			line += fmt.Sprintf(", %d of them from older copies or pages cut off from it", c.Loose)
+		}
+		if c.Misfits > 0 {
+			line += fmt.Sprintf("; %d record%s that did not fit it left out", c.Misfits, plural(c.Misfits))
+		}
+		if c.Answered > 0 {
+			line += fmt.Sprintf("; %d waiting message%s dropped: its transcript answers them", c.Answered, plural(c.Answered))
+		}
+		if c.HeldMessages > 0 {
+			line += fmt.Sprintf("; %d waiting message%s set aside", c.HeldMessages, plural(c.HeldMessages))
+		}
+		if c.HeldReplies > 0 {
+			line += fmt.Sprintf("; %d unsent %s set aside", c.HeldReplies, replies(c.HeldReplies))
+		}
+		fmt.Fprintf(d.out, "    %s: %s\n", termtext.ID(c.Key), line)
+	}
+}
+
+func replies(n int) string {
+	if n == 1 {
+		return "reply"
+	}
+	return "replies"
 }
 
 func (d *doctor) checkWorkspace(a configs.AgentConfig) {

@@ -2,7 +2,9 @@ package bolt
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -62,6 +64,10 @@ type pageFile struct {
 	size  int64
 	meta  fileMeta   // the one walked
 	metas []fileMeta // the valid ones, the one bbolt uses first
+	// badMeta says what is wrong with a meta page when only one is valid. bbolt then opens
+	// the file at the other one's transaction, which may be the one before the last: the
+	// last one would be lost without a word.
+	badMeta error
 }
 
 // newPageFile reads the meta pages of f and picks the one bbolt would use: the valid one
@@ -93,6 +99,9 @@ func (pf *pageFile) readMeta() error {
 	}
 	if len(pf.metas) == 0 {
 		return fmt.Errorf("both meta pages are damaged (%v; %v)", err0, err1)
+	}
+	if pf.badMeta = cmp.Or(err0, err1); pf.badMeta != nil {
+		pf.badMeta = fmt.Errorf("%w: the last transaction may be lost", pf.badMeta)
 	}
 	pf.meta = pf.metas[0]
 	return nil
@@ -133,16 +142,20 @@ func (pf *pageFile) metaAt(off int64) (fileMeta, error) {
 		freelist: native.Uint64(m[32:]), pgid: native.Uint64(m[40:]), txid: native.Uint64(m[48:])}, nil
 }
 
+// errBeyond marks a page that is not in the file (cut off, or past the high water mark): its
+// loss says nothing about whoever pointed to it, unlike a page that holds something else.
+var errBeyond = errors.New("not in the file")
+
 // page reads page id with its overflow pages, checking that it lies in the file, below the
 // high water mark, and says it is page id.
 func (pf *pageFile) page(id uint64) ([]byte, error) {
 	ps, hwm := pf.meta.pageSize, pf.meta.pgid
 	if id < 2 || id >= hwm {
-		return nil, fmt.Errorf("page %d: out of range [2, %d)", id, hwm)
+		return nil, fmt.Errorf("page %d: out of range [2, %d): %w", id, hwm, errBeyond)
 	}
 	buf := make([]byte, ps)
 	if _, err := pf.f.ReadAt(buf, int64(id*ps)); err != nil {
-		return nil, fmt.Errorf("page %d: %w", id, err)
+		return nil, fmt.Errorf("page %d: %w (%w)", id, err, errBeyond)
 	}
 	if got := native.Uint64(buf[0:]); got != id {
 		return nil, fmt.Errorf("page %d: holds the header of page %d (overwritten)", id, got)
@@ -156,7 +169,7 @@ func (pf *pageFile) page(id uint64) ([]byte, error) {
 	}
 	buf = append(buf, make([]byte, overflow*ps)...)
 	if _, err := pf.f.ReadAt(buf[ps:], int64((id+1)*ps)); err != nil {
-		return nil, fmt.Errorf("page %d: %w", id, err)
+		return nil, fmt.Errorf("page %d: %w (%w)", id, err, errBeyond)
 	}
 	return buf, nil
 }
@@ -165,16 +178,31 @@ func (pf *pageFile) page(id uint64) ([]byte, error) {
 type walker struct {
 	pf       *pageFile
 	seen     map[uint64]bool
+	taken    map[uint64]bool // pages another walk owns: reaching one is a stale pointer
 	problems []string
 	count    int // problems found, including those not kept
+	beyond   int // of those, pages not in the file (errBeyond)
 
 	bucket func(path [][]byte, seq uint64) // a bucket, before its contents
 	value  func(path [][]byte, k, v []byte)
+	hurt   func(path [][]byte) // a problem inside the bucket at path (nil: above every bucket)
+	at     uint64              // during value and bucket: the page that holds the element
 }
 
 func newWalker(pf *pageFile) *walker { return &walker{pf: pf, seen: map[uint64]bool{}} }
 
-func (w *walker) problem(format string, args ...any) {
+func (w *walker) problem(format string, args ...any) { w.problemAt(nil, format, args...) }
+
+// problemAt notes a problem met inside the bucket at path.
+func (w *walker) problemAt(path [][]byte, format string, args ...any) {
+	if w.hurt != nil {
+		w.hurt(path)
+	}
+	for _, a := range args {
+		if err, ok := a.(error); ok && errors.Is(err, errBeyond) {
+			w.beyond++
+		}
+	}
 	w.count++
 	if len(w.problems) < maxProblems {
 		w.problems = append(w.problems, fmt.Sprintf(format, args...))
@@ -195,6 +223,9 @@ func (w *walker) err() error {
 
 // walk visits the freelist page (when the file keeps one) and every bucket.
 func (w *walker) walk() {
+	if err := w.pf.badMeta; err != nil {
+		w.problem("%v", err)
+	}
 	if err := w.pf.truncated(); err != nil {
 		w.problem("%v", err)
 	}
@@ -244,16 +275,20 @@ func (w *walker) mark(id uint64, buf []byte) {
 // bbolt's checking goroutine goes on reading a closed transaction, a crash.
 func (w *walker) tree(path [][]byte, id uint64, depth int, lo, hi []byte) []byte {
 	if depth > maxDepth {
-		w.problem("page %d: more than %d levels deep (a cycle?)", id, maxDepth)
+		w.problemAt(path, "page %d: more than %d levels deep (a cycle?)", id, maxDepth)
 		return nil
 	}
 	if w.seen[id] {
-		w.problem("page %d: referenced twice", id)
+		w.problemAt(path, "page %d: referenced twice", id)
+		return nil
+	}
+	if w.taken[id] {
+		w.problemAt(path, "page %d: belongs to the tree (a stale pointer)", id)
 		return nil
 	}
 	buf, err := w.pf.page(id)
 	if err != nil {
-		w.problem("%v", err)
+		w.problemAt(path, "%v", err)
 		return nil
 	}
 	w.mark(id, buf)
@@ -263,7 +298,7 @@ func (w *walker) tree(path [][]byte, id uint64, depth int, lo, hi []byte) []byte
 	case flags == pageLeaf:
 		return w.leaf(path, buf, place{page: id}, depth, lo, hi)
 	default:
-		w.problem("page %d: neither a branch nor a leaf page (flags %#x)", id, flags)
+		w.problemAt(path, "page %d: neither a branch nor a leaf page (flags %#x)", id, flags)
 		return nil
 	}
 }
@@ -287,7 +322,7 @@ func elems(buf []byte) int {
 func (w *walker) branch(path [][]byte, id uint64, buf []byte, depth int, lo, hi []byte) []byte {
 	n := elems(buf)
 	if n < 0 {
-		w.problem("page %d: %d elements do not fit", id, native.Uint16(buf[10:]))
+		w.problemAt(path, "page %d: %d elements do not fit", id, native.Uint16(buf[10:]))
 		return nil
 	}
 	key := func(i int) []byte {
@@ -300,7 +335,7 @@ func (w *walker) branch(path [][]byte, id uint64, buf []byte, depth int, lo, hi 
 	}
 	for i := range n {
 		if key(i) == nil || i < n-1 && key(i+1) == nil {
-			w.problem("page %d: element %d points past the page", id, i)
+			w.problemAt(path, "page %d: element %d points past the page", id, i)
 			return nil
 		}
 	}
@@ -308,7 +343,7 @@ func (w *walker) branch(path [][]byte, id uint64, buf []byte, depth int, lo, hi 
 	for i := range n {
 		k := key(i)
 		if !inOrder(i, k, running, hi) {
-			w.problem("page %d: key %d out of order", id, i)
+			w.problemAt(path, "page %d: key %d out of order", id, i)
 		}
 		upper := hi
 		if i < n-1 {
@@ -337,7 +372,7 @@ func (p place) String() string {
 func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int, lo, hi []byte) []byte {
 	n := elems(buf)
 	if n < 0 {
-		w.problem("%v: %d elements do not fit", where, native.Uint16(buf[10:]))
+		w.problemAt(path, "%v: %d elements do not fit", where, native.Uint16(buf[10:]))
 		return nil
 	}
 	running := lo
@@ -347,26 +382,28 @@ func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int, lo, hi 
 		pos, ksize, vsize := uint64(native.Uint32(buf[e+4:])), uint64(native.Uint32(buf[e+8:])), uint64(native.Uint32(buf[e+12:]))
 		start := uint64(e) + pos
 		if start+ksize+vsize > uint64(len(buf)) {
-			w.problem("%v: element %d points past the page", where, i)
+			w.problemAt(path, "%v: element %d points past the page", where, i)
 			continue
 		}
 		k, v := buf[start:start+ksize], buf[start+ksize:start+ksize+vsize]
 		if !inOrder(i, k, running, hi) {
-			w.problem("%v: key %d out of order", where, i)
+			w.problemAt(path, "%v: key %d out of order", where, i)
 		}
 		running = k
 		if flags&leafBucket == 0 {
 			if w.value != nil {
+				w.at = where.page
 				w.value(path, k, v)
 			}
 			continue
 		}
 		child := append(append([][]byte(nil), path...), k)
 		if len(v) < bucketHeaderSize {
-			w.problem("%v: bucket %q: header too short", where, k)
+			w.problemAt(child, "%v: bucket %q: header too short", where, k)
 			continue
 		}
 		if w.bucket != nil {
+			w.at = where.page
 			w.bucket(child, native.Uint64(v[8:]))
 		}
 		root := native.Uint64(v[0:])
@@ -376,7 +413,7 @@ func (w *walker) leaf(path [][]byte, buf []byte, where place, depth int, lo, hi 
 		}
 		inline := v[bucketHeaderSize:]
 		if len(inline) < pageHeaderSize || native.Uint16(inline[8:]) != pageLeaf {
-			w.problem("%v: bucket %q: its inline page is not a leaf page", where, k)
+			w.problemAt(child, "%v: bucket %q: its inline page is not a leaf page", where, k)
 			continue
 		}
 		w.leaf(child, inline, place{page: where.page, bucket: k}, depth+1, nil, nil)

@@ -1,17 +1,12 @@
 package bolt
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
-
-	bbolt "go.etcd.io/bbolt"
 )
 
 // ErrNotDamaged is returned by Repair for a file that verifies: there is nothing to repair.
@@ -23,11 +18,51 @@ type RepairReport struct {
 	Kept    string // where the old file is now, untouched
 	Buckets int    // buckets copied (sessions, their transcripts, ...)
 	Records int    // records copied
-	Lost    int    // problems met while copying: each is a page, an element or a bucket not copied
-	Older   bool   // copied from the state one transaction before the last: the last one is unreadable
+	Lost    int    // problems met in the tree: each is a page, an element or a bucket not copied
+	// Older: the copy may be of the state one transaction before the last: the last one's
+	// root page is unreadable, or a meta page is damaged (nothing says which was the last).
+	Older bool
 	// Recovered counts conversations found in pages the tree no longer reaches (below a
 	// damaged page, or in the part of a truncated file that is left) and copied.
 	Recovered int
+	// Marks counts dedup marks found in pages the tree no longer reaches and copied.
+	Marks int
+	// Conversations says, for every conversation the repair met, what it kept and lost,
+	// ordered by key.
+	Conversations []Conversation
+}
+
+// How a conversation came through a repair (Conversation.State).
+const (
+	ConvKept      = "kept"      // read whole from the last transaction
+	ConvDamaged   = "damaged"   // read from the last transaction, with damaged parts lost
+	ConvOlder     = "older"     // read from the transaction before the last
+	ConvRecovered = "recovered" // found outside the tree: current or older, nothing says which
+	ConvLost      = "lost"      // nothing of it could be proven its own
+)
+
+// Conversation is what a repair did with one conversation.
+type Conversation struct {
+	Key      string
+	State    string // ConvKept, ConvDamaged, ConvOlder, ConvRecovered or ConvLost
+	Messages int    // transcript entries copied
+	Damaged  int    // damaged parts met inside it (records there are lost)
+	Misfits  int    // records that did not fit it (of another kind, session or chat), not copied
+	// A conversation whose state may be older than it was (older or recovered) answers and
+	// sends nothing again by itself: of its unanswered messages, those its transcript
+	// already answers are dropped (Answered) and the others set aside as dead letters
+	// (HeldMessages); its unsent replies are set aside as dead replies (HeldReplies), and
+	// its draft record, which may name a message holding a delivered answer, is dropped.
+	Answered     int
+	HeldMessages int
+	HeldReplies  int
+	Why          string // for ConvLost: why no copy was kept
+	// Loose counts transcript entries found in pages cut off from it (they name its chat)
+	// or in its older copies;
+	// Rebuilt says its own pages were lost and it holds only those, with an info record
+	// naming its key and chat.
+	Loose   int
+	Rebuilt bool
 }
 
 // Repair copies every record still readable in the damaged database at path into a new file
@@ -56,25 +91,21 @@ func Repair(path string, now time.Time) (RepairReport, error) {
 		return rep, ErrNotDamaged
 	}
 
-	// A damaged root can leave the latest tree unreadable while the one before it (the other
-	// meta page, one transaction older) is still whole: copy from whichever holds more.
-	best, most := pf.metas[0], -1
-	for _, m := range pf.metas {
-		pf.meta = m
-		dry := newWalker(pf)
-		n := 0
-		dry.value = func([][]byte, []byte, []byte) { n++ }
-		dry.walk()
-		if n > most {
-			best, most = m, n
+	// The last transaction's tree is copied unless its root page cannot be read: then the
+	// one before it (the other meta page) is, when its root can.
+	rep.Older = pf.badMeta != nil
+	if !rootReadable(pf) && len(pf.metas) > 1 {
+		pf.meta = pf.metas[1]
+		if rootReadable(pf) {
+			rep.Older = true
+		} else {
+			pf.meta = pf.metas[0]
 		}
 	}
-	pf.meta = best
-	rep.Older = best != pf.metas[0]
 
 	stamp := now.UTC().Format("20060102-150405")
 	tmp := path + ".repair-" + stamp
-	if err := salvage(pf, tmp, &rep); err != nil {
+	if err := salvage(pf, tmp, now, &rep); err != nil {
 		_ = os.Remove(tmp)
 		return rep, fmt.Errorf("bolt: repair %s: %w", path, err)
 	}
@@ -95,77 +126,15 @@ func Repair(path string, now time.Time) (RepairReport, error) {
 	return rep, nil
 }
 
-// salvage writes what the walk of pf can read into a new database at dst, then checks it.
-func salvage(pf *pageFile, dst string, rep *RepairReport) error {
-	db, err := bbolt.Open(dst, 0o600, &bbolt.Options{Timeout: DefaultLockTimeout, NoFreelistSync: true,
-		FreelistType: bbolt.FreelistMapType})
-	if err != nil {
-		return err
+// rootReadable reports whether the root page of pf's meta is in the file and a branch or a
+// leaf page whose elements fit.
+func rootReadable(pf *pageFile) bool {
+	buf, err := pf.page(pf.meta.root)
+	if err != nil || elems(buf) < 0 {
+		return false
 	}
-	w := newWalker(pf)
-	err = db.Update(func(btx *bbolt.Tx) error {
-		buckets := map[string]*bbolt.Bucket{}
-		name := func(path [][]byte) string { return fmt.Sprintf("%q", path) }
-		w.bucket = func(path [][]byte, seq uint64) {
-			var b *bbolt.Bucket
-			var err error
-			if len(path) == 1 {
-				b, err = btx.CreateBucketIfNotExists(path[0])
-			} else if parent := buckets[name(path[:len(path)-1])]; parent != nil {
-				b, err = parent.CreateBucketIfNotExists(path[len(path)-1])
-			} else {
-				return // the parent could not be made: reported there
-			}
-			if err == nil {
-				err = b.SetSequence(max(b.Sequence(), seq))
-			}
-			if err != nil {
-				w.problem("bucket %q: %v", path, err)
-				return
-			}
-			buckets[name(path)] = b
-			rep.Buckets++
-		}
-		w.value = func(path [][]byte, k, v []byte) {
-			b := buckets[name(path)]
-			if b == nil {
-				w.problem("a record outside any bucket (%q)", k)
-				return
-			}
-			if err := b.Put(k, v); err != nil {
-				w.problem("bucket %q, key %q: %v", path, k, err)
-				return
-			}
-			rep.Records++
-		}
-		w.walk()
-		rep.Lost = w.count
-		for _, o := range lostSessions(pf, w.seen, buckets[name([][]byte{bucketSessions})]) {
-			rw := newWalker(pf) // problems in pages outside the tree are expected: not counted
-			rw.bucket, rw.value = w.bucket, w.value
-			if buckets[name([][]byte{bucketSessions})] == nil {
-				rw.bucket([][]byte{bucketSessions}, 0)
-			}
-			o.walk(rw)
-			rep.Recovered++
-		}
-		return nil
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	s, err := Open(dst, Options{})
-	if err != nil {
-		return fmt.Errorf("the new file does not open: %w", err)
-	}
-	defer s.Close()
-	if err := s.Check(); err != nil {
-		return fmt.Errorf("the new file fails its check: %w", err)
-	}
-	return nil
+	flags := native.Uint16(buf[8:])
+	return flags == pageBranch || flags == pageLeaf
 }
 
 // DamageHelp is what to tell a user whose database at path is damaged: that it is untouched,
@@ -179,125 +148,4 @@ func DamageHelp(path string) string {
 		"                         keeping the damaged file beside it as " + base + ".corrupt-<time>",
 		"or put back a backup of " + path + ".",
 	}, "\n")
-}
-
-// orphan is a session bucket found in a leaf page outside the tree.
-type orphan struct {
-	key, value []byte // the session key and its bucket header (and inline page)
-}
-
-// walk copies the session through w's callbacks.
-func (o orphan) walk(w *walker) {
-	path := [][]byte{bucketSessions, o.key}
-	w.bucket(path, native.Uint64(o.value[8:]))
-	if root := native.Uint64(o.value[0:]); root != 0 {
-		w.tree(path, root, 1, nil, nil)
-	} else {
-		w.leaf(path, o.value[bucketHeaderSize:], place{bucket: o.key}, 1, nil, nil)
-	}
-}
-
-// sessionKeys are the keys a session's bucket holds (tx.go); a bucket with others is not one.
-var sessionKeys = map[string]bool{"info": true, "msgs": true, "snaps": true, "inbox": true, "outbox": true}
-
-// lostSessions finds sessions whose pages the tree no longer reaches: it reads every page
-// the walk did not visit, takes the session buckets listed in leaf pages (keys "agent:..."),
-// and keeps, for each key not in sessions already, the version that holds a session's
-// buckets and the most records. Old versions of pages linger in a bbolt file until reused, so
-// what is found may be older than what was lost; it is better than nothing.
-func lostSessions(pf *pageFile, seen map[uint64]bool, sessions *bbolt.Bucket) []orphan {
-	best := map[string]orphan{}
-	most := map[string]int{}
-	last := min(pf.meta.pgid, uint64(pf.size)/pf.meta.pageSize)
-	for id := uint64(2); id < last; id++ {
-		if seen[id] {
-			continue
-		}
-		buf, err := pf.page(id)
-		if err != nil || native.Uint16(buf[8:]) != pageLeaf {
-			continue
-		}
-		consider := func(o orphan) {
-			if sessions != nil && sessions.Bucket(o.key) != nil {
-				return
-			}
-			if count := o.records(pf); count > most[string(o.key)] {
-				best[string(o.key)], most[string(o.key)] = o, count
-			}
-		}
-		if key := sessionRoot(buf); key != nil { // the page is a session's own
-			hdr := make([]byte, bucketHeaderSize)
-			native.PutUint64(hdr, id)
-			consider(orphan{key: key, value: hdr})
-		}
-		n := elems(buf)
-		for i := range max(n, 0) {
-			e := pageHeaderSize + i*pageElemSize
-			flags := native.Uint32(buf[e:])
-			pos, ksize, vsize := uint64(native.Uint32(buf[e+4:])), uint64(native.Uint32(buf[e+8:])), uint64(native.Uint32(buf[e+12:]))
-			start := uint64(e) + pos
-			if flags&leafBucket == 0 || start+ksize+vsize > uint64(len(buf)) || vsize < bucketHeaderSize {
-				continue
-			}
-			k, v := buf[start:start+ksize], buf[start+ksize:start+ksize+vsize]
-			if strings.HasPrefix(string(k), "agent:") {
-				consider(orphan{key: k, value: v})
-			}
-		}
-	}
-	out := make([]orphan, 0, len(best))
-	for _, o := range best {
-		out = append(out, o)
-	}
-	slices.SortFunc(out, func(a, b orphan) int { return bytes.Compare(a.key, b.key) })
-	return out
-}
-
-// sessionRoot returns the key of the session whose bucket's top page buf is (its info
-// record names it), or nil when buf is not such a page.
-func sessionRoot(buf []byte) []byte {
-	var key []byte
-	for i := range max(elems(buf), 0) {
-		e := pageHeaderSize + i*pageElemSize
-		pos, ksize, vsize := uint64(native.Uint32(buf[e+4:])), uint64(native.Uint32(buf[e+8:])), uint64(native.Uint32(buf[e+12:]))
-		start := uint64(e) + pos
-		if start+ksize+vsize > uint64(len(buf)) {
-			return nil
-		}
-		k := string(buf[start : start+ksize])
-		if !sessionKeys[k] {
-			return nil
-		}
-		if k == "info" {
-			var info struct{ Key string }
-			if json.Unmarshal(buf[start+ksize:start+ksize+vsize], &info) != nil || !strings.HasPrefix(info.Key, "agent:") {
-				return nil
-			}
-			key = []byte(info.Key)
-		}
-	}
-	return key
-}
-
-// records counts what the session holds, or 0 when its top level is not a session's.
-func (o orphan) records(pf *pageFile) int {
-	dry := newWalker(pf)
-	n, info, other := 0, false, false
-	dry.bucket = func(path [][]byte, _ uint64) {
-		if len(path) == 3 && !sessionKeys[string(path[2])] {
-			other = true
-		}
-	}
-	dry.value = func(path [][]byte, k, _ []byte) {
-		n++
-		if len(path) == 2 {
-			info = info || string(k) == "info"
-			other = other || string(k) != "info"
-		}
-	}
-	o.walk(dry)
-	if !info || other {
-		return 0
-	}
-	return n
 }
