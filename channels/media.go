@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,8 +28,8 @@ var ErrMedia = errors.New("file not sent")
 // MediaFile is an outbound file opened for upload.
 type MediaFile struct {
 	Name string
-	Size int64 // -1 when unknown (a URL without Content-Length)
-	Body io.ReadCloser
+	Size int64
+	Body io.ReadCloser // an io.Seeker too (see Rewind)
 }
 
 // OpenMedia opens a reply's file: Path inside Root with os.OpenInRoot (no path, symlink or
@@ -98,7 +99,33 @@ func openURL(ctx context.Context, m messages.Media, client *http.Client, limit i
 			name = "file"
 		}
 	}
-	return MediaFile{Name: name, Size: resp.ContentLength, Body: &capped{resp.Body, limit}}, nil
+	defer resp.Body.Close()
+	// Read whole, so that an upload retried (after a 429) can send it again (Rewind).
+	data, err := io.ReadAll(&capped{resp.Body, limit})
+	if err != nil {
+		if errors.Is(err, ErrMedia) {
+			return MediaFile{}, err
+		}
+		return MediaFile{}, fmt.Errorf("%w: fetch %s: %v", ErrMedia, u.Host, err)
+	}
+	return MediaFile{Name: name, Size: int64(len(data)), Body: memBody{bytes.NewReader(data)}}, nil
+}
+
+// memBody is a body held in memory.
+type memBody struct{ *bytes.Reader }
+
+func (memBody) Close() error { return nil }
+
+// Rewind makes f's body readable from its start again, for an upload sent again after a
+// 429: a reader consumed by the first attempt would upload nothing (Telegram answers "file
+// must be non-empty"). Call it before each attempt.
+func (f MediaFile) Rewind() error {
+	s, ok := f.Body.(io.Seeker)
+	if !ok {
+		return fmt.Errorf("%w: the file cannot be read again", ErrMedia)
+	}
+	_, err := s.Seek(0, io.SeekStart)
+	return err
 }
 
 // capped fails a read past n bytes, so an upload of a body that lied about its size stops.

@@ -3,6 +3,10 @@ package telegramtest
 import (
 	"bytes"
 	"encoding/json"
+	"image"
+	_ "image/gif" // photoDimensionsOK reads the sizes of these formats
+	_ "image/jpeg"
+	_ "image/png"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -164,12 +168,20 @@ func (s *Server) sendFile(field string) func(http.ResponseWriter, *http.Request,
 			writeErr(w, http.StatusBadRequest, "Bad Request: there is no "+field+" in the request", 0)
 			return
 		}
+		if len(data) == 0 { // what a retried upload of a consumed stream sends
+			writeErr(w, http.StatusBadRequest, "Bad Request: file must be non-empty", 0)
+			return
+		}
 		limit := MaxFileUpload
 		if field == "photo" {
 			limit = MaxPhotoUpload
 		}
 		if len(data) > limit {
 			writeErr(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large", 0)
+			return
+		}
+		if field == "photo" && !photoDimensionsOK(data) {
+			writeErr(w, http.StatusBadRequest, "Bad Request: PHOTO_INVALID_DIMENSIONS", 0)
 			return
 		}
 		chat, ok := chatID(json.RawMessage(fields["chat_id"]))
@@ -220,4 +232,15 @@ func readMultipart(body []byte, boundary, field string) (fields map[string]strin
 		}
 		fields[p.FormName()] = string(b)
 	}
+}
+
+// photoDimensionsOK applies sendPhoto's rules: width and height together at most 10000, and
+// a ratio of at most 20. A photo the fake cannot decode passes (tests send stand-in bytes).
+func photoDimensionsOK(data []byte) bool {
+	c, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil || c.Width <= 0 || c.Height <= 0 {
+		return true
+	}
+	long, short := max(c.Width, c.Height), min(c.Width, c.Height)
+	return c.Width+c.Height <= 10000 && long <= 20*short
 }
