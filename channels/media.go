@@ -21,6 +21,12 @@ type Fetcher interface {
 	Fetch(ctx context.Context, m messages.Media) (io.ReadCloser, error)
 }
 
+// FetchLimiter is implemented by channels whose platform lets the bot download files only
+// up to a size (Telegram: 20 MB). A file announced bigger is not fetched; the agent is told.
+type FetchLimiter interface {
+	MaxFetch() int64
+}
+
 // ErrMedia marks a reply's file that cannot be sent (outside the workspace, missing, too big
 // for the platform): sending it again will not help. Channels send a short note instead.
 var ErrMedia = errors.New("file not sent")

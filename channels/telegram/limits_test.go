@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
 )
@@ -84,5 +87,28 @@ func TestPhotoOutsideSendPhotoRulesGoesAsDocument(t *testing.T) {
 		if got[i].Kind != w.kind || got[i].FileName != w.name || w.name != "" && !bytes.Equal(got[i].File, files[w.name]) {
 			t.Errorf("message %d: %s %q (%d bytes), want %s %q whole", i, got[i].Kind, got[i].FileName, len(got[i].File), w.kind, w.name)
 		}
+	}
+}
+
+// TestFetchOverTwentyMB: a file over the 20 MB bots may download is refused for good
+// (channels.ErrPermanent: not worth trying again), at once when its size is known, and when
+// getFile says it is too big otherwise.
+func TestFetchOverTwentyMB(t *testing.T) {
+	s := telegramtest.New(t)
+	b, _ := newTestBot(t, s, nil)
+	in := newInbox()
+	cancel, _ := run(t, b, in.deliver)
+	defer cancel()
+	s.UserSendsDocument(42, 42, "scan.pdf", "application/pdf", []byte("%PDF"), 30<<20)
+	m := in.next(t).Media[0]
+	if _, err := b.Fetch(context.Background(), m); !errors.Is(err, channels.ErrPermanent) {
+		t.Errorf("Fetch of a 30 MB file = %v, want a permanent refusal", err)
+	}
+	if n := s.Calls("getFile"); n != 0 {
+		t.Errorf("getFile called %d times for a file announced over 20 MB, want 0", n)
+	}
+	m.Size = 0 // not announced
+	if _, err := b.Fetch(context.Background(), m); !errors.Is(err, channels.ErrPermanent) || !strings.Contains(err.Error(), "20 MB") {
+		t.Errorf("Fetch of an unannounced 30 MB file = %v, want a permanent refusal naming the 20 MB limit", err)
 	}
 }

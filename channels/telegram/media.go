@@ -23,7 +23,17 @@ const (
 	maxFileUpload  = 50 << 20
 )
 
+// maxDownload is the largest file a bot can download (getFile): 20 MB.
+const maxDownload = 20 << 20
+
 var _ channels.Fetcher = (*Bot)(nil)
+var _ channels.FetchLimiter = (*Bot)(nil)
+
+// MaxFetch is the largest file a Telegram bot can download: 20 MB.
+func (b *Bot) MaxFetch() int64 { return maxDownload }
+
+// errTooBig is a file Telegram will not let a bot download.
+var errTooBig = fmt.Errorf("telegram: the file is over the 20 MB Telegram lets bots download: %w", channels.ErrPermanent)
 
 // inboundMedia lists the files of m reef downloads: the largest size of a photo, a
 // document, a voice note, an audio file, a video, a round video note or an animation (a GIF,
@@ -67,12 +77,20 @@ func orDefault(s, def string) string {
 
 // Fetch downloads a file people sent: getFile for its path, then GET
 // <apiRoot>/file/bot<token>/<path>. The token is in that URL: no error or log line shows it.
+// A file over 20 MB, which Telegram does not let bots download, is refused at once (an
+// error wrapping channels.ErrPermanent).
 func (b *Bot) Fetch(ctx context.Context, m messages.Media) (io.ReadCloser, error) {
+	if m.Size > maxDownload {
+		return nil, errTooBig
+	}
 	var f *telego.File
 	err := b.call(ctx, "getFile", func(ctx context.Context) (err error) {
 		f, err = b.api.GetFile(ctx, &telego.GetFileParams{FileID: m.Ref})
 		return err
 	})
+	if hasDescription(err, http.StatusBadRequest, "file is too big") {
+		return nil, errTooBig
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -27,16 +27,24 @@ const (
 type file struct {
 	path string
 	data []byte
+	size int64 // as announced; len(data) unless a test announces a bigger file than it holds
 }
+
+// MaxDownload is the largest file a bot can download: getFile refuses bigger ones with "file
+// is too big".
+const MaxDownload = 20 << 20
 
 // AddFile stores data as a file users sent and returns its file_id. Bots download it with
 // getFile, then GET /file/bot<token>/<file_path>.
-func (s *Server) AddFile(data []byte) string {
+func (s *Server) AddFile(data []byte) string { return s.addFile(data, int64(len(data))) }
+
+// addFile stores a file announced as size bytes.
+func (s *Server) addFile(data []byte, size int64) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextFile++
 	id := "file-" + strconv.Itoa(s.nextFile)
-	s.files[id] = file{path: "documents/file_" + strconv.Itoa(s.nextFile), data: data}
+	s.files[id] = file{path: "documents/file_" + strconv.Itoa(s.nextFile), data: data, size: max(size, int64(len(data)))}
 	return id
 }
 
@@ -59,7 +67,7 @@ func (s *Server) UserSendsDocument(chatID, senderID int64, name, mimeType string
 		size = int64(len(data))
 	}
 	m := s.Message(chatID, telego.ChatTypePrivate, senderID, "")
-	m.Document = &telego.Document{FileID: s.AddFile(data), FileUniqueID: "doc", FileName: name, MimeType: mimeType, FileSize: size}
+	m.Document = &telego.Document{FileID: s.addFile(data, size), FileUniqueID: "doc", FileName: name, MimeType: mimeType, FileSize: size}
 	return s.Queue(telego.Update{Message: m})
 }
 
@@ -77,7 +85,7 @@ func (s *Server) UserSendsVideo(chatID, senderID int64, name string, data []byte
 		size = int64(len(data))
 	}
 	m := s.Message(chatID, telego.ChatTypePrivate, senderID, "")
-	m.Video = &telego.Video{FileID: s.AddFile(data), FileUniqueID: "video", Width: 640, Height: 360, Duration: 3,
+	m.Video = &telego.Video{FileID: s.addFile(data, size), FileUniqueID: "video", Width: 640, Height: 360, Duration: 3,
 		FileName: name, MimeType: "video/mp4", FileSize: size}
 	return s.Queue(telego.Update{Message: m})
 }
@@ -119,11 +127,11 @@ func (s *Server) getFile(w http.ResponseWriter, _ *http.Request, body []byte) {
 		writeErr(w, http.StatusBadRequest, "Bad Request: invalid file_id", 0)
 		return
 	}
-	if len(f.data) > 20<<20 {
+	if f.size > MaxDownload {
 		writeErr(w, http.StatusBadRequest, "Bad Request: file is too big", 0)
 		return
 	}
-	writeOK(w, telego.File{FileID: p.FileID, FileUniqueID: p.FileID, FileSize: int64(len(f.data)), FilePath: f.path})
+	writeOK(w, telego.File{FileID: p.FileID, FileUniqueID: p.FileID, FileSize: f.size, FilePath: f.path})
 }
 
 // serveFile answers GET /file/bot<token>/<file_path>.
