@@ -38,8 +38,8 @@ type messageOp struct {
 	chatID    string
 	messageID string
 	text      string
-	out       string        // opIDs: outKey of the Outbound
-	reply     chan error    // opEdit, opDelete; buffered
+	out       string          // opIDs: outKey of the Outbound
+	reply     chan error      // opEdit, opDelete; buffered
 	ids       chan sentResult // buffered; may be nil
 }
 

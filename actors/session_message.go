@@ -24,7 +24,7 @@ type (
 	toolMessage struct {
 		key   string
 		req   tools.MessageRequest
-		reply chan error    // buffered
+		reply chan error      // buffered
 		ids   chan sentResult // buffered; nil: the sender does not wait for the platform ids
 	}
 	// toolMessageRecorded reports that a tool message is durable in the outbox.
