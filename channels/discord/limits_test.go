@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,5 +138,50 @@ func TestRetryDoesNotRepostText(t *testing.T) {
 	}
 	if len(ids) != 3 || ids[0] != sent[0].ID || ids[2] != sent[2].ID {
 		t.Errorf("retry returned ids %v, want those of all three messages", ids)
+	}
+}
+
+// TestFakeNoncesAreTimeLimited: the fake, like Discord, answers a send with a nonce it saw
+// lately with the message made then, and creates a new message once its window passed.
+func TestFakeNoncesAreTimeLimited(t *testing.T) {
+	srv := discordtest.New(t, discordtest.Config{})
+	b := newBot(t, srv)
+	out := messages.Outbound{ChatID: "c1", Text: "once", SessionKey: "k", OutboxSeq: 1}
+	// Two bots (two processes: a restart) send the same outbox row.
+	if _, err := b.Send(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newBot(t, srv).Send(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Sent("c1")); n != 1 {
+		t.Fatalf("%d messages within the nonce window, want 1", n)
+	}
+	srv.ExpireNonces()
+	if _, err := newBot(t, srv).Send(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Sent("c1")); n != 2 {
+		t.Errorf("%d messages after the nonce window, want 2 (Discord no longer knows the nonce)", n)
+	}
+}
+
+// TestBatchTooLargeIsSentFileByFile: when Discord refuses a message of several files as too
+// large, each file is sent alone, and only one it refuses alone gets a note.
+func TestBatchTooLargeIsSentFileByFile(t *testing.T) {
+	srv := discordtest.New(t, discordtest.Config{})
+	b := newBot(t, srv)
+	_, ms := charts(t, 3, 1000)
+	srv.FailNext(discordtest.RouteSend, http.StatusRequestEntityTooLarge, 0)  // the batch of three
+	srv.FailAfter(discordtest.RouteSend, 1, http.StatusRequestEntityTooLarge) // then the second alone
+	if _, err := b.Send(context.Background(), messages.Outbound{ChatID: "c1", Media: ms}); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	got := received(srv, "c1")
+	if len(got) != 2 || got["chart1.png"] != 1000 || got["chart3.png"] != 1000 {
+		t.Errorf("files arrived: %v, want chart1.png and chart3.png", got)
+	}
+	if !slices.ContainsFunc(srv.Sent("c1"), func(s string) bool { return strings.Contains(s, "chart2.png not sent") }) {
+		t.Errorf("sent %q, want a note on chart2.png", srv.Sent("c1"))
 	}
 }
