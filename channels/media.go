@@ -35,7 +35,7 @@ var ErrMedia = errors.New("file not sent")
 type MediaFile struct {
 	Name string
 	Size int64
-	Body io.ReadCloser // an io.Seeker too (see Rewind)
+	Body io.ReadCloser // an io.ReaderAt too (see Reader)
 }
 
 // OpenMedia opens a reply's file: Path inside Root with os.OpenInRoot (no path, symlink or
@@ -122,16 +122,16 @@ type memBody struct{ *bytes.Reader }
 
 func (memBody) Close() error { return nil }
 
-// Rewind makes f's body readable from its start again, for an upload sent again after a
-// 429: a reader consumed by the first attempt would upload nothing (Telegram answers "file
-// must be non-empty"). Call it before each attempt.
-func (f MediaFile) Rewind() error {
-	s, ok := f.Body.(io.Seeker)
-	if !ok {
-		return fmt.Errorf("%w: the file cannot be read again", ErrMedia)
+// Reader returns a reader of the whole file, of its own: each attempt of an upload (a
+// retry after a 429) takes a fresh one, since the reader of an earlier attempt is consumed
+// (an upload of it sends nothing: Telegram answers "file must be non-empty") and may still
+// be read by that attempt's goroutine.
+func (f MediaFile) Reader() (io.Reader, error) {
+	ra, ok := f.Body.(io.ReaderAt)
+	if !ok || f.Size < 0 {
+		return nil, fmt.Errorf("%w: the file cannot be read again", ErrMedia)
 	}
-	_, err := s.Seek(0, io.SeekStart)
-	return err
+	return io.NewSectionReader(ra, 0, f.Size), nil
 }
 
 // capped fails a read past n bytes, so an upload of a body that lied about its size stops.

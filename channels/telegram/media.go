@@ -132,12 +132,14 @@ func (b *Bot) sendMedia(ctx context.Context, chat int64, thread, reply int, m me
 		return "", err
 	}
 	defer f.Body.Close()
-	file := telego.InputFile{File: namedReader{f.Body, f.Name}}
+	var file telego.InputFile // the attempt's: each attempt reads the whole file anew
 	call := func(method string, fn func(context.Context) error) error {
 		return b.call(ctx, method, func(ctx context.Context) error {
-			if err := f.Rewind(); err != nil { // a retry after 429 sends the whole file again
+			r, err := f.Reader()
+			if err != nil {
 				return err
 			}
+			file = telego.InputFile{File: namedReader{r, f.Name}}
 			return fn(ctx)
 		})
 	}
@@ -197,8 +199,11 @@ func isVideo(m messages.Media, ext string) bool {
 // height together at most 10,000 pixels, the long side at most 20 times the short one (a
 // full-page screenshot does not). An image whose size cannot be read is tried as a photo.
 func photoFits(f channels.MediaFile) bool {
-	defer f.Rewind()
-	_, w, h, ok := channels.ImageSize(f.Body)
+	r, err := f.Reader()
+	if err != nil {
+		return true
+	}
+	_, w, h, ok := channels.ImageSize(r)
 	if !ok || w <= 0 || h <= 0 {
 		return true
 	}
