@@ -11,6 +11,7 @@ type command struct {
 	name string
 	args []string
 	rest string // the text after the command word, as typed (for /compact instructions)
+	bare bool   // a word without a slash ("stop")
 }
 
 // commandHelp is what /help shows, in this order. A name missing here is not a command, so
@@ -46,7 +47,7 @@ func parseCommand(in *messages.Inbound) (command, bool) {
 		}
 	}
 	if strings.EqualFold(strings.TrimRight(text, ".!"), "stop") {
-		return command{name: "stop"}, true
+		return command{name: "stop", bare: true}, true
 	}
 	if !strings.HasPrefix(text, "/") {
 		return command{}, false

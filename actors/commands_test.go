@@ -185,8 +185,10 @@ func TestSessionSettingsCommands(t *testing.T) {
 	}
 }
 
-// TestCommandsOnlyFromAllowedSenders: in a group, "/new" from someone the allowlist does
-// not name is an ordinary message; from an allowlisted sender it is a command.
+// TestCommandsOnlyFromAllowedSenders: in a group, a command from someone the allowlist does
+// not name ("/new", "/status@reef_bot") gets a short refusal and never becomes a model turn
+// (#33 point 6); from an allowlisted sender it is a command. The stranger's other messages
+// still reach the model.
 func TestCommandsOnlyFromAllowedSenders(t *testing.T) {
 	script := fakellm.NewScript()
 	h := newHarness(t, harnessOpts{script: script, access: &access.Rules{DMPolicy: "open",
@@ -201,9 +203,18 @@ func TestCommandsOnlyFromAllowedSenders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	say("stranger", "/new")
+	for _, text := range []string{"/new", "/status@reef_bot", "@reef_bot /model big"} {
+		say("stranger", text)
+		if out := h.reply(); !strings.Contains(out.Text, "not sent to the model") {
+			t.Fatalf("stranger's %q → %q, want a short refusal", text, out.Text)
+		}
+	}
+	if n := len(script.Requests()); n != 0 {
+		t.Fatalf("%d model calls after a stranger's commands, want none", n)
+	}
+	say("stranger", "what is the weather?")
 	if out := h.reply(); out.Text != "ok" {
-		t.Fatalf("stranger's /new → %q, want an ordinary answer", out.Text)
+		t.Fatalf("stranger's message → %q, want an ordinary answer", out.Text)
 	}
 	say("boss", "/new@reef_bot")
 	if out := h.reply(); !strings.HasPrefix(out.Text, "New session started.") {

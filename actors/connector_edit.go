@@ -25,15 +25,22 @@ const (
 	opDelete                      // delete messageID ("" = the last sent)
 )
 
+// sentResult is what became of a message tool's send: the platform ids of what was
+// delivered, or why the platform refused it.
+type sentResult struct {
+	ids []string
+	err error
+}
+
 // messageOp is a message tool request the Connector runs in its chat's order.
 type messageOp struct {
 	kind      messageOpKind
 	chatID    string
 	messageID string
 	text      string
-	out       string        // opIDs: outKey of the Outbound
-	reply     chan error    // opEdit, opDelete; buffered
-	ids       chan []string // buffered; may be nil
+	out       string          // opIDs: outKey of the Outbound
+	reply     chan error      // opEdit, opDelete; buffered
+	ids       chan sentResult // buffered; may be nil
 }
 
 // sentPerChat bounds the ids remembered per chat.
@@ -45,6 +52,7 @@ type sentLog struct {
 	mu     sync.Mutex
 	byChat map[string][]string // chat → ids, oldest first
 	byOut  map[string][]string // outKey → ids, until asked for (opIDs)
+	failed map[string]error    // outKey → why the platform refused it, until asked for
 }
 
 // note records the ids of a sent Outbound.
@@ -70,13 +78,24 @@ func (l *sentLog) note(chat, out string, ids []string) {
 	}
 }
 
-// take returns and forgets the ids of a sent Outbound.
-func (l *sentLog) take(out string) []string {
+// refused records that the platform refused an Outbound for good.
+func (l *sentLog) refused(out string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ids := l.byOut[out]
+	if l.failed == nil || len(l.failed) >= 1024 { // nobody asked for these: a bound
+		l.failed = map[string]error{}
+	}
+	l.failed[out] = err
+}
+
+// take returns and forgets what became of an Outbound.
+func (l *sentLog) take(out string) sentResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := sentResult{ids: l.byOut[out], err: l.failed[out]}
 	delete(l.byOut, out)
-	return ids
+	delete(l.failed, out)
+	return r
 }
 
 // resolve finds a message the Connector sent in chat: id as sent, or its bare number for
@@ -160,7 +179,7 @@ func (c *Connector) runMessageOp(ctx context.Context, op *messageOp) {
 		return
 	}
 	if op.ids != nil {
-		op.ids <- []string{id}
+		op.ids <- sentResult{ids: []string{id}}
 	}
 	op.reply <- nil
 }

@@ -138,6 +138,7 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	}
 	if errors.Is(err, channels.ErrPermanent) {
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply refused by the platform; dropped")
+		c.sentIDs.refused(outKey(out), err) // a message tool's send reports it (connector_edit.go)
 	} else if err != nil {
 		return true, err
 	}

@@ -274,7 +274,8 @@
 // The message tool's edit and delete, and the ids its send reports, go through the chat's
 // Connector as a messageOp queued behind the chat's replies (session_edit.go,
 // connector_edit.go): the Connector keeps the ids of what it sent lately per chat, in
-// memory, and changes only those messages.
+// memory, and changes only those messages. A send the platform refused for good is reported
+// to the waiting tool as an error (sentLog.refused), so the agent never hears "sent" for it.
 //
 // A run that fails because every model it may use is down (providers.ErrUnavailable) is not
 // answered with an error: its messages wait in the queue and the inbox, the wait is recorded

@@ -2,6 +2,7 @@ package actors_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/channels/feishu"
 	"github.com/reefgw/reef/channels/feishu/feishutest"
+	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/internal/netguard"
 	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/persistence/memory"
@@ -154,5 +156,38 @@ func TestFeishuPostImagesReachTheModel(t *testing.T) {
 	saved, _ := filepath.Glob(filepath.Join(ws, "inbox", "*", "*"))
 	if len(saved) != 2 {
 		t.Errorf("inbox holds %v, want both images", saved)
+	}
+}
+
+// TestFeishuVoiceIsTranscribed: a Feishu voice message (Opus in Ogg) reaches the transcription
+// service under a name it takes (.ogg; OpenAI refuses .opus), and the transcript reaches the
+// model (#33 point 5).
+func TestFeishuVoiceIsTranscribed(t *testing.T) {
+	srv := feishutest.New(t, feishutest.Config{})
+	bot, err := feishu.New(srv.BotConfig(), testutil.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stt, transcribed := transcriptionServer(t, "call the plumber at nine")
+	script := fakellm.NewScript()
+	script.Respond = func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "noted"} }
+	reg, _ := tools.NewRegistry()
+	ag := &actors.Agent{ID: "main", Workspace: t.TempDir(), Model: "fake/m", Provider: fakellm.New(script), Tools: reg, ContextWindow: 128000}
+	rt, err := actors.Start(&actors.Deps{Log: testutil.Logger(t), Store: memory.New(), Agents: []*actors.Agent{ag},
+		Channels: map[string]channels.Channel{"feishu": bot},
+		Media:    actors.MediaSettings{Transcriber: &media.OpenAITranscriber{BaseURL: stt.URL + "/v1", APIKey: "tk", Model: "whisper-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(10 * time.Second) })
+	until(t, "the long connection", srv.Connected)
+	srv.UserSendsAudio("oc_dm", "ou_alice", []byte("OggS-opus-voice"))
+	until(t, "the answer", func() bool { return len(srv.Messages()) > 0 })
+	if transcribed.Load() != 1 {
+		t.Errorf("%d transcriptions, want 1", transcribed.Load())
+	}
+	reqs := script.Requests()
+	if body := reqs[len(reqs)-1].Messages; !strings.Contains(fmt.Sprint(body), "call the plumber at nine") {
+		t.Errorf("the model did not get the transcript: %v", body)
 	}
 }

@@ -27,7 +27,8 @@ import (
 )
 
 // transcriptionServer fakes POST /v1/audio/transcriptions (OpenAI's multipart form: model,
-// file) and answers {"text": text}. It counts the calls that carried a file.
+// file) and answers {"text": text}. It counts the calls that carried a file. Like OpenAI, it
+// refuses a file whose name's extension is not one of its formats (.opus is not).
 func transcriptionServer(t *testing.T, text string) (*httptest.Server, *atomic.Int32) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +44,12 @@ func transcriptionServer(t *testing.T, text string) (*httptest.Server, *atomic.I
 		data, _ := io.ReadAll(f)
 		if len(data) == 0 || hdr.Filename == "" {
 			http.Error(w, `{"error":{"message":"empty file"}}`, http.StatusBadRequest)
+			return
+		}
+		switch strings.ToLower(filepath.Ext(hdr.Filename)) { // OpenAI goes by the name's extension
+		case ".flac", ".m4a", ".mp3", ".mp4", ".mpeg", ".mpga", ".oga", ".ogg", ".wav", ".webm":
+		default:
+			http.Error(w, `{"error":{"message":"Invalid file format. Supported formats: ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm']","type":"invalid_request_error","param":null,"code":null}}`, http.StatusBadRequest)
 			return
 		}
 		calls.Add(1)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/reefgw/reef/access"
+	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
 	fakellm "github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/tools"
@@ -65,5 +67,55 @@ func TestMessageToolOpenClawShape(t *testing.T) {
 	expect("guest", "six", "gm-1") // nothing reached "team" before the reply
 	if res := results(script.Requests()[before+1])["f"]; !res.IsError || !strings.Contains(res.Content, "not allowed") {
 		t.Errorf("guest's cross-chat send: result %+v, want refused", res)
+	}
+}
+
+// TestMessageToolCurrentAndUndeliverableTargets: on the Telegram wire fake, target "current"
+// sends to this conversation (it is OpenClaw's word for it), and a target the platform cannot
+// deliver to is an error result for the model, never "sent" (#33 point 13).
+func TestMessageToolCurrentAndUndeliverableTargets(t *testing.T) {
+	tg := telegramtest.New(t)
+	bot := telegramBot(t, tg)
+	msg := func(id string, args map[string]any) fakellm.Reply {
+		return fakellm.Reply{ToolCalls: []messages.ToolCall{call(id, "message", args)}}
+	}
+	script := fakellm.NewScript(
+		msg("a", map[string]any{"action": "send", "target": "current", "message": "Here now."}), fakellm.Reply{Text: "Sent."},
+		msg("b", map[string]any{"action": "send", "target": "general", "message": "Lost?"}), fakellm.Reply{Text: "Tried."},
+	)
+	reg, err := tools.NewRegistry(append(sessions.Tools(), message.New())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := tools.NewPolicy(nil, nil, reg.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAgent(t, &actors.Agent{ID: "main", Workspace: t.TempDir(), Model: "fake/m", Provider: fakellm.New(script), Tools: reg, Policy: policy,
+		ContextWindow: 128000}, "telegram", bot, func(d *actors.Deps) {
+		d.Access = map[string]*access.Rules{"telegram": {DMPolicy: "open", AllowFrom: []string{"6"}}}
+	})
+	shows := func(text string) func() bool {
+		return func() bool {
+			for _, m := range tg.Messages(6) {
+				if m.Text == text {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	tg.UserSays(6, 6, "tell me here")
+	until(t, "the run's answer", shows("Sent."))
+	if !shows("Here now.")() {
+		t.Errorf("chat 6 shows %+v, want the message sent to the current conversation", tg.Messages(6))
+	}
+	if res := results(script.Requests()[1])["a"]; res.IsError {
+		t.Errorf("target current: result %+v, want sent", res)
+	}
+	tg.UserSays(6, 6, "tell the general channel")
+	until(t, "the second answer", shows("Tried."))
+	if res := results(script.Requests()[3])["b"]; !res.IsError || !strings.Contains(res.Content, "not delivered") {
+		t.Errorf("undeliverable target: result %+v, want an error saying it was not delivered", res)
 	}
 }

@@ -16,7 +16,9 @@ import (
 // Slash commands are answered by the Session itself, without a model call. Only the text a
 // person typed is parsed (parseCommand), and only people allowed to steer the agent may use
 // them: anyone in a direct chat that passed the channel's access rules, the terminal, and in
-// groups only senders the channel's allowFrom names. From anyone else "/new" is just text.
+// groups only senders the channel's allowFrom names. Anyone else's "/new" (or
+// "/status@reef_bot") gets a short refusal and never reaches the model; a bare "stop" from
+// them is an ordinary message.
 
 type (
 	// deferredCommand waits for the running Turn to stop (/new, /reset during a run).
@@ -45,10 +47,15 @@ func (s *Session) command(in *messages.Inbound) (command, bool) {
 			return command{name: "unknown", args: []string{word}}, true
 		}
 	}
-	if !ok || !s.mayCommand(in) {
+	switch {
+	case !ok:
 		return command{}, false
+	case s.mayCommand(in):
+		return cmd, true
+	case cmd.bare:
+		return command{}, false // "stop" from someone who may not command is just a word
 	}
-	return cmd, true
+	return command{name: "refused", args: []string{cmd.name}}, true
 }
 
 // unknownCommand returns the word of a text that looks like a slash command: "/word" or
@@ -102,6 +109,8 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 		s.onApprovalCommand(ctx, in, cmd)
 	case "subagents":
 		s.answer(ctx, in, s.subagentsCommand(ctx, cmd.args), nil) // subagent_commands.go
+	case "refused":
+		s.answer(ctx, in, fmt.Sprintf("Only the owner can use /%s here; it was not sent to the model.", cmd.args[0]), nil)
 	case "unknown":
 		s.answer(ctx, in, fmt.Sprintf("/%s is not a command, so it was not sent to the model. /help lists the commands.", cmd.args[0]), nil)
 	default:

@@ -23,7 +23,7 @@ func (s *Session) changeMessage(ctx actor.Context, last messages.Inbound, msg *t
 	if req.Edit {
 		action = "edit"
 	}
-	if t := strings.TrimSpace(req.Target); t != "" && t != last.ChatID && t != s.key {
+	if t := strings.TrimSpace(req.Target); t != "" && t != last.ChatID && !isCurrent(t, s.key) {
 		msg.reply <- fmt.Errorf("%s acts on messages of this conversation only", action)
 		return
 	}
@@ -41,7 +41,7 @@ func (s *Session) changeMessage(ctx actor.Context, last messages.Inbound, msg *t
 }
 
 // askSentIDs asks the Connector for the platform ids of out once it delivered it.
-func (s *Session) askSentIDs(ctx actor.Context, out *messages.Outbound, ids chan []string) {
+func (s *Session) askSentIDs(ctx actor.Context, out *messages.Outbound, ids chan sentResult) {
 	if pid := s.connectors[channels.ID(out.Channel, out.Account)]; pid != nil {
 		ctx.Send(pid, &messageOp{kind: opIDs, chatID: out.ChatID, out: outKey(out), ids: ids})
 	}

@@ -24,8 +24,8 @@ type (
 	toolMessage struct {
 		key   string
 		req   tools.MessageRequest
-		reply chan error    // buffered
-		ids   chan []string // buffered; nil: the sender does not wait for the platform ids
+		reply chan error      // buffered
+		ids   chan sentResult // buffered; nil: the sender does not wait for the platform ids
 	}
 	// toolMessageRecorded reports that a tool message is durable in the outbox.
 	toolMessageRecorded struct {
@@ -33,7 +33,7 @@ type (
 		out   *messages.Outbound
 		err   error
 		reply chan error
-		ids   chan []string
+		ids   chan sentResult
 	}
 )
 
@@ -57,9 +57,9 @@ func (r *toolsRuntime) SendMessage(ctx context.Context, sessionKey string, req t
 // delete they come with the answer).
 func (r *toolsRuntime) sendMessage(ctx context.Context, sessionKey string, req tools.MessageRequest, wantIDs bool) (tools.MessageResult, error) {
 	reply := make(chan error, 1)
-	var ids chan []string
+	var ids chan sentResult
 	if wantIDs {
-		ids = make(chan []string, 1)
+		ids = make(chan sentResult, 1)
 	}
 	r.root.Send(r.router, &toolMessage{key: sessionKey, req: req, reply: reply, ids: ids})
 	select {
@@ -74,7 +74,10 @@ func (r *toolsRuntime) sendMessage(ctx context.Context, sessionKey string, req t
 	defer wait.Stop()
 	select {
 	case got := <-ids:
-		return tools.MessageResult{MessageIDs: got}, nil
+		if got.err != nil {
+			return tools.MessageResult{}, fmt.Errorf("the message was not delivered: %w", got.err)
+		}
+		return tools.MessageResult{MessageIDs: got.ids}, nil
 	case <-wait.C:
 	case <-ctx.Done():
 	}

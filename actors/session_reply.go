@@ -50,7 +50,7 @@ func (s *Session) react(ctx actor.Context, last messages.Inbound, msg *toolMessa
 	req := msg.req
 	id := strings.TrimSpace(req.MessageID)
 	switch {
-	case req.Target != "" && req.Target != last.ChatID:
+	case req.Target != "" && req.Target != last.ChatID && !isCurrent(req.Target, s.key):
 		msg.reply <- errors.New("reactions go to messages of this conversation only")
 		return
 	case id == "":
@@ -121,6 +121,9 @@ func (s *Session) toolMessageOutbound(last messages.Inbound, req tools.MessageRe
 	out := &messages.Outbound{Channel: last.Channel, Account: last.Account, ChatID: last.ChatID,
 		ThreadID: last.ThreadID, SessionKey: s.key}
 	target := strings.TrimSpace(req.Target)
+	if isCurrent(target, s.key) {
+		target = ""
+	}
 	if target != "" {
 		chat, thread, err := targetChat(last, target)
 		if err != nil {
@@ -172,4 +175,10 @@ func targetChat(last messages.Inbound, target string) (chat, thread string, err 
 		}
 	}
 	return "", "", fmt.Errorf("the session %q is not a chat of this %s account that the message tool can address; use sessions_send", target, last.Channel)
+}
+
+// isCurrent reports whether a message tool's target names the run's own conversation:
+// "current" (OpenClaw's word for it) or the session's own key.
+func isCurrent(target, key string) bool {
+	return strings.EqualFold(target, "current") || target == key
 }

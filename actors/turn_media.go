@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -68,12 +69,24 @@ func fetchEntries(ctx context.Context, f *media.Fetcher, deps *Deps, user []mess
 			continue
 		}
 		var open media.Open
+		fc := *f
 		if len(m.Media) > 0 {
-			if fe, ok := deps.Channels[m.Media[0].Via].(channels.Fetcher); ok {
-				open = func(ctx context.Context, md messages.Media) (io.ReadCloser, error) { return fe.Fetch(ctx, md) }
+			via := m.Media[0].Via
+			if fe, ok := deps.Channels[via].(channels.Fetcher); ok {
+				open = func(ctx context.Context, md messages.Media) (io.ReadCloser, error) {
+					body, err := fe.Fetch(ctx, md)
+					if errors.Is(err, channels.ErrPermanent) { // not worth trying again
+						err = fmt.Errorf("%w: %w", media.ErrUnavailable, err)
+					}
+					return body, err
+				}
+			}
+			if fl, ok := deps.Channels[via].(channels.FetchLimiter); ok {
+				name, _ := channels.SplitID(via)
+				fc.PlatformMax, fc.Platform = fl.MaxFetch(), platformName(name)
 			}
 		}
-		m.Media = f.Fetch(ctx, m.Time, m.Media, open)
+		m.Media = fc.Fetch(ctx, m.Time, m.Media, open)
 		if desc := media.Describe(m.Media); desc != "" {
 			m.Content = strings.TrimRight(m.Content, "\n") + "\n\n" + deps.redactor().apply(desc)
 		}
@@ -116,4 +129,17 @@ func mediaEntries(in *turnInput, msgs []messages.ChatMessage) []messages.ChatMes
 		return msgs
 	}
 	return media.LoadImages(in.agent.Workspace, msgs)
+}
+
+// platformName is how a note names a channel's platform.
+func platformName(channel string) string {
+	switch channel {
+	case "telegram":
+		return "Telegram"
+	case "discord":
+		return "Discord"
+	case "feishu":
+		return "Feishu"
+	}
+	return channel
 }

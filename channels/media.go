@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,12 @@ type Fetcher interface {
 	Fetch(ctx context.Context, m messages.Media) (io.ReadCloser, error)
 }
 
+// FetchLimiter is implemented by channels whose platform lets the bot download files only
+// up to a size (Telegram: 20 MB). A file announced bigger is not fetched; the agent is told.
+type FetchLimiter interface {
+	MaxFetch() int64
+}
+
 // ErrMedia marks a reply's file that cannot be sent (outside the workspace, missing, too big
 // for the platform): sending it again will not help. Channels send a short note instead.
 var ErrMedia = errors.New("file not sent")
@@ -27,8 +34,8 @@ var ErrMedia = errors.New("file not sent")
 // MediaFile is an outbound file opened for upload.
 type MediaFile struct {
 	Name string
-	Size int64 // -1 when unknown (a URL without Content-Length)
-	Body io.ReadCloser
+	Size int64
+	Body io.ReadCloser // an io.ReaderAt too (see Reader)
 }
 
 // OpenMedia opens a reply's file: Path inside Root with os.OpenInRoot (no path, symlink or
@@ -98,7 +105,33 @@ func openURL(ctx context.Context, m messages.Media, client *http.Client, limit i
 			name = "file"
 		}
 	}
-	return MediaFile{Name: name, Size: resp.ContentLength, Body: &capped{resp.Body, limit}}, nil
+	defer resp.Body.Close()
+	// Read whole, so that an upload retried (after a 429) can send it again (Rewind).
+	data, err := io.ReadAll(&capped{resp.Body, limit})
+	if err != nil {
+		if errors.Is(err, ErrMedia) {
+			return MediaFile{}, err
+		}
+		return MediaFile{}, fmt.Errorf("%w: fetch %s: %v", ErrMedia, u.Host, err)
+	}
+	return MediaFile{Name: name, Size: int64(len(data)), Body: memBody{bytes.NewReader(data)}}, nil
+}
+
+// memBody is a body held in memory.
+type memBody struct{ *bytes.Reader }
+
+func (memBody) Close() error { return nil }
+
+// Reader returns a reader of the whole file, of its own: each attempt of an upload (a
+// retry after a 429) takes a fresh one, since the reader of an earlier attempt is consumed
+// (an upload of it sends nothing: Telegram answers "file must be non-empty") and may still
+// be read by that attempt's goroutine.
+func (f MediaFile) Reader() (io.Reader, error) {
+	ra, ok := f.Body.(io.ReaderAt)
+	if !ok || f.Size < 0 {
+		return nil, fmt.Errorf("%w: the file cannot be read again", ErrMedia)
+	}
+	return io.NewSectionReader(ra, 0, f.Size), nil
 }
 
 // capped fails a read past n bytes, so an upload of a body that lied about its size stops.

@@ -42,7 +42,10 @@ type Settings struct {
 	Labels       []string // LabelAuto's pool; empty: a built-in one
 	MaxLines     int      // progress lines shown at most (the label not counted)
 	MaxLineChars int      // a line is cut at this many characters
-	ToolProgress bool     // a line per tool call (else the plan only)
+	// ToolProgress: a line per tool call (else the plan only). With neither a label nor
+	// tool lines the draft shows no plan either, as OpenClaw hides tool and task lines then:
+	// only "…".
+	ToolProgress bool
 	// StartDelay: a run is shown (draft, typing) only once it has gone on this long, so a
 	// quick answer never shows a draft.
 	StartDelay    time.Duration
@@ -123,7 +126,7 @@ func (d *Draft) Apply(ev messages.TurnEvent) bool {
 		}
 	case messages.PlanUpdated:
 		d.plan = append(d.plan[:0], ev.Steps...)
-		return d.s.Mode == Progress
+		return d.s.Mode == Progress && d.showsPlan()
 	case messages.TextStreamed:
 		if ev.StepID != d.step {
 			d.step = ev.StepID
@@ -208,7 +211,9 @@ func blockCut(text string, minChars int) int {
 func (d *Draft) progress() string {
 	var plan, tools []string
 	for _, s := range d.plan {
-		plan = append(plan, d.line(planLine(s)))
+		if d.showsPlan() {
+			plan = append(plan, d.line(planLine(s)))
+		}
 	}
 	if d.s.ToolProgress {
 		for _, t := range d.tools {
@@ -238,6 +243,10 @@ func (d *Draft) progress() string {
 	}
 	return b.String()
 }
+
+// showsPlan reports whether the draft shows the plan's steps: not when it has neither a
+// label nor tool lines (OpenClaw's label: false with toolProgress: false shows no task lines).
+func (d *Draft) showsPlan() bool { return d.label != "" || d.s.ToolProgress }
 
 func planLine(s messages.PlanStep) string {
 	mark := map[string]string{messages.StepRunning: "[~] ", messages.StepDone: "[x] ", messages.StepError: "[!] "}[s.Status]

@@ -43,6 +43,9 @@ func TestProgressDraft(t *testing.T) {
 	}
 }
 
+// TestProgressWithoutToolLinesOrLabel: with label false and toolProgress false the draft
+// shows neither tool nor plan lines, as OpenClaw does (#33 point 15); with a label and
+// toolProgress false it shows the label and the plan.
 func TestProgressWithoutToolLinesOrLabel(t *testing.T) {
 	s := Defaults()
 	s.Label, s.ToolProgress = "", false
@@ -50,9 +53,15 @@ func TestProgressWithoutToolLinesOrLabel(t *testing.T) {
 	if d.Apply(tool(messages.ToolStarted, "1", "ls", false)) || d.Render() != "…" {
 		t.Errorf("tool lines shown with toolProgress false: %q", d.Render())
 	}
-	d.Apply(messages.TurnEvent{Kind: messages.PlanUpdated, Steps: []messages.PlanStep{{ID: "a", Title: "One"}}})
-	if got := d.Render(); got != "[ ] One" {
-		t.Errorf("Render = %q, want the plan only", got)
+	plan := messages.TurnEvent{Kind: messages.PlanUpdated, Steps: []messages.PlanStep{{ID: "a", Title: "One"}}}
+	if d.Apply(plan) || d.Render() != "…" {
+		t.Errorf("Render = %q, want no plan lines without a label and tool lines", d.Render())
+	}
+	s.Label = "Busy"
+	d = New(s, "chat", nil)
+	d.Apply(tool(messages.ToolStarted, "1", "ls", false))
+	if !d.Apply(plan) || d.Render() != "Busy…\n[ ] One" {
+		t.Errorf("Render = %q, want the label and the plan", d.Render())
 	}
 }
 

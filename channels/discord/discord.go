@@ -73,6 +73,7 @@ type Bot struct {
 	stateFile      string
 	checkpoint     *checkpoint // loaded by the first Run
 	onReachable    func()      // set by OnReachable before Run
+	delivered      delivered   // parts of replies Discord has (delivered.go)
 
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY

@@ -48,28 +48,53 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 			no := false
 			msg.Reference = &discordgo.MessageReference{MessageID: out.ReplyToID, ChannelID: target, FailIfNotExists: &no}
 		}
-		if out.OutboxSeq != 0 {
-			msg.Nonce, msg.EnforceNonce = nonce(out.SessionKey, out.OutboxSeq, i), true
-		}
-		m, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Message, error) {
-			endpoint := discordgo.EndpointChannelMessages(target)
-			raw, err := b.rest.RequestWithBucketID(http.MethodPost, endpoint, msg, endpoint, opts...)
-			if err != nil {
-				return nil, err
-			}
-			var m discordgo.Message
-			return &m, json.Unmarshal(raw, &m)
-		})
+		id, err := b.post(ctx, target, out, i, msg, nil)
 		if err != nil {
 			return ids, b.apiError("send", err)
 		}
-		ids = append(ids, m.ID)
+		ids = append(ids, id)
 	}
 	if len(out.Media) > 0 { // the files follow the text (media.go)
 		more, err := b.sendFiles(ctx, target, out, len(chunks) == 0)
 		return append(ids, more...), err
 	}
 	return ids, nil
+}
+
+// post creates part `part` of out (a text chunk, or a message of files when files is not
+// nil) in target, unless an earlier Send of the same outbox row delivered it: then it
+// returns that message's id. The part carries the row's enforced nonce.
+func (b *Bot) post(ctx context.Context, target string, out messages.Outbound, part int, msg *messageSend, files []*discordgo.File) (string, error) {
+	if out.OutboxSeq != 0 {
+		msg.Nonce, msg.EnforceNonce = nonce(out.SessionKey, out.OutboxSeq, part), true
+	}
+	if id, ok := b.delivered.get(msg.Nonce); ok {
+		return id, nil
+	}
+	contentType, body := "application/json", []byte(nil)
+	var err error
+	if files != nil {
+		contentType, body, err = discordgo.MultipartBodyWithJSON(msg, files)
+	} else {
+		body, err = json.Marshal(msg)
+	}
+	if err != nil {
+		return "", fmt.Errorf("discord: send: %w", err)
+	}
+	m, err := call(ctx, b, func(opts ...discordgo.RequestOption) (*discordgo.Message, error) {
+		endpoint := discordgo.EndpointChannelMessages(target)
+		raw, err := b.rest.RequestRaw(http.MethodPost, endpoint, contentType, body, endpoint, 0, opts...)
+		if err != nil {
+			return nil, err
+		}
+		var m discordgo.Message
+		return &m, json.Unmarshal(raw, &m)
+	})
+	if err != nil {
+		return "", err
+	}
+	b.delivered.put(msg.Nonce, m.ID)
+	return m.ID, nil
 }
 
 // messageSend is discordgo's MessageSend with the idempotency fields it lacks (v0.29.0):
@@ -246,7 +271,7 @@ func (b *Bot) apiError(op string, err error) error {
 	case http.StatusUnauthorized:
 		kinds = []error{channels.ErrAuth}
 		text += "; check the bot token"
-	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound:
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusRequestEntityTooLarge:
 		kinds = []error{channels.ErrPermanent}
 	}
 	return b.errorf(kinds, "discord: %s: HTTP %d (code %d): %s", op, status, code, text)

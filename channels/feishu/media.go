@@ -50,7 +50,9 @@ func inboundMedia(messageID, msgType, content string) []messages.Media {
 	case msgType == "file" && c.FileKey != "":
 		return []messages.Media{{Kind: kindOfName(c.FileName), Name: c.FileName, Ref: ref(c.FileKey, "file")}}
 	case msgType == "audio" && c.FileKey != "":
-		return []messages.Media{{Kind: messages.MediaVoice, MIME: "audio/ogg", Name: "voice.opus", Ref: ref(c.FileKey, "file")}}
+		// Opus in an Ogg container: named .ogg, which transcription services take (OpenAI
+		// refuses .opus).
+		return []messages.Media{{Kind: messages.MediaVoice, MIME: "audio/ogg", Name: "voice.ogg", Ref: ref(c.FileKey, "file")}}
 	case msgType == "media" && c.FileKey != "":
 		return []messages.Media{{Kind: messages.MediaVideo, MIME: "video/mp4", Name: c.FileName, Ref: ref(c.FileKey, "file")}}
 	}
@@ -150,11 +152,17 @@ func (b *Bot) upload(ctx context.Context, m messages.Media) (msgType, content st
 		return "", "", err
 	}
 	defer f.Body.Close()
-	if channels.IsPhoto(m, f.Size) && f.Size >= 0 && f.Size <= MaxImageUpload {
+	// Read whole: the SDK's form reads its reader once, and a retry after a 429 must send
+	// the file again (the cap held above).
+	data, err := io.ReadAll(f.Body)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %v", channels.ErrMedia, err)
+	}
+	if channels.IsPhoto(m, f.Size) && f.Size >= 0 && f.Size <= MaxImageUpload && imageFits(data) {
 		var key string
 		_, err = b.call(ctx, func() (*larkcore.ApiResp, larkcore.CodeError, string, error) {
 			resp, err := b.im.Image.Create(ctx, larkim.NewCreateImageReqBuilder().Body(
-				larkim.NewCreateImageReqBodyBuilder().ImageType("message").Image(f.Body).Build()).Build())
+				larkim.NewCreateImageReqBodyBuilder().ImageType("message").Image(bytes.NewReader(data)).Build()).Build())
 			if err != nil {
 				return nil, larkcore.CodeError{}, "", err
 			}
@@ -165,10 +173,6 @@ func (b *Bot) upload(ctx context.Context, m messages.Media) (msgType, content st
 		})
 		raw, _ := json.Marshal(map[string]string{"image_key": key})
 		return "image", string(raw), err
-	}
-	data, err := io.ReadAll(f.Body) // the SDK's form needs a reader it can read once; the cap held above
-	if err != nil {
-		return "", "", fmt.Errorf("%w: %v", channels.ErrMedia, err)
 	}
 	var key string
 	_, err = b.call(ctx, func() (*larkcore.ApiResp, larkcore.CodeError, string, error) {
@@ -201,4 +205,25 @@ func fileType(name string) string {
 		return "ppt"
 	}
 	return "stream"
+}
+
+// Resolution limits of image uploads: a GIF at most 2000×2000 pixels, other images
+// 12000×12000. A bigger image is sent as a file, which has no such limit.
+const (
+	maxGIFSide   = 2000
+	maxImageSide = 12000
+)
+
+// imageFits reports whether an image is within the image upload's resolution limits; one
+// whose size cannot be read is tried as an image.
+func imageFits(data []byte) bool {
+	format, w, h, ok := channels.ImageSize(bytes.NewReader(data))
+	if !ok {
+		return true
+	}
+	side := maxImageSide
+	if format == "gif" {
+		side = maxGIFSide
+	}
+	return w <= side && h <= side
 }

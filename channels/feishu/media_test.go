@@ -28,7 +28,7 @@ func TestInboundFilesDownload(t *testing.T) {
 	}{
 		{func() string { return srv.UserSendsImage("oc_dm", "ou_alice", photo) }, messages.MediaImage, "", photo},
 		{func() string { return srv.UserSendsFile("oc_dm", "ou_alice", "notes.md", []byte("# todo")) }, messages.MediaDocument, "notes.md", []byte("# todo")},
-		{func() string { return srv.UserSendsAudio("oc_dm", "ou_alice", []byte("opus")) }, messages.MediaVoice, "voice.opus", []byte("opus")},
+		{func() string { return srv.UserSendsAudio("oc_dm", "ou_alice", []byte("opus")) }, messages.MediaVoice, "voice.ogg", []byte("opus")},
 	}
 	for _, tt := range tests {
 		mid := tt.send()

@@ -79,7 +79,26 @@ func (b *Bot) inbound(u *telego.Update) (in messages.Inbound, ok bool) {
 	if !in.Mentioned {
 		in.Mentioned = b.mentions(m, text, entities)
 	}
+	if b.forAnotherBot(text, entities) {
+		return in, false // "/status@other_bot" in a group: that bot's command, not ours
+	}
 	return in, true
+}
+
+// forAnotherBot reports whether text starts with a command addressed to another bot
+// ("/status@other_bot"), which reef neither answers nor shows its model.
+func (b *Bot) forAnotherBot(text string, entities []telego.MessageEntity) bool {
+	me := b.self.Load()
+	if me == nil || me.Username == "" || len(entities) == 0 {
+		return false
+	}
+	e := entities[0]
+	units := utf16.Encode([]rune(text))
+	if e.Type != telego.EntityTypeBotCommand || e.Offset != 0 || e.Length <= 0 || e.Length > len(units) {
+		return false
+	}
+	_, to, ok := strings.Cut(string(utf16.Decode(units[:e.Length])), "@")
+	return ok && !strings.EqualFold(to, me.Username)
 }
 
 // isTopicRoot reports whether r is only the service message that created m's forum topic:

@@ -73,6 +73,8 @@ func TestInbound(t *testing.T) {
 	textMention.Entities = []telego.MessageEntity{{Type: telego.EntityTypeTextMention, Offset: 0, Length: 4, User: &bot}}
 	command := msg(telego.ChatTypeGroup, -5, "/status@reef_test_bot")
 	command.Entities = []telego.MessageEntity{{Type: telego.EntityTypeBotCommand, Offset: 0, Length: 21}}
+	otherCommand := msg(telego.ChatTypeGroup, -5, "/status@other_bot")
+	otherCommand.Entities = []telego.MessageEntity{{Type: telego.EntityTypeBotCommand, Offset: 0, Length: 17}}
 	caption := msg(telego.ChatTypePrivate, 42, "")
 	caption.Caption = "look at this"
 	photo := msg(telego.ChatTypePrivate, 42, "")
@@ -113,6 +115,7 @@ func TestInbound(t *testing.T) {
 		{"mention of someone else", telego.Update{Message: otherMention}, want(func(in *messages.Inbound) { group(in); in.Text = otherMention.Text })},
 		{"text mention", telego.Update{Message: textMention}, want(func(in *messages.Inbound) { group(in); in.Text, in.Mentioned = "Reef, hi", true })},
 		{"command to the bot", telego.Update{Message: command}, want(func(in *messages.Inbound) { group(in); in.Text, in.Mentioned = command.Text, true })},
+		{"command to another bot", telego.Update{Message: otherCommand}, nil},
 		{"caption", telego.Update{Message: caption}, want(func(in *messages.Inbound) { in.Text = "look at this" })},
 		{"photo with a caption", telego.Update{Message: photo}, want(func(in *messages.Inbound) {
 			in.Text, in.Media = "look at this", []messages.Media{{Kind: messages.MediaImage, MIME: "image/jpeg", Ref: "p1"}}

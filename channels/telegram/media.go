@@ -23,7 +23,17 @@ const (
 	maxFileUpload  = 50 << 20
 )
 
+// maxDownload is the largest file a bot can download (getFile): 20 MB.
+const maxDownload = 20 << 20
+
 var _ channels.Fetcher = (*Bot)(nil)
+var _ channels.FetchLimiter = (*Bot)(nil)
+
+// MaxFetch is the largest file a Telegram bot can download: 20 MB.
+func (b *Bot) MaxFetch() int64 { return maxDownload }
+
+// errTooBig is a file Telegram will not let a bot download.
+var errTooBig = fmt.Errorf("telegram: the file is over the 20 MB Telegram lets bots download: %w", channels.ErrPermanent)
 
 // inboundMedia lists the files of m reef downloads: the largest size of a photo, a
 // document, a voice note, an audio file, a video, a round video note or an animation (a GIF,
@@ -67,12 +77,20 @@ func orDefault(s, def string) string {
 
 // Fetch downloads a file people sent: getFile for its path, then GET
 // <apiRoot>/file/bot<token>/<path>. The token is in that URL: no error or log line shows it.
+// A file over 20 MB, which Telegram does not let bots download, is refused at once (an
+// error wrapping channels.ErrPermanent).
 func (b *Bot) Fetch(ctx context.Context, m messages.Media) (io.ReadCloser, error) {
+	if m.Size > maxDownload {
+		return nil, errTooBig
+	}
 	var f *telego.File
 	err := b.call(ctx, "getFile", func(ctx context.Context) (err error) {
 		f, err = b.api.GetFile(ctx, &telego.GetFileParams{FileID: m.Ref})
 		return err
 	})
+	if hasDescription(err, http.StatusBadRequest, "file is too big") {
+		return nil, errTooBig
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +121,8 @@ type namedReader struct {
 
 func (n namedReader) Name() string { return n.name }
 
-// sendMedia uploads one file of a reply: sendPhoto for an image Telegram shows inline,
+// sendMedia uploads one file of a reply: sendPhoto for an image Telegram shows inline
+// (within sendPhoto's dimensions; else, or when Telegram refuses it, sendDocument),
 // sendVoice for an .ogg voice note, sendVideo for a video (.mp4, .mov, .webm or a video/*
 // type) so it plays in the chat, sendDocument otherwise. A file that cannot be sent
 // (outside the workspace, missing, over the limit) is an error wrapping channels.ErrMedia.
@@ -113,7 +132,17 @@ func (b *Bot) sendMedia(ctx context.Context, chat int64, thread, reply int, m me
 		return "", err
 	}
 	defer f.Body.Close()
-	file := telego.InputFile{File: namedReader{f.Body, f.Name}}
+	var file telego.InputFile // the attempt's: each attempt reads the whole file anew
+	call := func(method string, fn func(context.Context) error) error {
+		return b.call(ctx, method, func(ctx context.Context) error {
+			r, err := f.Reader()
+			if err != nil {
+				return err
+			}
+			file = telego.InputFile{File: namedReader{r, f.Name}}
+			return fn(ctx)
+		})
+	}
 	var rp *telego.ReplyParameters
 	if reply != 0 {
 		rp = &telego.ReplyParameters{MessageID: reply, AllowSendingWithoutReply: true}
@@ -121,27 +150,34 @@ func (b *Bot) sendMedia(ctx context.Context, chat int64, thread, reply int, m me
 	id := telego.ChatID{ID: chat}
 	var msg *telego.Message
 	ext := strings.ToLower(path.Ext(f.Name))
+	document := func() error {
+		return call("sendDocument", func(ctx context.Context) (err error) {
+			msg, err = b.api.SendDocument(ctx, &telego.SendDocumentParams{ChatID: id, MessageThreadID: thread, Document: file, ReplyParameters: rp})
+			return err
+		})
+	}
 	switch {
-	case channels.IsPhoto(m, f.Size) && f.Size >= 0 && f.Size <= maxPhotoUpload:
-		err = b.call(ctx, "sendPhoto", func(ctx context.Context) (err error) {
+	case channels.IsPhoto(m, f.Size) && f.Size >= 0 && f.Size <= maxPhotoUpload && photoFits(f):
+		err = call("sendPhoto", func(ctx context.Context) (err error) {
 			msg, err = b.api.SendPhoto(ctx, &telego.SendPhotoParams{ChatID: id, MessageThreadID: thread, Photo: file, ReplyParameters: rp})
 			return err
 		})
+		if isPhotoRefusal(err) { // an image Telegram will not show as a photo still goes, as a file
+			b.log.Info().Str("file", f.Name).Err(err).Msg("telegram: photo refused; sending it as a document")
+			err = document()
+		}
 	case m.Kind == messages.MediaVoice || ext == ".ogg" || ext == ".oga" || ext == ".opus":
-		err = b.call(ctx, "sendVoice", func(ctx context.Context) (err error) {
+		err = call("sendVoice", func(ctx context.Context) (err error) {
 			msg, err = b.api.SendVoice(ctx, &telego.SendVoiceParams{ChatID: id, MessageThreadID: thread, Voice: file, ReplyParameters: rp})
 			return err
 		})
 	case isVideo(m, ext):
-		err = b.call(ctx, "sendVideo", func(ctx context.Context) (err error) {
+		err = call("sendVideo", func(ctx context.Context) (err error) {
 			msg, err = b.api.SendVideo(ctx, &telego.SendVideoParams{ChatID: id, MessageThreadID: thread, Video: file, ReplyParameters: rp})
 			return err
 		})
 	default:
-		err = b.call(ctx, "sendDocument", func(ctx context.Context) (err error) {
-			msg, err = b.api.SendDocument(ctx, &telego.SendDocumentParams{ChatID: id, MessageThreadID: thread, Document: file, ReplyParameters: rp})
-			return err
-		})
+		err = document()
 	}
 	if err != nil {
 		return "", err
@@ -157,4 +193,26 @@ func isVideo(m messages.Media, ext string) bool {
 		return true
 	}
 	return m.Kind == messages.MediaVideo || strings.HasPrefix(strings.ToLower(m.MIME), "video/")
+}
+
+// photoFits reports whether an image meets sendPhoto's rules on its dimensions: width and
+// height together at most 10,000 pixels, the long side at most 20 times the short one (a
+// full-page screenshot does not). An image whose size cannot be read is tried as a photo.
+func photoFits(f channels.MediaFile) bool {
+	r, err := f.Reader()
+	if err != nil {
+		return true
+	}
+	_, w, h, ok := channels.ImageSize(r)
+	if !ok || w <= 0 || h <= 0 {
+		return true
+	}
+	return w+h <= 10000 && max(w, h) <= 20*min(w, h)
+}
+
+// isPhotoRefusal reports whether Telegram refused a photo for what it is (its dimensions,
+// or an image it cannot process): sent as a document, it goes.
+func isPhotoRefusal(err error) bool {
+	return hasDescription(err, http.StatusBadRequest, "photo_invalid_dimensions") ||
+		hasDescription(err, http.StatusBadRequest, "image_process_failed")
 }

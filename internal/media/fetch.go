@@ -63,6 +63,10 @@ type Open func(ctx context.Context, m messages.Media) (io.ReadCloser, error)
 // ErrTooLarge is a file over its kind's cap.
 var ErrTooLarge = errors.New("over the size limit")
 
+// ErrUnavailable is a file the platform refuses to give for good (Open wraps it): it is not
+// tried again.
+var ErrUnavailable = errors.New("the platform will not give this file")
+
 // Fetcher saves the files of inbound messages into an agent's workspace.
 type Fetcher struct {
 	Workspace   string // absolute
@@ -72,6 +76,10 @@ type Fetcher struct {
 	// Attempts per file (default 3) and the wait before the second (doubled after).
 	Attempts int
 	Backoff  time.Duration
+	// PlatformMax is the largest file the platform lets the bot download (Telegram: 20 MB;
+	// 0: no limit), Platform its name for the note on a bigger file.
+	PlatformMax int64
+	Platform    string
 }
 
 // Fetch downloads the pending files of one message (received at day) and returns them with
@@ -94,8 +102,12 @@ func (f *Fetcher) Fetch(ctx context.Context, day time.Time, ms []messages.Media,
 		case open == nil:
 			m.Note = "not downloaded: reef cannot fetch files from this channel"
 			continue
-		case m.Size > limit:
+		case m.Size > limit && (f.PlatformMax <= 0 || limit <= f.PlatformMax):
 			m.Note = fmt.Sprintf("not downloaded: %s is over the %s limit for %s files", Bytes(m.Size), Bytes(limit), m.Kind)
+			continue
+		case f.PlatformMax > 0 && m.Size > f.PlatformMax:
+			m.Note = fmt.Sprintf("not downloaded: %s lets bots download files up to %s, and this one is %s; tell the sender, who can send it smaller (compressed or split) or as a link",
+				f.Platform, Bytes(f.PlatformMax), Bytes(m.Size))
 			continue
 		}
 		tmp := path.Join(dir, fileName(*m)) + ".part"
@@ -145,7 +157,7 @@ func (f *Fetcher) download(ctx context.Context, tmp string, m messages.Media, li
 		}
 		var n int64
 		var sniffed string
-		if n, sniffed, err = f.save(ctx, tmp, m, limit, open); err == nil || errors.Is(err, ErrTooLarge) || ctx.Err() != nil {
+		if n, sniffed, err = f.save(ctx, tmp, m, limit, open); err == nil || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
 			return n, sniffed, err
 		}
 	}

@@ -198,7 +198,7 @@ const schema = `{"type":"object","properties":{` +
 	`"text":{"type":"string","description":"the message to send"},` +
 	`"action":{"type":"string","enum":["send","reply","react","edit","delete"],"description":"send (default), reply, react, edit or delete"},` +
 	`"message":{"type":"string","description":"the message to send (same as text)"},` +
-	`"target":{"type":"string","description":"another chat of this channel: its chat id or a session key; omit for this conversation"},` +
+	`"target":{"type":"string","description":"another chat of this channel: its chat id or a session key; omit it (or \"current\") for this conversation"},` +
 	`"replyTo":{"type":"string","description":"message id to quote"},` +
 	`"emoji":{"type":"string","description":"for react: one emoji"},` +
 	`"messageId":{"type":"string","description":"for react: the message (default: the one you answer); for edit and delete: a message you sent (default: the last one)"},` +

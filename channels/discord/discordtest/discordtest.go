@@ -2,7 +2,9 @@
 // WebSocket (HELLO, IDENTIFY, READY, heartbeats, dispatches, RESUME with replay), served on
 // 127.0.0.1 so that discordgo runs unchanged against it. Attachments (files.go): AddFile
 // serves a user's file from a CDN-like /attachments/ path; the bot's sends may be multipart
-// (payload_json and files[n], 10 MiB each), their files kept per message (Files).
+// (payload_json and files[n], 10 MiB each, 25 MiB a request; more is refused with 413 and
+// code 40005 as Discord does), their files kept per message (Files). An enforced nonce is
+// remembered for NonceWindow only (Discord: "the past few minutes"), as ExpireNonces shows.
 //
 // The fake keeps one active gateway session at a time (the latest IDENTIFY). Every dispatch
 // is recorded in that session's log with its sequence number, so a client that RESUMEs after
@@ -56,7 +58,14 @@ type Config struct {
 	// DisallowedIntents makes IDENTIFY fail with close code 4014 when it asks for any of
 	// these intents, as Discord does for a privileged intent not enabled in the portal.
 	DisallowedIntents int
+	// NonceWindow is how long an enforced nonce is remembered: Discord checks its
+	// uniqueness only "in the past few minutes". Default DefaultNonceWindow; ExpireNonces
+	// ends the window at once.
+	NonceWindow time.Duration
 }
+
+// DefaultNonceWindow is how long the fake remembers an enforced nonce by default.
+const DefaultNonceWindow = 5 * time.Minute
 
 // Server is a running fake Discord.
 type Server struct {
@@ -77,9 +86,9 @@ type Server struct {
 	first     map[string]string   // message id → the text it was sent with
 	mentions  map[string][]string // message id → allowed_mentions (raw JSON, "" if none) of its send, then of each edit
 	typing    map[string]int
-	reactions map[string][]string // message id → the bot's reactions, in order
-	history   int                 // GET /channels/{id}/messages answered
-	nonces    map[string]string   // channel + enforced nonce → the message it created
+	reactions map[string][]string  // message id → the bot's reactions, in order
+	history   int                  // GET /channels/{id}/messages answered
+	nonces    map[string]nonceMark // channel + enforced nonce → the message it created, and when
 	requests  []string
 	failures  map[string][]failure
 	files     map[string][]byte            // attachment name → content (files.go)
@@ -108,6 +117,13 @@ const (
 type failure struct {
 	status     int
 	retryAfter time.Duration
+	after      int // requests to let through first (FailAfter)
+}
+
+// nonceMark is a message an enforced nonce created.
+type nonceMark struct {
+	id string
+	at time.Time
 }
 
 // New starts a fake Discord that stops when the test ends.
@@ -133,6 +149,9 @@ func Start(cfg Config) *Server {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = 200 * time.Millisecond
 	}
+	if cfg.NonceWindow <= 0 {
+		cfg.NonceWindow = DefaultNonceWindow
+	}
 	s := &Server{
 		cfg:       cfg,
 		nextID:    1_000_000,
@@ -142,7 +161,7 @@ func Start(cfg Config) *Server {
 		edits:     map[string][]string{},
 		first:     map[string]string{},
 		mentions:  map[string][]string{},
-		nonces:    map[string]string{},
+		nonces:    map[string]nonceMark{},
 		typing:    map[string]int{},
 		reactions: map[string][]string{},
 		failures:  map[string][]failure{},
@@ -181,7 +200,22 @@ func (s *Server) BotID() string { return s.cfg.BotID }
 func (s *Server) FailNext(route string, status int, retryAfter time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.failures[route] = append(s.failures[route], failure{status, retryAfter})
+	s.failures[route] = append(s.failures[route], failure{status: status, retryAfter: retryAfter})
+}
+
+// FailAfter lets after requests to route succeed, then fails the next one like FailNext.
+func (s *Server) FailAfter(route string, after, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures[route] = append(s.failures[route], failure{status: status, after: after})
+}
+
+// ExpireNonces ends the nonce window now: Discord no longer remembers the nonces of the
+// messages sent so far, and a send with one of them creates a new message.
+func (s *Server) ExpireNonces() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.nonces)
 }
 
 // AddChannel makes a channel known to GET /channels/{id}.
@@ -316,6 +350,8 @@ func writeFailure(w http.ResponseWriter, f failure) {
 		apiError(w, 404, 10003, "Unknown Channel")
 	case http.StatusUnauthorized:
 		apiError(w, 401, 0, "401: Unauthorized")
+	case http.StatusRequestEntityTooLarge:
+		apiError(w, 413, 40005, "Request entity too large")
 	default:
 		apiError(w, f.status, 0, fmt.Sprintf("%d: %s", f.status, http.StatusText(f.status)))
 	}

@@ -14,6 +14,10 @@ import (
 // boosts: 10 MiB); a bigger one gets 413.
 const MaxUpload = 10 << 20
 
+// MaxRequest is the largest Create Message request Discord takes, files and payload_json
+// together: 25 MiB. A bigger one gets 413 with code 40005, "Request entity too large".
+const MaxRequest = 25 << 20
+
 // AddFile stores data as the content of an attachment and returns the Attachments entry
 // ("name|content/type") to put in a Message: its url is this server's /attachments/...,
 // like Discord's CDN, served without a token.
@@ -71,10 +75,17 @@ func readSend(r *http.Request, v any) (files map[string][]byte, status int, msg 
 		}
 		return nil, 0, ""
 	}
-	mr := multipart.NewReader(r.Body, params["boundary"])
+	if r.ContentLength > MaxRequest {
+		return nil, http.StatusRequestEntityTooLarge, "Request entity too large"
+	}
+	body := &countingReader{r: r.Body}
+	mr := multipart.NewReader(body, params["boundary"])
 	files = map[string][]byte{}
 	for {
 		p, err := mr.NextPart()
+		if body.n > MaxRequest { // a chunked body: counted as it arrives
+			return nil, http.StatusRequestEntityTooLarge, "Request entity too large"
+		}
 		if err == io.EOF {
 			return files, 0, ""
 		}
@@ -93,9 +104,21 @@ func readSend(r *http.Request, v any) (files map[string][]byte, status int, msg 
 			}
 		case strings.HasPrefix(name, "files["):
 			if n > MaxUpload {
-				return nil, 413, "Request entity too large"
+				return nil, http.StatusRequestEntityTooLarge, "Request entity too large"
 			}
 			files[p.FileName()] = buf.Bytes()
 		}
 	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -65,8 +65,12 @@ func (s *Server) wrap(route string, h http.HandlerFunc) http.Handler {
 		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
 		var f *failure
 		if q := s.failures[route]; len(q) > 0 {
-			f = &q[0]
-			s.failures[route] = q[1:]
+			if q[0].after > 0 {
+				q[0].after--
+			} else {
+				f = &q[0]
+				s.failures[route] = q[1:]
+			}
 		}
 		s.mu.Unlock()
 		if r.Header.Get("Authorization") != "Bot "+s.cfg.Token {
@@ -133,7 +137,12 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		} `json:"message_reference"`
 	}
 	files, status, msg := readSend(r, &req)
-	if status != 0 {
+	switch status {
+	case 0:
+	case http.StatusRequestEntityTooLarge:
+		apiError(w, status, 40005, msg)
+		return
+	default:
 		apiError(w, status, 50109, msg)
 		return
 	}
@@ -148,8 +157,8 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	channelID := r.PathValue("id")
 	s.mu.Lock()
 	nonceKey := channelID + "\x00" + string(req.Nonce)
-	if id, ok := s.nonces[nonceKey]; ok && req.EnforceNonce && len(req.Nonce) > 0 {
-		wire := s.wireLocked(s.messages[id]) // Discord answers with the message made then
+	if n, ok := s.nonces[nonceKey]; ok && req.EnforceNonce && len(req.Nonce) > 0 && time.Since(n.at) < s.cfg.NonceWindow {
+		wire := s.wireLocked(s.messages[n.id]) // Discord answers with the message made then
 		s.mu.Unlock()
 		writeJSON(w, 200, wire)
 		return
@@ -183,7 +192,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	s.sent[channelID] = append(s.sent[channelID], m.ID)
 	s.mentions[m.ID] = append(s.mentions[m.ID], string(req.AllowedMentions))
 	if req.EnforceNonce && len(req.Nonce) > 0 {
-		s.nonces[nonceKey] = m.ID
+		s.nonces[nonceKey] = nonceMark{id: m.ID, at: time.Now()}
 	}
 	wire := s.wireLocked(m)
 	s.mu.Unlock()

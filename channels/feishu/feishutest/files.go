@@ -1,7 +1,12 @@
 package feishutest
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	_ "image/gif" // imageSizeOK reads the sizes of these formats
+	_ "image/jpeg"
+	_ "image/png"
 	"io"
 	"net/http"
 	"strconv"
@@ -18,6 +23,15 @@ const (
 const (
 	CodeImageTooBig = 234006 // image over 10 MB
 	CodeFileTooBig  = 234037 // file over 30 MB
+	CodeEmptyFile   = 234010 // a file of 0 bytes ("File's size can't be 0.")
+	CodeImageSize   = 234011 // an image over its resolution limit, which the fake checks
+)
+
+// Resolution limits of image uploads: a GIF at most 2000×2000, other images 12000×12000
+// (bigger ones must be uploaded as files).
+const (
+	MaxGIFSide   = 2000
+	MaxImageSide = 12000
 )
 
 // upload is a file a person sent or the bot uploaded.
@@ -134,6 +148,14 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request, field, pre
 		apiError(w, http.StatusBadRequest, tooBig, "file size exceeds the limit")
 		return
 	}
+	if len(data) == 0 { // what a retried upload of a consumed stream sends
+		apiError(w, http.StatusBadRequest, CodeEmptyFile, "File's size can't be 0.")
+		return
+	}
+	if field == "image" && !imageSizeOK(data) {
+		apiError(w, http.StatusBadRequest, CodeImageSize, "image resolution exceeds the limit")
+		return
+	}
 	if field == "image" && r.FormValue("image_type") != "message" || field == "file" && r.FormValue("file_type") == "" {
 		apiError(w, http.StatusBadRequest, 234001, "invalid request param: type")
 		return
@@ -157,4 +179,18 @@ func (s *Server) attach(m *SentMessage) bool {
 	u, ok := s.uploads[c.ImageKey+c.FileKey]
 	m.File, m.FileName = u.data, u.name
 	return ok
+}
+
+// imageSizeOK applies the upload's resolution limits. An image the fake cannot decode passes
+// (tests send stand-in bytes).
+func imageSizeOK(data []byte) bool {
+	c, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return true
+	}
+	side := MaxImageSide
+	if format == "gif" {
+		side = MaxGIFSide
+	}
+	return c.Width <= side && c.Height <= side
 }

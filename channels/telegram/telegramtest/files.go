@@ -3,6 +3,10 @@ package telegramtest
 import (
 	"bytes"
 	"encoding/json"
+	"image"
+	_ "image/gif" // photoDimensionsOK reads the sizes of these formats
+	_ "image/jpeg"
+	_ "image/png"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -23,16 +27,24 @@ const (
 type file struct {
 	path string
 	data []byte
+	size int64 // as announced; len(data) unless a test announces a bigger file than it holds
 }
+
+// MaxDownload is the largest file a bot can download: getFile refuses bigger ones with "file
+// is too big".
+const MaxDownload = 20 << 20
 
 // AddFile stores data as a file users sent and returns its file_id. Bots download it with
 // getFile, then GET /file/bot<token>/<file_path>.
-func (s *Server) AddFile(data []byte) string {
+func (s *Server) AddFile(data []byte) string { return s.addFile(data, int64(len(data))) }
+
+// addFile stores a file announced as size bytes.
+func (s *Server) addFile(data []byte, size int64) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextFile++
 	id := "file-" + strconv.Itoa(s.nextFile)
-	s.files[id] = file{path: "documents/file_" + strconv.Itoa(s.nextFile), data: data}
+	s.files[id] = file{path: "documents/file_" + strconv.Itoa(s.nextFile), data: data, size: max(size, int64(len(data)))}
 	return id
 }
 
@@ -55,7 +67,7 @@ func (s *Server) UserSendsDocument(chatID, senderID int64, name, mimeType string
 		size = int64(len(data))
 	}
 	m := s.Message(chatID, telego.ChatTypePrivate, senderID, "")
-	m.Document = &telego.Document{FileID: s.AddFile(data), FileUniqueID: "doc", FileName: name, MimeType: mimeType, FileSize: size}
+	m.Document = &telego.Document{FileID: s.addFile(data, size), FileUniqueID: "doc", FileName: name, MimeType: mimeType, FileSize: size}
 	return s.Queue(telego.Update{Message: m})
 }
 
@@ -73,7 +85,7 @@ func (s *Server) UserSendsVideo(chatID, senderID int64, name string, data []byte
 		size = int64(len(data))
 	}
 	m := s.Message(chatID, telego.ChatTypePrivate, senderID, "")
-	m.Video = &telego.Video{FileID: s.AddFile(data), FileUniqueID: "video", Width: 640, Height: 360, Duration: 3,
+	m.Video = &telego.Video{FileID: s.addFile(data, size), FileUniqueID: "video", Width: 640, Height: 360, Duration: 3,
 		FileName: name, MimeType: "video/mp4", FileSize: size}
 	return s.Queue(telego.Update{Message: m})
 }
@@ -115,11 +127,11 @@ func (s *Server) getFile(w http.ResponseWriter, _ *http.Request, body []byte) {
 		writeErr(w, http.StatusBadRequest, "Bad Request: invalid file_id", 0)
 		return
 	}
-	if len(f.data) > 20<<20 {
+	if f.size > MaxDownload {
 		writeErr(w, http.StatusBadRequest, "Bad Request: file is too big", 0)
 		return
 	}
-	writeOK(w, telego.File{FileID: p.FileID, FileUniqueID: p.FileID, FileSize: int64(len(f.data)), FilePath: f.path})
+	writeOK(w, telego.File{FileID: p.FileID, FileUniqueID: p.FileID, FileSize: f.size, FilePath: f.path})
 }
 
 // serveFile answers GET /file/bot<token>/<file_path>.
@@ -164,12 +176,20 @@ func (s *Server) sendFile(field string) func(http.ResponseWriter, *http.Request,
 			writeErr(w, http.StatusBadRequest, "Bad Request: there is no "+field+" in the request", 0)
 			return
 		}
+		if len(data) == 0 { // what a retried upload of a consumed stream sends
+			writeErr(w, http.StatusBadRequest, "Bad Request: file must be non-empty", 0)
+			return
+		}
 		limit := MaxFileUpload
 		if field == "photo" {
 			limit = MaxPhotoUpload
 		}
 		if len(data) > limit {
 			writeErr(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large", 0)
+			return
+		}
+		if field == "photo" && !photoDimensionsOK(data) {
+			writeErr(w, http.StatusBadRequest, "Bad Request: PHOTO_INVALID_DIMENSIONS", 0)
 			return
 		}
 		chat, ok := chatID(json.RawMessage(fields["chat_id"]))
@@ -220,4 +240,15 @@ func readMultipart(body []byte, boundary, field string) (fields map[string]strin
 		}
 		fields[p.FormName()] = string(b)
 	}
+}
+
+// photoDimensionsOK applies sendPhoto's rules: width and height together at most 10000, and
+// a ratio of at most 20. A photo the fake cannot decode passes (tests send stand-in bytes).
+func photoDimensionsOK(data []byte) bool {
+	c, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil || c.Width <= 0 || c.Height <= 0 {
+		return true
+	}
+	long, short := max(c.Width, c.Height), min(c.Width, c.Height)
+	return c.Width+c.Height <= 10000 && long <= 20*short
 }

@@ -10,7 +10,9 @@
 // webhook is set), and files (files.go): getFile with GET /file/bot<token>/<file_path> for
 // what users send (UserSendsPhoto, UserSendsDocument, UserSendsVoice, UserSendsVideo,
 // UserSendsVideoNote, UserSendsAnimation), sendPhoto, sendDocument, sendVoice and sendVideo
-// as multipart uploads within the Bot API's limits. Tests play users with UserSays and Queue, read replies with Sent and
+// as multipart uploads within the Bot API's limits (an empty file is refused with "file must
+// be non-empty", a photo outside sendPhoto's dimensions with PHOTO_INVALID_DIMENSIONS, a
+// getFile over 20 MB with "file is too big"). Tests play users with UserSays and Queue, read replies with Sent and
 // Messages, and inject failures with FailNext and Drop.
 package telegramtest
 
