@@ -66,7 +66,7 @@ func TestStopDuringHungStream(t *testing.T) {
 
 // TestNewSession: /new answers without a model call; the next run sees none of the old
 // conversation, opens with the start routine (yesterday's and today's notes) and the old
-// transcript stays stored.
+// transcript stays stored. "1" is the owner: the daily notes are the owner's (#39).
 func TestNewSession(t *testing.T) {
 	ws := t.TempDir()
 	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.Local)
@@ -74,7 +74,8 @@ func TestNewSession(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "memory", "2026-11-21.md"), []byte("Yesterday: booked the dentist."), 0o644)
 	os.WriteFile(filepath.Join(ws, "memory", "2026-11-22.md"), []byte("Today: call mum."), 0o644)
 	script := fakellm.NewScript(fakellm.Reply{Text: "noted"}, fakellm.Reply{Text: "Hi! Fresh start."}, fakellm.Reply{Text: "again"})
-	h := newHarness(t, harnessOpts{script: script, workspace: ws, now: func() time.Time { return now }})
+	h := newHarness(t, harnessOpts{script: script, workspace: ws, now: func() time.Time { return now },
+		access: &access.Rules{DMPolicy: "allowlist", AllowFrom: []string{"1"}}})
 
 	h.say("1", "my secret project is ZEPHYR-7")
 	h.reply()

@@ -93,7 +93,8 @@ func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *ac
 	if ok, err := c.admit(ctx, root, self, in); !ok || err != nil {
 		return false, err
 	}
-	in.SessionKey = sessionkey.For(c.deps.agentFor(in).ID, settings.DMScope, in)
+	owner := c.deps.Access[c.name].IsOwner(in) // with dmScope main only the owner shares main
+	in.SessionKey = sessionkey.ForSender(c.deps.agentFor(in).ID, settings.DMScope, in, owner)
 	if in.Time.IsZero() {
 		in.Time = c.deps.now()
 	}

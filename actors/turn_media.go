@@ -107,6 +107,7 @@ func (t *Turn) onMediaFetched(ctx actor.Context, msg *mediaFetched) {
 		return
 	}
 	t.in.user, t.userChanged = msg.user, true
+	ctx.Send(ctx.Parent(), &uploadsFetched{seq: t.in.seq, paths: uploadsOf(msg.user)})
 	t.begin(ctx)
 }
 
