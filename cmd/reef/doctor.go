@@ -130,7 +130,7 @@ func (d *doctor) checkWebSearch(cfg *configs.Config) {
 type doctor struct {
 	out      io.Writer
 	problems int
-	warnings int // security warnings: reef runs, but "All good" would be false
+	warnings int  // security warnings: reef runs, but "All good" would be false
 	repair   bool // --repair: repair a damaged database
 }
 

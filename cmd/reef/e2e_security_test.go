@@ -33,8 +33,8 @@ func plantOwnerFiles(t *testing.T, home string) {
 	ws := filepath.Join(home, "workspace")
 	day := time.Now()
 	files := map[string]string{
-		"MEMORY.md":                            "# Memory\n" + e2eCanaries[0] + "\n",
-		"USER.md":                              "# User\n" + e2eCanaries[1] + "\n",
+		"MEMORY.md":                             "# Memory\n" + e2eCanaries[0] + "\n",
+		"USER.md":                               "# User\n" + e2eCanaries[1] + "\n",
 		"inbox/2026-01-02/ab12cd34-passport.md": e2eCanaries[3] + "\n",
 	}
 	for d := -1; d <= 1; d++ {
