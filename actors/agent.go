@@ -81,7 +81,7 @@ func (a *Agent) specsFor(p tools.Policy) toolSpecs {
 // owner's standing or not (private: the owner's private files are in it), and the tools
 // of policy p, and its estimated tokens. It is rebuilt only after the workspace was reloaded:
 // every run of every conversation would otherwise format the same tool list and files again.
-func (a *Agent) stablePrompt(chatType string, private bool, p tools.Policy) (string, int) {
+func (a *Agent) stablePrompt(chatType string, private bool, p tools.Policy, red redactor) (string, int) {
 	ws, gen := a.loadWorkspace()
 	specs := a.toolSpecs(p)
 	key := chatType + "\x00" + strconv.FormatBool(private) + "\x00" + p.Key()
@@ -93,8 +93,9 @@ func (a *Agent) stablePrompt(chatType string, private bool, p tools.Policy) (str
 	if ok && p0.gen == gen {
 		return p0.text, p0.tokens
 	}
-	text := agent.StablePrompt(agent.PromptInput{AgentName: a.Name, ChatType: chatType,
-		Tools: specs, Workspace: ws, Persona: a.SystemPrompt, Private: private})
+	// A secret written into a workspace file (TOOLS.md, MEMORY.md) never reaches the model.
+	text := red.apply(agent.StablePrompt(agent.PromptInput{AgentName: a.Name, ChatType: chatType,
+		Tools: specs, Workspace: ws, Persona: a.SystemPrompt, Private: private}))
 	p0 = stablePrefix{gen: gen, text: text, tokens: agent.EstimateTokens(text)}
 	c.mu.Lock()
 	if c.prefix == nil {

@@ -411,7 +411,7 @@ func (s *Session) openingEntries() []messages.ChatMessage {
 	now := s.deps.now()
 	if s.info.Fresh {
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
-			Content: agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()), s.turnReach.Owner)})
+			Content: s.deps.redactor().apply(agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()), s.turnReach.Owner))})
 		s.info.Fresh = false
 	}
 	if note := s.activeNote(); note != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,3 +239,62 @@ func TestE2EMediaFloodStopsAtTheLimit(t *testing.T) {
 		t.Errorf("reef status does not show the media limits:\n%s", res.stdout)
 	}
 }
+
+// reverse returns s backwards.
+func reverse(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
+}
+
+// TestE2ESecretsNeverReachTheModel: the configured secrets (the OpenAI key, the bot token)
+// reach no model request of a session whose runs read the config directory, the
+// environment and workspace files a secret was written into, as they are or transformed
+// (reversed, upper-cased) by the commands: the runs never get them in the first place (exec's
+// clean environment, ${VARIABLES} in reef.yaml) and what is written into the workspace is
+// redacted from the prompt (#39 item 6).
+func TestE2ESecretsNeverReachTheModel(t *testing.T) {
+	const owner = int64(500)
+	tg := telegramtest.NewWithToken(t, tgToken)
+	cmd := `env; printenv | rev; printenv | tr a-z A-Z; cat ../reef.yaml; cat ../reef.yaml | rev; ls -la ..`
+	script := fake.NewScript()
+	script.Respond = func(req fake.Request) fake.Reply {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == messages.RoleTool {
+			return fake.Reply{Text: "looked"}
+		}
+		return fake.Reply{ToolCalls: []messages.ToolCall{
+			{ID: "x1", Name: "exec", Arguments: `{"command":` + strconvQuote(cmd) + `}`},
+			{ID: "x2", Name: "read", Arguments: `{"path":"TOOLS.md"}`},
+		}}
+	}
+	srv := openaitest.NewServer(script)
+	t.Cleanup(srv.Close)
+	home, e := writeConfig(t, srv, "providers:\n  openai:\n    apiKey: ${OPENAI_API_KEY}\n    baseUrl: ${OPENAI_BASE_URL}\n"+
+		strings.Replace(telegramYAML(tg.URL, `allowFrom: ["500"]`), `"`+tgToken+`"`, "${TELEGRAM_BOT_TOKEN}", 1))
+	e["TELEGRAM_BOT_TOKEN"] = tgToken
+	ws := filepath.Join(home, "workspace")
+	os.MkdirAll(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "TOOLS.md"), []byte("# Tools\nThe bot token is "+tgToken+" and the key "+canary+"\n"), 0o600)
+	os.WriteFile(filepath.Join(ws, "MEMORY.md"), []byte("# Memory\nkey: "+canary+"\n"), 0o600)
+	n := newNode(t, e)
+	tg.UserSays(owner, owner, "look around")
+	if !eventually(60*time.Second, func() bool { return slices.Contains(tg.Sent(owner), "looked") }) {
+		t.Fatalf("no answer: %q; logs:\n%s", tg.Sent(owner), tail(n.logs(), 4000))
+	}
+	n.stop()
+	reqs := script.Requests()
+	if len(reqs) < 2 || !bytes.Contains(reqs[1].Body, []byte("reef.yaml")) && !bytes.Contains(reqs[1].Body, []byte("apiKey")) {
+		t.Fatalf("the commands' output did not reach the model: %d requests", len(reqs))
+	}
+	for i, req := range reqs {
+		for _, s := range []string{canary, tgToken} {
+			for _, form := range []string{s, reverse(s), strings.ToUpper(s), s[:12]} {
+				if bytes.Contains(req.Body, []byte(form)) {
+					t.Errorf("request %d holds a form of a configured secret: %q", i, form)
+				}
+			}
+		}
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
