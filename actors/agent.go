@@ -2,6 +2,7 @@ package actors
 
 import (
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -76,13 +77,14 @@ func (a *Agent) specsFor(p tools.Policy) toolSpecs {
 	return ts
 }
 
-// stablePrompt returns the stable prefix of the system prompt for a chat type and the tools
+// stablePrompt returns the stable prefix of the system prompt for a chat type, a run with the
+// owner's standing or not (private: the owner's private files are in it), and the tools
 // of policy p, and its estimated tokens. It is rebuilt only after the workspace was reloaded:
 // every run of every conversation would otherwise format the same tool list and files again.
-func (a *Agent) stablePrompt(chatType string, p tools.Policy) (string, int) {
+func (a *Agent) stablePrompt(chatType string, private bool, p tools.Policy, red redactor) (string, int) {
 	ws, gen := a.loadWorkspace()
 	specs := a.toolSpecs(p)
-	key := chatType + "\x00" + p.Key()
+	key := chatType + "\x00" + strconv.FormatBool(private) + "\x00" + p.Key()
 	c := &a.cache
 	c.mu.Lock()
 	p0, ok := c.prefix[key]
@@ -91,8 +93,9 @@ func (a *Agent) stablePrompt(chatType string, p tools.Policy) (string, int) {
 	if ok && p0.gen == gen {
 		return p0.text, p0.tokens
 	}
-	text := agent.StablePrompt(agent.PromptInput{AgentName: a.Name, ChatType: chatType,
-		Tools: specs, Workspace: ws, Persona: a.SystemPrompt})
+	// A secret written into a workspace file (TOOLS.md, MEMORY.md) never reaches the model.
+	text := red.apply(agent.StablePrompt(agent.PromptInput{AgentName: a.Name, ChatType: chatType,
+		Tools: specs, Workspace: ws, Persona: a.SystemPrompt, Private: private}))
 	p0 = stablePrefix{gen: gen, text: text, tokens: agent.EstimateTokens(text)}
 	c.mu.Lock()
 	if c.prefix == nil {

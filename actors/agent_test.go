@@ -19,22 +19,22 @@ func TestStablePromptFollowsTheWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &Agent{ID: "main", Name: "Reef", Workspace: dir}
-	first, tokens := a.stablePrompt("direct", a.Policy)
+	first, tokens := a.stablePrompt("direct", true, a.Policy, redactor{})
 	if !strings.Contains(first, "You like herons.") || tokens == 0 {
 		t.Fatalf("prefix lacks SOUL.md or its estimate (%d tokens):\n%s", tokens, first)
 	}
-	if again, _ := a.stablePrompt("direct", a.Policy); again != first {
+	if again, _ := a.stablePrompt("direct", true, a.Policy, redactor{}); again != first {
 		t.Fatal("an unchanged workspace rebuilt a different prefix")
 	}
 	if err := os.WriteFile(soul, []byte("You like otters."), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a.forgetWorkspace() // what a Turn does after a tool ran
-	next, _ := a.stablePrompt("direct", a.Policy)
+	next, _ := a.stablePrompt("direct", true, a.Policy, redactor{})
 	if !strings.Contains(next, "You like otters.") || strings.Contains(next, "herons") {
 		t.Fatalf("after the change the prefix is:\n%s", next)
 	}
-	group, _ := a.stablePrompt("group", a.Policy)
+	group, _ := a.stablePrompt("group", true, a.Policy, redactor{})
 	if !strings.Contains(next, "the door code") || strings.Contains(group, "the door code") {
 		t.Error("MEMORY.md must be in a direct chat's prefix and out of a group's")
 	}

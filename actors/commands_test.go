@@ -66,7 +66,7 @@ func TestStopDuringHungStream(t *testing.T) {
 
 // TestNewSession: /new answers without a model call; the next run sees none of the old
 // conversation, opens with the start routine (yesterday's and today's notes) and the old
-// transcript stays stored.
+// transcript stays stored. "1" is the owner: the daily notes are the owner's (#39).
 func TestNewSession(t *testing.T) {
 	ws := t.TempDir()
 	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.Local)
@@ -74,7 +74,8 @@ func TestNewSession(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "memory", "2026-11-21.md"), []byte("Yesterday: booked the dentist."), 0o644)
 	os.WriteFile(filepath.Join(ws, "memory", "2026-11-22.md"), []byte("Today: call mum."), 0o644)
 	script := fakellm.NewScript(fakellm.Reply{Text: "noted"}, fakellm.Reply{Text: "Hi! Fresh start."}, fakellm.Reply{Text: "again"})
-	h := newHarness(t, harnessOpts{script: script, workspace: ws, now: func() time.Time { return now }})
+	h := newHarness(t, harnessOpts{script: script, workspace: ws, now: func() time.Time { return now },
+		access: &access.Rules{DMPolicy: "allowlist", AllowFrom: []string{"1"}}})
 
 	h.say("1", "my secret project is ZEPHYR-7")
 	h.reply()
@@ -124,6 +125,43 @@ func entryTexts(entries []persistence.Entry) []string {
 	return out
 }
 
+// TestGuestModelChoices: a guest may choose only among the agent's models and may not raise
+// the thinking level; with session.guestModels none not even that; the owner chooses freely
+// (#39 item 9).
+func TestGuestModelChoices(t *testing.T) {
+	for _, mode := range []string{"", actors.GuestModelsNone} {
+		script := fakellm.NewScript()
+		h := newHarness(t, harnessOpts{script: script, session: actors.SessionSettings{GuestModels: mode},
+			access: &access.Rules{DMPolicy: "open", AllowFrom: []string{"*", "owner"}},
+			agentHook: func(a *actors.Agent) {
+				a.Models = []string{"fake/big-model"}
+				a.ModelFor = func(label string) (actors.ModelChoice, error) {
+					return actors.ModelChoice{Label: label, Provider: fakellm.New(script), ContextWindow: 200000}, nil
+				}
+			}})
+		steps := []struct{ who, say, want string }{
+			{"guest", "/model fake/o1-pro-unlisted", "Unknown model"},
+			{"guest", "/new fake/o1-pro-unlisted", "Unknown model"},
+			{"guest", "/think high", "Only the owner"},
+			{"guest", "/think medium", "Only the owner"},
+			{"guest", "/model big-model", "Model set to fake/big-model"},
+			{"guest", "/think low", "Thinking set to low"},
+			{"owner", "/model fake/o1-pro-unlisted", "Model set to fake/o1-pro-unlisted"},
+			{"owner", "/think high", "Thinking set to high"},
+		}
+		if mode == actors.GuestModelsNone {
+			steps[0].want, steps[1].want = "Only the owner", "Only the owner"
+			steps[4].want, steps[5].want = "Only the owner", "Only the owner"
+		}
+		for _, s := range steps {
+			h.inject(messages.Inbound{ChatID: s.who, SenderID: s.who, ChatType: messages.ChatDirect, Text: s.say})
+			if out := h.reply(); !strings.Contains(out.Text, s.want) {
+				t.Errorf("guestModels %q: %s says %s → %q, want %q", mode, s.who, s.say, out.Text, s.want)
+			}
+		}
+	}
+}
+
 // TestSessionSettingsCommands: /model, /think, /reasoning and /status change and show the
 // session's settings, which the next run uses and which survive a restart.
 func TestSessionSettingsCommands(t *testing.T) {
@@ -144,7 +182,7 @@ func TestSessionSettingsCommands(t *testing.T) {
 			}
 			return actors.ModelChoice{}, fmt.Errorf("no provider for %s", label)
 		}
-	}}
+	}, access: &access.Rules{DMPolicy: "allowlist", AllowFrom: []string{"1"}}} // "1" is the owner
 	h := newHarness(t, opts)
 
 	steps := []struct{ say, want string }{

@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/sessionkey"
@@ -21,6 +22,7 @@ type intake struct {
 	in    *messages.Inbound
 	store bool // within the rate limit: stored and answered; over it, only marked seen
 	dup   bool // the platform delivered it before
+	media bool // over the sender's file limit: not stored, the sender told once (connector_media.go)
 	err   error
 }
 
@@ -32,6 +34,7 @@ type intake struct {
 func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) channels.DeliverAll {
 	settings := c.deps.Session.withDefaults()
 	limiter := newRateLimiter(c.channel, settings.RateLimit)
+	meter := media.NewMeter()
 	return func(ctx context.Context, ins []messages.Inbound) []error {
 		chats := make([]string, len(ins))
 		for i := range ins {
@@ -53,7 +56,12 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 				continue
 			}
 			if ok {
-				batch = append(batch, &intake{idx: i, in: in, store: limiter.take(rateKey(in), c.deps.now())})
+				it := &intake{idx: i, in: in, store: limiter.take(rateKey(in), c.deps.now())}
+				if it.store && len(in.Media) > 0 {
+					it.store = c.meterMedia(root, self, meter, in) // connector_media.go
+					it.media = !it.store
+				}
+				batch = append(batch, it)
 			}
 		}
 		c.acceptAll(ctx, root, batch, refused)
@@ -64,6 +72,7 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 					limiter.refund(rateKey(it.in))
 				}
 				errs[it.idx] = it.err
+			case it.media: // only marked seen; meterMedia told the sender
 			case !it.store:
 				c.overLimit(root, self, limiter, it.in)
 			default:
@@ -93,7 +102,8 @@ func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *ac
 	if ok, err := c.admit(ctx, root, self, in); !ok || err != nil {
 		return false, err
 	}
-	in.SessionKey = sessionkey.For(c.deps.agentFor(in).ID, settings.DMScope, in)
+	owner := c.deps.Access[c.name].IsOwner(in) // with dmScope main only the owner shares main
+	in.SessionKey = sessionkey.ForSender(c.deps.agentFor(in).ID, settings.DMScope, in, owner)
 	if in.Time.IsZero() {
 		in.Time = c.deps.now()
 	}

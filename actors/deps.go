@@ -143,11 +143,20 @@ type Limits struct {
 	MaxReplyChunks int
 }
 
+// GuestModels values: what a guest may choose with /model, /new <model> and /think.
+const (
+	GuestModelsListed = "listed" // the agent's model and models; /think only off, low, default (default)
+	GuestModelsNone   = "none"   // nothing: the owner's choices only
+)
+
 // SessionSettings shapes conversations.
 type SessionSettings struct {
-	IdleAfter  time.Duration // passivate a session after this long without traffic (default 10 min)
-	DMScope    string        // main | per-peer | per-channel-peer | per-account-channel-peer
-	MaxInbound int           // bytes of inbound text accepted (default 32 KiB)
+	// GuestModels is what a guest may choose (GuestModelsListed, the default, or GuestModelsNone);
+	// the owner chooses freely.
+	GuestModels string
+	IdleAfter   time.Duration // passivate a session after this long without traffic (default 10 min)
+	DMScope     string        // main | per-peer | per-channel-peer | per-account-channel-peer
+	MaxInbound  int           // bytes of inbound text accepted (default 32 KiB)
 	// Queue says what happens to messages that arrive during a run; QueueByChannel overrides
 	// it per channel name, and a session's /queue overrides both.
 	Queue          persistence.QueueSettings

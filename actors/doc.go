@@ -128,6 +128,8 @@
 //	connector_intake.go:Connector.ready         valid text; access (package access), by
 //	                                            connector.go:Connector.admit; the session key, of
 //	                                            the agent Deps.Routes binds the chat to (package routing)
+//	connector_media.go:Connector.meterMedia     files over the sender's hourly limit dropped, the
+//	                                            sender told once (media.Meter)
 //	connector_intake.go:Connector.acceptAll     one Storage write for the batch (intake.apply: dedup
 //	                                            by MarkSeen, then the session's inbox), waited for by
 //	                                            connector.go:writeAndWait; storage.go:Storage.flush

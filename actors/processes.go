@@ -69,6 +69,7 @@ func (rt *Runtime) ProcessExited(ctx context.Context, e ProcessExit) error {
 		e.ID, e.Status, e.Runtime, e.Command, agent.WrapUntrusted("process "+e.ID, e.Output), e.ID)
 	in := messages.Inbound{System: true, Source: "process:" + e.ID, SessionKey: e.SessionKey, Time: rt.deps.now(),
 		ChatType: messages.ChatDirect, Channel: info.Channel, Account: info.Account, ChatID: info.ChatID, ThreadID: info.ThreadID,
-		Text: rt.deps.redactor().apply(text), Standing: &messages.Standing{Tools: append([]string{}, e.Tools...)}}
+		Text: rt.deps.redactor().apply(text), Standing: &messages.Standing{Tools: append([]string{}, e.Tools...),
+			Owner: !info.OwnerSeen.IsZero()}} // a chat the owner uses: only the owner's runs run there
 	return enqueue(ctx, rt.system.Root, rt.storage, rt.router, in, nil)
 }

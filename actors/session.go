@@ -54,6 +54,7 @@ type Session struct {
 	answered  []messages.Inbound // the latest messages answered, for [[reply_to:<id>]] (session_reply.go)
 	turnUser  []messages.ChatMessage
 	turnTools tools.Policy           // what the running Turn may use: a message may steer it only with these rights
+	turnReach tools.Reach            // what of the workspace it may name (session_access.go)
 	turnDrop  []uint64               // inbox seqs the running turn deletes without answering
 	saving    bool                   // a finished turn is being committed
 	resume    []messages.ChatMessage // entries of a run a crash interrupted, for the next run (turn_started.go)
@@ -133,6 +134,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onOutboundSent(ctx, msg)
 	case *toolMessage:
 		s.onToolMessage(ctx, msg)
+	case *uploadsFetched:
+		s.onUploadsFetched(msg) // session_access.go
 	case *toolMessageRecorded:
 		s.onToolMessageRecorded(ctx, msg)
 	case *approvalNotice:
@@ -340,6 +343,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		s.info.Model = ""
 		model, _ = s.agent.model("")
 	}
+	s.turnReach = tools.Reach{Owner: s.private(s.answering)}
 	s.turnUser = s.openingEntries()
 	for _, in := range s.answering {
 		s.turnUser = append(s.turnUser, userEntry(in, s.deps.redactor()))
@@ -347,6 +351,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	s.turnDrop = s.queue.takeDiscarded()
 	s.turnSeq = turnSeqs.Add(1)
 	s.turnTools = s.toolPolicy(s.answering...)
+	s.turnReach.Uploads = uploadsOf(s.history, s.turnUser)
 	s.tools, s.toolSent, s.approvals = nil, nil, nil
 	owner := true
 	for _, in := range s.answering {
@@ -362,6 +367,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		history:    s.history[:len(s.history):len(s.history)],
 		user:       s.turnUser,
 		tools:      s.turnTools,
+		reach:      s.turnReach,
 		senderID:   last.SenderID,
 		senderName: last.SenderName,
 		chatID:     last.ChatID,
@@ -405,7 +411,7 @@ func (s *Session) openingEntries() []messages.ChatMessage {
 	now := s.deps.now()
 	if s.info.Fresh {
 		out = append(out, messages.ChatMessage{Role: messages.RoleSystem, Time: now,
-			Content: agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()))})
+			Content: s.deps.redactor().apply(agent.SessionStartNote(s.agent.Workspace, now.In(s.agent.location()), s.turnReach.Owner))})
 		s.info.Fresh = false
 	}
 	if note := s.activeNote(); note != "" {

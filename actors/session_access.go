@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"path"
+
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/tools"
@@ -34,6 +36,76 @@ func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
 		p = p.Intersect(s.deps.ToolGrants[channels.ID(in.Channel, in.Account)].Resolve(s.agent.Policy, c))
 	}
 	return p
+}
+
+// private reports whether a run answering ins has the owner's standing, and so sees the
+// owner's private files (tools.Reach, agent.PromptInput.Private): every person's message is
+// the owner's, every System event the owner's (a Standing with CallerOwner, or raised by a run
+// that had it), and none comes from a group, whose members all read the answer.
+func (s *Session) private(ins []messages.Inbound) bool {
+	for _, in := range ins {
+		if in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread {
+			return false
+		}
+		switch {
+		case !in.System:
+			if !s.isOwner(in) {
+				return false
+			}
+		case in.Standing == nil:
+			return false
+		case in.Standing.Caller == messages.CallerOwner, in.Standing.Raised() && in.Standing.Owner:
+		default:
+			return false
+		}
+	}
+	return len(ins) > 0
+}
+
+// uploadsOf lists the files people sent in entries (their saved, workspace-relative paths):
+// the only ones under inbox/ a guest's run may name (tools.Reach).
+func uploadsOf(entries ...[]messages.ChatMessage) []string {
+	var out []string
+	for _, list := range entries {
+		for _, m := range list {
+			if m.Role != messages.RoleUser {
+				continue
+			}
+			for _, md := range m.Media {
+				if md.Path != "" && md.Root == "" {
+					out = append(out, path.Clean(md.Path))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// uploadsFetched tells the Session the files its running Turn saved: a guest's run may send
+// them back (the message tool's media, MEDIA: lines).
+type uploadsFetched struct {
+	seq   uint64
+	paths []string
+}
+
+func (s *Session) onUploadsFetched(msg *uploadsFetched) {
+	if s.turn != nil && msg.seq == s.turnSeq {
+		s.turnReach.Uploads = append(s.turnReach.Uploads, msg.paths...)
+	}
+}
+
+// confineMedia is the check every file a run sends passes (the message tool's media, MEDIA:
+// lines), the same as read's (tools.OpenFile): inside the workspace, within the run's reach,
+// a regular file with one link. URLs pass unchanged: they are fetched through the SSRF guard.
+func (s *Session) confineMedia(m messages.Media) error {
+	if m.Path == "" {
+		return nil
+	}
+	f, _, _, err := tools.OpenFile(s.agent.Workspace, s.turnReach, m.Path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // ownerAnswered reports whether the run answering s.answering answers the owner: at least

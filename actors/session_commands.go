@@ -96,9 +96,9 @@ func (s *Session) onCommand(ctx actor.Context, in messages.Inbound, cmd command)
 	case "status":
 		s.answer(ctx, in, s.statusText(), nil)
 	case "model":
-		s.answer(ctx, in, s.setModel(cmd.args), nil)
+		s.answer(ctx, in, s.setModel(cmd.args, s.isOwner(in)), nil)
 	case "think":
-		s.answer(ctx, in, s.setThink(cmd.args), nil)
+		s.answer(ctx, in, s.setThink(cmd.args, s.isOwner(in)), nil)
 	case "reasoning":
 		s.answer(ctx, in, s.setReasoning(cmd.args), nil)
 	case "queue":
@@ -152,7 +152,7 @@ func (s *Session) stopRun(ctx actor.Context, in messages.Inbound) {
 // the new session.
 func (s *Session) reset(ctx actor.Context, in messages.Inbound, cmd command) {
 	if cmd.name == "new" && len(cmd.args) > 0 { // a model that cannot be used changes nothing
-		label, err := s.resolveModel(cmd.args[0])
+		label, err := s.resolveModel(cmd.args[0], s.isOwner(in))
 		if err != nil {
 			s.answer(ctx, in, err.Error(), nil)
 			return

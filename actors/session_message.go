@@ -108,6 +108,9 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 	out.Text = text
 	for _, ref := range msg.req.Media { // checked by the tool; confined again here (internal/media)
 		m, err := media.Outbound(s.agent.Workspace, ref)
+		if err == nil {
+			err = s.confineMedia(m)
+		}
 		if err != nil {
 			msg.reply <- fmt.Errorf("media not sent: %w", err)
 			return

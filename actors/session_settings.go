@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -69,8 +70,13 @@ func (s *Session) statusText() string {
 }
 
 // resolveModel finds the model a user named: a full "provider/model" label, or the part
-// after the slash when it names one offered model.
-func (s *Session) resolveModel(name string) (string, error) {
+// after the slash when it names one offered model. Only the owner may name a model the agent
+// does not offer (its model and models); a guest may choose among those, or, with
+// session.guestModels: none, not at all.
+func (s *Session) resolveModel(name string, owner bool) (string, error) {
+	if !owner && s.deps.Session.GuestModels == GuestModelsNone {
+		return "", errors.New("Only the owner may choose the model here.")
+	}
 	offered := append([]string{s.agent.Model}, s.agent.Models...)
 	label := ""
 	for _, m := range offered {
@@ -90,7 +96,7 @@ func (s *Session) resolveModel(name string) (string, error) {
 			label = matches[0]
 		case len(matches) > 1:
 			return "", fmt.Errorf("%q could be %s. Name one of them.", name, strings.Join(matches, " or "))
-		case strings.Contains(name, "/"):
+		case strings.Contains(name, "/") && owner:
 			label = name
 		default:
 			return "", fmt.Errorf("Unknown model %q. Available: %s.", name, strings.Join(dedupe(offered), ", "))
@@ -111,13 +117,13 @@ func (s *Session) resolveModel(name string) (string, error) {
 }
 
 // setModel is /model [name].
-func (s *Session) setModel(args []string) string {
+func (s *Session) setModel(args []string, owner bool) string {
 	current, _ := s.agent.model(s.info.Model)
 	if len(args) == 0 {
 		return fmt.Sprintf("Model: %s. Available: %s. Switch with /model <name>.",
 			current.Label, strings.Join(dedupe(append([]string{s.agent.Model}, s.agent.Models...)), ", "))
 	}
-	label, err := s.resolveModel(args[0])
+	label, err := s.resolveModel(args[0], owner)
 	if err != nil {
 		return err.Error()
 	}
@@ -126,8 +132,9 @@ func (s *Session) setModel(args []string) string {
 	return fmt.Sprintf("Model set to %s for this session (from the next run).", m.Label)
 }
 
-// setThink is /think off|low|medium|high|default.
-func (s *Session) setThink(args []string) string {
+// setThink is /think off|low|medium|high|default. A guest may only lower the effort (off,
+// low, default): more costs the owner; with session.guestModels: none not even that.
+func (s *Session) setThink(args []string, owner bool) string {
 	if len(args) == 0 {
 		level := s.info.Think
 		if level == "" {
@@ -135,7 +142,15 @@ func (s *Session) setThink(args []string) string {
 		}
 		return "Thinking: " + level + ". Use /think off|low|medium|high|default."
 	}
-	switch level := strings.ToLower(args[0]); level {
+	level := strings.ToLower(args[0])
+	switch {
+	case owner:
+	case s.deps.Session.GuestModels == GuestModelsNone:
+		return "Only the owner may change the thinking level here."
+	case level == "medium" || level == "high":
+		return "Only the owner may raise the thinking level; you may use /think off|low|default."
+	}
+	switch level {
 	case "off", "low", "medium", "high":
 		s.info.Think = level
 		return "Thinking set to " + level + "."

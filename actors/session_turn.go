@@ -209,6 +209,9 @@ func (s *Session) replyMedia(r agent.Reply, msg *turnFinished) ([]messages.Media
 			break
 		}
 		m, err := media.Outbound(s.agent.Workspace, ref)
+		if err == nil {
+			err = s.confineMedia(m)
+		}
 		if err != nil {
 			fmt.Fprintf(&notes, "\n(%s not sent: %v)", ref, err)
 			continue

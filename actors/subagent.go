@@ -230,7 +230,7 @@ func (s *Session) newChild(a *subagent.SpawnArgs) (*subagent.Link, messages.Inbo
 	link := &subagent.Link{Child: subagent.ChildKey(s.key, s.agent.ID, agentID, id), Parent: s.key, RunID: id,
 		AgentID: agentID, Label: a.Label, Task: s.deps.redactor().apply(a.Task), Model: model, Mode: a.Mode,
 		Cleanup: a.Cleanup, Context: a.Context, Depth: depth, RunTimeout: timeout, ArchiveAfter: lim.ArchiveAfter, Deliver: deliver,
-		Tools: s.turnTools.Allowed(), Status: messages.SubagentRunning, Created: now}
+		Tools: s.turnTools.Allowed(), Owner: s.turnReach.Owner, Status: messages.SubagentRunning, Created: now}
 	childTools := link.Tools
 	if depth >= target.Subagents.withDefaults().MaxSpawnDepth { // a leaf is not offered the spawn tools
 		childTools = slices.DeleteFunc(slices.Clone(childTools), func(n string) bool { return slices.Contains(subagent.SpawnTools, n) })

@@ -137,7 +137,7 @@ func (s *Session) onSendRequest(ctx actor.Context, call *sessionsCall) {
 	in := messages.Inbound{System: true, Source: source, SessionKey: req.to, Time: s.deps.now(),
 		Text: "[Inter-session message from session " + s.key + " (agent " + s.agent.ID + "), not from your user. " +
 			"Your answer goes back to that session, not to any chat.]\n" + s.deps.redactor().apply(req.text),
-		Standing: &messages.Standing{Tools: s.turnTools.Allowed()}}
+		Standing: &messages.Standing{Tools: s.turnTools.Allowed(), Owner: s.turnReach.Owner}}
 	done := func(err error) {
 		if err != nil {
 			err = fmt.Errorf("sessions_send: could not store the message: %w", err)

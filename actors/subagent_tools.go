@@ -138,7 +138,7 @@ func (s *Session) findChildren(target string, all bool) ([]*subagent.Link, error
 func (s *Session) steerEvent(l *subagent.Link, text string) messages.Inbound {
 	return messages.Inbound{System: true, Source: subagent.FollowUpSource(s.key), SessionKey: l.Child, Time: s.deps.now(),
 		Text:     "[Message from the agent that spawned you (session " + s.key + "), not from a user]\n" + s.deps.redactor().apply(text),
-		Standing: &messages.Standing{Tools: s.turnTools.Allowed()}}
+		Standing: &messages.Standing{Tools: s.turnTools.Allowed(), Owner: s.turnReach.Owner}}
 }
 
 // sendInternal puts in into the inbox of key, then has the Router deliver it; done, when set,

@@ -69,6 +69,7 @@ type turnInput struct {
 	history    []messages.ChatMessage
 	user       []messages.ChatMessage
 	tools      tools.Policy // what the run may use: offered to the model, and the only tools it may call
+	reach      tools.Reach  // what of the workspace its tools may name; its own uploads are added as fetched
 	senderID   string       // who the run answers, for a refused tool's message
 	senderName string       // and for an approval request: their name, chat, and whether it is the owner
 	chatID     string

@@ -52,7 +52,7 @@ type sysPrompt struct {
 func requestPrompt(in *turnInput) sysPrompt {
 	a := in.agent
 	specs, specTokens := a.toolSpecs(in.tools), a.toolSpecTokens(in.tools)
-	prefix, prefixTokens := a.stablePrompt(in.chatType, in.tools)
+	prefix, prefixTokens := a.stablePrompt(in.chatType, in.reach.Owner, in.tools, in.deps.redactor())
 	tail := agent.VolatilePrompt(agent.PromptInput{
 		AgentID: a.ID, Model: in.model.Label, SessionKey: in.sessionKey,
 		Channel: in.channel, ChatType: in.chatType,

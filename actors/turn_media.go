@@ -19,6 +19,11 @@ import (
 type MediaSettings struct {
 	Limits      media.Limits
 	Transcriber media.Transcriber // nil: voice and audio are saved, not transcribed
+	// Owner and Guest bound the files one sender sends per hour (connector_media.go); the zero
+	// value is no limit. MaxInbox bounds the inbox folder: past it the oldest files are removed
+	// (0: no bound).
+	Owner, Guest media.Quota
+	MaxInbox     int64
 }
 
 // mediaFetched brings back the run's user entries with their files saved and described.
@@ -87,6 +92,7 @@ func fetchEntries(ctx context.Context, f *media.Fetcher, deps *Deps, user []mess
 			}
 		}
 		m.Media = fc.Fetch(ctx, m.Time, m.Media, open)
+		pruneInbox(f, deps, m.Media)
 		if desc := media.Describe(m.Media); desc != "" {
 			m.Content = strings.TrimRight(m.Content, "\n") + "\n\n" + deps.redactor().apply(desc)
 		}
@@ -120,6 +126,7 @@ func (t *Turn) onMediaFetched(ctx actor.Context, msg *mediaFetched) {
 		return
 	}
 	t.in.user, t.userChanged = msg.user, true
+	ctx.Send(ctx.Parent(), &uploadsFetched{seq: t.in.seq, paths: uploadsOf(msg.user)})
 	t.begin(ctx)
 }
 

@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -65,6 +66,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		pid := ctx.Spawn(ToolRunProps(t.step, c, tool, tools.Env{
 			Workspace: t.in.agent.Workspace, AgentID: t.in.agent.ID, SessionKey: t.in.sessionKey,
 			Channel: t.in.channel, SenderID: t.in.senderID, Runtime: t.in.deps.toolRuntime, Tools: t.in.tools.Allowed(),
+			Reach: tools.Reach{Owner: t.in.reach.Owner, Uploads: append(slices.Clone(t.in.reach.Uploads), uploadsOf(t.in.user)...)},
 		}, t.limits.ToolTimeout, t.gate(c), t.log))
 		t.runs[pid.Id] = runRef{callID: c.ID, step: t.step}
 		t.event(ctx, messages.ToolStarted, c.ID, toolLabel(c), false)

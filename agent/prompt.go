@@ -13,8 +13,8 @@ import (
 
 // PromptInput is everything BuildSystemPrompt needs. Now, Location, SessionKey, Channel, Model,
 // Host, AgentID and ExtraSystem only reach the volatile part. ChatType reaches both: in the stable
-// prefix it only decides whether MEMORY.md is injected (not in groups), so the prefix stays the
-// same for every turn of one conversation.
+// prefix it only decides, with Private, whether the owner's private files are injected (never in
+// groups), so the prefix stays the same for every turn of one conversation.
 type PromptInput struct {
 	AgentID     string
 	AgentName   string
@@ -31,7 +31,14 @@ type PromptInput struct {
 	// Persona is the agent's configured persona text (agents[].systemPrompt), placed in the
 	// stable prefix after the workspace files.
 	Persona string
+	// Private is true for a run with the owner's standing: only then are the owner's private
+	// files (MEMORY.md, USER.md: PrivateFiles) injected, and never in a group chat.
+	Private bool
 }
+
+// PrivateFiles are the injected files only a run with the owner's standing gets: long-term
+// memory and what the owner wrote about themselves.
+var PrivateFiles = []string{FileMemory, fileMemoryAlt, FileUser}
 
 // BuildSystemPrompt assembles the system prompt. prompt[:stable] is the stable prefix: identity,
 // tools, tool-call style, safety, skills, workspace, the injected files and output directives.
@@ -39,14 +46,16 @@ type PromptInput struct {
 // turns of a conversation and providers can cache it. After it comes the volatile part: the
 // current time, the runtime line, the conversation context and ExtraSystem.
 //
-// In group chats MEMORY.md is left out: it holds the user's private notes.
+// MEMORY.md and USER.md are left out unless in.Private (a run with the owner's standing) and
+// the chat is no group: they hold the owner's private notes.
 func BuildSystemPrompt(in PromptInput) (prompt string, stable int) {
 	prefix := StablePrompt(in)
 	return prefix + VolatilePrompt(in), len(prefix)
 }
 
 // StablePrompt is the stable prefix of the system prompt (see BuildSystemPrompt). It depends
-// only on AgentName, Persona, Tools, Workspace and whether ChatType is a group, so callers may keep it
+// only on AgentName, Persona, Tools, Workspace and whether the run is private (Private and not a
+// group ChatType), so callers may keep it
 // while those stay the same.
 func StablePrompt(in PromptInput) string {
 	var b strings.Builder
@@ -71,7 +80,7 @@ func StablePrompt(in PromptInput) string {
 	if hasTool(in.Tools, "memory_search") {
 		b.WriteString(memorySection)
 	}
-	writeProjectContext(&b, in.Workspace.Files, isGroup(in.ChatType))
+	writeProjectContext(&b, in.Workspace.Files, isGroup(in.ChatType), in.Private && !isGroup(in.ChatType))
 	if p := strings.TrimSpace(in.Persona); p != "" {
 		b.WriteString("\n## Persona\n")
 		b.WriteString(p)
@@ -193,18 +202,21 @@ func writeWorkspace(b *strings.Builder, dir string) {
 	b.WriteString("File tools take paths relative to the workspace. Keep your notes in MEMORY.md and memory/YYYY-MM-DD.md there.\n")
 }
 
-func writeProjectContext(b *strings.Builder, files []File, group bool) {
+func writeProjectContext(b *strings.Builder, files []File, group, private bool) {
 	b.WriteString("\n## Project context\n")
 	if len(files) == 0 {
 		b.WriteString("No workspace files are loaded.\n")
 		return
 	}
 	b.WriteString("These files from your workspace are loaded for you. Follow AGENTS.md; SOUL.md is your persona and tone.\n")
-	if group {
-		b.WriteString("This is a group chat, so MEMORY.md (the user's private notes) is not loaded. Do not share private details here.\n")
+	switch {
+	case group:
+		b.WriteString("This is a group chat, so MEMORY.md and USER.md (the owner's private notes) are not loaded. Do not share private details here.\n")
+	case !private:
+		b.WriteString("This conversation is not with your owner, so MEMORY.md and USER.md (the owner's private notes) are not loaded. Do not share private details here.\n")
 	}
 	for _, f := range files {
-		if group && strings.EqualFold(f.Name, FileMemory) {
+		if !private && slices.ContainsFunc(PrivateFiles, func(n string) bool { return strings.EqualFold(f.Name, n) }) {
 			continue
 		}
 		fmt.Fprintf(b, "\n### %s\n\n", f.Name)

@@ -35,6 +35,7 @@ func testInput() PromptInput {
 		AgentID: "main", AgentName: "Reef", Model: "gpt-5", SessionKey: "agent:main:telegram:direct:42",
 		Channel: "telegram", ChatType: "direct", Tools: testTools(), Workspace: testWorkspace(),
 		Now: time.Date(2026, 11, 22, 11, 3, 0, 0, time.UTC), Location: time.FixedZone("CET", 3600), Host: "linux/amd64",
+		Private: true,
 	}
 }
 
@@ -173,6 +174,27 @@ func TestBuildSystemPromptGroupHidesMemory(t *testing.T) {
 	}
 	if !strings.Contains(prompt[stable:], "group chat") || !strings.Contains(prompt[stable:], SilentToken) {
 		t.Errorf("group guidance missing from the volatile part:\n%s", prompt[stable:])
+	}
+}
+
+// A run without the owner's standing (a guest's direct chat) gets neither MEMORY.md nor
+// USER.md (#39).
+func TestBuildSystemPromptGuestHidesPrivateFiles(t *testing.T) {
+	in := testInput()
+	in.Private = false
+	in.Workspace.Files = append(in.Workspace.Files, File{Name: "USER.md", Content: "the owner's bank is Canary Bank"})
+	prompt, _ := BuildSystemPrompt(in)
+	for _, leak := range []string{"spare key", "Canary Bank", "### MEMORY.md", "### USER.md"} {
+		if strings.Contains(prompt, leak) {
+			t.Errorf("a guest's prompt holds %q", leak)
+		}
+	}
+	if !strings.Contains(prompt, "### SOUL.md") {
+		t.Error("a guest's prompt lost SOUL.md")
+	}
+	in.Private = true
+	if prompt, _ := BuildSystemPrompt(in); !strings.Contains(prompt, "Canary Bank") || !strings.Contains(prompt, "spare key") {
+		t.Error("the owner's prompt lost USER.md or MEMORY.md")
 	}
 }
 

@@ -172,6 +172,10 @@ type SessionConfig struct {
 	// GreetOnNew: after /new and /reset the agent greets the user at once in its persona (one
 	// model turn). Default true.
 	GreetOnNew *bool `yaml:"greetOnNew"`
+	// GuestModels is what guests may choose with /model, /new <model> and /think: listed
+	// (default: the agent's model and models; thinking only off, low or default) or none.
+	// The owner's choices are free.
+	GuestModels string `yaml:"guestModels"`
 }
 
 // Greets reports whether the agent greets the user after /new and /reset (default true).

@@ -13,6 +13,36 @@ type MediaConfig struct {
 	InlineChars int `yaml:"inlineChars"`
 	// Transcription turns voice notes and audio into text; off unless set.
 	Transcription TranscriptionConfig `yaml:"transcription"`
+	// Files one sender may send per hour, by count and by size in MB (as the platform
+	// announces it): over it they are not kept and the sender is told once. 0 takes the
+	// default, -1 is no limit. Defaults: guests 20 files and 100 MB, the owner 200 and 2000.
+	GuestFilesPerHour int `yaml:"guestFilesPerHour"`
+	GuestMBPerHour    int `yaml:"guestMBPerHour"`
+	OwnerFilesPerHour int `yaml:"ownerFilesPerHour"`
+	OwnerMBPerHour    int `yaml:"ownerMBPerHour"`
+	// MaxInboxMB bounds the inbox folder of each workspace (the files people sent); past it
+	// the oldest files are removed. 0 takes the default 2048, -1 is no bound.
+	MaxInboxMB int `yaml:"maxInboxMB"`
+}
+
+// Defaults of the media limits.
+const (
+	DefaultGuestFilesPerHour = 20
+	DefaultGuestMBPerHour    = 100
+	DefaultOwnerFilesPerHour = 200
+	DefaultOwnerMBPerHour    = 2000
+	DefaultMaxInboxMB        = 2048
+)
+
+// MediaLimit is a media limit's value in effect: n, its default for 0, and 0 (none) for -1.
+func MediaLimit(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 // MediaCaps are sizes in MB per kind of file; 0 takes the default.
@@ -77,6 +107,12 @@ func (v *validator) media(m MediaConfig, providers map[string]ProviderConfig) {
 	v.nonNegative("media.maxMB.video", m.MaxMB.Video)
 	v.nonNegative("media.maxMB.document", m.MaxMB.Document)
 	v.nonNegative("media.inlineChars", m.InlineChars)
+	for key, n := range map[string]int{"guestFilesPerHour": m.GuestFilesPerHour, "guestMBPerHour": m.GuestMBPerHour,
+		"ownerFilesPerHour": m.OwnerFilesPerHour, "ownerMBPerHour": m.OwnerMBPerHour, "maxInboxMB": m.MaxInboxMB} {
+		if n < -1 {
+			v.addf("media.%s: %d is not a limit; use a number of 1 or more, 0 for the default or -1 for none", key, n)
+		}
+	}
 	t := m.Transcription
 	if t.Provider == "" && t.Model == "" {
 		return

@@ -84,6 +84,9 @@ func (c *Config) Validate() error {
 	v.nonNegative("session.rateLimit.perSeconds", c.Session.RateLimit.PerSeconds)
 	v.nonNegative("session.dailyTokenBudget", c.Session.DailyTokenBudget)
 	v.oneOf("session.dmScope", c.Session.DMScope, dmScopes)
+	if c.Session.GuestModels != "" {
+		v.oneOf("session.guestModels", c.Session.GuestModels, []string{"listed", "none"})
+	}
 	v.queue("session.queue", c.Session.Queue)
 	for _, name := range slices.Sorted(maps.Keys(c.Session.QueueByChannel)) {
 		path := joinMapKey("session.queueByChannel", name)

@@ -170,7 +170,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 				}
 				t0 = time.Now()
 				x.mu.Lock()
-				_, err := x.rank(x.snapshot(), uniqueTerms(q), qv, DefaultMaxResults, 0.1)
+				_, err := x.rank(x.snapshot(), uniqueTerms(q), qv, DefaultMaxResults, 0.1, nil)
 				x.mu.Unlock()
 				ranked = append(ranked, time.Since(t0))
 				if err != nil {

@@ -46,6 +46,9 @@ type Query struct {
 	Text       string
 	MaxResults int      // 0 = DefaultMaxResults; capped at MaxResultsCap
 	MinScore   *float64 // nil = the mode's default
+	// Only, when set, limits the search to the chunks of the paths it accepts (a guest's run
+	// searches only its own conversation: no note, no other conversation's transcript).
+	Only func(path string) bool
 }
 
 // Result is one found chunk.
@@ -150,7 +153,7 @@ func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var err error
-	resp.Results, err = x.rank(x.snapshot(), terms, qv, min(n, MaxResultsCap), minScore)
+	resp.Results, err = x.rank(x.snapshot(), terms, qv, min(n, MaxResultsCap), minScore, q.Only)
 	return resp, err
 }
 
@@ -284,7 +287,7 @@ func noteDay(p string) time.Time {
 
 // rank scores every chunk and returns the best n at or above minScore: by score (to three
 // decimals), then the newer daily note, then path and line. x.mu is held.
-func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore float64) ([]Result, error) {
+func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore float64, only func(string) bool) ([]Result, error) {
 	text := s.bm25(terms, x.cur.dict)
 	var vec []float32
 	if qv != nil {
@@ -310,6 +313,9 @@ func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore 
 	}
 	top := make([]scored, 0, n+1) // the best n so far, best first
 	for i, d := range s.docs {
+		if only != nil && !only(d.c.Path) {
+			continue
+		}
 		score := text[i]
 		if vec != nil && d.hasVec {
 			v := max(0, float64(vec[i]))

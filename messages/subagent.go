@@ -15,6 +15,10 @@ package messages
 type Standing struct {
 	Tools  []string `json:"tools"`
 	Caller string   `json:"caller,omitempty"`
+	// Owner, on a Standing raised by a run, is true when that run had the owner's standing:
+	// only then does the run answering the event see the owner's private files (MEMORY.md,
+	// USER.md, daily notes, the inbox). Events stored by an older reef have it false.
+	Owner bool `json:"owner,omitempty"`
 }
 
 // Callers of a Standing raised by reef.

@@ -11,7 +11,7 @@ import (
 
 // For names the conversation an inbound message belongs to, by the DM scope:
 //
-//	main                      agent:<agent>:main                          (every DM shares one session)
+//	main                      agent:<agent>:main                          (the owner's DMs share one session; see ForSender)
 //	per-peer                  agent:<agent>:direct:<sender>
 //	per-channel-peer          agent:<agent>:<channel>:direct:<sender>     (default)
 //	per-account-channel-peer  agent:<agent>:<channel>:<account>:direct:<sender>
@@ -19,6 +19,21 @@ import (
 // Groups always get their own session, agent:<agent>:<channel>:group:<chat>, and threads or
 // topics inside them agent:<agent>:<channel>:group:<chat>:thread:<thread>.
 func For(agentID, dmScope string, in *messages.Inbound) string {
+	return key(agentID, dmScope, in)
+}
+
+// ForSender is For with the owner rule of scope main: only the owner's direct chats share the
+// main session. Everyone else's direct chats get their own (per-channel-peer), so a guest's
+// words never enter the owner's context and the owner's runs (heartbeats with exec) never
+// answer a guest's planted text.
+func ForSender(agentID, dmScope string, in *messages.Inbound, owner bool) string {
+	if dmScope == "main" && !owner {
+		dmScope = "per-channel-peer"
+	}
+	return key(agentID, dmScope, in)
+}
+
+func key(agentID, dmScope string, in *messages.Inbound) string {
 	var b strings.Builder
 	b.WriteString("agent:")
 	b.WriteString(agentID)

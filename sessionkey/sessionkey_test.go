@@ -38,3 +38,18 @@ func TestFor(t *testing.T) {
 		}
 	}
 }
+
+// With dmScope main only the owner's direct chats share the main session; a guest's get their
+// own, as under per-channel-peer (#39).
+func TestForSenderKeepsGuestsOutOfMain(t *testing.T) {
+	dm := &messages.Inbound{Channel: "telegram", ChatID: "7", SenderID: "7", ChatType: messages.ChatDirect}
+	if got := ForSender("main", "main", dm, true); got != "agent:main:main" {
+		t.Errorf("the owner's DM: %q, want the main session", got)
+	}
+	if got := ForSender("main", "main", dm, false); got != "agent:main:telegram:direct:7" {
+		t.Errorf("a guest's DM under dmScope main: %q, want its own session", got)
+	}
+	if got := ForSender("main", "per-peer", dm, false); got != "agent:main:direct:7" {
+		t.Errorf("other scopes are unchanged: %q", got)
+	}
+}

@@ -54,7 +54,7 @@ func Completion(l *Link, answer string, pending int, now time.Time) messages.Inb
 	return messages.Inbound{
 		Channel: d.Channel, Account: d.Account, ChatID: d.ChatID, ThreadID: d.ThreadID, ChatType: d.ChatType,
 		SenderID: d.SenderID, System: true, Source: "subagent:" + l.Child, Text: b.String(), Time: now,
-		SessionKey: l.Parent, Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...)},
+		SessionKey: l.Parent, Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...), Owner: l.Owner},
 		Subagent: &messages.SubagentDone{ChildKey: l.Child, RunID: l.RunID, Label: l.Label, Status: l.Status,
 			Why: l.Why, Usage: l.Usage, Run: l.Runs, FollowUps: l.FollowUps, Pending: pending},
 	}
@@ -73,7 +73,7 @@ func Task(l *Link, now time.Time) messages.Inbound {
 	}
 	text += "\n\nTask:\n" + l.Task
 	return messages.Inbound{System: true, Source: "subagent-task:" + l.Parent, Text: text, Time: now, SessionKey: l.Child,
-		Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...)}}
+		Standing: &messages.Standing{Tools: append([]string(nil), l.Tools...), Owner: l.Owner}}
 }
 
 // ActiveNote is the "active sub-agents" block of a parent's runs while children run.

@@ -49,6 +49,8 @@ type Link struct {
 	// Tools is the standing of the parent's run: the child's runs and the parent's run that
 	// answers the completion get no more.
 	Tools []string `json:"tools"`
+	// Owner is true when the parent's run had the owner's standing (messages.Standing.Owner).
+	Owner bool `json:"owner,omitempty"`
 
 	Status  string         `json:"status"` // messages.Subagent*
 	Why     string         `json:"why,omitempty"`

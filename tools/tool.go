@@ -37,6 +37,9 @@ type Env struct {
 	// Tools are the tools the calling run may use; what a call leaves behind (a background
 	// process) raises events whose runs get no more than these.
 	Tools []string
+	// Reach is the part of the workspace the run may name (read, ls, the message tool's
+	// media): all of it with the owner's standing, less the owner's private files otherwise.
+	Reach Reach
 	// Runtime lets tools act on reef itself; nil where no runtime is available.
 	Runtime Runtime
 }

@@ -104,6 +104,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	printPairings(stdout, st.Pairing)
 	printOwners(stdout, cfg)
 	printWeb(stdout, cfg, st)
+	printMedia(stdout, cfg)
 	return 0
 }
 

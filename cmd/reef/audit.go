@@ -122,6 +122,7 @@ func runAudit(cfg *configs.Config, file string, problems []error) *audit {
 	auditWeb(a, cfg)
 	auditApprovals(a, cfg)
 	auditWebhooks(a, cfg)
+	auditExposure(a, cfg) // audit_exposure.go
 	files := fileModeFindings(file, cfg.DataDir)
 	a.add(files...)
 	if len(files) == 0 {
@@ -164,10 +165,15 @@ func auditAccess(a *audit, cfg *configs.Config) {
 	for _, name := range names {
 		acc := channelAccess(cfg, name)
 		path := accountPath(name)
-		if acc.DMPolicy == "open" {
+		switch {
+		case acc.DMPolicy == "open":
 			a.add(finding{Check: "dmPolicy", Where: path + ".dmPolicy",
 				Problem: "open: anyone who finds the bot may talk to it, spend your tokens and use the guests' tools",
 				Fix:     "dmPolicy: pairing (approve each person with `reef pairing approve`) or allowlist with their ids in allowFrom"})
+		case dmOpen(acc):
+			a.add(finding{Check: "dmPolicy", Where: path + ".allowFrom",
+				Problem: acc.DMPolicy + ` with "*" in allowFrom is open: every stranger is admitted without pairing, may spend your tokens and use the guests' tools`,
+				Fix:     `take "*" out of allowFrom and list the ids you mean`})
 		}
 		if slices.Contains(acc.Groups, "*") {
 			a.add(finding{Check: "groups", Where: path + ".groups",
@@ -178,7 +184,7 @@ func auditAccess(a *audit, cfg *configs.Config) {
 		if n := len(acc.Groups); n > 0 && !slices.Contains(acc.Groups, "*") {
 			groups = fmt.Sprintf("%d listed", n)
 		}
-		if acc.DMPolicy != "open" && !slices.Contains(acc.Groups, "*") {
+		if !dmOpen(acc) && !slices.Contains(acc.Groups, "*") {
 			a.ok("access", path, fmt.Sprintf("direct messages: %s; groups: %s", acc.DMPolicy, groups))
 		}
 	}
@@ -263,7 +269,7 @@ func auditWebhooks(a *audit, cfg *configs.Config) {
 		}
 	}
 	if len(listeners) == 0 {
-		a.ok("webhook", "webhooks", "none: reef listens on no network address (channels connect out)")
+		a.ok("webhook", "webhooks", "none: no webhook listener (channels connect out)")
 		return
 	}
 	a.ok("webhook", "webhooks", "listening: "+strings.Join(listeners, ", "))

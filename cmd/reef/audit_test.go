@@ -336,6 +336,10 @@ func TestAuditAccessAndWebhooks(t *testing.T) {
 		{"pairing and listed groups", configs.ChannelsConfig{Discord: &configs.DiscordConfig{DMPolicy: "pairing", Groups: []string{"1"}}}, nil},
 		{"open DMs", configs.ChannelsConfig{Discord: &configs.DiscordConfig{DMPolicy: "open"}}, []string{"channels.discord.dmPolicy"}},
 		{"every group", configs.ChannelsConfig{Discord: &configs.DiscordConfig{Groups: []string{"1", "*"}}}, []string{"channels.discord.groups"}},
+		// "*" in allowFrom admits every stranger whatever the policy says (#39 item 7).
+		{"pairing with a star", configs.ChannelsConfig{Telegram: &configs.TelegramConfig{DMPolicy: "pairing", AllowFrom: []string{"*", "500"}}}, []string{"channels.telegram.allowFrom"}},
+		{"discord allowlist with a star", configs.ChannelsConfig{Discord: &configs.DiscordConfig{DMPolicy: "allowlist", AllowFrom: []string{"*"}}}, []string{"channels.discord.allowFrom"}},
+		{"disabled DMs with a star", configs.ChannelsConfig{Discord: &configs.DiscordConfig{DMPolicy: "disabled", AllowFrom: []string{"*"}}}, nil},
 		{"telegram polling ignores webhook keys", configs.ChannelsConfig{Telegram: &configs.TelegramConfig{Mode: "polling", WebhookListen: "0.0.0.0:1"}}, nil},
 		{"telegram webhook done right", configs.ChannelsConfig{Telegram: &configs.TelegramConfig{Mode: "webhook", WebhookListen: "127.0.0.1:8443", WebhookSecret: strings.Repeat("s", 16)}}, nil},
 		{"telegram webhook, public, no secret", configs.ChannelsConfig{Telegram: &configs.TelegramConfig{Mode: "webhook", WebhookListen: ":8443"}},
@@ -365,5 +369,76 @@ func TestAuditAccessAndWebhooks(t *testing.T) {
 				t.Error("no posture reported")
 			}
 		})
+	}
+}
+
+// TestAuditExposure: a web listener off loopback, running as root and dmScope main are
+// reported; the audit no longer says reef listens on no network address (#39 item 7).
+func TestAuditExposure(t *testing.T) {
+	defer func(f func() int) { euid = f }(euid)
+	for _, tt := range []struct {
+		listen string
+		root   bool
+		scope  string
+		want   []string
+		fact   string
+	}{
+		{"127.0.0.1:18789", false, "", nil, "this machine only"},
+		{"off", false, "", nil, "no web listener"},
+		{"0.0.0.0:18789", false, "", []string{"gateway.http.listen"}, ""},
+		{"192.168.1.5:80", true, "", []string{"gateway.http.listen", "reef's user"}, ""},
+		{"127.0.0.1:18789", false, "main", nil, "only the owner's direct chats share the main session"},
+	} {
+		euid = func() int { return map[bool]int{true: 0, false: 1000}[tt.root] }
+		cfg := &configs.Config{Gateway: configs.GatewayConfig{HTTP: configs.GatewayHTTPConfig{Listen: tt.listen}},
+			Session: configs.SessionConfig{DMScope: tt.scope}}
+		a := &audit{}
+		auditExposure(a, cfg)
+		auditWebhooks(a, cfg)
+		var got []string
+		for _, p := range a.Problems {
+			got = append(got, p.Where)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s root %v: problems (-want +got):\n%s", tt.listen, tt.root, diff)
+		}
+		var facts []string
+		for _, f := range a.Posture {
+			facts = append(facts, f.Detail)
+			if strings.Contains(f.Detail, "no network address") {
+				t.Errorf("%s: the audit still says %q", tt.listen, f.Detail)
+			}
+		}
+		if tt.fact != "" && !strings.Contains(strings.Join(facts, "\n"), tt.fact) {
+			t.Errorf("%s %s: posture %q lacks %q", tt.listen, tt.scope, facts, tt.fact)
+		}
+	}
+}
+
+// TestDoctorIsNotAllGoodWhenDoorsAreOpen: open DMs with every group, the exec sandbox off
+// and web requests opened to everything are warned of, and reef doctor does not end with
+// "All good" (#39 item 7).
+func TestDoctorIsNotAllGoodWhenDoorsAreOpen(t *testing.T) {
+	srv := newFake(t)
+	_, e := writeConfig(t, srv, `tools:
+  exec:
+    sandbox: "off"
+  web:
+    allowPrivate: ["0.0.0.0/0"]
+channels:
+  telegram:
+    botToken: "`+tgToken+`"
+    dmPolicy: open
+    allowFrom: ["*"]
+    groups: ["*"]
+`)
+	res := reef(t, e, "", "doctor")
+	for _, want := range []string{"channels.telegram.dmPolicy", "channels.telegram.groups", "tools.exec.sandbox", "tools.web.allowPrivate"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("reef doctor does not warn of %s:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, "All good") {
+		t.Errorf("reef doctor says All good:\n%s", res.stdout)
 	}
 }

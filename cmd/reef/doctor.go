@@ -63,9 +63,14 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	d.checkWebSearch(cfg)
 	channels := d.checkChannels(cfg, path)
 	d.checkGuestTools(cfg)
+	d.checkSecurity(cfg) // audit_exposure.go
 	if d.problems > 0 {
 		fmt.Fprintf(stdout, "\n%d problem(s) found.\n", d.problems)
 		return 1
+	}
+	if d.warnings > 0 {
+		fmt.Fprintf(stdout, "\nNothing stops reef, but %d security warning(s) above need a look (`reef security audit` explains each).\n", d.warnings)
+		return 0
 	}
 	if !channels {
 		fmt.Fprintln(stdout, "\nAll good. `reef chat` is ready; `reef gateway` has no channel to serve yet (see above).")
@@ -126,6 +131,7 @@ func (d *doctor) checkWebSearch(cfg *configs.Config) {
 type doctor struct {
 	out      io.Writer
 	problems int
+	warnings int  // security warnings: reef runs, but "All good" would be false
 	repair   bool // --repair: repair a damaged database
 }
 

@@ -57,6 +57,7 @@ func withFake(home string, srv *openaitest.Server) env {
 		"OPENAI_BASE_URL": srv.URL(),
 		"OPENAI_API_KEY":  canary,
 		"REEF_MODEL":      "openai/test-model",
+		"REEF_ALLOW_ROOT": "1", // the tests may run as root (a CI container); TestAuditExposure covers the warning
 	}
 }
 

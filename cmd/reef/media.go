@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -18,6 +20,11 @@ func mediaSettings(cfg *configs.Config) actors.MediaSettings {
 	s := actors.MediaSettings{Limits: media.Limits{Image: mb(m.MaxMB.Image), Audio: mb(m.MaxMB.Audio),
 		Video: mb(m.MaxMB.Video), Document: mb(m.MaxMB.Document), InlineChars: m.InlineChars}}
 	s.Transcriber = transcriber(cfg)
+	s.Guest = media.Quota{Files: configs.MediaLimit(m.GuestFilesPerHour, configs.DefaultGuestFilesPerHour),
+		Bytes: mb(configs.MediaLimit(m.GuestMBPerHour, configs.DefaultGuestMBPerHour))}
+	s.Owner = media.Quota{Files: configs.MediaLimit(m.OwnerFilesPerHour, configs.DefaultOwnerFilesPerHour),
+		Bytes: mb(configs.MediaLimit(m.OwnerMBPerHour, configs.DefaultOwnerMBPerHour))}
+	s.MaxInbox = mb(configs.MediaLimit(m.MaxInboxMB, configs.DefaultMaxInboxMB))
 	return s
 }
 
@@ -42,4 +49,32 @@ func mediaClient(cfg *configs.Config) *http.Client {
 		guard, _ = netguard.New(netguard.Config{})
 	}
 	return guard.Client(2*time.Minute, 5)
+}
+
+// printMedia is reef status's line on the limits of the files people send: per sender and
+// hour, and each workspace's inbox against media.maxInboxMB.
+func printMedia(w io.Writer, cfg *configs.Config) {
+	s := mediaSettings(cfg)
+	quota := func(q media.Quota) string {
+		if q.Files == 0 && q.Bytes == 0 {
+			return "no limit"
+		}
+		return fmt.Sprintf("%s files, %s", limitText(int64(q.Files), ""), limitText(q.Bytes>>20, " MB"))
+	}
+	fmt.Fprintf(w, "files people send, per sender and hour: guests %s; the owner %s\n", quota(s.Guest), quota(s.Owner))
+	for _, ac := range cfg.Agents {
+		n, err := media.InboxSize(ac.Workspace)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "inbox of agent %s: %s of %s (media.maxInboxMB; the oldest files are removed past it)\n",
+			ac.ID, media.Bytes(n), limitText(s.MaxInbox>>20, " MB"))
+	}
+}
+
+func limitText(n int64, unit string) string {
+	if n <= 0 {
+		return "no limit"
+	}
+	return fmt.Sprintf("%d%s", n, unit)
 }

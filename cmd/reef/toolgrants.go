@@ -83,6 +83,7 @@ func (d *doctor) checkGuestTools(cfg *configs.Config) {
 	}
 	for _, door := range doors {
 		fmt.Fprintf(d.out, "! security: %s\n    fix: %s\n", door.problem(), door.fix())
+		d.warnings++
 	}
 }
 
@@ -121,7 +122,7 @@ func openToolDoors(cfg *configs.Config) ([]toolDoor, error) {
 			door.fixes = append(door.fixes, fmt.Sprintf(`list group ids in %s.groups instead of "*"`, accountPath(name)))
 			callers = append(callers, tools.Caller{Group: true, ChatID: "any group", SenderID: "anyone"})
 		}
-		if a.DMPolicy == "open" {
+		if dmOpen(a) {
 			door.doors = append(door.doors, "dmPolicy: open")
 			door.fixes = append(door.fixes, "use dmPolicy: pairing")
 			callers = append(callers, tools.Caller{SenderID: "anyone"})

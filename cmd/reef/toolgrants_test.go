@@ -18,7 +18,7 @@ func TestDoctorWarnsWhenAnyoneGetsOwnerTools(t *testing.T) {
 		want  []string
 		not   []string
 	}{
-		{name: "every group, guests read only", extra: []string{`groups: ["*"]`}, not: []string{"! security"}},
+		{name: "every group, guests read only", extra: []string{`groups: ["*"]`}, not: []string{"lets anyone in"}},
 		{name: "every group, exec for its members", extra: []string{`groups: ["*"]`, "groupTools:", `  "*": {allow: [exec]}`},
 			want: []string{`! security: channels.telegram: groups: ["*"] lets anyone in, and guests may use exec`,
 				"fix: take exec out of the allow lists under channels.telegram (tools, groupTools, toolsBySender)",
@@ -27,8 +27,8 @@ func TestDoctorWarnsWhenAnyoneGetsOwnerTools(t *testing.T) {
 			want: []string{"! security: channels.telegram: dmPolicy: open lets anyone in, and guests may use apply_patch, edit, write",
 				"or let in only whom you know: use dmPolicy: pairing"}},
 		{name: "exec for one sender in one listed group is no open door",
-			extra: []string{`groups: ["-100123"]`, "groupTools:", `  "-100123": {bySender: {"42": {allow: [exec]}}}`}, not: []string{"! security"}},
-		{name: "the agent's deny wins", extra: []string{`groups: ["*"]`, "tools: {allow: [exec]}"}, not: []string{"! security"}},
+			extra: []string{`groups: ["-100123"]`, "groupTools:", `  "-100123": {bySender: {"42": {allow: [exec]}}}`}, not: []string{"lets anyone in"}},
+		{name: "the agent's deny wins", extra: []string{`groups: ["*"]`, "tools: {allow: [exec]}"}, not: []string{"lets anyone in"}},
 		{name: "an MCP server for every guest", extra: []string{"dmPolicy: open", `allowFrom: ["*"]`, "tools: {allow: [mcp:files]}"},
 			want: []string{"! security: channels.telegram: dmPolicy: open lets anyone in, and guests may use files__*"}},
 		{name: "some tools of an MCP server for every guest", extra: []string{"dmPolicy: open", `allowFrom: ["*"]`, `tools: {allow: ["mcp:files:read_*"]}`},

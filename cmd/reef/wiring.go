@@ -202,6 +202,7 @@ func sessionSettings(cfg *configs.Config) actors.SessionSettings {
 		DailyTokenBudget: s.DailyTokenBudget,
 		RateLimit:        actors.RateLimit{Per: time.Duration(s.RateLimit.PerSeconds) * time.Second},
 		GreetOnNew:       s.Greets(),
+		GuestModels:      s.GuestModels,
 	}
 	if s.RateLimit.Messages != nil {
 		set.RateLimit.Messages = *s.RateLimit.Messages

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/schedule"
@@ -43,6 +44,9 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	}
 	if call.Env.Runtime == nil {
 		return tools.Result{}, errors.New("cron is not available here (no scheduler is running)")
+	}
+	if err := checkDelivery(call.Env, args); err != nil {
+		return tools.Result{}, err
 	}
 	raw := call.Args
 	if len(raw) == 0 {
@@ -81,3 +85,20 @@ const schema = `{"type":"object","properties":{
 "delivery":{"type":"object","properties":{"mode":{"type":"string","enum":["announce","channel","none"]},
 "channel":{"type":"string"},"to":{"type":"string"}}},
 "enabled":{"type":"boolean"},"deleteAfterRun":{"type":"boolean"}}}}}`
+
+// checkDelivery applies the message tool's target rule to a job's delivery: a job's reply
+// goes to the conversation it was made in (mode announce) or nowhere; delivering to another
+// chat (mode channel) needs the rights of sessions_send, the owner's by default, so a guest
+// granted cron cannot post into someone else's chat. A job made from no session (the
+// operator's) is not limited.
+func checkDelivery(env tools.Env, args schedule.Args) error {
+	if env.SessionKey == "" || slices.Contains(env.Tools, "sessions_send") {
+		return nil
+	}
+	for _, in := range []*schedule.JobInput{args.Job, args.Patch} {
+		if in != nil && in.Delivery != nil && in.Delivery.Mode == "channel" {
+			return errors.New(`delivery mode "channel" (to another chat) is not allowed in this conversation: it needs the rights of sessions_send, the owner's by default; use mode "announce" to deliver to this conversation`)
+		}
+	}
+	return nil
+}

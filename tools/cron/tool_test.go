@@ -3,6 +3,8 @@ package cron
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/reefgw/reef/tools"
@@ -41,5 +43,31 @@ func TestToolActions(t *testing.T) {
 	var spec map[string]any
 	if err := json.Unmarshal(New().Spec().Parameters, &spec); err != nil {
 		t.Errorf("schema is not JSON: %v", err)
+	}
+}
+
+// TestDeliveryFollowsTheMessageTargetRule: a run without sessions_send (a guest granted only
+// cron) cannot make or change a job that delivers to another chat; announce (its own
+// conversation) works; a run with sessions_send may (#39 item 10).
+func TestDeliveryFollowsTheMessageTargetRule(t *testing.T) {
+	rt := &fakeRuntime{}
+	env := tools.Env{AgentID: "main", SessionKey: "agent:main:telegram:direct:7", Runtime: rt, Tools: []string{"cron", "read"}}
+	job := `{"name":"x","schedule":{"kind":"every","everyMs":3600000},"payload":{"kind":"systemEvent","text":"hi"},"delivery":{"mode":"%s","channel":"telegram","to":"500"}}`
+	for _, args := range []string{
+		`{"action":"add","job":` + fmt.Sprintf(job, "channel") + `}`,
+		`{"action":"update","id":"j1","patch":{"delivery":{"mode":"channel","channel":"telegram","to":"500"}}}`,
+	} {
+		rt.action = ""
+		res := tools.Run(context.Background(), New(), tools.Call{Args: []byte(args), Env: env})
+		if !res.IsError || !strings.Contains(res.Content, "sessions_send") || rt.action != "" {
+			t.Errorf("guest %s: %+v, runtime saw %q", args, res, rt.action)
+		}
+	}
+	if res := tools.Run(context.Background(), New(), tools.Call{Args: []byte(`{"action":"add","job":` + fmt.Sprintf(job, "announce") + `}`), Env: env}); res.IsError {
+		t.Errorf("announce refused: %+v", res)
+	}
+	env.Tools = append(env.Tools, "sessions_send")
+	if res := tools.Run(context.Background(), New(), tools.Call{Args: []byte(`{"action":"add","job":` + fmt.Sprintf(job, "channel") + `}`), Env: env}); res.IsError || rt.action != "add" {
+		t.Errorf("a run with sessions_send: %+v", res)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/reefgw/reef/tools"
 )
@@ -91,12 +90,24 @@ func openWorkspace(env tools.Env, p string) (root *os.Root, rel string, err erro
 	return root, rel, nil
 }
 
-// openForRead is openWorkspace for the tools that only read: an absolute path outside the
-// workspace but inside one of c.ReadOnlyDirs opens that folder instead, confined the same way.
-func (c Config) openForRead(env tools.Env, p string) (*os.Root, string, error) {
-	root, rel, err := openWorkspace(env, p)
-	if err == nil || !errors.Is(err, tools.ErrEscapes) || !filepath.IsAbs(p) {
-		return root, rel, err
+// openForRead opens the workspace for the tools that only read, with p checked against the
+// run's reach (tools.Reach): a file p must be one the run may open, a folder one it may list.
+// An absolute path outside the workspace but inside one of c.ReadOnlyDirs opens that folder
+// instead, confined the same way.
+func (c Config) openForRead(env tools.Env, p string, file bool) (*os.Root, string, error) {
+	rel, err := env.Reach.Check(env.Workspace, p)
+	if err == nil && file && !env.Reach.Allows(rel) {
+		err = fmt.Errorf("%w: %s is not available in this conversation", tools.ErrPrivate, p)
+	}
+	if err == nil {
+		root, oerr := os.OpenRoot(env.Workspace)
+		if oerr != nil {
+			return nil, "", fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(env.Workspace, oerr))
+		}
+		return root, rel, nil
+	}
+	if !errors.Is(err, tools.ErrEscapes) || !filepath.IsAbs(p) {
+		return nil, "", err
 	}
 	for _, dir := range c.ReadOnlyDirs {
 		r, rerr := tools.WorkspacePath(dir, p)
@@ -112,39 +123,9 @@ func (c Config) openForRead(env tools.Env, p string) (*os.Root, string, error) {
 	return nil, "", err
 }
 
-// openRegular opens a regular file with a single link for reading. O_NONBLOCK keeps the open
-// itself from waiting on a FIFO; everything that is not a regular file is refused before any read.
+// openRegular opens a regular file with a single link for reading (tools.OpenRegular).
 func openRegular(root *os.Root, rel, p string) (*os.File, os.FileInfo, error) {
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, nil, tools.ExplainPathError(p, err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, tools.ExplainPathError(p, err)
-	}
-	if err := checkRegular(info, p); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, info, nil
-}
-
-// checkRegular refuses directories, special files and files with more than one hard link.
-func checkRegular(info os.FileInfo, p string) error {
-	switch m := info.Mode(); {
-	case m.IsDir():
-		return fmt.Errorf("%s is a directory; use ls to list it", p)
-	case m&os.ModeSymlink != 0:
-		return fmt.Errorf("%s is a symlink; give the path of the file it points to", p)
-	case !m.IsRegular():
-		return fmt.Errorf("%s is not a regular file (%s); only regular files can be used", p, kind(m))
-	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return fmt.Errorf("%s has %d hard links; refusing it because a hard link can lead outside the workspace", p, st.Nlink)
-	}
-	return nil
+	return tools.OpenRegular(root, rel, p)
 }
 
 func kind(m os.FileMode) string {

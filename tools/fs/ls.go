@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -51,7 +52,7 @@ func (t *List) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if err != nil {
 		return tools.Result{}, err
 	}
-	root, rel, err := t.cfg.openForRead(call.Env, p)
+	root, rel, err := t.cfg.openForRead(call.Env, p, false)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -75,6 +76,9 @@ func (t *List) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	}
 	if ctx.Err() != nil {
 		return tools.Result{}, errors.New("ls was cancelled")
+	}
+	if inWorkspace(call.Env, root) { // a guest's run sees no private file of the owner's
+		entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return !call.Env.Reach.Shows(filepath.Join(rel, e.Name())) })
 	}
 	if len(entries) == 0 {
 		return tools.Result{Content: fmt.Sprintf("[%s is empty]", p)}, nil
@@ -114,4 +118,9 @@ func describe(root *os.Root, dir string, e os.DirEntry) string {
 	default:
 		return fmt.Sprintf("%s (%s)", name, kind(t))
 	}
+}
+
+// inWorkspace reports whether root is the workspace rather than a read-only skills folder.
+func inWorkspace(env tools.Env, root *os.Root) bool {
+	return root.Name() == env.Workspace
 }

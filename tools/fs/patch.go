@@ -223,5 +223,5 @@ func (t *Patch) checkTarget(root *os.Root, rel, p string) error {
 			return tools.ExplainPathError(p, err)
 		}
 	}
-	return checkRegular(info, p)
+	return tools.CheckRegular(info, p)
 }

@@ -69,7 +69,7 @@ func (t *Read) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if a.Limit == 0 || a.Limit > t.cfg.ReadLines {
 		a.Limit = t.cfg.ReadLines
 	}
-	root, rel, err := t.cfg.openForRead(call.Env, p)
+	root, rel, err := t.cfg.openForRead(call.Env, p, true)
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -77,7 +77,7 @@ func (t *Write) Run(ctx context.Context, call tools.Call) (tools.Result, error) 
 				return tools.Result{}, tools.ExplainPathError(p, err)
 			}
 		}
-		if err := checkRegular(info, p); err != nil {
+		if err := tools.CheckRegular(info, p); err != nil {
 			return tools.Result{}, err
 		}
 		perm, verb = info.Mode().Perm(), "replaced"

@@ -81,6 +81,9 @@ func (*Get) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if !memory.IsMemoryPath(rel) {
 		return tools.Result{}, fmt.Errorf("%s is not a memory file; memory_get reads MEMORY.md and memory/**/*.md only (use read for other files)", a.Path)
 	}
+	if !call.Env.Reach.Owner {
+		return tools.Result{}, fmt.Errorf("%w: %s is not available in this conversation (memory notes are only for the owner's own chats)", tools.ErrPrivate, a.Path)
+	}
 	if a.From < 0 || a.Lines < 0 {
 		return tools.Result{}, errors.New("from and lines must be positive")
 	}

@@ -75,7 +75,12 @@ func (t *Search) Run(ctx context.Context, call tools.Call) (tools.Result, error)
 	if !ok {
 		return tools.Result{}, errors.New("memory search is off for this agent; read MEMORY.md and memory/ with the file tools")
 	}
-	resp, err := x.Search(ctx, memory.Query{Text: a.Query, MaxResults: a.MaxResults, MinScore: a.MinScore})
+	q := memory.Query{Text: a.Query, MaxResults: a.MaxResults, MinScore: a.MinScore}
+	if !call.Env.Reach.Owner { // a guest's run: its own conversation only, no owner's note
+		own := memory.SessionPrefix + call.Env.SessionKey
+		q.Only = func(p string) bool { return p == own }
+	}
+	resp, err := x.Search(ctx, q)
 	if err != nil {
 		if errors.Is(err, memory.ErrEmptyQuery) {
 			return tools.Result{}, err

@@ -24,7 +24,7 @@ func setup(t *testing.T) (search, get tools.Tool, env tools.Env) {
 	write(t, ws, "notes.md", "not a memory file: Falcon\n")
 	m := memindex.NewManager(pmem.New(), zerolog.Nop(), memindex.Config{AgentID: "main", Workspace: ws})
 	ts := memory.Tools(m)
-	return ts[0], ts[1], tools.Env{Workspace: ws, AgentID: "main"}
+	return ts[0], ts[1], tools.Env{Workspace: ws, AgentID: "main", Reach: tools.Reach{Owner: true}}
 }
 
 func write(t *testing.T, ws, rel, text string) {
@@ -156,5 +156,24 @@ func TestGetHugeFile(t *testing.T) {
 	}
 	if len(res.Content) > memory.MaxTextBytes+4096 || !strings.Contains(res.Content, `"more":true`) {
 		t.Fatalf("got %d bytes, want at most about %d and more", len(res.Content), memory.MaxTextBytes)
+	}
+}
+
+// A guest's run (no owner's standing) searches no note and no other conversation, and
+// memory_get reads nothing (#39).
+func TestGuestSearchesNoOwnerNotes(t *testing.T) {
+	search, get, env := setup(t)
+	env.Reach, env.SessionKey = tools.Reach{}, "agent:main:telegram:direct:99"
+	res := run(t, search, env, `{"query":"green tea ticket Falcon"}`)
+	if res.IsError || strings.Contains(res.Content, "MEMORY.md") || strings.Contains(res.Content, "2025-03-14") ||
+		strings.Contains(res.Content, "tea") {
+		t.Errorf("a guest's memory_search found the owner's notes: %s", res.Content)
+	}
+	if res := run(t, get, env, `{"path":"MEMORY.md"}`); !res.IsError || strings.Contains(res.Content, "tea") {
+		t.Errorf("a guest's memory_get read MEMORY.md: %+v", res)
+	}
+	env.Reach.Owner = true
+	if res := run(t, search, env, `{"query":"green tea"}`); !strings.Contains(res.Content, "MEMORY.md") {
+		t.Errorf("the owner's memory_search found nothing: %s", res.Content)
 	}
 }

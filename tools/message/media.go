@@ -4,20 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/reefgw/reef/tools"
 )
 
 // MaxMedia caps a file the tool sends, in bytes (the platforms' own limits are lower for
 // some kinds: Telegram photos 10 MB, Discord 10 MB; the channel refuses those with a note).
 const MaxMedia = 50 << 20
 
-// checkMedia checks a media reference the way the agent can act on: an https URL, or a
-// regular file inside the workspace (os.OpenInRoot: no "..", no absolute path elsewhere, no
-// symlink out of it) no bigger than MaxMedia. It returns the reference to send, relative to
+// checkMedia checks a media reference the way the agent can act on: an https URL, or a file
+// the run may name (tools.OpenFile: inside the workspace, within the run's reach, a regular
+// file with one link) no bigger than MaxMedia. It returns the reference to send, relative to
 // the workspace for a path.
-func checkMedia(workspace, ref string) (string, error) {
+func checkMedia(env tools.Env, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return "", nil
@@ -28,32 +29,18 @@ func checkMedia(workspace, ref string) (string, error) {
 		}
 		return ref, nil
 	}
-	if workspace == "" {
+	if env.Workspace == "" {
 		return "", errors.New("media: no workspace to send files from")
 	}
-	rel := ref
-	if filepath.IsAbs(ref) {
-		r, err := filepath.Rel(workspace, ref)
-		if err != nil || strings.HasPrefix(r, "..") {
-			return "", fmt.Errorf("media %q is outside your workspace; copy it into the workspace first", ref)
-		}
-		rel = r
-	}
-	f, err := os.OpenInRoot(workspace, rel)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("media %q does not exist in your workspace", ref)
-	}
-	if err != nil {
-		return "", fmt.Errorf("media %q is outside your workspace or unreadable; copy it into the workspace first", ref)
+	f, st, rel, err := tools.OpenFile(env.Workspace, env.Reach, ref)
+	switch {
+	case errors.Is(err, tools.ErrEscapes):
+		return "", fmt.Errorf("media %q is outside your workspace; copy it into the workspace first", ref)
+	case err != nil:
+		return "", fmt.Errorf("media: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("media %q: %v", ref, err)
-	case !st.Mode().IsRegular():
-		return "", fmt.Errorf("media %q is not a regular file", ref)
-	case st.Size() > MaxMedia:
+	if st.Size() > MaxMedia {
 		return "", fmt.Errorf("media %q is %d MB; at most %d MB can be sent", ref, st.Size()>>20, MaxMedia>>20)
 	}
 	return filepath.ToSlash(filepath.Clean(rel)), nil

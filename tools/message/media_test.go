@@ -43,8 +43,8 @@ func TestMediaIsConfinedToTheWorkspace(t *testing.T) {
 		{"../" + filepath.Base(outside) + "/secret.txt", "outside your workspace"},
 		{filepath.Join(outside, "secret.txt"), "outside your workspace"},
 		{"link.txt", "outside your workspace"},
-		{"missing.png", "does not exist"},
-		{"dir", "not a regular file"},
+		{"missing.png", "no such file"},
+		{"dir", "is a directory"},
 		{"file:///etc/passwd", "only workspace paths and http(s) URLs"},
 	} {
 		m := &messenger{}

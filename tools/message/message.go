@@ -65,7 +65,7 @@ func (Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if text == "" {
 		text = strings.TrimSpace(a.Message)
 	}
-	media, err := checkMedia(call.Env.Workspace, a.Media)
+	media, err := checkMedia(call.Env, a.Media)
 	switch {
 	case err != nil:
 		return tools.Result{}, err
