@@ -24,7 +24,8 @@ import (
 // The control socket lets commands such as `reef pairing approve` and `reef status` work
 // while a gateway holds the database: they talk to it over a unix socket in the data
 // directory (mode 0600, so only reef's user can use it). Without a running reef they open
-// the database themselves.
+// the database themselves. No process reef started is served (peerGuard): not a command of
+// the exec tool, nor anything it left behind.
 
 func socketPath(cfg *configs.Config) string { return filepath.Join(cfg.DataDir, "reef.sock") }
 
@@ -66,6 +67,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 		ln.Close()
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
+	ln = peerGuard{Listener: ln, log: log}
 	started := time.Now()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {

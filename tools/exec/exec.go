@@ -22,6 +22,8 @@ package exec
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +58,10 @@ type Config struct {
 	Limits   Limits   // rlimits of every command (not with Sandbox off)
 	Writable []string // writable under landlock and bwrap besides the workspace and TempDirs
 	TempDirs []string // writable temp directories; default TMPDIR, /tmp, /var/tmp, /dev/shm
+	// Hidden are paths commands must not reach: reef's data directory (database, gateway
+	// token, backups, control socket). Hidden from every level but off; see hide_linux.go.
+	// A hidden path that holds the workspace or a writable folder is not hidden.
+	Hidden []string
 
 	// Processes owns background processes (background, yieldMs; see background.go); nil:
 	// exec offers neither and every command runs in the foreground.
@@ -237,14 +243,14 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 			return nil, nil, fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(workspace, err))
 		}
 		writable := append(append([]string{ws}, e.cfg.TempDirs...), e.cfg.Writable...)
-		argv = append(slices.Clone(e.cfg.Helper), helperArgs(e.level.Mode, e.cfg.Limits, writable, argv...)...)
+		argv = append(slices.Clone(e.cfg.Helper), helperArgs(e.level.Mode, e.cfg.Limits, writable, hidable(e.cfg.Hidden, writable), argv...)...)
 		if r, w, err = os.Pipe(); err != nil {
 			return nil, nil, fmt.Errorf("cannot start the command: %v", err)
 		}
 	}
 	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = FilterEnv(os.Environ(), e.cfg.Secrets)
+	cmd.Env = append(FilterEnv(os.Environ(), e.cfg.Secrets), MarkerEnv+"="+newCallID())
 	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, output interleaved as written
 	if stdin != nil {
 		cmd.Stdin = stdin
@@ -277,6 +283,35 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 		}
 	}
 	return cmd, report, nil
+}
+
+// hidable is hidden without the paths that hold a writable folder (the workspace among them),
+// which hiding would take away from the command.
+func hidable(hidden, writable []string) []string {
+	var out []string
+	for _, h := range hidden {
+		h = filepath.Clean(h)
+		if r, err := filepath.EvalSymlinks(h); err == nil {
+			h = r
+		}
+		holds := false
+		for _, w := range writable {
+			if w == h || strings.HasPrefix(w, h+string(filepath.Separator)) {
+				holds = true
+			}
+		}
+		if !holds && filepath.IsAbs(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// newCallID is a fresh random id for MarkerEnv.
+func newCallID() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails since Go 1.24
+	return hex.EncodeToString(b[:])
 }
 
 func ignoreESRCH(err error) error {

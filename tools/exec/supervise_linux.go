@@ -30,6 +30,7 @@ type helperOptions struct {
 	nproc, cpu int
 	fsize, as  int64
 	writable   multiFlag
+	hide       multiFlag // paths the command must not reach (reef's data dir); see hide_linux.go
 	argv       []string
 }
 
@@ -48,6 +49,7 @@ func parseHelper(args []string) (helperOptions, error) {
 	fs.Int64Var(&o.fsize, "fsize", -1, "")
 	fs.Int64Var(&o.as, "as", -1, "")
 	fs.Var(&o.writable, "write", "")
+	fs.Var(&o.hide, "hide", "")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -75,17 +77,16 @@ func SandboxMain(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef exec-sandbox: %v\n", err)
 		return 126
 	}
-	if os.Getenv(innerEnv) == "inner" {
-		os.Unsetenv(innerEnv)
+	if v := os.Getenv(innerEnv); v == "inner" || v == nsEnvValue {
 		err := confineAndExec(o) // returns only on failure
 		fmt.Fprintf(stderr, "reef exec-sandbox: %v\n", err)
 		return 126
 	}
-	return supervise(stderr)
+	return supervise(o, stderr)
 }
 
 // supervise runs stage 2 and outlives it until every descendant is gone.
-func supervise(stderr io.Writer) int {
+func supervise(o helperOptions, stderr io.Writer) int {
 	var status *os.File
 	var st unix.Stat_t
 	if unix.Fstat(statusFD, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO { // reef's report pipe
@@ -104,11 +105,17 @@ func supervise(stderr io.Writer) int {
 	if err != nil {
 		exe = "/proc/self/exe"
 	}
-	pid, err := syscall.ForkExec(exe, os.Args, &syscall.ProcAttr{
-		Env:   append(os.Environ(), innerEnv+"=inner"),
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-	})
+	start := func(stage string, attr *syscall.SysProcAttr) (int, error) {
+		return syscall.ForkExec(exe, os.Args, &syscall.ProcAttr{
+			Env: append(os.Environ(), innerEnv+"="+stage), Files: []uintptr{0, 1, 2}, Sys: attr})
+	}
+	pid, err := -1, errors.New("no namespace wanted")
+	if wantNamespace(o) {
+		pid, err = start(nsEnvValue, namespaceAttr())
+	}
+	if err != nil { // no user namespaces here (or none wanted): Landlock and the peer check remain
+		pid, err = start("inner", &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL})
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "reef exec-sandbox: cannot start the command: %v\n", err)
 		return 126
