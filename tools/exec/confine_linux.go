@@ -251,17 +251,17 @@ func Probe(mode string) Level {
 		if abi < 1 {
 			return Level{Mode: SandboxLandlock, Err: errors.New("sandbox: landlock, but this kernel has no Landlock")}
 		}
-		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("landlock (ABI %d): writes only in the workspace and temp dirs; rlimits", abi)}
+		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("landlock (ABI %d): writes only in the workspace and temp dirs, reef's data dir unreadable; rlimits", abi)}
 	case SandboxBwrap:
 		if _, err := osexec.LookPath("bwrap"); err != nil {
 			return Level{Mode: SandboxBwrap, Err: errors.New("sandbox: bwrap, but bwrap is not installed (apt-get install bubblewrap)")}
 		}
-		return Level{Mode: SandboxBwrap, Detail: "bwrap: read-only system, writable workspace and temp dirs, own PID namespace; rlimits"}
+		return Level{Mode: SandboxBwrap, Detail: "bwrap: read-only system, writable workspace and temp dirs, reef's data dir hidden, own PID namespace; rlimits"}
 	}
 	if abi >= 1 {
-		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("auto → landlock (ABI %d): writes only in the workspace and temp dirs; rlimits", abi)}
+		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("auto → landlock (ABI %d): writes only in the workspace and temp dirs, reef's data dir unreadable; rlimits", abi)}
 	}
-	return Level{Mode: "rlimits", Detail: "auto → rlimits only: this kernel has no Landlock, so commands may write wherever reef's user may"}
+	return Level{Mode: "rlimits", Detail: "auto → rlimits only: this kernel has no Landlock, so commands may write wherever reef's user may (reef's data dir is hidden where user namespaces are allowed)"}
 }
 
 // dieWithParent has the kernel send SIGTERM to the child when reef dies.

@@ -15,6 +15,9 @@
 //     space), no_new_privs and Landlock (writes only in the workspace and temp directories;
 //     from Landlock ABI 6, no signals to processes outside the sandbox, so the command cannot
 //     kill its supervisor), or bubblewrap namespaces instead of Landlock.
+//   - Config.Hidden (reef's data dir) is out of reach at every level but off: a user and mount
+//     namespace of the command's own hides it, and Landlock refuses to read it (hide_linux.go).
+//     Every command carries MarkerEnv, by which reef tells its processes (Started).
 //
 // Without the helper (other systems) the command runs in its own process group, and the group
 // is killed at the end of the call; a process that leaves the group survives.
@@ -62,6 +65,9 @@ type Config struct {
 	// token, backups, control socket). Hidden from every level but off; see hide_linux.go.
 	// A hidden path that holds the workspace or a writable folder is not hidden.
 	Hidden []string
+	// noNamespace leaves hidden paths to Landlock alone, as on a machine without user
+	// namespaces (tests).
+	noNamespace bool
 
 	// Processes owns background processes (background, yieldMs; see background.go); nil:
 	// exec offers neither and every command runs in the foreground.
@@ -244,6 +250,9 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 		}
 		writable := append(append([]string{ws}, e.cfg.TempDirs...), e.cfg.Writable...)
 		argv = append(slices.Clone(e.cfg.Helper), helperArgs(e.level.Mode, e.cfg.Limits, writable, hidable(e.cfg.Hidden, writable), argv...)...)
+		if e.cfg.noNamespace {
+			argv = slices.Insert(argv, len(e.cfg.Helper), "-userns=false")
+		}
 		if r, w, err = os.Pipe(); err != nil {
 			return nil, nil, fmt.Errorf("cannot start the command: %v", err)
 		}

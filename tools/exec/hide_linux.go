@@ -39,7 +39,7 @@ const nsEnvValue = "inner-ns"
 
 // wantNamespace reports whether stage 2 should get a user and mount namespace.
 func wantNamespace(o helperOptions) bool {
-	return len(o.hide) > 0 && (o.level == SandboxLandlock || o.level == "rlimits")
+	return o.userns && len(o.hide) > 0 && (o.level == SandboxLandlock || o.level == "rlimits")
 }
 
 // namespaceAttr is the SysProcAttr of a stage 2 in namespaces of its own.

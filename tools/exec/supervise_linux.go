@@ -31,6 +31,7 @@ type helperOptions struct {
 	fsize, as  int64
 	writable   multiFlag
 	hide       multiFlag // paths the command must not reach (reef's data dir); see hide_linux.go
+	userns     bool      // hide them in a user and mount namespace where the machine allows
 	argv       []string
 }
 
@@ -50,6 +51,7 @@ func parseHelper(args []string) (helperOptions, error) {
 	fs.Int64Var(&o.as, "as", -1, "")
 	fs.Var(&o.writable, "write", "")
 	fs.Var(&o.hide, "hide", "")
+	fs.BoolVar(&o.userns, "userns", true, "")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -97,7 +99,6 @@ func supervise(o helperOptions, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef exec-sandbox: cannot become a subreaper: %v\n", err)
 		return 126
 	}
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
@@ -120,6 +121,10 @@ func supervise(o helperOptions, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef exec-sandbox: cannot start the command: %v\n", err)
 		return 126
 	}
+	// Not dumpable only now: the child's uid_map is written from here, and a child of a
+	// process that is not dumpable has /proc files only root may write. The command has not
+	// started yet (stage 2 sets up its confinement first).
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 	var killing atomic.Bool
 	go func() {
