@@ -206,11 +206,14 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		return tools.Result{}, err
 	}
 	err = cmd.Wait()
-	ended := report()
+	end := report()
 
 	killed := "the process group was killed"
 	if len(e.cfg.Helper) > 0 {
 		killed = "every process it started was killed"
+	}
+	if end.swept > 0 {
+		killed = end.sweptNote()
 	}
 	var status string
 	isErr := true
@@ -219,12 +222,15 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		status = "cancelled; " + killed
 	case runCtx.Err() != nil:
 		status = fmt.Sprintf("timed out after %gs; %s", timeout.Seconds(), killed)
-	case ended != "":
-		status, isErr = reportedStatus(ended)
+	case end.report != "":
+		status, isErr = reportedStatus(end.report)
 	default:
 		status, isErr = exitStatus(cmd.ProcessState)
 		if errors.Is(err, osexec.ErrWaitDelay) {
 			status += " (a background process kept the output open; it was cut off)"
+		}
+		if end.swept > 0 {
+			status += "; " + killed
 		}
 	}
 	text := out.String()
@@ -237,10 +243,27 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	return tools.Result{Content: text + status, IsError: isErr}, nil
 }
 
+// ending is how a command ended, as far as reef can tell after Wait.
+type ending struct {
+	// report is how the helper said the shell ended ("exit N", "signal N"); "" without a
+	// helper, or when the helper died before it could say (the command killed it).
+	report string
+	// swept counts the processes of the call that reef still found running after the call
+	// and killed itself (sweep): the supervisor did not, so it was killed or failed.
+	swept int
+}
+
+// sweptNote says what reef's own sweep did, without claiming more.
+func (e ending) sweptNote() string {
+	return fmt.Sprintf("its supervisor did not clean up (the command may have killed it): reef found %d process(es) of the call "+
+		"still running, by process group and by reef's marker in their environment, and killed them; a process that left "+
+		"the group and dropped the marker would not be found", e.swept)
+}
+
 // command starts the shell, directly or under the helper, with stdin as its standard input
-// (nil: empty). report returns, after Wait, how the helper said the shell ended ("exit N",
-// "signal N"), or "" without a helper.
-func (e *Exec) command(ctx context.Context, workspace, dir, command string, out io.Writer, stdin *os.File) (*osexec.Cmd, func() string, error) {
+// (nil: empty). report returns, after Wait, how the command ended; it sweeps what the call
+// left running.
+func (e *Exec) command(ctx context.Context, workspace, dir, command string, out io.Writer, stdin *os.File) (*osexec.Cmd, func() ending, error) {
 	argv := []string{e.cfg.Shell, "-c", command}
 	var r, w *os.File
 	if len(e.cfg.Helper) > 0 {
@@ -259,7 +282,8 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 	}
 	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(FilterEnv(os.Environ(), e.cfg.Secrets), MarkerEnv+"="+newCallID())
+	id := newCallID()
+	cmd.Env = append(FilterEnv(os.Environ(), e.cfg.Secrets), MarkerEnv+"="+id)
 	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, output interleaved as written
 	if stdin != nil {
 		cmd.Stdin = stdin
@@ -281,15 +305,20 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 		}
 		return nil, nil, fmt.Errorf("cannot start the command: %v", err)
 	}
-	report := func() string { return "" }
 	if w != nil {
 		w.Close()
-		report = func() string {
-			defer r.Close()
+	}
+	pgid := cmd.Process.Pid // Setpgid: the supervisor's (or the shell's) group, which the shell shares
+	report := func() ending {
+		var end ending
+		if r != nil {
 			r.SetReadDeadline(time.Now().Add(time.Second))
 			b, _ := io.ReadAll(io.LimitReader(r, 64))
-			return string(b)
+			r.Close()
+			end.report = string(b)
 		}
+		end.swept = sweep(id, pgid)
+		return end
 	}
 	return cmd, report, nil
 }
