@@ -250,11 +250,16 @@ type ending struct {
 	report string
 	// swept counts the processes of the call that reef still found running after the call
 	// and killed itself (sweep): the supervisor did not, so it was killed or failed.
-	swept int
+	swept  int
+	helper bool // a supervisor ran the command
 }
 
 // sweptNote says what reef's own sweep did, without claiming more.
 func (e ending) sweptNote() string {
+	if !e.helper {
+		return fmt.Sprintf("reef found %d process(es) of the call that had left its process group, by reef's marker in their "+
+			"environment, and killed them; one that also dropped the marker would not be found", e.swept)
+	}
 	return fmt.Sprintf("its supervisor did not clean up (the command may have killed it): reef found %d process(es) of the call "+
 		"still running, by process group and by reef's marker in their environment, and killed them; a process that left "+
 		"the group and dropped the marker would not be found", e.swept)
@@ -310,7 +315,7 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 	}
 	pgid := cmd.Process.Pid // Setpgid: the supervisor's (or the shell's) group, which the shell shares
 	report := func() ending {
-		var end ending
+		end := ending{helper: r != nil}
 		if r != nil {
 			r.SetReadDeadline(time.Now().Add(time.Second))
 			b, _ := io.ReadAll(io.LimitReader(r, 64))

@@ -54,7 +54,7 @@ func inCall(pid, pgid int, marker []byte) bool {
 		return false
 	}
 	f := strings.Fields(s[i+1:]) // state, ppid, pgrp, ...
-	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+	if len(f) < 3 || f[0] == "Z" || f[0] == "X" || dying(dir) {
 		return false
 	}
 	if g, _ := strconv.Atoi(f[2]); pgid > 0 && g == pgid {
@@ -62,4 +62,22 @@ func inCall(pid, pgid int, marker []byte) bool {
 	}
 	env, err := os.ReadFile(dir + "/environ")
 	return err == nil && (bytes.HasPrefix(env, marker) || bytes.Contains(env, append([]byte{0}, marker...)))
+}
+
+// dying reports a process with a SIGKILL pending (the process group kill got there first).
+func dying(dir string) bool {
+	b, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return true // gone
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "ShdPnd" && k != "SigPnd") {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&(1<<(syscall.SIGKILL-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }
