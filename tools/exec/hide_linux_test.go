@@ -104,23 +104,28 @@ func TestExecCannotReachReefsState(t *testing.T) {
 	canaries := []string{"CANARY-DB", "CANARY-TOKEN", "CANARY-BACKUP", "CANARY-LISTED"}
 
 	cases := []struct {
-		name     string
-		cfg      Config
-		level    string
-		needNS   bool
-		viaProc  bool // canaries readable through /proc/<pid>/root
-		readable bool // canaries readable by their path
-		listed   bool // the names in the data dir can be listed by its path
+		name      string
+		cfg       Config
+		level     string
+		needNS    bool
+		needBwrap bool
+		viaProc   bool // canaries readable through /proc/<pid>/root
+		readable  bool // canaries readable by their path
+		listed    bool // the names in the data dir can be listed by its path
 	}{
 		{name: "landlock and namespace", cfg: Config{Sandbox: SandboxLandlock}, needNS: true},
 		{name: "landlock alone", cfg: Config{Sandbox: SandboxLandlock, noNamespace: true}, listed: true},
 		{name: "namespace alone (no Landlock)", level: "rlimits", needNS: true},
+		{name: "bwrap", cfg: Config{Sandbox: SandboxBwrap}, needBwrap: true},
 		{name: "off", cfg: Config{Sandbox: SandboxOff}, viaProc: true, readable: true, listed: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.needNS && !userns {
 				t.Skip("no unprivileged user namespaces here")
+			}
+			if c.needBwrap && osexec.Command("bwrap", "--ro-bind", "/", "/", "true").Run() != nil {
+				t.Skip("bwrap cannot run here")
 			}
 			cfg := c.cfg
 			cfg.Helper, cfg.TempDirs, cfg.Hidden = helper(), []string{tmp}, []string{data}
