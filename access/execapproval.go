@@ -62,12 +62,12 @@ func (r ExecRequest) Asker() string {
 	if r.Channel == "terminal" || r.Channel == "" {
 		return "the terminal"
 	}
-	who := r.Channel + ":" + r.SenderID
-	if r.SenderName != "" {
-		who += " (" + r.SenderName + ")"
+	who := r.Channel + ":" + DisplayName(r.SenderID)
+	if name := DisplayName(r.SenderName); name != "" {
+		who += " (" + name + ")"
 	}
 	if r.ChatType != "" && r.ChatType != "direct" {
-		who += " in " + r.ChatType + " " + r.ChatID
+		who += " in " + DisplayName(r.ChatType) + " " + DisplayName(r.ChatID)
 	} else {
 		who += " in a direct chat"
 	}

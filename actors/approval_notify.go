@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -138,10 +139,10 @@ func ownerChat(r persistence.Reader, deps *Deps, req access.ExecRequest, connect
 // requestText is what the owner reads.
 func requestText(req access.ExecRequest, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Approval needed [%s]: %s wants to run\n`%s`\nin %s.\n", req.ID, req.Asker(), req.Command, orWorkspace(req.Workdir))
+	fmt.Fprintf(&b, "Approval needed [%s]: %s wants to run\n%s\nin %s.\n", req.ID, req.Asker(), displayCommand(req.Command), orWorkspace(req.Workdir))
 	fmt.Fprintf(&b, "/approve %s — run it once\n", req.ID)
 	if req.Prefix != "" {
-		fmt.Fprintf(&b, "/approve %s always — run it, and from now on every command starting `%s`, without asking\n", req.ID, req.Prefix)
+		fmt.Fprintf(&b, "/approve %s always — run it, and from now on every command starting %s, without asking\n", req.ID, displayCommand(req.Prefix))
 	} else {
 		b.WriteString("(it holds shell operators, so it can only be approved once)\n")
 	}
@@ -152,7 +153,7 @@ func requestText(req access.ExecRequest, now time.Time) string {
 
 // waitingText is the status line in the asking chat.
 func waitingText(req access.ExecRequest, reached string) string {
-	text := fmt.Sprintf("Waiting for the owner to approve `%s` (request %s", req.Command, req.ID)
+	text := fmt.Sprintf("Waiting for the owner to approve %s (request %s", displayCommand(req.Command), req.ID)
 	if reached == "" {
 		return text + "). No owner chat was found to ask in: the owner can decide with `reef security approvals approve " + req.ID + "`."
 	}
@@ -164,12 +165,12 @@ func decisionText(d access.ExecDecision, waiting bool) string {
 	var text string
 	switch d.Decision {
 	case access.DecisionDenied:
-		return fmt.Sprintf("Denied %s: `%s` will not run.", d.ID, d.Command)
+		return fmt.Sprintf("Denied %s: %s will not run.", d.ID, displayCommand(d.Command))
 	case access.DecisionAlways:
-		text = fmt.Sprintf("Approved %s: `%s` runs now, and commands starting `%s` will run without asking "+
-			"(/approvals lists them; /approvals revoke %s takes it back).", d.ID, d.Command, d.Prefix, d.Prefix)
+		text = fmt.Sprintf("Approved %s: %s runs now, and commands starting %s will run without asking "+
+			"(/approvals lists them; /approvals revoke %s takes it back).", d.ID, displayCommand(d.Command), displayCommand(d.Prefix), d.Prefix)
 	default:
-		text = fmt.Sprintf("Approved %s: `%s` runs now.", d.ID, d.Command)
+		text = fmt.Sprintf("Approved %s: %s runs now.", d.ID, displayCommand(d.Command))
 	}
 	if !waiting {
 		text += " (The run that asked is not running right now; it runs the command if it resumes after the restart.)"
@@ -207,7 +208,7 @@ func (a *Approvals) listText() string {
 	} else {
 		b.WriteString("Waiting for approval (/approve <id> [always], /deny <id>):")
 		for _, w := range waits {
-			fmt.Fprintf(&b, "\n%s  %s: `%s` in %s, %s left", w.req.ID, w.req.Asker(), w.req.Command,
+			fmt.Fprintf(&b, "\n%s  %s: %s in %s, %s left", w.req.ID, w.req.Asker(), displayCommand(w.req.Command),
 				orWorkspace(w.req.Workdir), max(w.req.Deadline.Sub(a.deps.now()), 0).Round(time.Second))
 		}
 	}
@@ -217,7 +218,7 @@ func (a *Approvals) listText() string {
 	}
 	b.WriteString("\nAllowed always (revoke with /approvals revoke <prefix>):")
 	for _, p := range a.prefixes {
-		fmt.Fprintf(&b, "\n`%s`  by %s, %s", p.Prefix, p.By, p.Added.Format("2006-01-02 15:04"))
+		fmt.Fprintf(&b, "\n%s  by %s, %s", displayCommand(p.Prefix), p.By, p.Added.Format("2006-01-02 15:04"))
 	}
 	return b.String()
 }
@@ -227,6 +228,42 @@ func orWorkspace(dir string) string {
 		return "the workspace"
 	}
 	return "the workspace's " + dir
+}
+
+// displayCommand shows a command to the owner as inline code that it cannot break out of. A
+// plain command is shown as it is; one holding a backtick, a line break, a control or format
+// character (a bidi override, a zero-width space) is shown on one line with those escaped
+// (\n, \x60, \u202e; a backslash as \\), and says so: a command cannot draw text of its own,
+// such as a fake "Approval needed" block, into the request, on any platform's Markdown.
+func displayCommand(cmd string) string {
+	cmd = strings.ToValidUTF8(cmd, "\uFFFD")
+	if !strings.ContainsFunc(cmd, needsEscape) {
+		return "`" + cmd + "`"
+	}
+	var b strings.Builder
+	b.WriteByte('`')
+	for _, r := range cmd {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '`':
+			b.WriteString(`\x60`)
+		case needsEscape(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString("` (shown escaped: it holds line breaks, backticks or invisible characters)")
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return r == '`' || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 func normalizePrefix(p string) string { return strings.Join(strings.Fields(p), " ") }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/reefgw/reef/access"
 	"strings"
 	"time"
 
@@ -91,6 +92,7 @@ func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *ac
 	red := c.deps.redactor() // the inbox and everything after see no secret a person pasted or quoted
 	in.Text = red.apply(normalizeText(in.Text))
 	in.ReplyTo = red.apply(in.ReplyTo)
+	in.SenderName = access.DisplayName(in.SenderName) // no bidi override or line break in a name reef shows
 	if len(in.Text) > settings.MaxInbound {
 		root.Send(self, &messages.Outbound{Channel: c.channel, Account: c.account, ChatID: in.ChatID,
 			ThreadID: in.ThreadID, ReplyToID: in.MessageID,

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,7 +26,8 @@ import (
 // The control socket lets commands such as `reef pairing approve` and `reef status` work
 // while a gateway holds the database: they talk to it over a unix socket in the data
 // directory (mode 0600, so only reef's user can use it). Without a running reef they open
-// the database themselves.
+// the database themselves. No process reef started is served (control_peer.go): not a
+// command of the exec tool, nor anything it left behind.
 
 func socketPath(cfg *configs.Config) string { return filepath.Join(cfg.DataDir, "reef.sock") }
 
@@ -100,7 +103,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	mux.HandleFunc("GET /events", serveEvents(rt.events))
 	serveApprovals(mux, rt)
 	serveSessions(mux, storeSessions{store: rt.store, live: gatewayLive(rt.Runtime)})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: guardPeers(mux, log), ConnContext: peerContext, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("control socket")
@@ -195,6 +198,10 @@ func (c *controlClient) status() (Status, error) {
 		return st, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK { // e.g. 403: the socket does not serve this process
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return st, errors.New(strings.TrimSpace(string(b)))
+	}
 	return st, json.NewDecoder(resp.Body).Decode(&st)
 }
 

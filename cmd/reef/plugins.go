@@ -112,6 +112,7 @@ func newTools(cfg *configs.Config, mem *memory.Manager, procs *exec.Processes) [
 		Helper:         sandboxHelper(),
 		Sandbox:        ex.Sandbox,
 		Writable:       ex.Writable,
+		Hidden:         []string{cfg.DataDir, backupsDir(cfg)}, // reef's own state: no command reaches it
 		Limits:         execLimits(ex.Limits),
 		Processes:      procs,
 	}), cron.New(), message.New(), plan.New(), newWebFetch(cfg)), append(sessions.Tools(), newWebSearch(cfg)...)...)

@@ -108,12 +108,16 @@ func (e *Exec) launch(ctx context.Context, workspace, dir, command string, out i
 	}
 	wait := func() (string, bool) {
 		err := cmd.Wait()
-		if ended := report(); ended != "" {
-			return reportedStatus(ended)
+		end := report()
+		if end.report != "" {
+			return reportedStatus(end.report)
 		}
 		status, failed := exitStatus(cmd.ProcessState)
 		if errors.Is(err, osexec.ErrWaitDelay) {
 			status += " (a background process kept the output open; it was cut off)"
+		}
+		if end.swept > 0 {
+			status += "; " + end.sweptNote()
 		}
 		return status, failed
 	}

@@ -24,12 +24,23 @@ func confineAndExec(o helperOptions) error {
 		return err
 	}
 	argv := o.argv
+	if os.Getenv(innerEnv) == nsEnvValue {
+		// In namespaces of its own (supervise): hide reef's state, then give up the
+		// capabilities that made it possible.
+		if err := hideMounts(o.hide); err != nil {
+			return err
+		}
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+	}
+	os.Unsetenv(innerEnv)
 	switch o.level {
 	case SandboxLandlock:
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("no_new_privs: %w", err)
 		}
-		if err := landlock(o.writable); err != nil {
+		if err := landlock(o.writable, o.hide); err != nil {
 			return err
 		}
 	case SandboxBwrap:
@@ -37,7 +48,7 @@ func confineAndExec(o helperOptions) error {
 		if err != nil {
 			return errors.New("bwrap is not installed")
 		}
-		argv = append(bwrapArgs(bwrap, o.writable), argv...)
+		argv = append(bwrapArgs(bwrap, o.writable, o.hide), argv...)
 	}
 	path, err := osexec.LookPath(argv[0])
 	if err != nil {
@@ -115,9 +126,10 @@ func LandlockABI() int {
 
 // landlock restricts this process and its descendants: no file may be created, written,
 // truncated, removed or renamed outside writable (and /dev, for /dev/null and ttys, where
-// only writing existing files is allowed). Reading and executing stay allowed. From ABI 6
-// on, signals to processes outside the sandbox (the supervisor, reef) are refused too.
-func landlock(writable []string) error {
+// only writing existing files is allowed). Reading is allowed everywhere but below hide
+// (readableBeside); executing stays allowed. From ABI 6 on, signals to processes outside
+// the sandbox (the supervisor, reef) are refused too.
+func landlock(writable, hide []string) error {
 	abi := LandlockABI()
 	if abi < 1 {
 		return errors.New("this kernel has no Landlock (needs Linux 5.13 with landlock among the LSMs)")
@@ -134,7 +146,12 @@ func landlock(writable []string) error {
 		fileRights |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
 		dirRights |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	}
-	attr := unix.LandlockRulesetAttr{Access_fs: dirRights}
+	const readRights = unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	handled := dirRights
+	if len(hide) > 0 {
+		handled |= readRights
+	}
+	attr := unix.LandlockRulesetAttr{Access_fs: handled}
 	size := unsafe.Offsetof(attr.Access_net) // ABI 1-3 know only Access_fs
 	if abi >= 6 {
 		attr.Scoped = unix.LANDLOCK_SCOPE_SIGNAL
@@ -159,7 +176,7 @@ func landlock(writable []string) error {
 			return fmt.Errorf("landlock: %s: %w", path, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			rights &= fileRights
+			rights &= fileRights | unix.LANDLOCK_ACCESS_FS_READ_FILE
 		}
 		rule := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(pfd)}
 		_, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH,
@@ -169,8 +186,25 @@ func landlock(writable []string) error {
 		}
 		return nil
 	}
+	writeRights := dirRights
+	if len(hide) > 0 {
+		grant, ancestors := readableBeside(hide)
+		for _, g := range grant {
+			if err := add(g, readRights); err != nil {
+				return err
+			}
+		}
+		for _, a := range ancestors {
+			if err := add(a, unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
+				return err
+			}
+		}
+		// A writable folder must show what is written into it later; one that holds a
+		// hidden path (a data dir under /tmp) leaves that path to the namespace alone.
+		writeRights |= readRights
+	}
 	for _, w := range writable {
-		if err := add(w, dirRights); err != nil {
+		if err := add(w, writeRights); err != nil {
 			return err
 		}
 	}
@@ -184,13 +218,21 @@ func landlock(writable []string) error {
 }
 
 // bwrapArgs runs the command in bubblewrap: the whole file system read-only, writable only
-// below writable, a fresh /dev and /proc, its own PID and IPC namespaces and session.
-func bwrapArgs(bwrap string, writable []string) []string {
+// below writable, an empty read-only tmpfs over every hidden directory, a fresh /dev and
+// /proc, its own PID and IPC namespaces and session.
+func bwrapArgs(bwrap string, writable, hide []string) []string {
 	a := []string{bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
 	for _, w := range writable {
 		if _, err := os.Stat(w); err == nil {
 			a = append(a, "--bind", w, w)
+		}
+	}
+	for _, h := range hide {
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			a = append(a, "--tmpfs", h, "--remount-ro", h)
+		} else if err == nil {
+			a = append(a, "--ro-bind", "/dev/null", h)
 		}
 	}
 	if wd, err := os.Getwd(); err == nil {
@@ -209,17 +251,17 @@ func Probe(mode string) Level {
 		if abi < 1 {
 			return Level{Mode: SandboxLandlock, Err: errors.New("sandbox: landlock, but this kernel has no Landlock")}
 		}
-		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("landlock (ABI %d): writes only in the workspace and temp dirs; rlimits", abi)}
+		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("landlock (ABI %d): writes only in the workspace and temp dirs, reef's data dir unreadable; rlimits", abi)}
 	case SandboxBwrap:
 		if _, err := osexec.LookPath("bwrap"); err != nil {
 			return Level{Mode: SandboxBwrap, Err: errors.New("sandbox: bwrap, but bwrap is not installed (apt-get install bubblewrap)")}
 		}
-		return Level{Mode: SandboxBwrap, Detail: "bwrap: read-only system, writable workspace and temp dirs, own PID namespace; rlimits"}
+		return Level{Mode: SandboxBwrap, Detail: "bwrap: read-only system, writable workspace and temp dirs, reef's data dir hidden, own PID namespace; rlimits"}
 	}
 	if abi >= 1 {
-		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("auto → landlock (ABI %d): writes only in the workspace and temp dirs; rlimits", abi)}
+		return Level{Mode: SandboxLandlock, Detail: fmt.Sprintf("auto → landlock (ABI %d): writes only in the workspace and temp dirs, reef's data dir unreadable; rlimits", abi)}
 	}
-	return Level{Mode: "rlimits", Detail: "auto → rlimits only: this kernel has no Landlock, so commands may write wherever reef's user may"}
+	return Level{Mode: "rlimits", Detail: "auto → rlimits only: this kernel has no Landlock, so commands may write wherever reef's user may (reef's data dir is hidden where user namespaces are allowed)"}
 }
 
 // dieWithParent has the kernel send SIGTERM to the child when reef dies.

@@ -2,6 +2,11 @@ package exec
 
 import "strings"
 
+// MarkerEnv is set in the environment of every command exec runs, to a fresh id per call:
+// reef finds the processes of a call by it (even after they left its process group) and the
+// control socket refuses a process that carries it (Started).
+const MarkerEnv = "REEF_EXEC_CALL"
+
 // secretNames are variables always withheld from commands, whatever their value.
 var secretNames = map[string]bool{
 	"OPENAI_API_KEY":     true,

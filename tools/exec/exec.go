@@ -15,6 +15,9 @@
 //     space), no_new_privs and Landlock (writes only in the workspace and temp directories;
 //     from Landlock ABI 6, no signals to processes outside the sandbox, so the command cannot
 //     kill its supervisor), or bubblewrap namespaces instead of Landlock.
+//   - Config.Hidden (reef's data dir) is out of reach at every level but off: a user and mount
+//     namespace of the command's own hides it, and Landlock refuses to read it (hide_linux.go).
+//     Every command carries MarkerEnv, by which reef tells its processes (Started).
 //
 // Without the helper (other systems) the command runs in its own process group, and the group
 // is killed at the end of the call; a process that leaves the group survives.
@@ -22,6 +25,8 @@ package exec
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +61,13 @@ type Config struct {
 	Limits   Limits   // rlimits of every command (not with Sandbox off)
 	Writable []string // writable under landlock and bwrap besides the workspace and TempDirs
 	TempDirs []string // writable temp directories; default TMPDIR, /tmp, /var/tmp, /dev/shm
+	// Hidden are paths commands must not reach: reef's data directory (database, gateway
+	// token, backups, control socket). Hidden from every level but off; see hide_linux.go.
+	// A hidden path that holds the workspace or a writable folder is not hidden.
+	Hidden []string
+	// noNamespace leaves hidden paths to Landlock alone, as on a machine without user
+	// namespaces (tests).
+	noNamespace bool
 
 	// Processes owns background processes (background, yieldMs; see background.go); nil:
 	// exec offers neither and every command runs in the foreground.
@@ -194,11 +206,14 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		return tools.Result{}, err
 	}
 	err = cmd.Wait()
-	ended := report()
+	end := report()
 
 	killed := "the process group was killed"
 	if len(e.cfg.Helper) > 0 {
 		killed = "every process it started was killed"
+	}
+	if end.swept > 0 {
+		killed = end.sweptNote()
 	}
 	var status string
 	isErr := true
@@ -207,12 +222,15 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		status = "cancelled; " + killed
 	case runCtx.Err() != nil:
 		status = fmt.Sprintf("timed out after %gs; %s", timeout.Seconds(), killed)
-	case ended != "":
-		status, isErr = reportedStatus(ended)
+	case end.report != "":
+		status, isErr = reportedStatus(end.report)
 	default:
 		status, isErr = exitStatus(cmd.ProcessState)
 		if errors.Is(err, osexec.ErrWaitDelay) {
 			status += " (a background process kept the output open; it was cut off)"
+		}
+		if end.swept > 0 {
+			status += "; " + killed
 		}
 	}
 	text := out.String()
@@ -225,10 +243,32 @@ func (e *Exec) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	return tools.Result{Content: text + status, IsError: isErr}, nil
 }
 
+// ending is how a command ended, as far as reef can tell after Wait.
+type ending struct {
+	// report is how the helper said the shell ended ("exit N", "signal N"); "" without a
+	// helper, or when the helper died before it could say (the command killed it).
+	report string
+	// swept counts the processes of the call that reef still found running after the call
+	// and killed itself (sweep): the supervisor did not, so it was killed or failed.
+	swept  int
+	helper bool // a supervisor ran the command
+}
+
+// sweptNote says what reef's own sweep did, without claiming more.
+func (e ending) sweptNote() string {
+	if !e.helper {
+		return fmt.Sprintf("reef found %d process(es) of the call that had left its process group, by reef's marker in their "+
+			"environment, and killed them; one that also dropped the marker would not be found", e.swept)
+	}
+	return fmt.Sprintf("its supervisor did not clean up (the command may have killed it): reef found %d process(es) of the call "+
+		"still running, by process group and by reef's marker in their environment, and killed them; a process that left "+
+		"the group and dropped the marker would not be found", e.swept)
+}
+
 // command starts the shell, directly or under the helper, with stdin as its standard input
-// (nil: empty). report returns, after Wait, how the helper said the shell ended ("exit N",
-// "signal N"), or "" without a helper.
-func (e *Exec) command(ctx context.Context, workspace, dir, command string, out io.Writer, stdin *os.File) (*osexec.Cmd, func() string, error) {
+// (nil: empty). report returns, after Wait, how the command ended; it sweeps what the call
+// left running.
+func (e *Exec) command(ctx context.Context, workspace, dir, command string, out io.Writer, stdin *os.File) (*osexec.Cmd, func() ending, error) {
 	argv := []string{e.cfg.Shell, "-c", command}
 	var r, w *os.File
 	if len(e.cfg.Helper) > 0 {
@@ -237,14 +277,18 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 			return nil, nil, fmt.Errorf("cannot open the workspace: %s", tools.ExplainPathError(workspace, err))
 		}
 		writable := append(append([]string{ws}, e.cfg.TempDirs...), e.cfg.Writable...)
-		argv = append(slices.Clone(e.cfg.Helper), helperArgs(e.level.Mode, e.cfg.Limits, writable, argv...)...)
+		argv = append(slices.Clone(e.cfg.Helper), helperArgs(e.level.Mode, e.cfg.Limits, writable, hidable(e.cfg.Hidden, writable), argv...)...)
+		if e.cfg.noNamespace {
+			argv = slices.Insert(argv, len(e.cfg.Helper), "-userns=false")
+		}
 		if r, w, err = os.Pipe(); err != nil {
 			return nil, nil, fmt.Errorf("cannot start the command: %v", err)
 		}
 	}
 	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = FilterEnv(os.Environ(), e.cfg.Secrets)
+	id := newCallID()
+	cmd.Env = append(FilterEnv(os.Environ(), e.cfg.Secrets), MarkerEnv+"="+id)
 	cmd.Stdout, cmd.Stderr = out, out // one writer: one pipe, output interleaved as written
 	if stdin != nil {
 		cmd.Stdin = stdin
@@ -266,17 +310,51 @@ func (e *Exec) command(ctx context.Context, workspace, dir, command string, out 
 		}
 		return nil, nil, fmt.Errorf("cannot start the command: %v", err)
 	}
-	report := func() string { return "" }
 	if w != nil {
 		w.Close()
-		report = func() string {
-			defer r.Close()
+	}
+	pgid := cmd.Process.Pid // Setpgid: the supervisor's (or the shell's) group, which the shell shares
+	report := func() ending {
+		end := ending{helper: r != nil}
+		if r != nil {
 			r.SetReadDeadline(time.Now().Add(time.Second))
 			b, _ := io.ReadAll(io.LimitReader(r, 64))
-			return string(b)
+			r.Close()
+			end.report = string(b)
 		}
+		end.swept = sweep(id, pgid)
+		return end
 	}
 	return cmd, report, nil
+}
+
+// hidable is hidden without the paths that hold a writable folder (the workspace among them),
+// which hiding would take away from the command.
+func hidable(hidden, writable []string) []string {
+	var out []string
+	for _, h := range hidden {
+		h = filepath.Clean(h)
+		if r, err := filepath.EvalSymlinks(h); err == nil {
+			h = r
+		}
+		holds := false
+		for _, w := range writable {
+			if w == h || strings.HasPrefix(w, h+string(filepath.Separator)) {
+				holds = true
+			}
+		}
+		if !holds && filepath.IsAbs(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// newCallID is a fresh random id for MarkerEnv.
+func newCallID() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails since Go 1.24
+	return hex.EncodeToString(b[:])
 }
 
 func ignoreESRCH(err error) error {

@@ -91,6 +91,8 @@ func (p *proc) finish(now time.Time, status string, failed, timedOut bool) bool 
 	switch {
 	case p.killed != "":
 		p.status, p.failed = p.killed, true
+	case timedOut && strings.Contains(status, "did not clean up"): // what reef's sweep found
+		p.status, p.failed = fmt.Sprintf("timed out after %s; %s", p.timeout, status), true
 	case timedOut:
 		p.status, p.failed = fmt.Sprintf("timed out after %s; every process it started was killed", p.timeout), true
 	default:

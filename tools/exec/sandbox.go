@@ -73,7 +73,7 @@ func defaultTempDirs() []string {
 
 // helperArgs are the arguments after Config.Helper: the options of `reef exec-sandbox`, then
 // "--" and the command line to run.
-func helperArgs(level string, l Limits, writable []string, argv ...string) []string {
+func helperArgs(level string, l Limits, writable, hide []string, argv ...string) []string {
 	a := []string{"-level", level,
 		"-nproc", strconv.Itoa(l.Processes),
 		"-fsize", strconv.FormatInt(l.FileSize, 10),
@@ -81,6 +81,9 @@ func helperArgs(level string, l Limits, writable []string, argv ...string) []str
 		"-as", strconv.FormatInt(l.Memory, 10)}
 	for _, w := range writable {
 		a = append(a, "-write", w)
+	}
+	for _, h := range hide {
+		a = append(a, "-hide", h)
 	}
 	return append(append(a, "--"), argv...)
 }

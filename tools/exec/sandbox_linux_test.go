@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/tools"
 )
 
 // TestExecDaemonsDieWithTheCall: processes that leave the process group and the session
@@ -271,4 +272,52 @@ func TestExecLandlockWholeWorkspace(t *testing.T) {
 	if res.IsError {
 		t.Errorf("writing in the workspace from a subfolder failed: %q", res.Content)
 	}
+}
+
+// TestExecSweepsWhatAKilledSupervisorLeft (#39 item 13): with the sandbox off a command can
+// kill its own supervisor; the daemon it started with setsid must not survive, and exec must
+// not claim a cleanup it did not see. Reef's own sweep (process group and marker) finds it,
+// for a call and for a background process.
+func TestExecSweepsWhatAKilledSupervisorLeft(t *testing.T) {
+	setsid, err := osexec.LookPath("setsid")
+	if err != nil {
+		t.Skip("setsid is not installed")
+	}
+	command := setsid + ` sh -c 'echo $$ > daemon.pid; exec sleep 300' >/dev/null 2>&1 &
+while [ ! -s daemon.pid ]; do sleep 0.01; done; kill -KILL $PPID; sleep 300`
+	check := func(t *testing.T, ws, status string) {
+		t.Helper()
+		pid := readPid(t, filepath.Join(ws, "daemon.pid"))
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		t.Logf("exec said: %q", status)
+		waitFor(t, "the daemon to die", func() bool { return gone(pid) })
+		if strings.Contains(status, "every process it started was killed") || !strings.Contains(status, "reef found ") || strings.Contains(status, "reef found 0") {
+			t.Errorf("got %q, want reef's own sweep reported, not the supervisor's cleanup", status)
+		}
+	}
+	t.Run("call", func(t *testing.T) {
+		ws := workspace(t)
+		tool := New(Config{Helper: helper(), Sandbox: SandboxOff})
+		res := run(t, context.Background(), tool, ws, args("command", command), 60*time.Second)
+		check(t, ws, res.Content)
+	})
+	t.Run("background", func(t *testing.T) {
+		procs := NewProcesses(ProcessConfig{})
+		exits := make(chan Exited, 1)
+		procs.SetNotify(func(e Exited) { exits <- e })
+		t.Cleanup(func() { procs.Close(30 * time.Second) })
+		ws := workspace(t)
+		tool := New(Config{Helper: helper(), Sandbox: SandboxOff, Processes: procs})
+		res := tools.Run(context.Background(), tool, tools.Call{ID: "c", Args: args("command", command, "background", true),
+			Env: tools.Env{Workspace: ws, SessionKey: "s"}})
+		if res.IsError {
+			t.Fatalf("background start: %q", res.Content)
+		}
+		select {
+		case e := <-exits:
+			check(t, ws, e.Status)
+		case <-time.After(60 * time.Second):
+			t.Fatal("the background process's end was never reported")
+		}
+	})
 }

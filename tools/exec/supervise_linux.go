@@ -30,6 +30,8 @@ type helperOptions struct {
 	nproc, cpu int
 	fsize, as  int64
 	writable   multiFlag
+	hide       multiFlag // paths the command must not reach (reef's data dir); see hide_linux.go
+	userns     bool      // hide them in a user and mount namespace where the machine allows
 	argv       []string
 }
 
@@ -48,6 +50,8 @@ func parseHelper(args []string) (helperOptions, error) {
 	fs.Int64Var(&o.fsize, "fsize", -1, "")
 	fs.Int64Var(&o.as, "as", -1, "")
 	fs.Var(&o.writable, "write", "")
+	fs.Var(&o.hide, "hide", "")
+	fs.BoolVar(&o.userns, "userns", true, "")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -75,17 +79,16 @@ func SandboxMain(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef exec-sandbox: %v\n", err)
 		return 126
 	}
-	if os.Getenv(innerEnv) == "inner" {
-		os.Unsetenv(innerEnv)
+	if v := os.Getenv(innerEnv); v == "inner" || v == nsEnvValue {
 		err := confineAndExec(o) // returns only on failure
 		fmt.Fprintf(stderr, "reef exec-sandbox: %v\n", err)
 		return 126
 	}
-	return supervise(stderr)
+	return supervise(o, stderr)
 }
 
 // supervise runs stage 2 and outlives it until every descendant is gone.
-func supervise(stderr io.Writer) int {
+func supervise(o helperOptions, stderr io.Writer) int {
 	var status *os.File
 	var st unix.Stat_t
 	if unix.Fstat(statusFD, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO { // reef's report pipe
@@ -96,7 +99,6 @@ func supervise(stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef exec-sandbox: cannot become a subreaper: %v\n", err)
 		return 126
 	}
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
@@ -104,15 +106,25 @@ func supervise(stderr io.Writer) int {
 	if err != nil {
 		exe = "/proc/self/exe"
 	}
-	pid, err := syscall.ForkExec(exe, os.Args, &syscall.ProcAttr{
-		Env:   append(os.Environ(), innerEnv+"=inner"),
-		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-	})
+	start := func(stage string, attr *syscall.SysProcAttr) (int, error) {
+		return syscall.ForkExec(exe, os.Args, &syscall.ProcAttr{
+			Env: append(os.Environ(), innerEnv+"="+stage), Files: []uintptr{0, 1, 2}, Sys: attr})
+	}
+	pid, err := -1, errors.New("no namespace wanted")
+	if wantNamespace(o) {
+		pid, err = start(nsEnvValue, namespaceAttr())
+	}
+	if err != nil { // no user namespaces here (or none wanted): Landlock and the peer check remain
+		pid, err = start("inner", &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL})
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "reef exec-sandbox: cannot start the command: %v\n", err)
 		return 126
 	}
+	// Not dumpable only now: the child's uid_map is written from here, and a child of a
+	// process that is not dumpable has /proc files only root may write. The command has not
+	// started yet (stage 2 sets up its confinement first).
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 	var killing atomic.Bool
 	go func() {
