@@ -54,7 +54,17 @@ type Options struct {
 	Timeout time.Duration
 	// MaxConns caps the connection pool; 0 keeps pgxpool's default (4 or the CPU count).
 	MaxConns int32
+	// Exclusive makes this store the database's only user among reef processes, as bolt's
+	// file lock does: Open takes a session advisory lock on a connection of its own, held
+	// until Close (or until the process dies and PostgreSQL drops the connection), and fails
+	// with persistence.ErrLocked when another process holds it. One node runs alone on a
+	// database until partition leases let several share it (docs/scaling.md).
+	Exclusive bool
 }
+
+// exclusiveLock is the first half of the advisory lock key of Options.Exclusive (the bytes
+// of "reef"); the second is the schema's hash.
+const exclusiveLock = 0x72656566
 
 // Store is a persistence.Store on a PostgreSQL database.
 type Store struct {
@@ -64,6 +74,7 @@ type Store struct {
 
 	mu     sync.RWMutex // held shared by transactions, alone by Close
 	closed bool
+	holder *pgx.Conn // the connection holding the exclusive lock, or nil
 }
 
 var _ persistence.Store = (*Store)(nil)
@@ -93,7 +104,36 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	if opts.Exclusive {
+		if err := s.lock(ctx); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("postgres: open: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// lock takes the exclusive lock on a connection taken out of the pool.
+func (s *Store) lock(ctx context.Context) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	conn := c.Hijack()
+	var ok bool
+	// Keyed by the schema too: databases that hold several reefs (one schema each, as the
+	// tests do) lock each one apart.
+	err = conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, hashtext(current_schema()))", int32(exclusiveLock)).Scan(&ok)
+	if err != nil {
+		conn.Close(ctx)
+		return err
+	}
+	if !ok {
+		conn.Close(ctx)
+		return fmt.Errorf("%w (another reef node uses this database)", persistence.ErrLocked)
+	}
+	s.holder = conn
+	return nil
 }
 
 // Pool returns the store's connection pool, for the packages that keep their own tables in
@@ -112,6 +152,11 @@ func (s *Store) Close() error {
 	if !s.closed {
 		s.closed = true
 		s.pool.Close()
+		if s.holder != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = s.holder.Close(ctx) // ends the session: PostgreSQL releases the lock
+		}
 	}
 	return nil
 }

@@ -166,3 +166,23 @@ func TestURLNotInErrors(t *testing.T) {
 		t.Fatalf("Open error = %v; want an error without the password", err)
 	}
 }
+
+// TestExclusive: a second exclusive store on the database fails with ErrLocked until the
+// first is closed; a store that is not exclusive opens beside it.
+func TestExclusive(t *testing.T) {
+	url := pgtest.URL(t)
+	first, err := postgres.Open(context.Background(), url, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.Open(context.Background(), url, postgres.Options{Exclusive: true}); !errors.Is(err, persistence.ErrLocked) {
+		t.Fatalf("second exclusive Open = %v; want persistence.ErrLocked", err)
+	}
+	open(t, url).Close()
+	first.Close()
+	again, err := postgres.Open(context.Background(), url, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive Open after Close = %v", err)
+	}
+	again.Close()
+}
