@@ -35,3 +35,27 @@ func openPostgres(cfg *configs.Config, exclusive bool) (*postgres.Store, error) 
 	}
 	return st, nil
 }
+
+// checkPostgres is `reef doctor`'s check of the PostgreSQL database: reachable, version 15
+// or newer, reef's schema, and the clock skew between it and this machine.
+func (d *doctor) checkPostgres(cfg *configs.Config) {
+	ctx, cancel := context.WithTimeout(context.Background(), postgresConnectTimeout)
+	defer cancel()
+	h, err := postgres.Check(ctx, cfg.Storage.URL)
+	if err != nil {
+		d.fail("database", "PostgreSQL (storage.url) cannot be reached: "+err.Error(),
+			"check storage.url (or REEF_DATABASE_URL), that the server runs and accepts this machine (pg_hba.conf)")
+		return
+	}
+	if problems := h.Problems(); len(problems) > 0 {
+		for _, p := range problems {
+			d.fail("database", p, "see docs/scaling.md")
+		}
+		return
+	}
+	schema := fmt.Sprintf("schema %d", h.Schema)
+	if h.Schema == 0 {
+		schema = "no reef tables yet (reef creates them at start)"
+	}
+	d.ok("database", fmt.Sprintf("PostgreSQL %d.%d, %s, clock %v off", h.VersionNum/10000, h.VersionNum%10000, schema, h.ClockSkew))
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -185,4 +186,37 @@ func TestExclusive(t *testing.T) {
 		t.Fatalf("exclusive Open after Close = %v", err)
 	}
 	again.Close()
+}
+
+// TestCheck: Check reports a fresh database as fine, a used one with its schema, and a
+// damaged one (a table dropped) as a problem.
+func TestCheck(t *testing.T) {
+	url := pgtest.URL(t)
+	ctx := context.Background()
+	h, err := postgres.Check(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.VersionNum < postgres.MinServerVersion || len(h.MissingTables) != len(postgres.Tables)+1 || len(h.Problems()) != 0 {
+		t.Errorf("fresh database: %+v, problems %q; want version >= 15, every table missing, no problem", h, h.Problems())
+	}
+	if h.ClockSkew > time.Second || h.ClockSkew < -time.Second {
+		t.Errorf("clock skew against a local database = %v", h.ClockSkew)
+	}
+	s := open(t, url)
+	defer s.Close()
+	if h, err = postgres.Check(ctx, url); err != nil || h.Schema != postgres.SchemaVersion || len(h.Problems()) != 0 {
+		t.Errorf("after Open: %+v, %v, problems %q; want schema %d, no problem", h, err, h.Problems(), postgres.SchemaVersion)
+	}
+	if _, err := s.Pool().Exec(ctx, "DROP TABLE reef_outbox"); err != nil {
+		t.Fatal(err)
+	}
+	h, err = postgres.Check(ctx, url)
+	if err != nil || len(h.Problems()) != 1 || !strings.Contains(h.Problems()[0], "reef_outbox") {
+		t.Errorf("a dropped table: %+v, %v, problems %q; want one naming reef_outbox", h, err, h.Problems())
+	}
+	h.ClockSkew = -5 * time.Second
+	if p := h.Problems(); len(p) != 2 || !strings.Contains(p[1], "clock") {
+		t.Errorf("5 s of skew: problems %q; want the clock named", p)
+	}
 }
