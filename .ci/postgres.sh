@@ -7,6 +7,7 @@
 #
 # Installs Debian's postgresql when no PostgreSQL is found. The instance trusts every local
 # connection and, unless REEF_PG_FSYNC=on, does not fsync: it is for tests, never for data.
+# REEF_PG_OPTS adds server settings ("-c name=value ...", e.g. for a benchmark).
 set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
@@ -49,7 +50,7 @@ start)
     port=$((20000 + RANDOM % 40000))
     if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
     if as "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=$fsync -c synchronous_commit=$fsync -c full_page_writes=$fsync -c max_connections=300" \
+      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=$fsync -c synchronous_commit=$fsync -c full_page_writes=$fsync -c max_connections=300 ${REEF_PG_OPTS:-}" \
       start >/dev/null; then
       url="postgres://reef@127.0.0.1:$port/postgres?sslmode=disable"
       echo "$url" >"$dir/url"
