@@ -220,3 +220,15 @@ func clampSeq(seq uint64) int64 {
 	}
 	return int64(seq)
 }
+
+// Underlying returns the pgx transaction and context behind a persistence.Tx or Reader this
+// package handed out, for packages that keep their own tables in the same database and must
+// act in the same transaction (the cluster's fencing check). ok is false for another store's
+// Tx, or one whose transaction has ended.
+func Underlying(r persistence.Reader) (ctx context.Context, q pgx.Tx, ok bool) {
+	t, isOurs := r.(*tx)
+	if !isOurs || t.done {
+		return nil, nil, false
+	}
+	return t.ctx, t.q, true
+}
