@@ -129,3 +129,52 @@ func checkSettledPostgres(t *testing.T, url string) {
 		t.Errorf("no session in PostgreSQL: the gateway did not keep its state there")
 	}
 }
+
+// TestE2EMigrateThenContinue: a gateway on bbolt talks in a chat and is stopped; `reef
+// migrate --to postgres` copies its home; the gateway started on PostgreSQL answers the next
+// message of the same chat with the earlier exchange in the model's context.
+func TestE2EMigrateThenContinue(t *testing.T) {
+	url := pgtest.URL(t)
+	tg := telegramtest.NewWithToken(t, tgToken)
+	llm := newEchoLLM(t, 0, nil)
+	cfg := telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`)
+	home, e := writeConfig(t, llm.srv, cfg)
+	n := newNode(t, e)
+	const chat = 4242
+	first, second := tok(chat, 0), tok(chat, 1)
+	tg.UserSays(chat, chat, "remember "+first)
+	if !eventually(time.Minute, func() bool { return slices.Contains(tg.Sent(chat), replyTo(first)) }) {
+		t.Fatalf("no reply on bbolt; logs:\n%s", tail(n.logs(), 4000))
+	}
+	n.stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := command(ctx, e, "migrate", "--to", "postgres", "-url", url).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "every table's count matches") {
+		t.Fatalf("reef migrate: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte(cfg+postgresYAML(url)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n.start()
+	tg.UserSays(chat, chat, "and now "+second)
+	if !eventually(time.Minute, func() bool { return slices.Contains(tg.Sent(chat), replyTo(second)) }) {
+		t.Fatalf("no reply on PostgreSQL; logs:\n%s", tail(n.logs(), 4000))
+	}
+	n.stop()
+	reqs := llm.srv.Script().Requests()
+	last := reqs[len(reqs)-1]
+	var history []string
+	for _, m := range last.Messages {
+		history = append(history, m.Content)
+	}
+	joined := strings.Join(history, "\n")
+	if !strings.Contains(joined, "remember "+first) || !strings.Contains(joined, replyTo(first)) {
+		t.Errorf("the model's context on PostgreSQL lacks the exchange from bbolt:\n%s", joined)
+	}
+	if got := tg.Sent(chat); !slices.Equal(got, []string{replyTo(first), replyTo(second)}) {
+		t.Errorf("chat got %q; want the two replies once each", got)
+	}
+	checkSettledPostgres(t, url)
+}
