@@ -86,6 +86,9 @@ func (c *Config) Secrets() []string {
 	for _, v := range c.MCP.secrets() {
 		set[v] = true
 	}
+	for _, v := range c.Storage.secrets() {
+		set[v] = true
+	}
 	out := make([]string, 0, len(set))
 	for s := range set {
 		out = append(out, s)

@@ -132,6 +132,7 @@ func (c *Config) Validate() error {
 	c.validateBindings(&v)
 	c.validateCron(&v)
 	c.validateBackup(&v)
+	c.validateStorage(&v)
 	c.validateGateway(&v)
 	c.validateMCP(&v)
 	return errors.Join(v.problems...)

@@ -65,6 +65,7 @@ type benchOpts struct {
 	floor      bool   // burst: run the floor gateway, not reef gateway
 	reef       string // the reef binary
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
+	database   string // storage.url of a gateway on PostgreSQL ("": bbolt)
 	streaming  string // channels.telegram.streaming.mode of the gateway ("": reef's default)
 	llmCap     int
 	llmLimit   int // the fake model's own concurrency limit (429 beyond it); 0: none
@@ -102,6 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
 	flags.StringVar(&o.streaming, "streaming", "", "channels.telegram.streaming.mode of the gateway: off | partial | block | progress (default: reef's, progress)")
+	flags.StringVar(&o.database, "database-url", "", "run the gateway on this PostgreSQL database (storage.driver: postgres; give an empty one) instead of bbolt")
 	flags.StringVar(&o.queueMode, "queue", "", "session.queue.mode of the gateway: steer | followup | collect | interrupt (default: reef's)")
 	flags.DurationVar(&o.latency, "llm-latency", 0, "the fake LLM waits this long before each answer")
 	flags.IntVar(&o.llmCap, "max-concurrent", 0, "llm.maxConcurrent of the gateway: the ceiling of its adaptive limit (0: none, reef's default)")
@@ -224,6 +226,7 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	defer rig.Close()
 	rig.queueMode, rig.streaming = o.queueMode, o.streaming
+	rig.database = o.database
 	res.Streaming = o.streaming
 	if name == "streaming" {
 		rig.toolsPerRun = 3

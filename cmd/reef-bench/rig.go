@@ -71,6 +71,8 @@ type benchRig struct {
 	sessionIdle int
 	// queueMode, when set, is session.queue.mode of the gateway.
 	queueMode string
+	// database, when set, is storage.url of a gateway on PostgreSQL.
+	database string
 	// streaming, when set, is channels.telegram.streaming.mode of the gateway.
 	streaming string
 	// toolsPerRun is how many ls calls the model makes, one per answer, for a message with
@@ -228,6 +230,9 @@ channels:
     domain: %s
     mode: websocket
 `, benchDiscordToken, r.dc.URL, benchFeishuApp, benchFeishuSecret, r.fs.URL)
+	}
+	if r.database != "" {
+		y += fmt.Sprintf("storage:\n  driver: postgres\n  url: %q\n", r.database)
 	}
 	return os.WriteFile(filepath.Join(r.home, "reef.yaml"), []byte(y), 0o600)
 }

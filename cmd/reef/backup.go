@@ -87,6 +87,9 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 
 // offlineBackup backs up the database while no gateway runs, opening it read-only.
 func offlineBackup(cfg *configs.Config, path string) (backupResult, error) {
+	if cfg.Storage.Postgres() {
+		return backupResult{}, errors.New(postgresBackupHelp)
+	}
 	db := filepath.Join(cfg.DataDir, "reef.db")
 	store, err := bolt.Open(db, bolt.Options{ReadOnly: true})
 	switch {
@@ -144,8 +147,13 @@ func saveBackup(path string, write func(io.Writer) error) (backupResult, error) 
 // serveBackup streams a compressed copy of the gateway's database (GET /backup on the
 // control socket). A copy cut short by an error ends in a truncated gzip stream, which the
 // client's check of the stream finds.
-func serveBackup(store *bolt.Store) http.HandlerFunc {
+func serveBackup(st persistence.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		store, ok := st.(*bolt.Store)
+		if !ok {
+			http.Error(w, postgresBackupHelp, http.StatusNotImplemented)
+			return
+		}
 		w.Header().Set("Content-Type", "application/gzip")
 		if err := compressedCopy(store, w); err != nil {
 			panic(http.ErrAbortHandler) // cut the stream: the client must not take it for a backup

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 )
 
@@ -20,10 +21,12 @@ const autoPrefix = "reef-auto-"
 // startBackups starts the gateway's automatic backups: every backup.every a copy of store in
 // $REEF_HOME/backups, keeping the newest backup.keep. The goroutine is the gateway's (see
 // runGateway): stop ends it and waits for a backup in progress, and must be called before the
-// store is closed. With backups off it starts nothing.
-func startBackups(cfg *configs.Config, store *bolt.Store, log zerolog.Logger) (stop func()) {
+// store is closed. With backups off, or on PostgreSQL (whose backups are the database's:
+// pg_dump, pgBackRest), it starts nothing.
+func startBackups(cfg *configs.Config, st persistence.Store, log zerolog.Logger) (stop func()) {
 	every, _ := cfg.Backup.Interval() // validated
-	if every == 0 {
+	store, isBolt := st.(*bolt.Store)
+	if every == 0 || !isBolt {
 		return func() {}
 	}
 	dir, keep := backupsDir(cfg), cfg.Backup.Keep

@@ -153,6 +153,10 @@ func (d *doctor) checkDataDir(cfg *configs.Config) {
 		d.fail("data directory", err.Error(), "make "+cfg.DataDir+" writable or set REEF_HOME")
 		return
 	}
+	if cfg.Storage.Postgres() {
+		d.checkPostgres(cfg)
+		return
+	}
 	path := filepath.Join(cfg.DataDir, "reef.db")
 	st, err := bolt.Open(path, bolt.Options{})
 	damage, isDamaged := errors.AsType[*bolt.DamagedError](err)

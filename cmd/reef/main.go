@@ -67,6 +67,9 @@ Usage:
                                 in $REEF_HOME/backups; --workspace also writes the workspaces as .tar.gz
   reef restore [-json] FILE     check a backup and put it in place of the database (reef stopped);
                                 the database it replaces is kept as reef.db.before-restore-<time>
+  reef migrate --to postgres [-url URL] [-json]
+                                copy the bbolt database into PostgreSQL (reef stopped; a backup first),
+                                verified by counting; then set storage.driver: postgres (docs/scaling.md)
   reef import openclaw [--from DIR] [--dry-run] [--force]
                                 move an OpenClaw installation to reef: config, workspaces, skills,
                                 cron jobs; secrets become ${ENV} references (docs/openclaw.md)
@@ -116,6 +119,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBackup(args[1:], stdout, stderr)
 	case "restore":
 		return runRestore(args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(args[1:], stdout, stderr)
 	case "import":
 		return runImport(args[1:], stdout, stderr)
 	case "fake-llm":

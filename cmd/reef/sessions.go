@@ -155,6 +155,13 @@ func openSessions(cfg *configs.Config) (src sessionSource, done func(), err erro
 	if c := dialControl(cfg); c != nil {
 		return controlSessions{c}, func() {}, nil
 	}
+	if cfg.Storage.Postgres() { // the database is shared: no read-only mode needed
+		store, err := openPostgres(cfg, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return storeSessions{store: store, live: notRunning}, func() { store.Close() }, nil
+	}
 	path := filepath.Join(cfg.DataDir, "reef.db")
 	store, err := bolt.Open(path, bolt.Options{ReadOnly: true})
 	switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/rs/zerolog"
@@ -8,7 +9,9 @@ import (
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/internal/metrics"
 	"github.com/reefgw/reef/internal/openaiapi"
+	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
+	"github.com/reefgw/reef/persistence/postgres"
 )
 
 // The OpenAI-compatible API and /metrics, as handlers for the gateway's HTTP listener, which
@@ -36,7 +39,7 @@ func webHandlers(cfg *configs.Config, rt *running, ch *openaiapi.Channel, log ze
 	api = openaiapi.New(openaiapi.Config{Channel: ch, Agents: agents, DMScope: cfg.Session.DMScope, Events: rt.events, Log: log})
 	met = metrics.Handler(rt.metrics, metrics.Source{
 		LiveSessions:   rt.LiveSessions,
-		StoredSessions: rt.store.SessionCount,
+		StoredSessions: rt.store.(sessionCounter).SessionCount,
 		Connectors: func() []metrics.Connector {
 			var cs []metrics.Connector
 			for _, h := range rt.Health() {
@@ -50,9 +53,19 @@ func webHandlers(cfg *configs.Config, rt *running, ch *openaiapi.Channel, log ze
 }
 
 // storedRows counts the store's inbox and outbox rows for metrics.Prime.
-func storedRows(store *bolt.Store) metrics.RowCounter {
+func storedRows(store persistence.Store) metrics.RowCounter {
 	return func(began func()) (int, int, error) {
-		c, err := store.Counts(began)
-		return c.Inbox, c.Outbox, err
+		switch s := store.(type) {
+		case *bolt.Store:
+			c, err := s.Counts(began)
+			return c.Inbox, c.Outbox, err
+		case *postgres.Store:
+			c, err := s.Counts(began)
+			return c.Inbox, c.Outbox, err
+		}
+		return 0, 0, fmt.Errorf("counting rows: a %T cannot count them", store)
 	}
 }
+
+// sessionCounter counts the stored sessions for /metrics; both stores can.
+type sessionCounter interface{ SessionCount() (int, error) }

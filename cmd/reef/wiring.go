@@ -32,8 +32,16 @@ func loadConfig(path string) (*configs.Config, error) {
 	return configs.LoadDefault(os.Getenv)
 }
 
-// openStore opens the database, turning a lock conflict into a message a user can act on.
-func openStore(cfg *configs.Config) (*bolt.Store, error) {
+// openStore opens the database storage.driver names (openPostgres in storage.go for
+// postgres), turning a lock conflict into a message a user can act on.
+func openStore(cfg *configs.Config) (persistence.Store, error) {
+	if cfg.Storage.Postgres() {
+		st, err := openPostgres(cfg, true)
+		if err != nil {
+			return nil, err // not a nil *postgres.Store in a non-nil interface
+		}
+		return st, nil
+	}
 	path := filepath.Join(cfg.DataDir, "reef.db")
 	st, err := bolt.Open(path, bolt.Options{})
 	if errors.Is(err, persistence.ErrLocked) {
@@ -213,7 +221,7 @@ func sessionSettings(cfg *configs.Config) actors.SessionSettings {
 // running is a running actor tree and the database under it.
 type running struct {
 	*actors.Runtime
-	store   *bolt.Store
+	store   persistence.Store // *bolt.Store or *postgres.Store (storage.driver)
 	memory  *memory.Manager
 	outages *providers.Breakers // the model endpoints' circuit breakers
 	events  *events.Bus         // the runs' events, for reef events

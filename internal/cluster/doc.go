@@ -1,0 +1,14 @@
+// Package cluster holds the ownership rules of reef's cluster mode (docs/scaling.md):
+// session keys hash into a fixed number of partitions, nodes register in a members table
+// with a heartbeat, and each partition is owned by one node through a lease row with an
+// epoch. Fence checks the lease inside the transaction of every write its owner makes, so a
+// node that was paused past its lease (a GC stall, a frozen VM, a network split) can no
+// longer commit anything once another node took the partition over.
+//
+// It is the pattern of Temporal's and Cadence's history shards, on PostgreSQL alone: no
+// gossip, no Raft. Times are the database's (now()), never a node's clock.
+//
+// Status: this package and its tests are the foundation; the gateway does not use it yet
+// (no LISTEN/NOTIFY wake-ups, no rebalancing loop, no leased channel connections), and one
+// node holds the database alone (postgres.Options.Exclusive).
+package cluster
