@@ -75,6 +75,7 @@ type Terminal struct {
 	once   sync.Once
 	ed     *term.Terminal // the line editor (Config.LineEditor) until the input ends; guarded by mu
 	left   bool           // Leave ended the prompt's line; guarded by mu
+	shown  bool           // the prompt is the last thing written and no line was read since; guarded by mu
 
 	lines     chan string // input lines; closed at EOF
 	startRead sync.Once   // one reader for the Terminal's life, so a restarted Run loses no line
@@ -187,6 +188,7 @@ func (t *Terminal) runInteractive(ctx context.Context, deliver channels.Deliver)
 		case <-t.final: // a run ended: prompt again
 			continue
 		case line, ok = <-t.lines:
+			t.lineRead()
 		}
 		if !ok {
 			t.Leave()
@@ -224,6 +226,7 @@ func (t *Terminal) next(ctx context.Context) (line string, ok, stop bool) {
 		case <-ctx.Done():
 			return "", false, true
 		case line, ok = <-t.lines:
+			t.lineRead()
 		}
 		if !ok {
 			return "", false, false
@@ -419,9 +422,17 @@ func (t *Terminal) prompt() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.ed == nil {
+	if t.ed == nil && !t.shown { // a run's end and the loop may both ask: show it once
 		fmt.Fprint(t.cfg.Out, t.paint(promptText, colorPrompt))
+		t.shown = true
 	}
+}
+
+// lineRead notes that a line was typed after the prompt: the next one shows again.
+func (t *Terminal) lineRead() {
+	t.mu.Lock()
+	t.shown = false
+	t.mu.Unlock()
 }
 
 // Leave ends the prompt's line (at Ctrl-D, or when reef chat exits), so the shell's prompt
@@ -447,6 +458,7 @@ func (t *Terminal) Leave() {
 // write prints s to w, or through the line editor (which keeps the line being typed below
 // what is printed). The caller holds t.mu.
 func (t *Terminal) write(w io.Writer, s string) error {
+	t.shown = false
 	if t.ed != nil {
 		w = t.ed
 	}
