@@ -66,6 +66,7 @@ func (b *Bot) getMe(ctx context.Context) error {
 		return b.apiError("getMe", err)
 	}
 	b.self.Store(me)
+	b.callReachable()
 	b.log.Info().Str("bot", me.Username).Int64("botId", me.ID).Str("mode", b.cfg.Mode).Msg("telegram connected")
 	return nil
 }
@@ -89,6 +90,9 @@ func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 		if err != nil {
 			failures++
 			wait, again := b.pollFailed(err, failures)
+			if fn := b.unreachable.Load(); again && fn != nil && *fn != nil {
+				(*fn)(b.apiError("getUpdates", err), wait)
+			}
 			sleep(ctx, wait)
 			if ctx.Err() != nil {
 				return nil
@@ -99,9 +103,7 @@ func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 			continue
 		}
 		failures = 0
-		if fn := b.reachable.Load(); fn != nil && *fn != nil {
-			(*fn)()
-		}
+		b.callReachable()
 		errs := b.deliverBatch(ctx, deliver, updates)
 		for i := range updates {
 			u := &updates[i]
@@ -179,10 +181,13 @@ func (b *Bot) apiError(method string, err error) error {
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
 		case http.StatusUnauthorized:
-			return fmt.Errorf("telegram: %s: the bot token was refused (%s): %w", method, apiErr.Description, channels.ErrAuth)
+			return &refusal{msg: fmt.Sprintf("telegram: %s: the bot token was refused (%s): %v", method, apiErr.Description, channels.ErrAuth),
+				errs: []error{channels.ErrAuth, apiErr}}
 		case http.StatusConflict:
-			return fmt.Errorf("telegram: %s: conflict, another poller or a webhook is active: %s", method, apiErr.Description)
+			return &refusal{msg: fmt.Sprintf("telegram: %s: conflict, another poller or a webhook is active: %s", method, apiErr.Description),
+				errs: []error{apiErr}}
 		}
+		return &refusal{msg: fmt.Sprintf("telegram: %s: %s (%d)", method, apiErr.Description, apiErr.ErrorCode), errs: []error{apiErr}}
 	}
 	return fmt.Errorf("telegram: %s: %w", method, err)
 }

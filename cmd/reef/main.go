@@ -171,13 +171,26 @@ func configOrExplain(path string, stderr io.Writer) *configs.Config {
 }
 
 // adminConfig loads the configuration for commands that only read or change reef's records
-// (status, sessions, pairing, cron): they need no LLM provider, so a missing one is fine.
+// (status, sessions, pairing, cron): they need no LLM provider and none of the secrets, so a
+// missing provider or an unset ${VAR} is fine.
 func adminConfig(path string, stderr io.Writer) *configs.Config {
 	cfg, err := loadConfig(path)
-	if cfg != nil && err != nil && errors.Is(err, configs.ErrNoProvider) && len(otherProblems(err)) == 0 {
+	if cfg != nil && err != nil && len(readOnlyProblems(err)) == 0 {
 		return cfg
 	}
 	return configOrExplain(path, stderr)
+}
+
+// readOnlyProblems are the configuration problems that matter to a command that only reads:
+// otherProblems without the unset ${VAR}s.
+func readOnlyProblems(err error) []error {
+	var out []error
+	for _, p := range otherProblems(err) {
+		if !errors.Is(p, configs.ErrUnsetVariable) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // otherProblems returns the configuration problems in err other than the missing provider.
