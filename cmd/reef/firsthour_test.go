@@ -95,7 +95,7 @@ func TestFakeLLMTakesAFreePortWhenTheDefaultIsBusy(t *testing.T) {
 			t.Errorf("reef %v: line to paste %q, want another port than 8089", args, line)
 		}
 		res := reef(t, env{"REEF_HOME": newHome(t), "HOME": t.TempDir(), "OPENAI_BASE_URL": base, "REEF_MODEL": "openai/fake"}, "hello\n", "chat")
-		if res.code != 0 || !strings.Contains(res.stdout, `You said: "hello"`) {
+		if res.code != 0 || !strings.Contains(res.stdout, "Hello! I am reef's fake model") {
 			t.Errorf("the pasted line: reef chat = %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 		}
 		cmd.Process.Signal(os.Interrupt)
