@@ -239,7 +239,7 @@ func TestStatusShowsOwners(t *testing.T) {
 		"  discord:\n    token: abcdefghijkl\n    allowFrom: [\"1234\", \"*\"]\n")
 	res := reef(t, e, "", "status")
 	for _, want := range []string{
-		"owners (may use owner-only tools such as cron and exec): the terminal (reef chat)\n",
+		"owners (may use owner-only tools such as cron and exec): the terminal (reef chat), and whoever holds the gateway token (WebChat, the API)\n",
 		"  discord   1234 (in direct messages)\n",
 		`  telegram  nobody: allowFrom "*" lets everyone talk but makes nobody the owner; add your id to channels.telegram.allowFrom`,
 	} {

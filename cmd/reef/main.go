@@ -38,7 +38,9 @@ const usage = `reef — a self-hosted AI assistant gateway
 Usage:
   reef chat    [-config FILE]   talk to your agent in this terminal; pipe lines in to script it
   reef gateway [-config FILE] [-pprof ADDR]
-                                run every configured channel until Ctrl-C / SIGTERM
+                                run every configured channel until Ctrl-C / SIGTERM, and the
+                                web UI (Control UI, WebChat, API) on http://127.0.0.1:18789/
+                                (gateway.http.listen; reef status shows its address and token)
   reef init    [--fresh]        create $REEF_HOME (default ~/.reef) with a starter workspace;
                                 --fresh replaces an empty (0-byte) reef.db, keeping it aside
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability

@@ -16,7 +16,7 @@ import (
 
 func main() {
 	fmt.Fprintln(os.Stderr, "reefup: building reef (go install ./cmd/reef): the first build compiles every dependency, "+
-		"2–10 minutes on a small machine; later runs start in seconds")
+		"minutes on a small machine; later runs start in seconds")
 	bin, err := install()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "reefup: %v\n", err)
