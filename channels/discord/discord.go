@@ -71,8 +71,9 @@ type Bot struct {
 
 	reconnectWaits []time.Duration
 	stateFile      string
-	checkpoint     *checkpoint // loaded by the first Run
-	onReachable    func()      // set by OnReachable before Run
+	checkpoint     *checkpoint                // loaded by the first Run
+	onReachable    func()                     // set by OnReachable before Run
+	onUnreachable  func(error, time.Duration) // set by OnUnreachable before Run
 
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY
@@ -104,6 +105,13 @@ func (b *Bot) reachable() {
 		b.onReachable()
 	}
 }
+
+// OnUnreachable registers fn, called when the gateway connection drops, so that the channel
+// shows as reconnecting until a session starts or resumes. Call it before Run.
+func (b *Bot) OnUnreachable(fn func(error, time.Duration)) { b.onUnreachable = fn }
+
+// errDropped is why a channel whose gateway connection dropped is reconnecting.
+var errDropped = errors.New("the gateway connection dropped")
 
 // New returns a Bot. It starts nothing and does not touch the network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {

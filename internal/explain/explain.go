@@ -50,8 +50,7 @@ func Failure(err error, server string) string {
 		return fmt.Sprintf("TLS with %s failed (%s)", host, why)
 	}
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return host + " refused the connection (nothing listens there?)"
+XX
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return "no route to " + host + " (network unreachable)"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
