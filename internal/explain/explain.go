@@ -50,7 +50,10 @@ func Failure(err error, server string) string {
 		return fmt.Sprintf("TLS with %s failed (%s)", host, why)
 	}
 	switch {
-XX
+	case errors.Is(err, syscall.ECONNREFUSED) && server == "":
+		return host + " refused the connection (nothing listens there?)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return host + " refused the connection"
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return "no route to " + host + " (network unreachable)"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
