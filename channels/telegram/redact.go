@@ -46,10 +46,15 @@ func (c redactingCaller) Call(ctx context.Context, url string, data *ta.RequestD
 // and errors.As for the network's errors, which name addresses but never the URL, so that
 // status can say why in plain words (internal/explain).
 type redactedError struct {
-	msg  string
-	err  error
-	host string // the request's host (its URL's, without the path that holds the token)
+	msg    string
+	err    error
+	host   string // the request's host (its URL's, without the path that holds the token)
+	status int    // the HTTP status of a 5xx answer (telego reports only its number)
 }
+
+// HTTPStatus is the 5xx status Telegram's server answered, 0 for other errors
+// (explain.StatusCoder).
+func (e *redactedError) HTTPStatus() int { return e.status }
 
 func (e *redactedError) Error() string { return e.msg }
 
@@ -72,6 +77,9 @@ func redactError(err error, token string) error {
 		return nil
 	}
 	r := &redactedError{msg: redact(err.Error(), token), err: err}
+	if _, code, ok := strings.Cut(err.Error(), "internal server error: "); ok { // telegoapi.HTTPCaller's 5xx
+		r.status, _ = strconv.Atoi(code)
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		if u, perr := url.Parse(ue.URL); perr == nil {
