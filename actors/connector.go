@@ -253,7 +253,7 @@ func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, fa
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
 		failed(err, wait)
-		c.log.Warn().Err(err).Dur("retryIn", wait).Msg("channel failed; reconnecting")
+		c.log.Warn().Err(err).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("channel failed; reconnecting")
 		select {
 		case <-ctx.Done():
 			return nil

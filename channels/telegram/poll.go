@@ -113,7 +113,7 @@ func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 				}
 				refused++
 				wait := b.backoff(refused)
-				b.log.Warn().Err(err).Int("update", u.UpdateID).Dur("retryIn", wait).Msg("telegram: update not accepted; it will be delivered again")
+				b.log.Warn().Err(err).Int("update", u.UpdateID).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("telegram: update not accepted; it will be delivered again")
 				sleep(ctx, wait)
 				break
 			}
@@ -155,7 +155,7 @@ func (b *Bot) pollFailed(err error, failures int) (time.Duration, bool) {
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
 		case http.StatusConflict:
-			b.log.Error().Str("description", apiErr.Description).Dur("retryIn", b.timing.conflictWait).
+			b.log.Error().Str("description", apiErr.Description).Str("retryIn", b.timing.conflictWait.String()).
 				Msg("telegram: another getUpdates poller or a webhook is active for this bot token; stop the other reef instance or bot using this token (or set mode: webhook)")
 			return b.timing.conflictWait, false
 		case http.StatusUnauthorized:
@@ -170,7 +170,7 @@ func (b *Bot) pollFailed(err error, failures int) (time.Duration, bool) {
 		return 0, false
 	}
 	wait := b.backoff(failures)
-	b.log.Warn().Err(err).Int("failures", failures).Dur("retryIn", wait).Msg("telegram: getUpdates failed")
+	b.log.Warn().Err(err).Int("failures", failures).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("telegram: getUpdates failed")
 	return wait, true
 }
 

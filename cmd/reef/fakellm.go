@@ -152,7 +152,7 @@ func isSystemPrompt(text string) bool {
 // and other system events) as a model would, without echoing them.
 func systemReply(text string) fake.Reply {
 	switch {
-	case strings.HasPrefix(text, "[New session]"):
+	case strings.Contains(text, "[New session]"), strings.Contains(text, "A new session was started"):
 		return fake.Reply{Text: "Hello! A fresh conversation. I am reef's fake model: " + fakeMenu}
 	case strings.Contains(text, "HEARTBEAT_OK"):
 		return fake.Reply{Text: "HEARTBEAT_OK"}

@@ -19,10 +19,11 @@ func TestFakeReply(t *testing.T) {
 		t.Errorf("what is this → %+v, want an echo", got)
 	}
 	for _, prompt := range []string{
-		"[New session] The user just started a new session with /new or /reset. Greet them now",
+		"[System event — written by the gateway, not by the user]\n[New session] The user just started a new session with /new or /reset. Greet them now",
 		"[Scheduled reminder] Your cron job \"x\" fired. It says:\n<<<UNTRUSTED id=1 source=cron>>>\nhi\n<<<END_UNTRUSTED id=1>>>",
 	} {
-		if got := fakeReply(user(prompt)); strings.Contains(got.Text, "[") || strings.Contains(got.Text, "<<<") || got.Text == "" {
+		if got := fakeReply(user(prompt)); strings.Contains(got.Text, "[") || strings.Contains(got.Text, "<<<") || got.Text == "" ||
+			strings.Contains(prompt, "[New session]") && !strings.HasPrefix(got.Text, "Hello!") {
 			t.Errorf("%.20s → %q, want an answer that echoes none of reef's prompt", prompt, got.Text)
 		}
 	}

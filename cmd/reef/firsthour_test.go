@@ -116,10 +116,10 @@ func TestNoChannelIsExplained(t *testing.T) {
 		t.Errorf("doctor: exit %d, want 0:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	for _, want := range []string{
-		"! channels: none configured: `reef chat` works, but `reef gateway` has nobody to talk to",
+		"! channels: no chat platform configured: `reef chat` works, and `reef gateway` is reached only through its web UI (WebChat, the API) on http://127.0.0.1:0/",
 		"fix: add a channel under `channels:` in " + filepath.Join(home, "reef.yaml"),
 		"botToken: ${TELEGRAM_BOT_TOKEN}",
-		"All good. `reef chat` is ready; `reef gateway` has no channel to serve yet",
+		"All good. `reef chat` is ready; `reef gateway` has no chat platform to serve yet",
 	} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, res.stdout)
@@ -137,7 +137,7 @@ func TestNoChannelIsExplained(t *testing.T) {
 	defer cmd.Wait()
 	defer cmd.Process.Signal(os.Interrupt)
 	want := "reef gateway: logging to " + filepath.Join(home, "gateway.log") + " (log.file)\n" +
-		"reef gateway: no channels configured, so nobody can talk to reef."
+		"reef gateway: no chat platform configured: only WebChat and the API on http://127.0.0.1:"
 	if !eventually(15*time.Second, func() bool { return strings.Contains(stderr.String(), want) }) {
 		t.Errorf("gateway stderr = %q, want %q", stderr, want)
 	}
