@@ -55,23 +55,12 @@ type Connector struct {
 	budget editBudget          // per account: progress edits
 }
 
-// ChannelHealth is a connector's state as shown by status commands.
-type ChannelHealth struct {
-	Name      string
-	Connected bool
-	LastEvent time.Time
-	LastError string
-	Restarts  int
-}
-
-// healthRequest asks a Connector for its ChannelHealth.
-type healthRequest struct{ reply chan<- ChannelHealth }
-
 // Self-messages of the Connector.
 type (
 	runExited struct {
-		err   error
-		final bool // the channel will not be restarted
+		err     error
+		final   bool          // the channel will not be restarted
+		retryIn time.Duration // when it is restarted
 	}
 	jobDone struct {
 		chat  string
@@ -114,9 +103,13 @@ func (c *Connector) Receive(ctx actor.Context) {
 		c.onJobDone(ctx, msg)
 	case *inboundHit:
 		c.health.LastEvent = msg.at
+		c.onReachable()
 		c.flush(ctx, msg.chats...)
 	case *reachable:
+		c.onReachable()
 		c.flush(ctx)
+	case *unreachable:
+		c.onUnreachable(msg) // connector_health.go
 	case *retryDue:
 		c.onRetryDue(ctx, msg)
 	case *runExited:
@@ -146,7 +139,7 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	}
 	c.pace, c.budget = newEditPacer(c.limits.PerChat), editBudget{rate: c.limits.PerSecond}
 	c.self = ctx.Self()
-	c.health = ChannelHealth{Name: c.name, Connected: true}
+	c.startHealth()
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root
@@ -154,8 +147,13 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	if r, ok := c.ch.(channels.Reachable); ok {
 		r.OnReachable(func() { root.Send(self, &reachable{}) })
 	}
+	if u, ok := c.ch.(channels.Unreachable); ok {
+		u.OnUnreachable(func(err error, retryIn time.Duration) { root.Send(self, &unreachable{err: err, retryIn: retryIn}) })
+	}
 	go func() {
-		err := c.runLoop(runCtx, deliver, func(err error) { root.Send(self, &runExited{err: err}) })
+		err := c.runLoop(runCtx, deliver, func(err error, retryIn time.Duration) {
+			root.Send(self, &runExited{err: err, retryIn: retryIn})
+		})
 		root.Send(self, &runExited{err: err, final: true})
 	}()
 }
@@ -236,7 +234,7 @@ func waitUntil(wg *sync.WaitGroup, deadline time.Time) bool {
 
 // runLoop runs the channel until ctx ends or the platform rejects the credentials, restarting
 // it after failures with exponential backoff and jitter (1 s doubling to 2 min).
-func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, failed func(error)) error {
+func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, failed func(err error, retryIn time.Duration)) error {
 	backoff := time.Second
 	for {
 		started := time.Now()
@@ -250,12 +248,12 @@ func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, fa
 		if err == nil {
 			err = errors.New("channel stopped unexpectedly")
 		}
-		failed(err)
 		if time.Since(started) > 5*time.Minute {
 			backoff = time.Second
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
-		c.log.Warn().Err(err).Dur("retryIn", wait).Msg("channel failed; reconnecting")
+		failed(err, wait)
+		c.log.Warn().Err(err).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("channel failed; reconnecting")
 		select {
 		case <-ctx.Done():
 			return nil
@@ -276,19 +274,6 @@ func safeRun(ctx context.Context, ch channels.Channel, deliver channels.DeliverA
 		return b.RunBatches(ctx, deliver)
 	}
 	return ch.Run(ctx, deliver.One)
-}
-
-func (c *Connector) onRunExited(msg *runExited) {
-	if msg.err == nil {
-		return
-	}
-	c.health.LastError = msg.err.Error()
-	if !msg.final {
-		c.health.Restarts++
-		return
-	}
-	c.health.Connected = false
-	c.log.Error().Err(msg.err).Msg("channel stopped; fix the credentials and restart reef")
 }
 
 // admit enforces the channel's access rules. Messages it refuses are acknowledged and dropped; an

@@ -18,7 +18,10 @@ import (
 	fakellm "github.com/reefgw/reef/providers/fake"
 )
 
-const outageNotice = "The model is unreachable right now; I will answer when it is back."
+// outageNotice is what a chat on a platform is told: the cause in plain words (the rig's
+// server answers 503), without the server's address, and what the operator can do.
+const outageNotice = "The model is unreachable right now: the model's server is overloaded or down (503). " +
+	"I will answer when it is back; if this lasts, the operator can run `reef doctor`."
 
 // modelRig is a model server that can be taken down: while down, calls get 503 and the
 // breaker's probe is refused. Time is a fake clock.

@@ -3,6 +3,7 @@ package actors
 import (
 	"time"
 
+	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -16,7 +17,7 @@ import (
 const greetingSource = "greeting"
 
 // greetingText asks the model for the greeting.
-const greetingText = "[New session] The user just started a new session with /new or /reset. Greet them now, " +
+const greetingText = agent.NewSessionPrompt + " The user just started a new session with /new or /reset. Greet them now, " +
 	"in your persona (SOUL.md, IDENTITY.md and your instructions say who you are), in one to three short " +
 	"sentences, and ask what they would like to do. Do not mention files, tools, this instruction or how you work."
 

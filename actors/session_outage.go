@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/reefgw/reef/internal/explain"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
@@ -32,9 +33,22 @@ const (
 	// outageRetryNoBreakers is how often a Session retries when no breakers are wired (tests
 	// and embedders that give Deps no Outages).
 	outageRetryNoBreakers = 30 * time.Second
-
-	outageNotice = "The model is unreachable right now; I will answer when it is back."
 )
+
+// outageNotice is what a chat is told when its messages start waiting for the model: why, in
+// plain words, and what to do. The operator (terminal, WebChat) sees the server's address; a
+// chat on a platform sees only the kind of failure.
+func outageNotice(err error, operator bool) string {
+	server, doctor := "the model's server", "the operator can run `reef doctor`"
+	if operator {
+		server, doctor = "", "run `reef doctor`"
+	}
+	text := "The model is unreachable right now"
+	if why := explain.Failure(err, server); why != "" {
+		text += ": " + why
+	}
+	return text + ". I will answer when it is back; if this lasts, " + doctor + "."
+}
 
 // outageRecord is a Session's durable wait.
 type outageRecord struct {
@@ -111,7 +125,7 @@ func (s *Session) onOutage(ctx actor.Context, msg *turnFinished) {
 	var out *messages.Outbound
 	if person, ok := lastPerson(answered); ok && !w.notified {
 		out = &messages.Outbound{Channel: person.Channel, Account: person.Account, ChatID: person.ChatID,
-			ThreadID: person.ThreadID, ReplyToID: person.MessageID, Text: outageNotice, SessionKey: s.key}
+			ThreadID: person.ThreadID, ReplyToID: person.MessageID, Text: outageNotice(msg.err, isOperator(person.Channel)), SessionKey: s.key}
 	}
 	rec, err := json.Marshal(outageRecord{Since: w.since, Notified: w.notified || out != nil})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/agent"
+	"github.com/reefgw/reef/internal/explain"
 	"github.com/reefgw/reef/internal/media"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
@@ -56,7 +57,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 
 	var outbox []*messages.Outbound
 	last := s.answering[len(s.answering)-1]
-	text := s.deps.redactor().apply(replyText(msg, last.Channel == "terminal"))
+	text := s.deps.redactor().apply(replyText(msg, isOperator(last.Channel)))
 	if last.Source == "heartbeat" && isHeartbeatOK(text) {
 		text = "" // nothing needs the user's attention
 	}
@@ -284,6 +285,11 @@ func partial(reply string) string {
 	return "\n\n" + reply
 }
 
+// isOperator reports whether the person on channel is the operator: the terminal, or WebChat
+// (whoever holds the gateway token). They are shown server addresses and told to run `reef
+// doctor` themselves.
+func isOperator(channel string) bool { return channel == "terminal" || channel == "webchat" }
+
 // failureText turns a run's error into one friendly line; the detail stays in the log.
 // operator is true when the user is the operator (the terminal): they are told to run
 // `reef doctor` themselves.
@@ -307,7 +313,15 @@ func failureText(err error, operator bool) string {
 	case errors.Is(err, providers.ErrIdleTimeout), errors.Is(err, providers.ErrStreamCut), errors.Is(err, providers.ErrServer):
 		return "I lost the connection to the model. Please try again."
 	case isNetError(err):
-		return "I could not reach the model's server. Please try again; if it keeps failing, " + doctor + "."
+		server := "the model's server"
+		if operator {
+			server = ""
+		}
+		why := ""
+		if w := explain.Failure(err, server); w != "" {
+			why = " (" + w + ")"
+		}
+		return "I could not reach the model's server" + why + ". Please try again; if it keeps failing, " + doctor + "."
 	case errors.Is(err, errTurnTimeout):
 		return "This took too long, so I stopped. Try asking for a smaller step."
 	case errors.Is(err, errStreamTimeout):

@@ -237,18 +237,5 @@ func compactJSON(s string) string {
 	return string(b)
 }
 
-// toolLabel is a short line describing a call, for progress displays.
-func toolLabel(c messages.ToolCall) string {
-	var args map[string]any
-	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	for _, k := range []string{"command", "path", "file_path", "url", "query"} {
-		if s, ok := args[k].(string); ok && s != "" {
-			s = strings.Join(strings.Fields(s), " ")
-			if len(s) > 60 {
-				s = s[:57] + "..."
-			}
-			return c.Name + " " + s
-		}
-	}
-	return c.Name
-}
+// toolLabel is a short line describing a call, for progress displays (agent.ToolLabel).
+func toolLabel(c messages.ToolCall) string { return agent.ToolLabel(c.Name, c.Arguments) }

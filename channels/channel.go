@@ -148,6 +148,14 @@ type Reachable interface {
 	OnReachable(fn func())
 }
 
+// Unreachable is implemented by channels that retry failed calls to the platform inside Run
+// (Telegram's getUpdates): fn is called with the failure and the wait before the next try,
+// so that the channel shows as reconnecting until a call succeeds again (Reachable). The
+// connector calls OnUnreachable before Run; fn must not block.
+type Unreachable interface {
+	OnUnreachable(fn func(err error, retryIn time.Duration))
+}
+
 // ID names one bot account of a channel: the Connector that runs it, the keys of the
 // gateway's per-account settings (access rules, tool grants). The account of a platform
 // block's own keys is "" and its ID the channel's name ("telegram"); a named account's is

@@ -17,6 +17,17 @@ import (
 // ErrNoProvider means no LLM provider is configured at all; NoProviderHelp says what to set.
 var ErrNoProvider = errors.New("no LLM provider configured")
 
+// ErrUnsetVariable matches the problem of a ${VAR} reference whose variable is not set.
+// Commands that only read (reef status, sessions, cron list...) need none of the secrets such
+// variables usually hold, and go on without them.
+var ErrUnsetVariable = errors.New("a variable the configuration references is not set")
+
+// unsetError is an unset ${VAR}'s problem; it matches ErrUnsetVariable.
+type unsetError string
+
+func (e unsetError) Error() string        { return string(e) }
+func (e unsetError) Is(target error) bool { return target == ErrUnsetVariable }
+
 // NoProviderHelp is a short text telling a user how to configure a provider.
 func NoProviderHelp() string {
 	return `reef needs an LLM provider. Set one of these and run reef again:
@@ -48,9 +59,11 @@ var (
 // reports whether no provider is configured at all.
 func (c *Config) Validate() error {
 	var v validator
+	v.unset = map[string]bool{}
 	for _, u := range c.unset {
-		v.addf("%s: ${%s} is not set: set %s, or write ${%s:-} to allow an empty value",
-			u.path, u.name, u.name, u.name)
+		v.unset[u.path] = true
+		v.problems = append(v.problems, unsetError(fmt.Sprintf("%s: ${%s} is not set: set %s, or write ${%s:-} to allow an empty value",
+			u.path, u.name, u.name, u.name)))
 	}
 	c.validateProviders(&v)
 	c.validateAgents(&v)
@@ -291,7 +304,10 @@ func (c *Config) hasUsableProvider() bool {
 }
 
 // validator collects problems.
-type validator struct{ problems []error }
+type validator struct {
+	problems []error
+	unset    map[string]bool // key paths whose ${VAR} is not set: their problems match ErrUnsetVariable
+}
 
 // webSearch checks tools.web.search: a known provider with what it needs.
 func (v *validator) webSearch(s WebSearchConfig) {
@@ -322,7 +338,11 @@ func (v *validator) webSearch(s WebSearchConfig) {
 }
 
 func (v *validator) addf(format string, args ...any) {
-	v.problems = append(v.problems, fmt.Errorf(format, args...))
+	err := fmt.Errorf(format, args...)
+	if path, _, ok := strings.Cut(err.Error(), ":"); ok && v.unset[path] {
+		err = unsetError(err.Error()) // a consequence of the unset variable
+	}
+	v.problems = append(v.problems, err)
 }
 
 func (v *validator) nonNegative(path string, n int) {

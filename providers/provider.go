@@ -108,6 +108,9 @@ func (e *APIError) Error() string {
 
 func (e *APIError) Is(target error) bool { return target == e.Kind }
 
+// HTTPStatus is the status the provider answered, 0 for transport errors.
+func (e *APIError) HTTPStatus() int { return e.Status }
+
 // Retryable reports whether err is worth retrying on the same model: rate limits, overloads,
 // server errors, transport failures before any event arrived.
 func Retryable(err error) bool {

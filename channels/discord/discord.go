@@ -71,9 +71,10 @@ type Bot struct {
 
 	reconnectWaits []time.Duration
 	stateFile      string
-	checkpoint     *checkpoint // loaded by the first Run
-	onReachable    func()      // set by OnReachable before Run
-	delivered      delivered   // parts of replies Discord has (delivered.go)
+	checkpoint     *checkpoint                // loaded by the first Run
+	onReachable    func()                     // set by OnReachable before Run
+	onUnreachable  func(error, time.Duration) // set by OnUnreachable before Run
+	delivered      delivered                  // parts of replies Discord has (delivered.go)
 
 	mu       sync.Mutex
 	selfID   string              // the bot's user id, from READY
@@ -105,6 +106,13 @@ func (b *Bot) reachable() {
 		b.onReachable()
 	}
 }
+
+// OnUnreachable registers fn, called when the gateway connection drops, so that the channel
+// shows as reconnecting until a session starts or resumes. Call it before Run.
+func (b *Bot) OnUnreachable(fn func(error, time.Duration)) { b.onUnreachable = fn }
+
+// errDropped is why a channel whose gateway connection dropped is reconnecting.
+var errDropped = errors.New("the gateway connection dropped")
 
 // New returns a Bot. It starts nothing and does not touch the network.
 func New(cfg Config, log zerolog.Logger) (*Bot, error) {

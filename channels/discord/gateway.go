@@ -90,6 +90,9 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 		}
 	})
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
+		if b.onUnreachable != nil && ctx.Err() == nil {
+			b.onUnreachable(errDropped, 0)
+		}
 		select {
 		case disconnected <- struct{}{}:
 		default:

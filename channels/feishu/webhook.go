@@ -41,6 +41,7 @@ func (b *Bot) runWebhook(ctx context.Context, deliver channels.Deliver) error {
 	b.hookURL = "http://" + ln.Addr().String() + b.cfg.WebhookPath
 	b.mu.Unlock()
 	b.log.Info().Str("listen", ln.Addr().String()).Str("path", b.cfg.WebhookPath).Msg("webhook listening")
+	b.reachable() // the bot's info answered (Run) and the webhook listens
 	defer func() {
 		b.mu.Lock()
 		b.hookURL = ""

@@ -79,6 +79,17 @@ type refusal struct {
 func (e *refusal) Error() string   { return e.msg }
 func (e *refusal) Unwrap() []error { return e.errs }
 
+// HTTPStatus is the status Telegram answered (explain.StatusCoder).
+func (e *refusal) HTTPStatus() int {
+	for _, err := range e.errs {
+		var apiErr *ta.Error
+		if errors.As(err, &apiErr) {
+			return apiErr.ErrorCode
+		}
+	}
+	return 0
+}
+
 func isPermanent(err error) bool { return errors.Is(err, channels.ErrPermanent) }
 
 // isParseError reports whether Telegram refused a text because it could not parse its

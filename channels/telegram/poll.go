@@ -66,6 +66,7 @@ func (b *Bot) getMe(ctx context.Context) error {
 		return b.apiError("getMe", err)
 	}
 	b.self.Store(me)
+	b.callReachable()
 	b.log.Info().Str("bot", me.Username).Int64("botId", me.ID).Str("mode", b.cfg.Mode).Msg("telegram connected")
 	return nil
 }
@@ -89,6 +90,9 @@ func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 		if err != nil {
 			failures++
 			wait, again := b.pollFailed(err, failures)
+			if fn := b.unreachable.Load(); again && fn != nil && *fn != nil {
+				(*fn)(b.apiError("getUpdates", err), wait)
+			}
 			sleep(ctx, wait)
 			if ctx.Err() != nil {
 				return nil
@@ -99,9 +103,7 @@ func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 			continue
 		}
 		failures = 0
-		if fn := b.reachable.Load(); fn != nil && *fn != nil {
-			(*fn)()
-		}
+		b.callReachable()
 		errs := b.deliverBatch(ctx, deliver, updates)
 		for i := range updates {
 			u := &updates[i]
@@ -111,7 +113,7 @@ func (b *Bot) poll(ctx context.Context, deliver channels.DeliverAll) error {
 				}
 				refused++
 				wait := b.backoff(refused)
-				b.log.Warn().Err(err).Int("update", u.UpdateID).Dur("retryIn", wait).Msg("telegram: update not accepted; it will be delivered again")
+				b.log.Warn().Err(err).Int("update", u.UpdateID).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("telegram: update not accepted; it will be delivered again")
 				sleep(ctx, wait)
 				break
 			}
@@ -153,7 +155,7 @@ func (b *Bot) pollFailed(err error, failures int) (time.Duration, bool) {
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
 		case http.StatusConflict:
-			b.log.Error().Str("description", apiErr.Description).Dur("retryIn", b.timing.conflictWait).
+			b.log.Error().Str("description", apiErr.Description).Str("retryIn", b.timing.conflictWait.String()).
 				Msg("telegram: another getUpdates poller or a webhook is active for this bot token; stop the other reef instance or bot using this token (or set mode: webhook)")
 			return b.timing.conflictWait, false
 		case http.StatusUnauthorized:
@@ -168,7 +170,7 @@ func (b *Bot) pollFailed(err error, failures int) (time.Duration, bool) {
 		return 0, false
 	}
 	wait := b.backoff(failures)
-	b.log.Warn().Err(err).Int("failures", failures).Dur("retryIn", wait).Msg("telegram: getUpdates failed")
+	b.log.Warn().Err(err).Int("failures", failures).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("telegram: getUpdates failed")
 	return wait, true
 }
 
@@ -179,10 +181,13 @@ func (b *Bot) apiError(method string, err error) error {
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
 		case http.StatusUnauthorized:
-			return fmt.Errorf("telegram: %s: the bot token was refused (%s): %w", method, apiErr.Description, channels.ErrAuth)
+			return &refusal{msg: fmt.Sprintf("telegram: %s: the bot token was refused (%s): %v", method, apiErr.Description, channels.ErrAuth),
+				errs: []error{channels.ErrAuth, apiErr}}
 		case http.StatusConflict:
-			return fmt.Errorf("telegram: %s: conflict, another poller or a webhook is active: %s", method, apiErr.Description)
+			return &refusal{msg: fmt.Sprintf("telegram: %s: conflict, another poller or a webhook is active: %s", method, apiErr.Description),
+				errs: []error{apiErr}}
 		}
+		return &refusal{msg: fmt.Sprintf("telegram: %s: %s (%d)", method, apiErr.Description, apiErr.ErrorCode), errs: []error{apiErr}}
 	}
 	return fmt.Errorf("telegram: %s: %w", method, err)
 }

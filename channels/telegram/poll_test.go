@@ -312,16 +312,33 @@ func TestRunBatchesDeliversAPollAsOneBatch(t *testing.T) {
 	eventually(t, "the offset passes every update", func() bool { return s.Pending() == 0 && s.Confirmed() > refusedID })
 }
 
-// TestReachableAfterEveryPollAnswer checks that OnReachable's function is called once a
-// getUpdates is answered again after failures, and not for a failed poll.
+// TestReachableAfterEveryPollAnswer checks that OnReachable's function is called once getMe
+// answered and once a getUpdates is answered again after failures, not for a failed poll; and
+// that OnUnreachable's is called for each failed poll, with the status Telegram answered.
 func TestReachableAfterEveryPollAnswer(t *testing.T) {
 	s := telegramtest.New(t)
 	b, _ := newTestBot(t, s, nil)
 	s.Down(502, "getUpdates")
 	reached := make(chan struct{}, 100)
+	failed := make(chan error, 100)
 	b.OnReachable(func() { reached <- struct{}{} })
+	b.OnUnreachable(func(err error, _ time.Duration) { failed <- err })
 	box := newInbox()
 	run(t, b, box.deliver)
+	select {
+	case <-reached: // getMe answered
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reachable after getMe answered")
+	}
+	select {
+	case err := <-failed:
+		var sc interface{ HTTPStatus() int }
+		if !errors.As(err, &sc) || sc.HTTPStatus() != 502 {
+			t.Errorf("unreachable with %v, want Telegram's 502", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no unreachable while getUpdates fails")
+	}
 	for s.Calls("getUpdates") < 2 {
 		select {
 		case <-reached:

@@ -2,10 +2,14 @@ package telegram
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -38,21 +42,51 @@ func (c redactingCaller) Call(ctx context.Context, url string, data *ta.RequestD
 }
 
 // redactedError carries the redacted text of an error. It does not unwrap (the chain holds
-// the token) but answers errors.Is for the chain, so context.Canceled and friends still match.
+// the token) but answers errors.Is for the chain, so context.Canceled and friends still match,
+// and errors.As for the network's errors, which name addresses but never the URL, so that
+// status can say why in plain words (internal/explain).
 type redactedError struct {
-	msg string
-	err error
+	msg    string
+	err    error
+	host   string // the request's host (its URL's, without the path that holds the token)
+	status int    // the HTTP status of a 5xx answer (telego reports only its number)
 }
+
+// HTTPStatus is the 5xx status Telegram's server answered, 0 for other errors
+// (explain.StatusCoder).
+func (e *redactedError) HTTPStatus() int { return e.status }
 
 func (e *redactedError) Error() string { return e.msg }
 
 func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
 
+func (e *redactedError) As(target any) bool {
+	switch target.(type) {
+	case **net.DNSError, **net.OpError, *x509.UnknownAuthorityError, *x509.HostnameError,
+		*x509.CertificateInvalidError, **tls.CertificateVerificationError, *net.Error:
+		return errors.As(e.err, target)
+	}
+	return false
+}
+
+// RequestHost is the host the failed request went to (explain.Failure names it).
+func (e *redactedError) RequestHost() string { return e.host }
+
 func redactError(err error, token string) error {
 	if err == nil {
 		return nil
 	}
-	return &redactedError{msg: redact(err.Error(), token), err: err}
+	r := &redactedError{msg: redact(err.Error(), token), err: err}
+	if _, code, ok := strings.Cut(err.Error(), "internal server error: "); ok { // telegoapi.HTTPCaller's 5xx
+		r.status, _ = strconv.Atoi(code)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			r.host = u.Host
+		}
+	}
+	return r
 }
 
 // redact replaces the token, and its secret part alone, with "<redacted>".

@@ -89,9 +89,10 @@ type Bot struct {
 	client *http.Client                // the Bot API's, also for file downloads
 	self   atomic.Pointer[telego.User] // from getMe, for mention detection
 
-	offset    atomic.Int64           // next getUpdates offset; kept across Run restarts
-	reachable atomic.Pointer[func()] // OnReachable's function
-	timing    timing
+	offset      atomic.Int64                                        // next getUpdates offset; kept across Run restarts
+	reachable   atomic.Pointer[func()]                              // OnReachable's function
+	unreachable atomic.Pointer[func(err error, wait time.Duration)] // OnUnreachable's function
+	timing      timing
 
 	progressMu sync.Mutex
 	progress   map[string]*sendProgress // outbox key → chunks already sent (see Send)
@@ -210,3 +211,13 @@ func defaultHTTPClient() *http.Client {
 
 // OnReachable sets the function called after every getUpdates answer (channels.Reachable).
 func (b *Bot) OnReachable(fn func()) { b.reachable.Store(&fn) }
+
+// OnUnreachable sets the function called after a getUpdates that failed and is tried again
+// (channels.Unreachable).
+func (b *Bot) OnUnreachable(fn func(err error, wait time.Duration)) { b.unreachable.Store(&fn) }
+
+func (b *Bot) callReachable() {
+	if fn := b.reachable.Load(); fn != nil && *fn != nil {
+		(*fn)()
+	}
+}

@@ -53,6 +53,7 @@ func (b *Bot) runWebhook(ctx context.Context, deliver channels.DeliverAll) error
 		return b.apiError("setWebhook", err)
 	}
 	b.log.Info().Str("listen", ln.Addr().String()).Str("url", b.cfg.WebhookURL).Msg("telegram webhook serving")
+	b.callReachable()
 	select {
 	case <-ctx.Done():
 		return nil

@@ -68,20 +68,13 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "reef is not running")
 	}
 	fmt.Fprint(stdout, sessionsLine(st))
+	now := time.Now()
 	for _, ch := range st.Channels {
-		state := "connected"
-		if !ch.Connected {
-			state = "DOWN"
-		}
 		last := "never"
 		if !ch.LastEvent.IsZero() {
 			last = time.Since(ch.LastEvent).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(stdout, "channel %-9s %-9s last message %s, restarts %d", ch.Name, state, last, ch.Restarts)
-		if ch.LastError != "" {
-			fmt.Fprintf(stdout, ", last error: %s", termtext.Line(ch.LastError))
-		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintf(stdout, "channel %-9s %s; last message %s, restarts %d\n", ch.Name, termtext.Line(ch.Describe(now)), last, ch.Restarts)
 	}
 	if n := len(st.DeadLetters); n > 0 {
 		d := st.DeadLetters[n-1]

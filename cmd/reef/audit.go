@@ -84,7 +84,7 @@ func runSecurity(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef security audit: %v\n", err)
 		return 2
 	}
-	a := runAudit(cfg, configFile(*configPath), otherProblems(err))
+	a := runAudit(cfg, configFile(*configPath), readOnlyProblems(err)) // an unset secret matters where it is used
 	if *asJSON {
 		printJSON(stdout, a)
 	} else {

@@ -73,7 +73,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if !channels {
-		fmt.Fprintln(stdout, "\nAll good. `reef chat` is ready; `reef gateway` has no channel to serve yet (see above).")
+		fmt.Fprintln(stdout, "\nAll good. `reef chat` is ready; `reef gateway` has no chat platform to serve yet (see above).")
 		return 0
 	}
 	fmt.Fprintln(stdout, "\nAll good.")
@@ -95,7 +95,11 @@ func (d *doctor) checkChannels(cfg *configs.Config, path string) bool {
 	if strings.HasPrefix(path, "(") {
 		file = configs.DefaultPath(os.Getenv) + " (create it)"
 	}
-	fmt.Fprintf(d.out, "! channels: none configured: `reef chat` works, but `reef gateway` has nobody to talk to\n"+
+	reach := "`reef gateway` has nobody to talk to"
+	if !cfg.Gateway.HTTP.Off() {
+		reach = "`reef gateway` is reached only through its web UI (WebChat, the API) on http://" + cfg.Gateway.HTTP.Listen + "/"
+	}
+	fmt.Fprintf(d.out, "! channels: no chat platform configured: `reef chat` works, and "+reach+"\n"+
 		"    fix: add a channel under `channels:` in %s, e.g.\n"+
 		"           channels:\n"+
 		"             telegram:\n"+

@@ -25,7 +25,8 @@ func TestE2EModelOutage(t *testing.T) {
 		"OPENAI_BASE_URL": "http://" + addr + "/v1"}
 	n := newNode(t, e)
 
-	const notice = "The model is unreachable right now; I will answer when it is back."
+	const notice = "The model is unreachable right now: the model's server refused the connection. " +
+		"I will answer when it is back; if this lasts, the operator can run reef doctor." // the backticks render as code
 	tg.UserSays(101, 101, "first "+tok(101, 0))
 	tg.UserSays(202, 202, "only "+tok(202, 0))
 	tg.UserSays(101, 101, "second "+tok(101, 1))

@@ -87,9 +87,16 @@ func fakeReply(r fake.Request) fake.Reply {
 		return rep
 	}
 	if last.Role == messages.RoleTool {
-		return fake.Reply{Text: "Done. The tool said:\n" + last.Content}
+		return fake.Reply{Text: toolSummary(last)}
 	}
 	text := userText(last.Content)
+	if isSystemPrompt(text) { // reef's own prompts
+		return systemReply(text)
+	}
+	switch fields := strings.Fields(strings.ToLower(text)); {
+	case len(fields) > 0 && len(fields) <= 3 && greetings[strings.Trim(fields[0], "!.,")]:
+		return fake.Reply{Text: "Hello! I am reef's fake model, here to show what reef does without an API key: " + fakeMenu}
+	}
 	switch fields := strings.Fields(text); {
 	case len(fields) == 1 && fields[0] == "ls":
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "ls", Arguments: `{"path":"."}`}}}
@@ -120,8 +127,63 @@ func fakeReply(r fake.Request) fake.Reply {
 		args, _ := json.Marshal(map[string]string{"path": fields[1], "content": strings.Join(fields[2:], " ") + "\n"})
 		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "write", Arguments: string(args)}}}
 	}
-	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: say \"ls\", \"write notes.txt hello\", \"recall what I like\" (memory_search), \"fetch https://example.com\" (web_fetch), \"exec sleep 5\" or \"delegate list the files\" to see tools work.",
-		text, countUser(r.Messages))}
+	return fake.Reply{Text: fmt.Sprintf("You said: %q (message %d of this conversation). I am reef's fake model: %s",
+		text, countUser(r.Messages), fakeMenu)}
+}
+
+// fakeMenu is the fake model's list of things to try.
+const fakeMenu = `say "ls", "write notes.txt hello", "recall what I like" (memory_search), "fetch https://example.com" (web_fetch), ` +
+	`"exec sleep 5" or "delegate list the files" to see tools work.`
+
+var greetings = map[string]bool{"hello": true, "hi": true, "hey": true, "hallo": true, "bonjour": true, "hola": true, "你好": true}
+
+// isSystemPrompt reports whether text is one of reef's own prompts (a new session, a cron
+// reminder, a heartbeat, an internal event) or wraps untrusted data, not a person's words.
+func isSystemPrompt(text string) bool {
+	for _, p := range []string{"[New session]", "[Scheduled reminder]", "[Internal event", "[System", "[Heartbeat"} {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return strings.Contains(text, "<<<UNTRUSTED") || strings.Contains(text, "HEARTBEAT_OK")
+}
+
+// systemReply answers reef's own prompts (a new session's greeting request, heartbeats, cron
+// and other system events) as a model would, without echoing them.
+func systemReply(text string) fake.Reply {
+	switch {
+	case strings.Contains(text, "[New session]"), strings.Contains(text, "A new session was started"):
+		return fake.Reply{Text: "Hello! A fresh conversation. I am reef's fake model: " + fakeMenu}
+	case strings.Contains(text, "HEARTBEAT_OK"):
+		return fake.Reply{Text: "HEARTBEAT_OK"}
+	}
+	return fake.Reply{Text: "Noted (a system event; reef's fake model has nothing to add)."}
+}
+
+// toolSummary is a one-line report on a tool's result, without reef's untrusted-data markers.
+func toolSummary(m messages.ChatMessage) string {
+	var lines []string
+	for _, l := range strings.Split(m.Content, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "<<<UNTRUSTED") && !strings.HasPrefix(t, "<<<END_UNTRUSTED") {
+			lines = append(lines, t)
+		}
+	}
+	name := m.ToolName
+	if name == "" {
+		name = "the tool"
+	}
+	if len(lines) == 0 {
+		return fmt.Sprintf("Done. %s returned nothing.", name)
+	}
+	first := []rune(lines[0])
+	if len(first) > 80 {
+		first = append(first[:79], '…')
+	}
+	more := ""
+	if len(lines) > 1 {
+		more = fmt.Sprintf(" (and %d more line(s))", len(lines)-1)
+	}
+	return fmt.Sprintf("Done. %s said %q%s.", name, string(first), more)
 }
 
 // userText strips the metadata block reef puts before the user's own words.

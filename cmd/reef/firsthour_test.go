@@ -95,7 +95,7 @@ func TestFakeLLMTakesAFreePortWhenTheDefaultIsBusy(t *testing.T) {
 			t.Errorf("reef %v: line to paste %q, want another port than 8089", args, line)
 		}
 		res := reef(t, env{"REEF_HOME": newHome(t), "HOME": t.TempDir(), "OPENAI_BASE_URL": base, "REEF_MODEL": "openai/fake"}, "hello\n", "chat")
-		if res.code != 0 || !strings.Contains(res.stdout, `You said: "hello"`) {
+		if res.code != 0 || !strings.Contains(res.stdout, "Hello! I am reef's fake model") {
 			t.Errorf("the pasted line: reef chat = %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 		}
 		cmd.Process.Signal(os.Interrupt)
@@ -116,10 +116,10 @@ func TestNoChannelIsExplained(t *testing.T) {
 		t.Errorf("doctor: exit %d, want 0:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	for _, want := range []string{
-		"! channels: none configured: `reef chat` works, but `reef gateway` has nobody to talk to",
+		"! channels: no chat platform configured: `reef chat` works, and `reef gateway` is reached only through its web UI (WebChat, the API) on http://127.0.0.1:0/",
 		"fix: add a channel under `channels:` in " + filepath.Join(home, "reef.yaml"),
 		"botToken: ${TELEGRAM_BOT_TOKEN}",
-		"All good. `reef chat` is ready; `reef gateway` has no channel to serve yet",
+		"All good. `reef chat` is ready; `reef gateway` has no chat platform to serve yet",
 	} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, res.stdout)
@@ -137,7 +137,7 @@ func TestNoChannelIsExplained(t *testing.T) {
 	defer cmd.Wait()
 	defer cmd.Process.Signal(os.Interrupt)
 	want := "reef gateway: logging to " + filepath.Join(home, "gateway.log") + " (log.file)\n" +
-		"reef gateway: no channels configured, so nobody can talk to reef."
+		"reef gateway: no chat platform configured: only WebChat and the API on http://127.0.0.1:"
 	if !eventually(15*time.Second, func() bool { return strings.Contains(stderr.String(), want) }) {
 		t.Errorf("gateway stderr = %q, want %q", stderr, want)
 	}
@@ -239,7 +239,7 @@ func TestStatusShowsOwners(t *testing.T) {
 		"  discord:\n    token: abcdefghijkl\n    allowFrom: [\"1234\", \"*\"]\n")
 	res := reef(t, e, "", "status")
 	for _, want := range []string{
-		"owners (may use owner-only tools such as cron and exec): the terminal (reef chat)\n",
+		"owners (may use owner-only tools such as cron and exec): the terminal (reef chat), and whoever holds the gateway token (WebChat, the API)\n",
 		"  discord   1234 (in direct messages)\n",
 		`  telegram  nobody: allowFrom "*" lets everyone talk but makes nobody the owner; add your id to channels.telegram.allowFrom`,
 	} {

@@ -91,9 +91,13 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		platforms--
 	}
 	if platforms == 0 {
-		log.Warn().Msg(noChannels)
+		warning := noChannels
+		if chat != nil || api != nil { // WebChat and the API still reach the agent
+			warning = noPlatform(rt.webURL)
+		}
+		log.Warn().Msg(warning)
 		if cfg.Log.File != "" { // the warning went to the file: the person starting reef must see it
-			fmt.Fprintf(stderr, "reef gateway: %s\n", noChannels)
+			fmt.Fprintf(stderr, "reef gateway: %s\n", warning)
 		}
 	}
 	log.Info().Dur("startup", time.Since(processStart)).Int("channels", len(chans)).
@@ -114,6 +118,14 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 const noChannels = "no channels configured, so nobody can talk to reef. Add one under `channels:` in the config " +
 	"(or set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or FEISHU_APP_ID and FEISHU_APP_SECRET); `reef doctor` shows how. " +
 	"To talk to reef in this terminal, run `reef chat` instead."
+
+// noPlatform is the gateway's note when no chat platform is configured but its web UI serves
+// WebChat and the API at url.
+func noPlatform(url string) string {
+	return "no chat platform configured: only WebChat and the API on " + url + " reach the agent. Add a platform under " +
+		"`channels:` in the config (or set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or FEISHU_APP_ID and FEISHU_APP_SECRET); " +
+		"`reef doctor` shows how."
+}
 
 // servePprof serves net/http/pprof on its own mux at addr (never on a channel's listener),
 // and returns a function that stops it.

@@ -38,7 +38,9 @@ const usage = `reef — a self-hosted AI assistant gateway
 Usage:
   reef chat    [-config FILE]   talk to your agent in this terminal; pipe lines in to script it
   reef gateway [-config FILE] [-pprof ADDR]
-                                run every configured channel until Ctrl-C / SIGTERM
+                                run every configured channel until Ctrl-C / SIGTERM, and the
+                                web UI (Control UI, WebChat, API) on http://127.0.0.1:18789/
+                                (gateway.http.listen; reef status shows its address and token)
   reef init    [--fresh]        create $REEF_HOME (default ~/.reef) with a starter workspace;
                                 --fresh replaces an empty (0-byte) reef.db, keeping it aside
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
@@ -176,13 +178,26 @@ func configOrExplain(path string, stderr io.Writer) *configs.Config {
 }
 
 // adminConfig loads the configuration for commands that only read or change reef's records
-// (status, sessions, pairing, cron): they need no LLM provider, so a missing one is fine.
+// (status, sessions, pairing, cron): they need no LLM provider and none of the secrets, so a
+// missing provider or an unset ${VAR} is fine.
 func adminConfig(path string, stderr io.Writer) *configs.Config {
 	cfg, err := loadConfig(path)
-	if cfg != nil && err != nil && errors.Is(err, configs.ErrNoProvider) && len(otherProblems(err)) == 0 {
+	if cfg != nil && err != nil && len(readOnlyProblems(err)) == 0 {
 		return cfg
 	}
 	return configOrExplain(path, stderr)
+}
+
+// readOnlyProblems are the configuration problems that matter to a command that only reads:
+// otherProblems without the unset ${VAR}s.
+func readOnlyProblems(err error) []error {
+	var out []error
+	for _, p := range otherProblems(err) {
+		if !errors.Is(p, configs.ErrUnsetVariable) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // otherProblems returns the configuration problems in err other than the missing provider.

@@ -13,7 +13,11 @@ import (
 // messages the senders a channel's allowFrom names one by one ("*" lets everyone talk but
 // makes nobody the owner). Owner-only tools (cron, exec...) serve only them.
 func printOwners(w io.Writer, cfg *configs.Config) {
-	fmt.Fprintln(w, "owners (may use owner-only tools such as cron and exec): the terminal (reef chat)")
+	who := "the terminal (reef chat)"
+	if !cfg.Gateway.HTTP.Off() {
+		who += ", and whoever holds the gateway token (WebChat, the API)"
+	}
+	fmt.Fprintln(w, "owners (may use owner-only tools such as cron and exec): "+who)
 	for _, name := range accountIDs(cfg) {
 		allow := channelAccess(cfg, name).AllowFrom
 		ids := slices.DeleteFunc(slices.Clone(allow), func(id string) bool { return id == "*" })

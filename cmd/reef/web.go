@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/reefgw/reef/access"
+	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels/webchat"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/internal/openaiapi"
@@ -75,10 +76,7 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 			if err := rt.store.View(func(persistence.Reader) error { return nil }); err != nil {
 				return fmt.Errorf("storage: %w", err)
 			}
-			if got, want := len(rt.Health()), len(set.chans); got < want {
-				return fmt.Errorf("%d of %d channels started", got, want)
-			}
-			return nil
+			return channelsReady(rt.Health(), len(set.chans))
 		},
 	}, log)
 	if err != nil {
@@ -96,6 +94,25 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 	rt.webURL = "http://" + addr + "/"
 	log.Info().Str("url", rt.webURL).Msg("web UI listening")
 	return func() { srv.Close() }, nil
+}
+
+// channelsReady is /readyz's verdict on the channels: every configured channel started
+// and connected (its last call to the platform succeeded).
+func channelsReady(hs []actors.ChannelHealth, configured int) error {
+	if len(hs) < configured {
+		return fmt.Errorf("%d of %d channels started", len(hs), configured)
+	}
+	var down []string
+	now := time.Now()
+	for _, h := range hs {
+		if !h.Connected {
+			down = append(down, h.Name+" "+h.Describe(now))
+		}
+	}
+	if len(down) > 0 {
+		return errors.New("not connected: " + strings.Join(down, "; "))
+	}
+	return nil
 }
 
 // printWeb is reef status's line about the web UI: where, and the token to log in with.
@@ -144,8 +161,8 @@ func (b *webBackend) Overview(context.Context) (web.Overview, error) {
 	o := web.Overview{Version: version, Started: b.started, LiveSessions: b.rt.LiveSessions(), Sessions: st.Sessions,
 		DeadLetters: len(st.DeadLetters), TokensToday: map[string]int{}}
 	for _, h := range b.rt.Health() {
-		o.Channels = append(o.Channels, web.ChannelRow{Name: h.Name, Connected: h.Connected, LastMessage: h.LastEvent,
-			Restarts: h.Restarts, LastError: h.LastError})
+		o.Channels = append(o.Channels, web.ChannelRow{Name: h.Name, Connected: h.Connected, State: h.Status(time.Now()),
+			LastMessage: h.LastEvent, Restarts: h.Restarts, Reason: h.Reason})
 	}
 	today := time.Now().Format("2006-01-02")
 	err = b.rt.store.View(func(r persistence.Reader) error {

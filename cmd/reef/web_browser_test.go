@@ -148,6 +148,9 @@ func TestWebUIInABrowser(t *testing.T) {
 	if !strings.Contains(history, "· ls") {
 		t.Errorf("the reloaded history lacks the progress line:\n%s", history)
 	}
+	if !strings.Contains(history, strings.TrimSpace(answer)) || !strings.Contains(answer, "ls .") {
+		t.Errorf("the reloaded history lacks the live progress line %q (the tool with its argument):\n%s", answer, history)
+	}
 
 	run("delegate to a sub-agent",
 		chromedp.SendKeys("#chat-input", "delegate count the files", chromedp.ByID),

@@ -139,7 +139,7 @@ func TestWebUIEndToEnd(t *testing.T) {
 		return len(lines) >= 3 && strings.HasPrefix(lines[len(lines)-1], "assistant: Done.")
 	})
 	session, before := w.chatHistory(t)
-	if session != "agent:main:webchat:direct:owner" || before[0] != "user: ls" || before[1] != "progress: ls" {
+	if session != "agent:main:webchat:direct:owner" || before[0] != "user: ls" || before[1] != "progress: ls ." { // the tool line keeps its argument
 		t.Errorf("history of %q: %q", session, before)
 	}
 
@@ -219,6 +219,19 @@ func TestWebUIEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(jobs(), m[1]) {
 		t.Errorf("the removed job is still listed: %s", jobs())
+	}
+
+	// /new: the greeting shows after a reload, reef's instruction to the model never does.
+	if code, body := w.post(t, "/chat/send", "application/json", `{"text":"/new"}`); code != 202 {
+		t.Fatalf("chat send /new: %d %s", code, body)
+	}
+	waitUntil(t, "the greeting in the chat history", func() bool {
+		_, lines := w.chatHistory(t)
+		return strings.HasPrefix(lines[len(lines)-1], "assistant: Hello!")
+	})
+	if _, lines := w.chatHistory(t); strings.Contains(strings.Join(lines, "\n"), "[New session]") ||
+		strings.Contains(strings.Join(lines, "\n"), "A new session was started") {
+		t.Errorf("the chat history shows reef's new-session instruction:\n%q", lines)
 	}
 	noCanary(t, w.home, w.llm, w.stdout.String(), w.stderr.String())
 }

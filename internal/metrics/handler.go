@@ -80,7 +80,7 @@ func (m *Metrics) write(w *bufio.Writer, src Source) {
 	e.sample("reef_storage_commit_errors_total", "", strconv.FormatUint(m.commitErrs.Load(), 10))
 	if src.Connectors != nil {
 		cs := src.Connectors()
-		e.header("reef_connector_up", "Whether a channel account's connection runs (1) or stopped for good (0).", "gauge")
+		e.header("reef_connector_up", "Whether a channel account is connected: its last call to the platform succeeded (1), or it is connecting, reconnecting or failed (0).", "gauge")
 		for _, c := range cs {
 			up := "0"
 			if c.Up {

@@ -53,9 +53,10 @@ type Overview struct {
 type ChannelRow struct {
 	Name        string
 	Connected   bool
+	State       string // "connected", "reconnecting (since 10:04:05, next try in 8s)", "failed"...
 	LastMessage time.Time
 	Restarts    int
-	LastError   string
+	Reason      string // why it is not connected, in plain words
 }
 
 // SessionRow is one line of the sessions list.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels/webchat"
 	"github.com/reefgw/reef/messages"
 )
@@ -76,6 +77,9 @@ func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, it := range items(c) {
+			if it.Kind == "system" && agent.IsInternalPrompt(it.Text) {
+				continue // reef's instructions to the model (a new session's greeting request) were never shown
+			}
 			if it.Kind == "system" || it.Kind == "summary" { // events for the model: their first line only
 				it.Text = firstLine(it.Text, 120)
 			}
@@ -83,7 +87,7 @@ func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
 				out.Items = append(out.Items, chatItem{Kind: it.Kind, Text: it.Text, Error: it.Error, Time: it.Time})
 			}
 			for _, cl := range it.Calls {
-				out.Items = append(out.Items, chatItem{Kind: "progress", Text: cl.Name, Error: cl.Error, Time: it.Time})
+				out.Items = append(out.Items, chatItem{Kind: "progress", Text: agent.ToolLabel(cl.Name, cl.Args), Error: cl.Error, Time: it.Time})
 			}
 		}
 	}

@@ -35,7 +35,7 @@ type fakeBackend struct {
 
 func (b *fakeBackend) Overview(context.Context) (Overview, error) {
 	return Overview{Version: "test", Started: time.Now(), Sessions: 2, TokensToday: map[string]int{"main": 42},
-		Channels: []ChannelRow{{Name: "telegram", Connected: false, LastError: "401 for token " + canary}}}, nil
+		Channels: []ChannelRow{{Name: "telegram", Connected: false, State: "failed", Reason: "401 for token " + canary}}}, nil
 }
 
 func (b *fakeBackend) Sessions(_ context.Context, q string) ([]SessionRow, error) {
