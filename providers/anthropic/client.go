@@ -39,6 +39,9 @@ type Config struct {
 	HTTPClient  *http.Client  // default: no overall timeout, bounded dial/TLS/response headers
 	IdleTimeout time.Duration // a stream silent this long is cut; default 90s
 	MaxTokens   int           // max_tokens when the request leaves it 0; default 8192
+	// MaxResponseBytes bounds the text, reasoning and tool-call arguments read of one
+	// response; default providers.DefaultMaxResponseBytes.
+	MaxResponseBytes int
 }
 
 // Client talks to one Anthropic-compatible endpoint.
@@ -49,6 +52,7 @@ type Client struct {
 	http    *http.Client
 	idle    time.Duration
 	maxToks int
+	maxResp int
 
 	tools    reqbody.Tools
 	prefixes reqbody.Prefixes
@@ -69,6 +73,7 @@ func New(cfg Config) *Client {
 		http:    cfg.HTTPClient,
 		idle:    cfg.IdleTimeout,
 		maxToks: cfg.MaxTokens,
+		maxResp: cfg.MaxResponseBytes,
 	}
 	if c.name == "" {
 		c.name = "anthropic"
