@@ -7,6 +7,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/imagefit"
 	"github.com/reefgw/reef/providers/internal/reqbody"
 )
 
@@ -150,6 +151,7 @@ var stableOpen = []byte(`{"type":"text","text":"`)
 // (escaped once and cached) and the tools (encoded once) shared by every request's body
 // instead of encoded into each. On a first turn they are most of the body.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
+	req.Messages = imagefit.Messages(req.Messages, imagefit.Anthropic) // the provider's real limits (#33.7)
 	tools, err := c.tools.Encoded(req.Tools, encodeTools)
 	if err != nil {
 		return nil, err

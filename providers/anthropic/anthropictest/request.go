@@ -2,7 +2,13 @@ package anthropictest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/gif" // the fake reads images' sizes as the API does
+	_ "image/jpeg"
+	_ "image/png"
 	"strings"
 
 	"github.com/reefgw/reef/messages"
@@ -31,6 +37,11 @@ type wireBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"` // a string or an array of text blocks
 	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"` // base64
+	} `json:"source"`
 }
 
 // decodeRequest converts a request body back to reef's vocabulary.
@@ -126,4 +137,48 @@ func blocksOrText(raw json.RawMessage) ([]wireBlock, error) {
 	var bs []wireBlock
 	err := json.Unmarshal(raw, &bs)
 	return bs, err
+}
+
+// Anthropic's image limits: the base64 text of one image at most 5 MB (5,242,880
+// characters), each side at most 8000 px, JPEG, PNG, GIF or WebP.
+const (
+	maxImageBase64 = 5 << 20
+	maxImageSide   = 8000
+)
+
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+
+// refusedImage is the API's invalid_request_error message for the first image of body it
+// refuses, "" when it takes them all.
+func refusedImage(body []byte) string {
+	var w wireRequest
+	if json.Unmarshal(body, &w) != nil {
+		return ""
+	}
+	for i, m := range w.Messages {
+		blocks, err := blocksOrText(m.Content)
+		if err != nil {
+			continue
+		}
+		for j, b := range blocks {
+			if b.Type != "image" || b.Source == nil || b.Source.Type != "base64" {
+				continue
+			}
+			at := fmt.Sprintf("messages.%d.content.%d.image.source.base64", i, j)
+			if !imageTypes[b.Source.MediaType] {
+				return fmt.Sprintf("%s.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'", at)
+			}
+			if n := len(b.Source.Data); n > maxImageBase64 {
+				return fmt.Sprintf("%s: image exceeds 5 MB maximum: %d bytes > %d bytes", at, n, maxImageBase64)
+			}
+			raw, err := base64.StdEncoding.DecodeString(b.Source.Data)
+			if err != nil {
+				return at + ".data: invalid base64 data"
+			}
+			if cfg, _, err := image.DecodeConfig(bytes.NewReader(raw)); err == nil && (cfg.Width > maxImageSide || cfg.Height > maxImageSide) {
+				return fmt.Sprintf("%s.data: At least one of the image dimensions exceed max allowed size: %d pixels", at, maxImageSide)
+			}
+		}
+	}
+	return ""
 }

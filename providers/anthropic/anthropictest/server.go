@@ -6,9 +6,9 @@
 package anthropictest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -85,6 +85,10 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
+		return
+	}
+	if msg := refusedImage(body); msg != "" { // refused before the model: no reply is used
+		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 		return
 	}
 	req.Header = r.Header.Clone()
@@ -166,11 +170,14 @@ func errorType(status int) string {
 }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	b, _ := json.Marshal(map[string]any{
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the API writes ">" as it is
+	enc.Encode(map[string]any{
 		"type":  "error",
 		"error": map[string]string{"type": typ, "message": msg},
 	})
 	w.Header().Set("content-type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "%s", b)
+	w.Write(bytes.TrimSpace(b.Bytes()))
 }
