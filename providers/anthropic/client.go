@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reefgw/reef/providers"
@@ -56,6 +57,7 @@ type Client struct {
 
 	tools    reqbody.Tools
 	prefixes reqbody.Prefixes
+	learned  sync.Map // model → struct{}: models that refused the budget form of thinking
 }
 
 var (
@@ -115,6 +117,14 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 		return nil, fmt.Errorf("%s: encode request: %w", c.name, err)
 	}
 	resp, cancel, err := c.open(ctx, "/v1/messages", body)
+	if err != nil && thinkingBudget[req.Reasoning] > 0 && !c.adaptive(req.Model) && refusesBudget(err) {
+		// A model that takes only adaptive thinking: learn it, and ask again in that form.
+		c.learned.Store(req.Model, struct{}{})
+		if body, err = c.encode(req); err != nil {
+			return nil, fmt.Errorf("%s: encode request: %w", c.name, err)
+		}
+		resp, cancel, err = c.open(ctx, "/v1/messages", body)
+	}
 	if err != nil {
 		return nil, providers.CheckModel(ctx, err, c.name, req.Model, c.Models)
 	}

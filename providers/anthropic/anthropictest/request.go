@@ -26,6 +26,13 @@ type wireRequest struct {
 	Tools []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
+	Thinking *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
+	OutputConfig *struct {
+		Effort string `json:"effort"`
+	} `json:"output_config"`
 }
 
 type wireBlock struct {
@@ -179,6 +186,54 @@ func refusedImage(body []byte) string {
 				return fmt.Sprintf("%s.data: At least one of the image dimensions exceed max allowed size: %d pixels", at, maxImageSide)
 			}
 		}
+	}
+	return ""
+}
+
+// adaptiveOnly reports the models that take only adaptive thinking (Opus 4.7 and later);
+// adaptiveToo those that take both forms (the 4.6 models).
+func adaptiveOnly(model string) bool {
+	for _, p := range []string{"claude-opus-4-7", "claude-opus-5", "claude-sonnet-5", "claude-mythos", "claude-fable"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func adaptiveToo(model string) bool {
+	return strings.HasPrefix(model, "claude-opus-4-6") || strings.HasPrefix(model, "claude-sonnet-4-6")
+}
+
+// refusedThinking is the API's invalid_request_error message for a thinking form the model
+// does not take, "" when it takes it. extra are more models that take only adaptive thinking.
+func refusedThinking(body []byte, extra map[string]bool) string {
+	var w wireRequest
+	if json.Unmarshal(body, &w) != nil || w.Thinking == nil {
+		return ""
+	}
+	only := adaptiveOnly(w.Model) || extra[w.Model]
+	switch w.Thinking.Type {
+	case "enabled":
+		if only {
+			return `"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`
+		}
+		if w.Thinking.BudgetTokens < 1024 {
+			return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+		}
+	case "adaptive":
+		if !only && !adaptiveToo(w.Model) {
+			return "thinking.type: adaptive thinking is not supported on this model"
+		}
+		if w.OutputConfig != nil && w.OutputConfig.Effort != "" && !map[string]bool{"low": true, "medium": true, "high": true, "max": true}[w.OutputConfig.Effort] {
+			return "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'"
+		}
+	case "disabled":
+		if only {
+			return `"thinking.type.disabled" is not supported for this model.`
+		}
+	default:
+		return "thinking.type: Input tag '" + w.Thinking.Type + "' found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'"
 	}
 	return ""
 }

@@ -26,6 +26,8 @@ type Server struct {
 	key    string
 	quit   chan struct{}
 	once   sync.Once
+
+	adaptiveOnly map[string]bool // more models that take only adaptive thinking
 }
 
 // Option configures a Server.
@@ -34,6 +36,19 @@ type Option func(*Server)
 // WithAPIKey makes the server refuse (401 authentication_error) requests whose x-api-key
 // header differs from key.
 func WithAPIKey(key string) Option { return func(s *Server) { s.key = key } }
+
+// WithAdaptiveOnly makes the server treat models as taking only adaptive thinking, as it
+// does Opus 4.7 and later: a request with the budget form gets the API's 400.
+func WithAdaptiveOnly(models ...string) Option {
+	return func(s *Server) {
+		if s.adaptiveOnly == nil {
+			s.adaptiveOnly = map[string]bool{}
+		}
+		for _, m := range models {
+			s.adaptiveOnly[m] = true
+		}
+	}
+}
 
 // NewServer starts a fake playing script.
 func NewServer(script *fake.Script, opts ...Option) *Server {
@@ -85,6 +100,10 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
+		return
+	}
+	if msg := refusedThinking(body, s.adaptiveOnly); msg != "" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 		return
 	}
 	if msg := refusedImage(body); msg != "" { // refused before the model: no reply is used
