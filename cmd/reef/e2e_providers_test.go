@@ -172,16 +172,16 @@ func TestE2EWebFetchGBK(t *testing.T) {
 }
 
 // noisePhoto is a JPEG of noise (it compresses like a detailed photograph) of at least size
-// bytes.
+// bytes; quality 100 keeps its pixels few.
 func noisePhoto(size int) []byte {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for side := 1200; ; side += 100 {
+	for side := 1000; ; side += 20 {
 		img := image.NewRGBA(image.Rect(0, 0, side, side))
 		for i := range img.Pix {
 			img.Pix[i] = uint8(rng.Uint32())
 		}
 		var buf bytes.Buffer
-		jpeg.Encode(&buf, img, &jpeg.Options{Quality: 92})
+		jpeg.Encode(&buf, img, &jpeg.Options{Quality: 100})
 		if buf.Len() >= size {
 			return buf.Bytes()
 		}

@@ -51,12 +51,19 @@ type wireBlock struct {
 	} `json:"source"`
 }
 
-// decodeRequest converts a request body back to reef's vocabulary.
-func decodeRequest(body []byte) (fake.Request, error) {
+// decodeRequest converts a request body back to reef's vocabulary; it returns the wire
+// request too, for the checks the API makes.
+func decodeRequest(body []byte) (fake.Request, wireRequest, error) {
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
-		return fake.Request{}, err
+		return fake.Request{}, w, err
 	}
+	req, err := w.record(body)
+	return req, w, err
+}
+
+// record is the request in reef's vocabulary.
+func (w wireRequest) record(body []byte) (fake.Request, error) {
 	req := fake.Request{Model: w.Model, Body: body}
 	system, err := blocksOrText(w.System)
 	if err != nil {
@@ -157,11 +164,7 @@ var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/g
 
 // refusedImage is the API's invalid_request_error message for the first image of body it
 // refuses, "" when it takes them all.
-func refusedImage(body []byte) string {
-	var w wireRequest
-	if json.Unmarshal(body, &w) != nil {
-		return ""
-	}
+func refusedImage(w wireRequest) string {
 	for i, m := range w.Messages {
 		blocks, err := blocksOrText(m.Content)
 		if err != nil {
@@ -178,11 +181,9 @@ func refusedImage(body []byte) string {
 			if n := len(b.Source.Data); n > maxImageBase64 {
 				return fmt.Sprintf("%s: image exceeds 5 MB maximum: %d bytes > %d bytes", at, n, maxImageBase64)
 			}
-			raw, err := base64.StdEncoding.DecodeString(b.Source.Data)
-			if err != nil {
-				return at + ".data: invalid base64 data"
-			}
-			if cfg, _, err := image.DecodeConfig(bytes.NewReader(raw)); err == nil && (cfg.Width > maxImageSide || cfg.Height > maxImageSide) {
+			// The sides are in the image's header: decode only as much base64 as that takes.
+			raw := base64.NewDecoder(base64.StdEncoding, strings.NewReader(b.Source.Data))
+			if cfg, _, err := image.DecodeConfig(raw); err == nil && (cfg.Width > maxImageSide || cfg.Height > maxImageSide) {
 				return fmt.Sprintf("%s.data: At least one of the image dimensions exceed max allowed size: %d pixels", at, maxImageSide)
 			}
 		}
@@ -207,9 +208,8 @@ func adaptiveToo(model string) bool {
 
 // refusedThinking is the API's invalid_request_error message for a thinking form the model
 // does not take, "" when it takes it. extra are more models that take only adaptive thinking.
-func refusedThinking(body []byte, extra map[string]bool) string {
-	var w wireRequest
-	if json.Unmarshal(body, &w) != nil || w.Thinking == nil {
+func refusedThinking(w wireRequest, extra map[string]bool) string {
+	if w.Thinking == nil {
 		return ""
 	}
 	only := adaptiveOnly(w.Model) || extra[w.Model]

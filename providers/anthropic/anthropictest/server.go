@@ -97,16 +97,16 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	req, err := decodeRequest(body)
+	req, wire, err := decodeRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
 		return
 	}
-	if msg := refusedThinking(body, s.adaptiveOnly); msg != "" {
+	if msg := refusedThinking(wire, s.adaptiveOnly); msg != "" {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 		return
 	}
-	if msg := refusedImage(body); msg != "" { // refused before the model: no reply is used
+	if msg := refusedImage(wire); msg != "" { // refused before the model: no reply is used
 		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 		return
 	}
