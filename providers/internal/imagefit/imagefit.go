@@ -106,7 +106,7 @@ func fits(data []byte, mime string, lim Limits) bool {
 	if !lim.Types[mime] || base64.StdEncoding.EncodedLen(len(data)) > lim.MaxBase64 {
 		return false
 	}
-	if mime == "image/gif" && animated(data) && lim.Name == "openai" {
+	if mime == "image/gif" && lim.Name == "openai" && animated(data) {
 		return false // OpenAI takes only non-animated GIFs
 	}
 	if lim.MaxSide == 0 {
@@ -116,9 +116,17 @@ func fits(data []byte, mime string, lim Limits) bool {
 	return err != nil || (cfg.Width <= lim.MaxSide && cfg.Height <= lim.MaxSide) // WebP cannot be read: sent as it is
 }
 
+// animated reports whether a GIF has more than one frame. Decoding every frame is slow and
+// a conversation sends its images again with each request: the answer is cached.
 func animated(data []byte) bool {
+	key := cacheKey(data, "image/gif", Limits{Name: "animated"})
+	if r, ok := cache.get(key); ok {
+		return r.mime == "animated"
+	}
 	g, err := gif.DecodeAll(bytes.NewReader(data))
-	return err == nil && len(g.Image) > 1
+	yes := err == nil && len(g.Image) > 1
+	cache.put(key, result{mime: map[bool]string{true: "animated", false: "still"}[yes]})
+	return yes
 }
 
 // ErrUnreadable is returned for an image that does not fit and cannot be decoded (a WebP

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"image"
+	"image/color/palette"
+	"image/gif"
 	"image/png"
 	"strings"
 	"testing"
@@ -83,5 +85,19 @@ func TestUnreadableLeftOutWithNote(t *testing.T) {
 	}
 	if _, _, err := imagefit.Fit(big, "image/webp", imagefit.Anthropic); !errors.Is(err, imagefit.ErrUnreadable) {
 		t.Errorf("got %v, want ErrUnreadable", err)
+	}
+}
+
+// TestAnimatedGIFForOpenAI: OpenAI takes GIFs, but not animated ones: the first frame goes
+// as a PNG; a still GIF goes as it is.
+func TestAnimatedGIFForOpenAI(t *testing.T) {
+	_, mime, err := imagefit.Fit(imagefittest.AnimatedGIF(), "image/gif", imagefit.OpenAI)
+	if err != nil || mime != "image/png" {
+		t.Errorf("animated: got %s, %v; want image/png", mime, err)
+	}
+	var still bytes.Buffer
+	gif.Encode(&still, image.NewPaletted(image.Rect(0, 0, 4, 4), palette.Plan9), nil)
+	if out, mime, _ := imagefit.Fit(still.Bytes(), "image/gif", imagefit.OpenAI); mime != "image/gif" || !bytes.Equal(out, still.Bytes()) {
+		t.Errorf("still: got %s, want the GIF as it is", mime)
 	}
 }
