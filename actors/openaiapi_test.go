@@ -167,8 +167,8 @@ func TestOpenAIAPIRunsAgent(t *testing.T) {
 	if !slices.Contains(reqs[0].Tools, "exec") {
 		t.Errorf("the API's caller holds the gateway token, so is the owner: tools offered %v", reqs[0].Tools)
 	}
-	// A streamed request continues the same session.
-	status, _, body := r.post(t, `{"model":"reef/main","user":"ann","stream":true,"messages":[{"role":"user","content":"more"}]}`)
+	// A streamed request continues the same session; it asks for the usage chunk.
+	status, _, body := r.post(t, `{"model":"reef/main","user":"ann","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"more"}]}`)
 	if status != 200 || streamedContent(t, body) != "echo more (message 3)" || !strings.Contains(body, `"total_tokens":16`) ||
 		!strings.HasSuffix(body, "data: [DONE]\n\n") {
 		t.Errorf("stream: %d %s", status, body)

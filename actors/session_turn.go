@@ -310,6 +310,8 @@ func failureText(err error, operator bool) string {
 		return modelNotFoundText(err, operator)
 	case errors.Is(err, providers.ErrContextOverflow):
 		return "This conversation no longer fits in the model's context window. Send /new to start fresh."
+	case errors.Is(err, providers.ErrResponseTooLarge):
+		return "The model's answer grew too large (text and tool arguments past reef's bound), so I stopped reading it. Try asking for a smaller step."
 	case errors.Is(err, providers.ErrIdleTimeout), errors.Is(err, providers.ErrStreamCut), errors.Is(err, providers.ErrServer):
 		return "I lost the connection to the model. Please try again."
 	case isNetError(err):

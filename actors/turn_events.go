@@ -335,7 +335,12 @@ func (s *textStream) end() {
 	if s == nil {
 		return
 	}
-	s.publish(strings.Join(s.block, "")+s.line.String()[s.sent:], true)
+	rest := s.line.String()[s.sent:]
+	if s.block != nil { // the last line, without its newline, may close the open block
+		rest = s.takeLine(s.line.String())
+		rest += strings.Join(s.block, "") // a block still open is shown as text
+	}
+	s.publish(rest, true)
 	s.block = nil
 	s.line.Reset()
 	s.sent = 0

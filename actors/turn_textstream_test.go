@@ -102,3 +102,22 @@ func TestTextStreamHoldsSecretsBack(t *testing.T) {
 		}
 	}
 }
+
+// OpenClaw writes a step's notes and a final's summary as arrays of strings; such blocks are
+// recognised like the others, never shown in a piece of the stream, also when the answer ends
+// with the block's closing fence and no newline (#33.12).
+func TestTextStreamHidesOpenClawShapedBlocks(t *testing.T) {
+	step := "```openclaw-process\n{\"type\": \"step\", \"id\": \"fetch\", \"title\": \"Fetch\", \"status\": \"done\", \"notes\": [\"got 3 pages\", \"one was empty\"]}\n```\n"
+	final := "```openclaw-process\n{\"type\": \"final\", \"summary\": [\"Forecast fetched\", \"Tides tabled\"], \"artifacts\": [\"tides.md\"]}\n```"
+	answer := "Here is the forecast.\n" + step + "High tide at 14:02.\n" + final
+	want := "Here is the forecast.\nHigh tide at 14:02.\n"
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		s, shown := textStreamFor(time.Second)
+		feed(s, answer, rng)
+		got := strings.Join(*shown, "")
+		if got != want || strings.Contains(got, "openclaw") || strings.Contains(got, "summary") {
+			t.Fatalf("the pieces make %q, want %q", got, want)
+		}
+	}
+}

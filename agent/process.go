@@ -17,6 +17,7 @@ import (
 //
 // The object names its kind with "type" (or "kind"): start {goal, context, assumptions, inputs,
 // outputs}, step {id, title, status, progress, notes, error}, final {summary, artifacts, next};
+// notes and summary are a string or, as OpenClaw writes them, an array of strings;
 // {"step": {...}} is read the same way. ParseProcess takes such blocks out of an answer so the
 // user never sees them; reef reports them as run events instead.
 
@@ -125,21 +126,29 @@ func parseProcessBlock(body string) (ProcessBlock, bool) {
 		b.Start = &ProcessStart{}
 		return b, json.Unmarshal(raw, b.Start) == nil
 	case "final":
-		b.Final = &ProcessFinal{}
-		return b, json.Unmarshal(raw, b.Final) == nil
+		var f struct {
+			ProcessFinal
+			Summary textOrList `json:"summary"`
+		}
+		if json.Unmarshal(raw, &f) != nil {
+			return b, false
+		}
+		f.ProcessFinal.Summary = string(f.Summary)
+		b.Final = &f.ProcessFinal
+		return b, true
 	case "step":
 		var s struct {
 			ID       json.RawMessage `json:"id"`
 			Title    string          `json:"title"`
 			Status   string          `json:"status"`
 			Progress float64         `json:"progress"`
-			Notes    string          `json:"notes"`
+			Notes    textOrList      `json:"notes"`
 			Error    string          `json:"error"`
 		}
 		if json.Unmarshal(raw, &s) != nil {
 			return b, false
 		}
-		step := messages.PlanStep{ID: idString(s.ID), Title: s.Title, Notes: s.Notes, Error: s.Error,
+		step := messages.PlanStep{ID: idString(s.ID), Title: s.Title, Notes: string(s.Notes), Error: s.Error,
 			Progress: clampProgress(s.Progress)}
 		status, ok := StepStatus(s.Status)
 		if !ok || (step.ID == "" && step.Title == "") {
@@ -153,6 +162,24 @@ func parseProcessBlock(body string) (ProcessBlock, bool) {
 		return b, true
 	}
 	return b, false
+}
+
+// textOrList is text written as a string or, as OpenClaw writes a step's notes and a final's
+// summary, as an array of strings (joined by newlines).
+type textOrList string
+
+func (t *textOrList) UnmarshalJSON(raw []byte) error {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		*t = textOrList(s)
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return err
+	}
+	*t = textOrList(strings.Join(list, "\n"))
+	return nil
 }
 
 // idString reads an id written as a string or a number.

@@ -44,6 +44,18 @@ func TestParseProcess(t *testing.T) {
 			clean:  fence + `{"type":"launch"}` + "\n```\n" + fence + `{"type":"step","id":"x","status":"maybe"}` + "\n```\nok",
 			blocks: []ProcessBlock{{Step: &messages.PlanStep{ID: "T", Title: "T", Status: "pending"}}},
 		},
+		{
+			// OpenClaw's own shape: notes and summary as arrays of strings (#33.12).
+			name: "notes and summary as arrays",
+			text: "Done.\n" + fence + `{"type":"step","id":"s1","title":"Fetch","status":"done","notes":["got 3 pages","one empty"]}` + "\n```\n" +
+				fence + `{"type":"final","summary":["Forecast fetched","Tides tabled"],"artifacts":["tides.md"]}` + "\n```",
+			clean: "Done.",
+			blocks: []ProcessBlock{
+				{Step: &messages.PlanStep{ID: "s1", Title: "Fetch", Status: "done", Notes: "got 3 pages\none empty"}},
+				{Final: &ProcessFinal{Summary: "Forecast fetched\nTides tabled", Artifacts: []byte(`["tides.md"]`)}},
+			},
+		},
+		{name: "notes of another shape stay", text: fence + `{"type":"step","id":"x","notes":{"a":1}}` + "\n```", clean: fence + `{"type":"step","id":"x","notes":{"a":1}}` + "\n```"},
 		{name: "unclosed fence stays", text: "x\n" + fence + `{"type":"final"}`, clean: "x\n" + fence + `{"type":"final"}`},
 		{name: "two objects in one block stay", text: fence + `{"type":"final"}{"type":"final"}` + "\n```", clean: fence + `{"type":"final"}{"type":"final"}` + "\n```"},
 		{name: "a step without id or title stays", text: fence + `{"type":"step","status":"done"}` + "\n```", clean: fence + `{"type":"step","status":"done"}` + "\n```"},

@@ -8,9 +8,7 @@ package providers
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/reefgw/reef/messages"
 )
@@ -122,15 +120,4 @@ func Retryable(err error) bool {
 // (reef doctor), for example by listing models.
 type Pinger interface {
 	Ping(ctx context.Context) error
-}
-
-// ChunkBytes is one streamed JSON chunk, ready to decode with go-json (the clients' streams
-// do: it takes a quarter of encoding/json's time). JSON is UTF-8, but a server may send
-// invalid bytes anyway; encoding/json turns them into U+FFFD, and so does ChunkBytes, where
-// go-json would pass them on into the answer (and a platform would refuse the reply).
-func ChunkBytes(data string) []byte {
-	if utf8.ValidString(data) {
-		return []byte(data)
-	}
-	return []byte(strings.ToValidUTF8(data, "\uFFFD"))
 }

@@ -7,8 +7,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/reefgw/reef/messages"
 )
 
 // RetryConfig tunes Retry. Zero fields take the defaults.
@@ -123,6 +126,7 @@ type retryStream struct {
 	attempt int
 	told    time.Duration // waited as Retry-After asked, in all
 	emitted bool
+	noImage bool // the request was sent again without its images
 }
 
 // connect opens a stream, waiting and retrying while the errors allow.
@@ -145,6 +149,10 @@ func (s *retryStream) connect() error {
 // limit, a call can meet several 429s in a row while the limit comes down to what the
 // endpoint takes, and should not fail its user for it.
 func (s *retryStream) backoff(err error) error {
+	if !s.noImage && refusedImage(err) && hasImages(s.req) {
+		s.req, s.noImage = withoutImages(s.req, err), true
+		return nil // at once, and once
+	}
 	if !retryable(s.ctx, err) {
 		return err
 	}
@@ -206,4 +214,53 @@ func (s *retryStream) Answered() string {
 		return ""
 	}
 	return AnsweredBy(s.cur)
+}
+
+// refusedImage reports whether err is a provider refusing a request because of an image:
+// a 400 whose message names an image or a media type.
+func refusedImage(err error) bool {
+	var apiErr *APIError
+	if !errors.Is(err, ErrBadRequest) || errors.Is(err, ErrContextOverflow) || !errors.As(err, &apiErr) {
+		return false
+	}
+	m := strings.ToLower(apiErr.Message)
+	return strings.Contains(m, "image") || strings.Contains(m, "mime") || strings.Contains(m, "media")
+}
+
+func hasImages(req Request) bool {
+	for _, m := range req.Messages {
+		for _, md := range m.Media {
+			if len(md.Data) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutImages is req with no image bytes (each image stays a path in its message's text)
+// and a note that tells the model why: a provider that refuses an image would otherwise
+// refuse every later request of the conversation, which sends its latest images again.
+func withoutImages(req Request, err error) Request {
+	msgs := make([]messages.ChatMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		if len(m.Media) > 0 {
+			media := append([]messages.Media(nil), m.Media...)
+			for j := range media {
+				media[j].Data = nil
+			}
+			m.Media = media
+		}
+		msgs[i] = m
+	}
+	req.Messages = msgs
+	var apiErr *APIError
+	errors.As(err, &apiErr)
+	why := apiErr.Message
+	if r := []rune(why); len(r) > 200 {
+		why = string(r[:200]) + "…"
+	}
+	req.SystemTail += "\n\n[reef: the images of this conversation were not sent to you: the model provider refused them (" +
+		why + "). You see only their paths; say so if an image matters to your answer.]"
+	return req
 }

@@ -132,10 +132,12 @@ func label(k messages.MediaKind) string {
 }
 
 // Image input limits: how many of the latest images a request carries, and the largest
-// one sent (providers refuse bigger: Anthropic 5 MB).
+// file read for one. Each provider client then fits the image to its provider's own limits
+// (scaled down, or converted: providers/internal/imagefit), so a 9 MB photo still reaches
+// the model.
 const (
 	MaxImages     = 4
-	MaxImageBytes = 5 << 20
+	MaxImageBytes = 10 << 20
 )
 
 // visionMIME are the image types the providers accept as input.

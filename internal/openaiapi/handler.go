@@ -168,6 +168,7 @@ type ask struct {
 	key     string // the session's key
 	text    string
 	stream  bool
+	usage   bool // stream_options.include_usage: send the usage chunk
 	model   string
 }
 
@@ -213,7 +214,8 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if serr != nil {
 		return nil, serr
 	}
-	q := &ask{agent: a, session: name, chat: a.ID + "/" + name, text: text, stream: req.Stream, model: req.Model}
+	q := &ask{agent: a, session: name, chat: a.ID + "/" + name, text: text, stream: req.Stream, model: req.Model,
+		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
 	q.key = sessionkey.For(a.ID, h.cfg.DMScope, q.inbound(""))
 	return q, nil
 }
@@ -290,7 +292,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(SessionKeyHeader, q.key)
 	rs := &reply{id: "chatcmpl-" + msgID[len("api-"):], model: q.model, created: h.cfg.Now().Unix()}
 	if q.stream {
-		err = h.stream(ctx, w, ex, rs, live)
+		err = h.stream(ctx, w, ex, rs, live, q.usage)
 	} else {
 		err = h.await(ctx, w, ex, rs)
 	}

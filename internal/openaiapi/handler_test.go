@@ -232,31 +232,54 @@ func TestChatBadInput(t *testing.T) {
 	}
 }
 
+// TestChatStream reads the stream as a strict client does (choices[0] of every chunk): the
+// usage chunk, whose choices are empty, comes only when stream_options.include_usage asks
+// for it (#33.11).
 func TestChatStream(t *testing.T) {
-	srv, _ := newTestServer(t, nil)
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions",
-		strings.NewReader(`{"model":"reef/main","stream":true,"messages":[{"role":"user","content":"hello"}]}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	for name, tc := range map[string]struct {
+		options   string
+		wantUsage bool
+	}{
+		"without include_usage": {"", false},
+		"include_usage false":   {`,"stream_options":{"include_usage":false}`, false},
+		"include_usage true":    {`,"stream_options":{"include_usage":true}`, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, _ := newTestServer(t, nil)
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions",
+				strings.NewReader(`{"model":"reef/main","stream":true`+tc.options+`,"messages":[{"role":"user","content":"hello"}]}`))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+				t.Fatalf("status %d, content type %q", resp.StatusCode, ct)
+			}
+			text, finish, u, done := readStream(t, resp.Body, !tc.wantUsage)
+			if !done || text != "echo: hello" || finish != "stop" {
+				t.Fatalf("stream: done %v, text %q, finish %q", done, text, finish)
+			}
+			if tc.wantUsage != (u != nil) || (u != nil && u.TotalTokens != 10) {
+				t.Errorf("usage %+v, want it: %v", u, tc.wantUsage)
+			}
+		})
 	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
-		t.Fatalf("status %d, content type %q", resp.StatusCode, ct)
-	}
-	var text strings.Builder
-	var u *usage
-	var finish string
-	done := false
-	sc := bufio.NewScanner(resp.Body)
+}
+
+// readStream reads a streamed completion. strict fails on a chunk without choices[0], as a
+// client that indexes it would.
+func readStream(t *testing.T, body io.Reader, strict bool) (text, finish string, u *usage, done bool) {
+	t.Helper()
+	var b strings.Builder
+	sc := bufio.NewScanner(body)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
 		}
 		if data == "[DONE]" {
-			done = true
-			break
+			return b.String(), finish, u, true
 		}
 		var c completion
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
@@ -265,21 +288,22 @@ func TestChatStream(t *testing.T) {
 		if c.Object != "chat.completion.chunk" {
 			t.Fatalf("chunk object %q", c.Object)
 		}
+		if strict && len(c.Choices) == 0 {
+			t.Fatalf("chunk %s has no choices[0]: a client that did not ask for usage reads it", data)
+		}
 		if c.Usage != nil {
 			u = c.Usage
 		}
 		for _, ch := range c.Choices {
 			if ch.Delta != nil && ch.Delta.Content != nil {
-				text.WriteString(*ch.Delta.Content)
+				b.WriteString(*ch.Delta.Content)
 			}
 			if ch.FinishReason != nil {
 				finish = *ch.FinishReason
 			}
 		}
 	}
-	if !done || text.String() != "echo: hello" || finish != "stop" || u == nil || u.TotalTokens != 10 {
-		t.Fatalf("stream: done %v, text %q, finish %q, usage %+v", done, text.String(), finish, u)
-	}
+	return b.String(), finish, u, false
 }
 
 func TestChatFailedRun(t *testing.T) {

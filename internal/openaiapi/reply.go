@@ -82,8 +82,9 @@ const liveBuffer = 1024
 
 // stream answers a streamed request: the assistant's role at once, the agent's text as the
 // model writes it (live, when the bus is there), the reply when it is sent (what of it the live
-// text did not show already), then the finish reason, the usage and [DONE].
-func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchange, rs *reply, live *events.Subscription) error {
+// text did not show already), then the finish reason, the usage (when the client asked for
+// it with stream_options.include_usage, as OpenAI sends it) and [DONE].
+func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchange, rs *reply, live *events.Subscription, withUsage bool) error {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -135,9 +136,10 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchang
 				return nil
 			}
 			send(chunk(&answer{}, ptr("stop")))
-			final := completion{ID: rs.id, Object: "chat.completion.chunk", Created: rs.created, Model: rs.model,
-				Choices: []choice{}, Usage: usageOf(rs.usage)}
-			send(final)
+			if withUsage {
+				send(completion{ID: rs.id, Object: "chat.completion.chunk", Created: rs.created, Model: rs.model,
+					Choices: []choice{}, Usage: usageOf(rs.usage)})
+			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
 			if flusher != nil {
 				flusher.Flush()

@@ -18,6 +18,11 @@ type chatRequest struct {
 	Messages []chatMessage `json:"messages"`
 	Stream   bool          `json:"stream"`
 	User     string        `json:"user"`
+	// StreamOptions.IncludeUsage asks for the usage chunk (choices: []) before [DONE]; a
+	// client that did not ask may read choices[0] of every chunk.
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
 }
 
 // chatMessage is one message of a request. Content is a string or an array of parts.

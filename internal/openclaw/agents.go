@@ -46,6 +46,7 @@ var agentKeys = map[string]string{
 	"compaction":      "reef compacts by its own rules (agents[].compaction)",
 	"contextPruning":  "reef truncates tool results by its own rules",
 	"models":          "the model catalog: reef's agents[].models lists models for /model; aliases are not imported",
+	"memorySearch":    "per-agent memory settings are not imported: set agents[].memory in reef.yaml (agents.defaults.memorySearch is imported as memory)",
 }
 
 func (m *mapper) agents() {
@@ -62,6 +63,9 @@ func (m *mapper) agents() {
 		}
 		m.ids[a.ID] = id
 		out := outAgent{ID: id, Name: a.Name, SystemPrompt: strings.TrimSpace(a.SystemPrompt)}
+		if out.SystemPrompt == "" {
+			out.SystemPrompt = strings.TrimSpace(def.SystemPrompt) // agents.defaults.systemPrompt
+		}
 		if out.Name == "" {
 			out.Name = a.Identity.Name
 		}
@@ -74,6 +78,9 @@ func (m *mapper) agents() {
 			a.Skills = def.Skills
 		}
 		out.Skills = m.skills(id, a.Skills)
+		if len(a.Tools.Allow) == 0 && len(a.Tools.Deny) == 0 && a.Tools.Profile == "" {
+			a.Tools = def.Tools // agents.defaults.tools
+		}
 		out.Tools = m.tools(id, a.Tools.Allow, a.Tools.Deny, a.Tools.Profile)
 		if t := a.TimeoutSeconds; t > 0 {
 			out.Limits = &outLimits{TurnTimeoutSeconds: t}
@@ -94,7 +101,12 @@ func (m *mapper) agents() {
 		}
 	}
 	for _, k := range m.in.Config.Agents.Defaults.keys {
-		if why := agentKeys[k]; why != "" {
+		why, known := agentKeys[k]
+		switch {
+		case k == "memorySearch": // imported as memory (settings.go)
+		case !known:
+			m.skip("agents.defaults."+k, "not a setting reef has")
+		case why != "":
 			m.skip("agents.defaults."+k, "%s", why)
 		}
 	}
@@ -194,22 +206,7 @@ func (m *mapper) tools(id string, allow, deny []string, profile string) *outPoli
 	if profile != "" && profile != "full" {
 		m.skip("agents "+id+": tools.profile "+profile, "reef has no tool profiles: the agent gets every tool its tools.allow/deny leave it")
 	}
-	keep := func(list []string) []string {
-		var out []string
-		for _, n := range list {
-			n = strings.ToLower(strings.TrimSpace(n))
-			if a, ok := toolAliases[n]; ok {
-				n = a
-			}
-			_, group := tools.Groups[n]
-			if group || m.known[n] || n == tools.All {
-				out = append(out, n)
-				continue
-			}
-			m.skip("agents "+id+": tool "+n, "reef has no such tool or group; left out")
-		}
-		return dedupe(out)
-	}
+	keep := func(list []string) []string { return m.keepTools("agents "+id+": ", list) }
 	p := &outPolicy{Allow: keep(allow), Deny: keep(deny)}
 	if len(allow) > 0 && len(p.Allow) == 0 {
 		m.skip("agents "+id+": tools.allow", "none of its tools exist in reef: the agent gets every tool instead; review agents[].tools")
@@ -218,6 +215,25 @@ func (m *mapper) tools(id string, allow, deny []string, profile string) *outPoli
 		return nil
 	}
 	return p
+}
+
+// keepTools returns the names of list reef has (OpenClaw's bash is exec), reporting the
+// others under where.
+func (m *mapper) keepTools(where string, list []string) []string {
+	var out []string
+	for _, n := range list {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if a, ok := toolAliases[n]; ok {
+			n = a
+		}
+		_, group := tools.Groups[n]
+		if group || m.known[n] || n == tools.All {
+			out = append(out, n)
+			continue
+		}
+		m.skip(where+"tool "+n, "reef has no such tool or group; left out")
+	}
+	return dedupe(out)
 }
 
 // heartbeat maps an agent's heartbeat. In OpenClaw, once any agent defines one, only those

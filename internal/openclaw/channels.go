@@ -364,7 +364,12 @@ func mergeAccess(a, def outAccess) outAccess {
 
 func accessSummary(a outAccess) string {
 	s := ": dmPolicy " + orDefault(a.DMPolicy, "pairing")
-	if n := len(a.AllowFrom); n > 0 {
+	n := len(a.AllowFrom)
+	if contains(a.AllowFrom, "*") {
+		n--
+		s += ", anyone may write (allowFrom \"*\")"
+	}
+	if n > 0 {
 		s += fmt.Sprintf(", %d allowed sender(s)", n)
 	}
 	if n := len(a.Groups); n > 0 {

@@ -10,6 +10,28 @@ type outConfig struct {
 	Session   *outSession            `yaml:"session,omitempty"`
 	Channels  *outChannels           `yaml:"channels,omitempty"`
 	Bindings  []outBinding           `yaml:"bindings,omitempty"`
+	Tools     *outTools              `yaml:"tools,omitempty"`
+	Memory    *outMemory             `yaml:"memory,omitempty"`
+}
+
+type outTools struct {
+	Web *outWeb `yaml:"web,omitempty"`
+}
+
+type outWeb struct {
+	Search *outSearch `yaml:"search,omitempty"`
+}
+
+type outSearch struct {
+	Provider string `yaml:"provider"`
+	APIKey   string `yaml:"apiKey,omitempty"`
+}
+
+type outMemory struct {
+	Enabled  *bool    `yaml:"enabled,omitempty"`
+	Provider string   `yaml:"provider,omitempty"`
+	Model    string   `yaml:"model,omitempty"`
+	Sources  []string `yaml:"sources,omitempty"`
 }
 
 type outProvider struct {

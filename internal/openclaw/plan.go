@@ -91,6 +91,7 @@ func Build(in *Install, opts Options) (*Plan, error) {
 	}
 	m.note()
 	m.agents()
+	m.settings()
 	m.providers()
 	m.session()
 	m.channels()
@@ -137,7 +138,7 @@ func (m *mapper) header() string {
 func (m *mapper) note() {
 	handled := map[string]string{
 		"agents": "", "models": "", "channels": "", "bindings": "", "session": "", "messages": "",
-		"cron": "", "env": "", "tools": "", "meta": "", "wizard": "",
+		"cron": "", "env": "", "tools": "", "memory": "", "meta": "", "wizard": "",
 		"gateway":  "reef's gateway has its own web and control settings (docs/operations.md)",
 		"skills":   "skill settings (allowBundled, entries) have no reef equivalent; skills themselves are copied",
 		"plugins":  "OpenClaw plugins do not run in reef",

@@ -32,13 +32,25 @@ type File struct {
 	Tools struct {
 		Allow []string `json:"allow"`
 		Deny  []string `json:"deny"`
+		Web   struct {
+			Search webTool `json:"search"`
+			Fetch  webTool `json:"fetch"`
+		} `json:"web"`
 	} `json:"tools"`
 	Cron struct {
 		Store             string `json:"store"`
 		MaxConcurrentRuns int    `json:"maxConcurrentRuns"`
 	} `json:"cron"`
 
-	keys []string // top-level keys as written
+	keys     []string                              // top-level keys as written
+	sections map[string]map[string]json.RawMessage // the top-level objects' keys and values
+}
+
+// webTool is tools.web.search or tools.web.fetch.
+type webTool struct {
+	Enabled  *bool           `json:"enabled"`
+	Provider string          `json:"provider"`
+	APIKey   json.RawMessage `json:"apiKey"`
 }
 
 // ModelsBlock is models: the custom providers.
@@ -95,7 +107,8 @@ type Agent struct {
 			TZ       string `json:"tz"`
 		} `json:"activeHours"`
 	} `json:"heartbeat"`
-	Subagents struct {
+	MemorySearch *memorySearch `json:"memorySearch"`
+	Subagents    struct {
 		AllowAgents         []string `json:"allowAgents"`
 		MaxConcurrent       int      `json:"maxConcurrent"`
 		MaxSpawnDepth       int      `json:"maxSpawnDepth"`
@@ -106,6 +119,29 @@ type Agent struct {
 	TimeoutSeconds int `json:"timeoutSeconds"`
 
 	keys []string
+}
+
+// memorySearch is agents.defaults.memorySearch (or an agent's): OpenClaw's settings of the
+// memory index.
+type memorySearch struct {
+	Enabled  *bool    `json:"enabled"`
+	Provider string   `json:"provider"`
+	Model    string   `json:"model"`
+	Sources  []string `json:"sources"`
+	keys     []string
+}
+
+func (ms *memorySearch) UnmarshalJSON(raw []byte) error {
+	type plain memorySearch
+	var p plain
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &obj)
+	*ms = memorySearch(p)
+	ms.keys = sortedKeys(obj)
+	return nil
 }
 
 // Binding is one bindings entry.
@@ -220,6 +256,13 @@ func decodeConfig(data []byte, f *File) error {
 		return fmt.Errorf("json5: %w", err)
 	}
 	f.keys = sortedKeys(top)
+	f.sections = map[string]map[string]json.RawMessage{}
+	for k, raw := range top {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) == nil {
+			f.sections[k] = obj
+		}
+	}
 	if raw := top["agents"]; raw != nil {
 		_ = json.Unmarshal(raw, &f.Agents.raw)
 		var list struct {

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reefgw/reef/providers"
@@ -39,6 +40,9 @@ type Config struct {
 	HTTPClient  *http.Client  // default: no overall timeout, bounded dial/TLS/response headers
 	IdleTimeout time.Duration // a stream silent this long is cut; default 90s
 	MaxTokens   int           // max_tokens when the request leaves it 0; default 8192
+	// MaxResponseBytes bounds the text, reasoning and tool-call arguments read of one
+	// response; default providers.DefaultMaxResponseBytes.
+	MaxResponseBytes int
 }
 
 // Client talks to one Anthropic-compatible endpoint.
@@ -49,9 +53,11 @@ type Client struct {
 	http    *http.Client
 	idle    time.Duration
 	maxToks int
+	maxResp int
 
 	tools    reqbody.Tools
 	prefixes reqbody.Prefixes
+	learned  sync.Map // model → struct{}: models that refused the budget form of thinking
 }
 
 var (
@@ -69,6 +75,7 @@ func New(cfg Config) *Client {
 		http:    cfg.HTTPClient,
 		idle:    cfg.IdleTimeout,
 		maxToks: cfg.MaxTokens,
+		maxResp: cfg.MaxResponseBytes,
 	}
 	if c.name == "" {
 		c.name = "anthropic"
@@ -110,6 +117,14 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 		return nil, fmt.Errorf("%s: encode request: %w", c.name, err)
 	}
 	resp, cancel, err := c.open(ctx, "/v1/messages", body)
+	if err != nil && thinkingBudget[req.Reasoning] > 0 && !c.adaptive(req.Model) && refusesBudget(err) {
+		// A model that takes only adaptive thinking: learn it, and ask again in that form.
+		c.learned.Store(req.Model, struct{}{})
+		if body, err = c.encode(req); err != nil {
+			return nil, fmt.Errorf("%s: encode request: %w", c.name, err)
+		}
+		resp, cancel, err = c.open(ctx, "/v1/messages", body)
+	}
 	if err != nil {
 		return nil, providers.CheckModel(ctx, err, c.name, req.Model, c.Models)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/imagefit"
 	"github.com/reefgw/reef/providers/internal/reqbody"
 )
 
@@ -18,7 +19,13 @@ type wireRequest struct {
 	Messages  []wireMessage `json:"messages"`
 	Tools     []wireTool    `json:"tools,omitempty"`
 	Thinking  *thinking     `json:"thinking,omitempty"`
+	Output    *outputConfig `json:"output_config,omitempty"`
 	Stream    bool          `json:"stream"`
+}
+
+// outputConfig carries the effort of adaptive thinking: {"effort": "low"|"medium"|"high"}.
+type outputConfig struct {
+	Effort string `json:"effort,omitempty"`
 }
 
 type wireMessage struct {
@@ -76,9 +83,11 @@ type wireTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
+// thinking is {"type":"enabled","budget_tokens":N} (extended thinking with a budget) or
+// {"type":"adaptive"} (the model decides how much to think, by output_config.effort).
 type thinking struct {
 	Type         string `json:"type"`
-	BudgetTokens int    `json:"budget_tokens"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
 }
 
 // thinkingBudget maps providers.Request.Reasoning to a budget; 0 means thinking off.
@@ -105,7 +114,12 @@ func (c *Client) buildRequest(req providers.Request) wireRequest {
 	}
 	// Thinking needs the signed thinking blocks of the current tool loop sent back, and reef
 	// does not keep signatures; so thinking is left off while continuing a tool loop.
-	if budget := thinkingBudget[req.Reasoning]; budget > 0 && !continuesToolLoop(w.Messages) {
+	budget := thinkingBudget[req.Reasoning]
+	switch {
+	case budget == 0 || continuesToolLoop(w.Messages):
+	case c.adaptive(req.Model):
+		w.Thinking, w.Output = &thinking{Type: "adaptive"}, &outputConfig{Effort: req.Reasoning}
+	default:
 		w.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
 		if w.MaxTokens <= budget {
 			w.MaxTokens = budget + c.maxToks
@@ -150,6 +164,7 @@ var stableOpen = []byte(`{"type":"text","text":"`)
 // (escaped once and cached) and the tools (encoded once) shared by every request's body
 // instead of encoded into each. On a first turn they are most of the body.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
+	req.Messages = imagefit.Messages(req.Messages, imagefit.Anthropic) // the provider's real limits (#33.7)
 	tools, err := c.tools.Encoded(req.Tools, encodeTools)
 	if err != nil {
 		return nil, err

@@ -25,6 +25,9 @@ type stream struct {
 	usage  messages.Usage
 	stop   providers.StopReason
 	queue  []providers.Event
+	text   providers.Joiner // characters cut across deltas, put back together
+	think  providers.Joiner
+	budget providers.ResponseBudget
 	done   bool  // EventDone was queued
 	err    error // sticky terminal error (io.EOF after EventDone)
 }
@@ -36,10 +39,12 @@ type openBlock struct {
 	name  string
 	input string // tool_use input given whole in content_block_start (some compatible servers)
 	args  strings.Builder
+	join  providers.Joiner
 }
 
 func newStream(ctx context.Context, cancel context.CancelFunc, c *Client, r *sse.Reader) *stream {
-	return &stream{ctx: ctx, cancel: cancel, c: c, r: r, blocks: map[int]*openBlock{}}
+	return &stream{ctx: ctx, cancel: cancel, c: c, r: r, blocks: map[int]*openBlock{},
+		budget: providers.NewResponseBudget(c.maxResp)}
 }
 
 // Next returns the next event, io.EOF after EventDone, or an error.
@@ -82,6 +87,8 @@ func (s *stream) fail(err error) {
 // readError classifies a failure to read the next SSE event.
 func (s *stream) readError(err error) error {
 	switch {
+	case errors.Is(err, sse.ErrTooLarge):
+		return fmt.Errorf("%s: %w: %v", s.c.name, providers.ErrResponseTooLarge, err)
 	case errors.Is(err, sse.ErrIdle):
 		return fmt.Errorf("%s: no data for %s: %w", s.c.name, s.c.idle, providers.ErrIdleTimeout)
 	case s.ctx.Err() != nil:
@@ -154,13 +161,15 @@ func (s *stream) handle(ev sse.Event) error {
 		s.mergeUsage(w.Message.Usage)
 	case "content_block_start":
 		cb := w.ContentBlock
-		s.blocks[w.Index] = &openBlock{kind: cb.Type, id: cb.ID, name: cb.Name, input: string(cb.Input)}
+		s.blocks[w.Index] = &openBlock{kind: cb.Type, id: cb.ID, name: cb.Name, input: providers.JoinText(string(cb.Input))}
 	case "content_block_delta":
-		s.delta(w)
+		return s.delta(w)
 	case "content_block_stop":
 		b := s.blocks[w.Index]
 		delete(s.blocks, w.Index)
+		s.flushText()
 		if b != nil && b.kind == "tool_use" {
+			b.args.WriteString(b.join.Flush())
 			args := b.args.String()
 			if strings.TrimSpace(args) == "" {
 				args = b.input // the API streams input as deltas and starts with {}
@@ -177,6 +186,7 @@ func (s *stream) handle(ev sse.Event) error {
 		}
 		s.mergeUsage(w.Usage)
 	case "message_stop":
+		s.flushText()
 		if s.stop == "" {
 			s.stop = providers.StopEnd
 		}
@@ -189,20 +199,34 @@ func (s *stream) handle(ev sse.Event) error {
 	return nil // ping and unknown events are ignored
 }
 
-func (s *stream) delta(w wireEvent) {
-	switch w.Delta.Type {
+// delta handles a content_block_delta, counting its bytes against the response's bound.
+func (s *stream) delta(w wireEvent) error {
+	d := w.Delta
+	if err := s.budget.Spend(s.c.name, len(d.Text)+len(d.Thinking)+len(d.PartialJSON)); err != nil {
+		return err
+	}
+	switch d.Type {
 	case "text_delta":
-		if w.Delta.Text != "" {
-			s.emit(providers.Event{Kind: providers.EventText, Text: w.Delta.Text})
-		}
+		s.emitText(providers.EventText, s.text.Push(d.Text))
 	case "thinking_delta":
-		if w.Delta.Thinking != "" {
-			s.emit(providers.Event{Kind: providers.EventReasoning, Text: w.Delta.Thinking})
-		}
+		s.emitText(providers.EventReasoning, s.think.Push(d.Thinking))
 	case "input_json_delta":
 		if b := s.blocks[w.Index]; b != nil {
-			b.args.WriteString(w.Delta.PartialJSON)
+			b.args.WriteString(b.join.Push(d.PartialJSON))
 		}
+	}
+	return nil
+}
+
+// flushText emits the halves of characters still held at the end of a block.
+func (s *stream) flushText() {
+	s.emitText(providers.EventReasoning, s.think.Flush())
+	s.emitText(providers.EventText, s.text.Flush())
+}
+
+func (s *stream) emitText(kind providers.EventKind, text string) {
+	if text != "" {
+		s.emit(providers.Event{Kind: kind, Text: text})
 	}
 }
 

@@ -160,7 +160,7 @@ type streamer struct {
 func (st *streamer) send(v any) {
 	b, _ := gojson.Marshal(v)
 	st.w.Write([]byte("data: "))
-	st.w.Write(b)
+	st.w.Write(WireEscapes(b))
 	st.w.Write([]byte("\n\n"))
 	st.rc.Flush()
 }
@@ -185,10 +185,10 @@ func (st *streamer) cut() {
 // chunk and [DONE]; or a cut where the reply asks for one.
 func (st *streamer) play(r Reply) {
 	st.delta(map[string]any{"role": "assistant", "content": ""}, nil)
-	for _, p := range pieces(r.Reasoning, 2) {
+	for _, p := range r.Split(pieces(r.Reasoning, 2)) {
 		st.delta(map[string]any{"reasoning_content": p}, nil)
 	}
-	textPieces := pieces(r.Text, 3)
+	textPieces := r.Split(pieces(r.Text, 3))
 	if r.CutInText {
 		half := r.Text[:boundary(r.Text, len(r.Text)/2)]
 		for _, p := range pieces(half, 2) {
@@ -209,7 +209,7 @@ func (st *streamer) play(r Reply) {
 			"index": i, "id": c.ID, "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": ""},
 		}}}, nil)
-		for _, p := range pieces(args, 3) {
+		for _, p := range r.Split(pieces(args, 3)) {
 			st.delta(map[string]any{"tool_calls": []map[string]any{{
 				"index": i, "function": map[string]any{"arguments": p},
 			}}}, nil)

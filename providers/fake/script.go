@@ -30,6 +30,10 @@ type Reply struct {
 	Delay      time.Duration // wait this long before the first byte (honouring cancellation)
 	CutInTool  bool          // stream the first tool call's arguments halfway, then drop the connection
 	CutInText  bool          // stream half of Text, then drop the connection
+	// SplitChars cuts every character outside the BMP (an emoji) of the text, reasoning and
+	// tool-call arguments across two chunks, as a proxy cutting by UTF-16 units does: the
+	// JSON escape of the high surrogate ends one chunk, the low one starts the next (HTTP fakes).
+	SplitChars bool
 }
 
 // Request is what a fake recorded of one request, normalised across wire formats.

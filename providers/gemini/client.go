@@ -40,6 +40,9 @@ type Config struct {
 	APIKey      string        // sent as x-goog-api-key; never appears in errors or URLs
 	HTTPClient  *http.Client  // default: no overall timeout, bounded dial/TLS/response headers
 	IdleTimeout time.Duration // a stream silent this long is cut; default 90s
+	// MaxResponseBytes bounds the text, reasoning and tool-call arguments read of one
+	// response; default providers.DefaultMaxResponseBytes.
+	MaxResponseBytes int
 }
 
 // Client talks to one Gemini endpoint.
@@ -49,6 +52,7 @@ type Client struct {
 	key  string
 	http *http.Client
 	idle time.Duration
+	max  int // MaxResponseBytes
 
 	tools    reqbody.Tools
 	prefixes reqbody.Prefixes
@@ -68,6 +72,7 @@ func New(cfg Config) *Client {
 		key:  cfg.APIKey,
 		http: cfg.HTTPClient,
 		idle: cfg.IdleTimeout,
+		max:  cfg.MaxResponseBytes,
 	}
 	if c.name == "" {
 		c.name = "gemini"

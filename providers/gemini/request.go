@@ -6,6 +6,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/imagefit"
 	"github.com/reefgw/reef/providers/internal/reqbody"
 )
 
@@ -139,6 +140,7 @@ var systemOpen = []byte(`"systemInstruction":{"parts":[{"text":"`)
 // prompt (escaped once and cached) and the tools (their schemas cleaned and encoded once)
 // shared by every request's body instead of encoded into each.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
+	req.Messages = imagefit.Messages(req.Messages, imagefit.Gemini) // the provider's real limits (#33.7)
 	tools, err := c.tools.Encoded(req.Tools, encodeTools)
 	if err != nil {
 		return nil, err

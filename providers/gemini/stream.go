@@ -26,6 +26,9 @@ type stream struct {
 	calls  int    // function calls seen
 	usage  messages.Usage
 	queue  []providers.Event
+	text   providers.Joiner // characters cut across chunks, put back together
+	think  providers.Joiner
+	budget providers.ResponseBudget
 	done   bool  // EventDone was queued
 	err    error // sticky terminal error (io.EOF after EventDone)
 }
@@ -33,7 +36,8 @@ type stream struct {
 func newStream(ctx context.Context, cancel context.CancelFunc, c *Client, r *sse.Reader) *stream {
 	b := make([]byte, 4)
 	rand.Read(b)
-	return &stream{ctx: ctx, cancel: cancel, c: c, r: r, nonce: hex.EncodeToString(b)}
+	return &stream{ctx: ctx, cancel: cancel, c: c, r: r, nonce: hex.EncodeToString(b),
+		budget: providers.NewResponseBudget(c.max)}
 }
 
 // Next returns the next event, io.EOF after EventDone, or an error.
@@ -76,6 +80,8 @@ func (s *stream) fail(err error) {
 // readError classifies a failure to read the next chunk.
 func (s *stream) readError(err error) error {
 	switch {
+	case errors.Is(err, sse.ErrTooLarge):
+		return fmt.Errorf("%s: %w: %v", s.c.name, providers.ErrResponseTooLarge, err)
 	case errors.Is(err, sse.ErrIdle):
 		return fmt.Errorf("%s: no data for %s: %w", s.c.name, s.c.idle, providers.ErrIdleTimeout)
 	case s.ctx.Err() != nil:
@@ -131,6 +137,9 @@ func (s *stream) handle(data string) error {
 	if len(ch.Candidates) > 0 {
 		cand := ch.Candidates[0]
 		for _, p := range cand.Content.Parts {
+			if err := s.budget.Spend(s.c.name, len(p.Text)+len(p.FunctionCall.argBytes())); err != nil {
+				return err
+			}
 			s.part(p)
 		}
 		finish = cand.FinishReason
@@ -138,6 +147,8 @@ func (s *stream) handle(data string) error {
 		finish = "SAFETY" // the prompt itself was blocked
 	}
 	if finish != "" {
+		s.emitText(providers.EventReasoning, s.think.Flush())
+		s.emitText(providers.EventText, s.text.Flush())
 		s.emit(providers.Event{Kind: providers.EventUsage, Usage: s.usage})
 		s.emit(providers.Event{Kind: providers.EventDone, StopReason: s.stopReason(finish)})
 		s.done = true
@@ -151,7 +162,7 @@ func (s *stream) part(p part) {
 		s.calls++
 		args := "{}"
 		if len(p.FunctionCall.Args) > 0 && string(p.FunctionCall.Args) != "null" {
-			args = string(p.FunctionCall.Args)
+			args = providers.JoinText(string(p.FunctionCall.Args))
 		}
 		id := p.FunctionCall.ID
 		if id == "" {
@@ -161,13 +172,19 @@ func (s *stream) part(p part) {
 			ToolCall: messages.ToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: args}})
 	case p.Text == "":
 	case p.Thought:
-		s.emit(providers.Event{Kind: providers.EventReasoning, Text: p.Text})
+		s.emitText(providers.EventReasoning, s.think.Push(p.Text))
 	default:
-		s.emit(providers.Event{Kind: providers.EventText, Text: p.Text})
+		s.emitText(providers.EventText, s.text.Push(p.Text))
 	}
 }
 
 func (s *stream) emit(ev providers.Event) { s.queue = append(s.queue, ev) }
+
+func (s *stream) emitText(kind providers.EventKind, text string) {
+	if text != "" {
+		s.emit(providers.Event{Kind: kind, Text: text})
+	}
+}
 
 // stopReason maps finishReason; a call that asked for tools stops for tool use whatever
 // the reason says (Gemini answers STOP).
@@ -183,4 +200,12 @@ func (s *stream) stopReason(r string) providers.StopReason {
 	default: // STOP, OTHER, MALFORMED_FUNCTION_CALL, ...
 		return providers.StopEnd
 	}
+}
+
+// argBytes is the size of a call's arguments (0 for no call).
+func (fc *functionCall) argBytes() []byte {
+	if fc == nil {
+		return nil
+	}
+	return fc.Args
 }

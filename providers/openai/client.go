@@ -28,6 +28,9 @@ type Config struct {
 	HTTPClient  *http.Client      // default: no overall timeout, dial/TLS/header timeouts
 	IdleTimeout time.Duration     // silence that cuts a stream (also the wait for headers); default 90s
 	Header      map[string]string // extra request headers
+	// MaxResponseBytes bounds the text, reasoning and tool-call arguments read of one
+	// response; default providers.DefaultMaxResponseBytes.
+	MaxResponseBytes int
 }
 
 // Client talks to one Chat Completions endpoint.
@@ -112,6 +115,7 @@ func (c *Client) Stream(ctx context.Context, req providers.Request) (providers.S
 		ctx:    ctx,
 		cancel: cancel,
 		sse:    sse.NewReader(resp.Body, c.cfg.IdleTimeout),
+		budget: providers.NewResponseBudget(c.cfg.MaxResponseBytes),
 	}, nil
 }
 

@@ -32,7 +32,10 @@ type stream struct {
 	byIndex  map[int]*callBuilder
 	finish   string // finish_reason, once seen
 	finished bool
-	ncalls   int   // tool calls emitted
+	ncalls   int              // tool calls emitted
+	text     providers.Joiner // characters cut across chunks, put back together
+	think    providers.Joiner
+	budget   providers.ResponseBudget
 	done     bool  // EventDone queued
 	err      error // sticky
 }
@@ -40,6 +43,7 @@ type stream struct {
 type callBuilder struct {
 	id, name string
 	args     []byte
+	join     providers.Joiner
 	order    int // the wire index; calls without one sort after, in order of appearance
 }
 
@@ -78,6 +82,8 @@ func (s *stream) end(err error) {
 		s.err = fmt.Errorf("%s: stream: %w", s.name, s.ctx.Err())
 	case s.finished:
 		s.complete()
+	case errors.Is(err, sse.ErrTooLarge):
+		s.err = fmt.Errorf("%s: stream: %w: %v", s.name, providers.ErrResponseTooLarge, err)
 	case errors.Is(err, sse.ErrIdle):
 		s.err = fmt.Errorf("%s: stream: %w", s.name, providers.ErrIdleTimeout)
 	case err == io.EOF:
@@ -112,12 +118,18 @@ func (s *stream) handle(data string) {
 		if r == "" {
 			r = d.Reasoning // never both: some servers send the same text in each
 		}
-		if r != "" {
-			s.queue = append(s.queue, providers.Event{Kind: providers.EventReasoning, Text: r})
+		n := len(r) + len(d.Content)
+		for _, tc := range d.ToolCalls {
+			n += len(tc.Function.Arguments)
 		}
-		if d.Content != "" {
-			s.queue = append(s.queue, providers.Event{Kind: providers.EventText, Text: d.Content})
+		if err := s.budget.Spend(s.name, n); err != nil {
+			s.err = err
+			s.sse.Close()
+			s.cancel()
+			return
 		}
+		s.emitText(providers.EventReasoning, s.think.Push(r))
+		s.emitText(providers.EventText, s.text.Push(d.Content))
 		for _, tc := range d.ToolCalls {
 			b := s.call(tc.Index, tc.ID)
 			if tc.ID != "" {
@@ -126,7 +138,7 @@ func (s *stream) handle(data string) {
 			if n := tc.Function.Name; n != "" && n != b.name {
 				b.name += n // in pieces; a server repeating the whole name adds nothing
 			}
-			b.args = append(b.args, tc.Function.Arguments...)
+			b.args = append(b.args, b.join.Push(tc.Function.Arguments)...)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" && !s.finished {
 			s.finish, s.finished = *ch.FinishReason, true
@@ -167,14 +179,22 @@ func (s *stream) call(index *int, id string) *callBuilder {
 	return b
 }
 
-// emitCalls queues the assembled tool calls.
+func (s *stream) emitText(kind providers.EventKind, text string) {
+	if text != "" {
+		s.queue = append(s.queue, providers.Event{Kind: kind, Text: text})
+	}
+}
+
+// emitCalls queues the assembled tool calls, after the halves of characters still held.
 func (s *stream) emitCalls() {
+	s.emitText(providers.EventReasoning, s.think.Flush())
+	s.emitText(providers.EventText, s.text.Flush())
 	slices.SortStableFunc(s.calls, func(a, b *callBuilder) int { return cmp.Compare(a.order, b.order) })
 	for _, b := range s.calls {
 		if b.id == "" {
 			b.id = newCallID()
 		}
-		args := string(b.args)
+		args := string(append(b.args, b.join.Flush()...))
 		if args == "" {
 			args = "{}"
 		}

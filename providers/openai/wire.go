@@ -8,6 +8,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/providers/internal/imagefit"
 	"github.com/reefgw/reef/providers/internal/reqbody"
 )
 
@@ -140,6 +141,7 @@ var systemOpen = []byte(`{"role":"system","content":"`)
 // of the prompt; the stable prefix, escaped once and cached, is spliced in after systemOpen,
 // and the tools, encoded once, are added at the end.
 func (c *Client) encode(req providers.Request) (reqbody.Body, error) {
+	req.Messages = imagefit.Messages(req.Messages, imagefit.OpenAI) // the provider's real limits (#33.7)
 	tools, err := c.tools.Encoded(req.Tools, encodeTools)
 	if err != nil {
 		return nil, err

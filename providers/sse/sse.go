@@ -22,6 +22,10 @@ type Event struct {
 // ErrIdle is returned by Next when the stream was silent for longer than the idle timeout.
 var ErrIdle = errors.New("sse: stream idle")
 
+// ErrTooLarge is returned by Next for a line, or an event's data over all its lines, longer
+// than 8 MiB: reading stops there.
+var ErrTooLarge = errors.New("sse: event too large")
+
 // maxLine bounds one SSE line (a large tool-call argument chunk fits comfortably).
 const maxLine = 8 << 20
 
@@ -92,6 +96,9 @@ func (r *Reader) Next() (Event, error) {
 			if hasData {
 				data.WriteByte('\n')
 			}
+			if data.Len()+len(value) > maxLine {
+				return Event{}, ErrTooLarge
+			}
 			data.Write(value)
 			hasData = true
 		}
@@ -100,6 +107,9 @@ func (r *Reader) Next() (Event, error) {
 		return Event{}, ErrIdle
 	}
 	if err := r.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return Event{}, ErrTooLarge
+		}
 		return Event{}, err
 	}
 	if hasData { // final event without a trailing blank line

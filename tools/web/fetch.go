@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
 
 	"github.com/reefgw/reef/internal/netguard"
 	"github.com/reefgw/reef/messages"
@@ -199,7 +200,7 @@ func (f *Fetch) fetch(ctx context.Context, u *url.URL, plain bool) (fetchResult,
 	}
 	defer resp.Body.Close()
 	res := fetchResult{URL: u.String(), FinalURL: resp.Request.URL.String(), Status: resp.StatusCode}
-	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "" && !isText(mt) {
 		return fetchResult{}, fmt.Errorf("web_fetch: %s is %s, not text: web_fetch reads HTML, text and JSON only", res.FinalURL, mt)
 	}
@@ -208,14 +209,12 @@ func (f *Fetch) fetch(ctx context.Context, u *url.URL, plain bool) (fetchResult,
 		return fetchResult{}, fetchError(u, err, f.cfg.Timeout)
 	}
 	if mt == "" {
-		mt, params, _ = mime.ParseMediaType(http.DetectContentType(body))
+		mt, _, _ = mime.ParseMediaType(http.DetectContentType(body))
 		if !isText(mt) {
 			return fetchResult{}, fmt.Errorf("web_fetch: %s looks like %s, not text: web_fetch reads HTML, text and JSON only", res.FinalURL, mt)
 		}
 	}
-	if cs := strings.ToLower(params["charset"]); cs != "" && cs != "utf-8" && cs != "utf8" && cs != "us-ascii" {
-		body = latin1ToUTF8(body, cs)
-	}
+	body = decodeBody(body, mt, resp.Header.Get("Content-Type"))
 	res.ContentType, res.Truncated = mt, truncated
 	if mt == "text/html" || mt == "application/xhtml+xml" {
 		if doc, err := html.Parse(bytes.NewReader(body)); err == nil {
@@ -280,21 +279,41 @@ func cut(s string, n int) (string, bool) {
 	return s[:i], true
 }
 
-// latin1ToUTF8 decodes ISO-8859-1 and Windows-1252 bodies (the common legacy charsets; the
-// first 256 code points of Unicode are Latin-1). Others are left as they are and made valid.
-func latin1ToUTF8(b []byte, charset string) []byte {
-	switch charset {
-	case "iso-8859-1", "latin1", "iso8859-1", "windows-1252", "cp1252":
-	default:
-		return b
+// decodeBody returns body as UTF-8. Its encoding is found as the WHATWG encoding rules say:
+// a byte order mark, the Content-Type header's charset, and for HTML a <meta charset> or
+// <meta http-equiv="Content-Type"> near its start (pages from China, Taiwan and Japan often
+// declare GBK, GB2312, Big5 or Shift_JIS only there). A page that declares nothing is UTF-8
+// when it is valid UTF-8, else Windows-1252, as browsers read it; other text that declares
+// nothing is left as it is.
+func decodeBody(body []byte, mt, contentType string) []byte {
+	html := mt == "text/html" || mt == "application/xhtml+xml"
+	head := body
+	if !html {
+		head = nil // only a byte order mark and the header count
+		if len(body) >= 3 {
+			head = body[:3]
+		}
+	} else if len(head) > metaScan {
+		head = head[:metaScan]
 	}
-	var out bytes.Buffer
-	out.Grow(len(b))
-	for _, c := range b {
-		out.WriteRune(rune(c))
+	enc, name, certain := charset.DetermineEncoding(head, contentType)
+	switch {
+	case name == "utf-8" || enc == nil:
+		return body
+	case !certain && (utf8.Valid(body) || !html) && name == "windows-1252":
+		return body // the fallback guess, for a body that is UTF-8 after all (or is not HTML)
 	}
-	return out.Bytes()
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return body
+	}
+	return out
 }
+
+// metaScan is how far into a page decodeBody looks for a <meta> charset. The standard says
+// 1024 bytes; pages with long comments or scripts before it put it later, and browsers look
+// further.
+const metaScan = 4096
 
 func sizeText(n int64) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {

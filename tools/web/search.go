@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -36,7 +37,7 @@ type Query struct {
 	Count     int
 	Freshness string // "", day, week, month, year
 	Country   string // ISO 3166-1 alpha-2, upper case
-	Language  string // ISO 639-1, lower case
+	Language  string // ISO 639-1, lower case, maybe with a region or script: "zh-tw", "zh-hans"
 }
 
 // Hit is one search result.
@@ -119,7 +120,7 @@ func (s *Search) Spec() messages.ToolSpec {
 			`"count":{"type":"integer","minimum":1,"maximum":10,"description":"Results to return, 1-10. Default 5."},` +
 			`"freshness":{"type":"string","enum":["day","week","month","year"],"description":"Only results from the last day, week, month or year."},` +
 			`"country":{"type":"string","description":"Two-letter country code for regional results, e.g. DE."},` +
-			`"language":{"type":"string","description":"Two-letter language code of the results, e.g. de."}},` +
+			`"language":{"type":"string","description":"Language of the results: a two-letter code (de, ja, zh) or a tag with region or script (zh-CN, zh-TW, pt-BR)."}},` +
 			`"required":["query"],"additionalProperties":false}`),
 	}
 }
@@ -163,7 +164,7 @@ func (s *Search) Run(ctx context.Context, call tools.Call) (tools.Result, error)
 
 func checkSearchArgs(a searchArgs) (Query, error) {
 	q := Query{Text: strings.TrimSpace(a.Query), Count: a.Count, Freshness: a.Freshness,
-		Country: strings.ToUpper(strings.TrimSpace(a.Country)), Language: strings.ToLower(strings.TrimSpace(a.Language))}
+		Country: strings.ToUpper(strings.TrimSpace(a.Country)), Language: strings.ReplaceAll(strings.ToLower(strings.TrimSpace(a.Language)), "_", "-")}
 	switch {
 	case q.Text == "":
 		return q, errors.New(`"query" is required: what to search for`)
@@ -180,11 +181,14 @@ func checkSearchArgs(a searchArgs) (Query, error) {
 	if q.Country != "" && !letters(q.Country, 2) {
 		return q, fmt.Errorf(`"country" must be a two-letter code such as US, not %q`, a.Country)
 	}
-	if q.Language != "" && !letters(q.Language, 2) {
-		return q, fmt.Errorf(`"language" must be a two-letter code such as en, not %q`, a.Language)
+	if q.Language != "" && !languageTag.MatchString(q.Language) {
+		return q, fmt.Errorf(`"language" must be a two-letter code such as en, or a tag such as zh-TW, not %q`, a.Language)
 	}
 	return q, nil
 }
+
+// languageTag is a language code, with a region or script: en, zh-tw, zh-hans, pt-br.
+var languageTag = regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]{2,4})?$`)
 
 func letters(s string, n int) bool {
 	if len(s) != n {

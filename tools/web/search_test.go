@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,8 +15,14 @@ import (
 
 const testKey = "BSA-canary-key-0123456789abcdef"
 
+// braveSearchLangs are the search_lang values Brave's documentation lists; any other gets
+// 422 VALIDATION.
+var braveSearchLangs = strings.Fields("ar eu bn bg ca zh-hans zh-hant hr cs da nl en en-gb et fi fr gl de gu he hi hu is it jp " +
+	"kn ko lv lt ms ml mr nb pl pt-br pt-pt pa ro ru sr sk sl es sv ta te th tr uk vi")
+
 // fakeBrave speaks the Brave Search API: GET /res/v1/web/search, X-Subscription-Token,
-// {"web":{"results":[...]}}; a wrong token gets 401, the query "flood" a 429 ErrorResponse.
+// {"web":{"results":[...]}}; a wrong token gets 401, the query "flood" a 429 ErrorResponse,
+// a search_lang Brave does not list (zh, ja, zh-CN) a 422 VALIDATION ErrorResponse.
 func fakeBrave(t *testing.T, seen *http.Request) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		*seen = *r.Clone(context.Background())
@@ -26,6 +33,10 @@ func fakeBrave(t *testing.T, seen *http.Request) *httptest.Server {
 		case r.Header.Get("X-Subscription-Token") != testKey:
 			w.WriteHeader(http.StatusUnauthorized)
 			io.WriteString(w, `{"type":"ErrorResponse","error":{"id":"e1","status":401,"code":"SUBSCRIPTION_TOKEN_INVALID","detail":"The provided subscription token is invalid."},"time":1}`)
+		case r.URL.Query().Has("search_lang") && !slices.Contains(braveSearchLangs, r.URL.Query().Get("search_lang")):
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			io.WriteString(w, `{"type":"ErrorResponse","error":{"id":"e3","status":422,"code":"VALIDATION","detail":"Unable to validate request parameter(s)",`+
+				`"meta":{"errors":[{"type":"enum","loc":["query","search_lang"],"msg":"Input should be 'ar', 'eu', ... or 'vi'","input":"`+r.URL.Query().Get("search_lang")+`"}]}},"time":1}`)
 		case r.URL.Query().Get("q") == "flood":
 			w.Header().Set("X-RateLimit-Limit", "1, 15000")
 			w.Header().Set("X-RateLimit-Reset", "1, 1419704")
@@ -90,6 +101,32 @@ func TestBraveSearch(t *testing.T) {
 	_, res = runSearch(t, bad, `{"query":"x"}`)
 	if !res.IsError || !strings.Contains(res.Content, "HTTP 401") || !strings.Contains(res.Content, "SUBSCRIPTION_TOKEN_INVALID") || strings.Contains(res.Content, "wrong-key") {
 		t.Errorf("401: %s", res.Content)
+	}
+}
+
+// TestBraveLanguages: Chinese and Japanese searches send the codes Brave takes (zh-hans,
+// zh-hant, jp), which the fake, like Brave, requires (#33.9).
+func TestBraveLanguages(t *testing.T) {
+	var seen http.Request
+	srv := fakeBrave(t, &seen)
+	s, err := NewSearch(SearchConfig{Provider: "brave", APIKey: testKey, BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lang, want := range map[string]string{"zh": "zh-hans", "zh-CN": "zh-hans", "zh_TW": "zh-hant", "zh-HK": "zh-hant",
+		"ja": "jp", "pt-BR": "pt-br", "pt": "pt-pt", "en-GB": "en-gb", "en-US": "en", "de": "de", "xx": ""} {
+		t.Run(lang, func(t *testing.T) {
+			_, res := runSearch(t, s, `{"query":"reef tides","language":"`+lang+`"}`)
+			if res.IsError {
+				t.Fatalf("language %s: %s", lang, res.Content)
+			}
+			if got := seen.URL.Query().Get("search_lang"); got != want {
+				t.Errorf("search_lang = %q, want %q", got, want)
+			}
+		})
+	}
+	if _, res := runSearch(t, s, `{"query":"x","language":"chinese"}`); !res.IsError || !strings.Contains(res.Content, "zh-TW") {
+		t.Errorf("a language that is no code: %s", res.Content)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // brave speaks the Brave Search API: GET /res/v1/web/search with X-Subscription-Token.
@@ -22,8 +23,8 @@ func (b brave) search(ctx context.Context, c *http.Client, q Query) ([]Hit, erro
 	if q.Country != "" {
 		v.Set("country", q.Country)
 	}
-	if q.Language != "" {
-		v.Set("search_lang", q.Language)
+	if l := braveLang(q.Language); l != "" {
+		v.Set("search_lang", l)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/res/v1/web/search?"+v.Encode(), nil)
 	if err != nil {
@@ -130,6 +131,12 @@ func (s searxng) search(ctx context.Context, c *http.Client, q Query) ([]Hit, er
 		v.Set("time_range", q.Freshness)
 	}
 	switch {
+	case strings.Contains(q.Language, "-"): // a tag with its region: zh-TW
+		base, region, _ := strings.Cut(q.Language, "-")
+		if len(region) == 2 {
+			region = strings.ToUpper(region)
+		}
+		v.Set("language", base+"-"+region)
 	case q.Language != "" && q.Country != "":
 		v.Set("language", q.Language+"-"+q.Country)
 	case q.Language != "":
@@ -178,4 +185,43 @@ func stripTags(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// braveLangs are the search_lang values Brave takes; it refuses any other with a 422.
+var braveLangs = map[string]bool{
+	"ar": true, "eu": true, "bn": true, "bg": true, "ca": true, "zh-hans": true, "zh-hant": true, "hr": true,
+	"cs": true, "da": true, "nl": true, "en": true, "en-gb": true, "et": true, "fi": true, "fr": true,
+	"gl": true, "de": true, "gu": true, "he": true, "hi": true, "hu": true, "is": true, "it": true,
+	"jp": true, "kn": true, "ko": true, "lv": true, "lt": true, "ms": true, "ml": true, "mr": true,
+	"nb": true, "pl": true, "pt-br": true, "pt-pt": true, "pa": true, "ro": true, "ru": true, "sr": true,
+	"sk": true, "sl": true, "es": true, "sv": true, "ta": true, "te": true, "th": true, "tr": true,
+	"uk": true, "vi": true,
+}
+
+// braveLang is Brave's search_lang for a language tag, "" for a language Brave has no code
+// for (the search then runs without one rather than failing). Brave names Chinese by script
+// (zh-hans, zh-hant) and Japanese "jp".
+func braveLang(tag string) string {
+	base, region, _ := strings.Cut(tag, "-")
+	switch {
+	case tag == "":
+		return ""
+	case base == "zh" && (region == "tw" || region == "hk" || region == "mo" || region == "hant"):
+		return "zh-hant"
+	case base == "zh":
+		return "zh-hans" // zh, zh-cn, zh-sg, zh-hans
+	case base == "ja":
+		return "jp"
+	case base == "no" || base == "nn":
+		return "nb"
+	case base == "iw":
+		return "he"
+	case braveLangs[tag]:
+		return tag // en-gb, pt-br, pt-pt
+	case base == "pt":
+		return "pt-pt"
+	case braveLangs[base]:
+		return base
+	}
+	return ""
 }

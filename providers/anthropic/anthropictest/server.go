@@ -6,9 +6,9 @@
 package anthropictest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +26,8 @@ type Server struct {
 	key    string
 	quit   chan struct{}
 	once   sync.Once
+
+	adaptiveOnly map[string]bool // more models that take only adaptive thinking
 }
 
 // Option configures a Server.
@@ -34,6 +36,19 @@ type Option func(*Server)
 // WithAPIKey makes the server refuse (401 authentication_error) requests whose x-api-key
 // header differs from key.
 func WithAPIKey(key string) Option { return func(s *Server) { s.key = key } }
+
+// WithAdaptiveOnly makes the server treat models as taking only adaptive thinking, as it
+// does Opus 4.7 and later: a request with the budget form gets the API's 400.
+func WithAdaptiveOnly(models ...string) Option {
+	return func(s *Server) {
+		if s.adaptiveOnly == nil {
+			s.adaptiveOnly = map[string]bool{}
+		}
+		for _, m := range models {
+			s.adaptiveOnly[m] = true
+		}
+	}
+}
 
 // NewServer starts a fake playing script.
 func NewServer(script *fake.Script, opts ...Option) *Server {
@@ -82,9 +97,17 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	req, err := decodeRequest(body)
+	req, wire, err := decodeRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
+		return
+	}
+	if msg := refusedThinking(wire, s.adaptiveOnly); msg != "" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
+		return
+	}
+	if msg := refusedImage(wire); msg != "" { // refused before the model: no reply is used
+		writeError(w, http.StatusBadRequest, "invalid_request_error", msg)
 		return
 	}
 	req.Header = r.Header.Clone()
@@ -166,11 +189,14 @@ func errorType(status int) string {
 }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	b, _ := json.Marshal(map[string]any{
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the API writes ">" as it is
+	enc.Encode(map[string]any{
 		"type":  "error",
 		"error": map[string]string{"type": typ, "message": msg},
 	})
 	w.Header().Set("content-type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "%s", b)
+	w.Write(bytes.TrimSpace(b.Bytes()))
 }

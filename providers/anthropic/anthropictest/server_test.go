@@ -2,6 +2,7 @@ package anthropictest_test
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/anthropic/anthropictest"
 	"github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/providers/internal/imagefit/imagefittest"
 )
 
 const reqBody = `{"model":"claude-x","max_tokens":100,"stream":true,"system":[{"type":"text","text":"S1"},{"type":"text","text":"S2"}],
@@ -119,5 +121,35 @@ func TestCloseReleasesHang(t *testing.T) {
 	srv.Close() // must not block on the hung handler
 	if _, err := io.ReadAll(resp.Body); err == nil {
 		t.Error("got a clean end of body, want the connection cut")
+	}
+}
+
+// TestRefusesImagesAsTheAPIDoes: an image whose base64 is over 5 MB, or with a side over
+// 8000 px, gets the API's 400 invalid_request_error, before any reply is used.
+func TestRefusesImagesAsTheAPIDoes(t *testing.T) {
+	script := fake.NewScript(fake.Reply{Text: "unused"})
+	srv := anthropictest.NewServer(script)
+	defer srv.Close()
+	wide := imagefittest.PNG(8001, 2)
+	for name, tc := range map[string]struct{ data, want string }{
+		"base64 over 5 MB": {strings.Repeat("A", 5<<20+4), "image exceeds 5 MB maximum: 5242884 bytes > 5242880 bytes"},
+		"side over 8000":   {base64.StdEncoding.EncodeToString(wide), "At least one of the image dimensions exceed max allowed size: 8000 pixels"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			body := `{"model":"claude-x","max_tokens":10,"stream":true,"messages":[{"role":"user","content":[` +
+				`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + tc.data + `"}},{"type":"text","text":"hi"}]}]}`
+			resp, err := http.Post(srv.URL()+"/v1/messages", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 400 || !strings.Contains(string(b), `"invalid_request_error"`) || !strings.Contains(string(b), tc.want) {
+				t.Errorf("got %d %s, want 400 invalid_request_error %q", resp.StatusCode, b, tc.want)
+			}
+		})
+	}
+	if n := len(script.Requests()); n != 0 {
+		t.Errorf("recorded %d requests, want none", n)
 	}
 }

@@ -21,7 +21,7 @@ func newWriter(w http.ResponseWriter) *writer {
 
 func (wr *writer) event(name string, data any) {
 	b, _ := json.Marshal(data)
-	fmt.Fprintf(wr.w, "event: %s\ndata: %s\n\n", name, b)
+	fmt.Fprintf(wr.w, "event: %s\ndata: %s\n\n", name, fake.WireEscapes(b))
 	wr.f.Flush()
 }
 
@@ -53,7 +53,7 @@ func (wr *writer) play(model string, reply fake.Reply) {
 	if reply.Reasoning != "" {
 		wr.event("content_block_start", obj{"type": "content_block_start", "index": index,
 			"content_block": obj{"type": "thinking", "thinking": ""}})
-		for _, p := range Pieces(reply.Reasoning, 3) {
+		for _, p := range reply.Split(Pieces(reply.Reasoning, 3)) {
 			wr.delta(index, obj{"type": "thinking_delta", "thinking": p})
 		}
 		wr.delta(index, obj{"type": "signature_delta", "signature": "c2lnbmF0dXJl"})
@@ -68,7 +68,7 @@ func (wr *writer) play(model string, reply fake.Reply) {
 		}
 		wr.event("content_block_start", obj{"type": "content_block_start", "index": index,
 			"content_block": obj{"type": "text", "text": ""}})
-		for _, p := range Pieces(text, 4) {
+		for _, p := range reply.Split(Pieces(text, 4)) {
 			wr.delta(index, obj{"type": "text_delta", "text": p})
 		}
 		if reply.CutInText {
@@ -93,7 +93,7 @@ func (wr *writer) play(model string, reply fake.Reply) {
 		if reply.CutInTool {
 			args = args[:len(args)/2]
 		}
-		for _, p := range Pieces(args, 3) {
+		for _, p := range reply.Split(Pieces(args, 3)) {
 			wr.delta(index, obj{"type": "input_json_delta", "partial_json": p})
 		}
 		if reply.CutInTool {

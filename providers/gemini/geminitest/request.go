@@ -147,3 +147,36 @@ func stringify(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// maxRequest is Gemini's limit on a whole request (inline data included).
+const maxRequest = 20 << 20
+
+// inlineTypes are the MIME types of inline data Gemini takes: images (no GIF), audio, video,
+// PDF and text.
+func inlineType(mime string) bool {
+	switch mime {
+	case "image/png", "image/jpeg", "image/webp", "image/heic", "image/heif", "application/pdf", "text/plain":
+		return true
+	}
+	return strings.HasPrefix(mime, "audio/") || strings.HasPrefix(mime, "video/")
+}
+
+// refused is Gemini's 400 message for a request it does not take as the real API does: over
+// 20 MB, or inline data of a type it does not read (image/gif); "" when it takes it.
+func refused(body []byte) string {
+	if len(body) > maxRequest {
+		return fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", maxRequest)
+	}
+	var w wireRequest
+	if json.Unmarshal(body, &w) != nil {
+		return ""
+	}
+	for _, c := range w.Contents {
+		for _, p := range c.Parts {
+			if p.InlineData != nil && !inlineType(p.InlineData.MimeType) {
+				return "Unsupported MIME type: " + p.InlineData.MimeType
+			}
+		}
+	}
+	return ""
+}

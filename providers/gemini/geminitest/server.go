@@ -158,6 +158,10 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, model string) (fak
 		writeError(w, http.StatusBadRequest, "Invalid JSON payload received. "+err.Error(), nil)
 		return fake.Reply{}, false
 	}
+	if msg := refused(body); msg != "" {
+		writeError(w, http.StatusBadRequest, msg, nil)
+		return fake.Reply{}, false
+	}
 	req.Model = model
 	req.Header = r.Header.Clone()
 	reply := s.script.Next(req)

@@ -133,3 +133,23 @@ func TestCloseReleasesHang(t *testing.T) {
 		t.Error("got a clean end of body, want the connection cut")
 	}
 }
+
+// TestRefusesGIF: Gemini does not take image/gif: 400 INVALID_ARGUMENT, no reply used.
+func TestRefusesGIF(t *testing.T) {
+	script := fake.NewScript(fake.Reply{Text: "unused"})
+	srv := geminitest.NewServer(script)
+	defer srv.Close()
+	body := `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/gif","data":"R0lGODlh"}},{"text":"hi"}]}]}`
+	resp, err := http.Post(srv.URL()+streamPath, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "Unsupported MIME type: image/gif") || !strings.Contains(string(b), "INVALID_ARGUMENT") {
+		t.Errorf("got %d %s, want 400 INVALID_ARGUMENT Unsupported MIME type", resp.StatusCode, b)
+	}
+	if n := len(script.Requests()); n != 0 {
+		t.Errorf("recorded %d requests, want none", n)
+	}
+}

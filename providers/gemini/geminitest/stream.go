@@ -30,7 +30,7 @@ func (wr *writer) chunk(parts []obj, finish string, usage obj) {
 		resp["usageMetadata"] = usage
 	}
 	b, _ := json.Marshal(resp)
-	fmt.Fprintf(wr.w, "data: %s\r\n\r\n", b)
+	fmt.Fprintf(wr.w, "data: %s\r\n\r\n", fake.WireEscapes(b))
 	wr.f.Flush()
 }
 
@@ -57,7 +57,7 @@ func (wr *writer) play(reply fake.Reply) {
 	if u.CacheReadTokens > 0 {
 		usage["cachedContentTokenCount"] = u.CacheReadTokens
 	}
-	for _, p := range Pieces(reply.Reasoning, 3) {
+	for _, p := range reply.Split(Pieces(reply.Reasoning, 3)) {
 		wr.chunk([]obj{{"text": p, "thought": true}}, "", nil)
 	}
 	text := reply.Text
@@ -65,7 +65,7 @@ func (wr *writer) play(reply fake.Reply) {
 		r := []rune(text)
 		text = string(r[:len(r)/2])
 	}
-	pieces := Pieces(text, 4)
+	pieces := reply.Split(Pieces(text, 4))
 	var final []obj
 	if len(reply.ToolCalls) == 0 && len(pieces) > 0 && !reply.CutInText {
 		final = []obj{{"text": pieces[len(pieces)-1]}} // the last text arrives with finishReason
