@@ -53,6 +53,8 @@ type Connector struct {
 	live   map[string]*liveRun // session and chat → a shown run's draft
 	pace   *editPacer          // per chat: when the last edit ended
 	budget editBudget          // per account: progress edits
+	// journal notes drafts' ids as their sends return (connector_journal.go); nil: none.
+	journal *draftJournal
 }
 
 // ChannelHealth is a connector's state as shown by status commands.
@@ -146,6 +148,7 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	}
 	c.pace, c.budget = newEditPacer(c.limits.PerChat), editBudget{rate: c.limits.PerSecond}
 	c.self = ctx.Self()
+	c.openJournal()
 	c.health = ChannelHealth{Name: c.name, Connected: true}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
@@ -220,6 +223,7 @@ func (c *Connector) onStopping(ctx actor.Context) {
 		c.log.Warn().Msg("replies still queued at shutdown; they stay in the outbox")
 	}
 	c.cancel()
+	c.journal.close()
 }
 
 // waitUntil waits for wg until deadline and reports whether it finished.

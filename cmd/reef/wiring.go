@@ -273,7 +273,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
 		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
-		Media: mediaSettings(cfg),
+		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		stopMCP()
