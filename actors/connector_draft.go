@@ -200,24 +200,43 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 			}
 		}
 	}
-	c.pace.wait(ctx, out.ChatID, c.deps.clock()) // a progress edit or the draft may have just gone
-	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
-	c.pace.done(out.ChatID, c.deps.clock().Now())
+	err := c.editInto(ctx, e, out, d)
 	if errors.Is(err, channels.ErrPermanent) {
 		// The draft cannot take the reply (deleted or recalled, past the platform's edit
-		// window or edit count): send it anew, and take the draft away where possible.
-		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply is sent as a new message")
-		if del, isDel := c.ch.(channels.Deleter); isDel {
-			if derr := del.Delete(ctx, d.chat, d.id); derr != nil {
-				c.log.Debug().Err(derr).Msg("draft not deleted")
-			}
+		// window or edit count): take it away where possible, and give the reply a fresh
+		// one, recorded in its place, so that a resend after a crash still edits.
+		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply gets a new one")
+		c.dropMessage(ctx, d)
+		if d, err = c.newDraft(ctx, root, rec, out.ChatID, out.ThreadID, ""); err != nil {
+			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
+			return false, nil
 		}
-		return false, nil
+		if err = c.editInto(ctx, e, out, d); errors.Is(err, channels.ErrPermanent) {
+			c.dropMessage(ctx, d) // the platform takes no edit here: new messages
+			return false, nil
+		}
 	}
 	if err == nil {
 		c.sentIDs.note(out.ChatID, outKey(out), []string{d.id}) // the draft is the reply now (connector_edit.go)
 	}
 	return err == nil, err
+}
+
+// dropMessage deletes a draft's message where the platform can.
+func (c *Connector) dropMessage(ctx context.Context, d draft) {
+	if del, isDel := c.ch.(channels.Deleter); isDel {
+		if err := del.Delete(ctx, d.chat, d.id); err != nil {
+			c.log.Debug().Err(err).Msg("draft not deleted")
+		}
+	}
+}
+
+// editInto edits the reply into its draft d, within the chat's edit pace.
+func (c *Connector) editInto(ctx context.Context, e channels.Editor, out *messages.Outbound, d draft) error {
+	c.pace.wait(ctx, out.ChatID, c.deps.clock()) // a progress edit or the draft may have just gone
+	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
+	c.pace.done(out.ChatID, c.deps.clock().Now())
+	return err
 }
 
 // takeRunDraft moves the session's run draft, if it has one in out's chat, to the reply's

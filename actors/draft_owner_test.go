@@ -1,12 +1,14 @@
 package actors_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels/fake"
@@ -148,5 +150,22 @@ func TestDraftIDSurvivesCrash(t *testing.T) {
 	})
 	if got := ed.Shown("1"); !slices.Equal(got, []string{"the answer"}) {
 		t.Errorf("after the restart the chat shows %q, want the answer in the draft sent before the kill", got)
+	}
+}
+
+// TestGoneDraftGetsAFreshOne: when the run's draft cannot take the answer (deleted on the
+// platform), the answer goes into a fresh draft recorded for it, not into a plain message: a
+// resend after a crash then repeats an edit instead of sending the answer twice.
+func TestGoneDraftGetsAFreshOne(t *testing.T) {
+	clock, g, ed, _, status := startRunOnClock(t)
+	clock.Advance(500 * time.Millisecond)
+	waitShown(t, ed, "1", status, "…")
+	shown := ed.IDs("1")
+	ed.Delete(context.Background(), "1", shown[len(shown)-1]) // gone from the chat
+	g.answer(fakellm.Reply{Text: "the answer"})
+	waitShown(t, ed, "1", status, "the answer")
+	ids := ed.IDs("1")
+	if texts, _ := ed.History(ids[len(ids)-1]); !slices.Equal(texts, []string{"…", "the answer"}) {
+		t.Errorf("the answer's message showed %q, want a draft edited into the answer", texts)
 	}
 }

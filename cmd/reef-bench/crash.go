@@ -227,7 +227,10 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  in the chats at the end: lost %d, duplicated %d, stray drafts left showing %d (target: at most %d, one per 10 kills); replies that ever showed in a second message: %d (%d the same answer re-delivered, %d different answers)\n",
 		lost, dup, drafts, (*kills+9)/10, everDup, resent, rerun)
 	if drafts > 0 {
-		fmt.Fprintf(stdout, "  the stray drafts show: %v\n", rig.strayTexts)
+		fmt.Fprintf(stdout, "  the stray drafts show: %v; chat %d, the bot's messages:\n", rig.strayTexts, rig.strayChat)
+		for _, m := range rig.tg.Messages(rig.strayChat) {
+			fmt.Fprintf(stdout, "    #%d deleted=%v %q\n", m.MessageID, m.Deleted, m.History)
+		}
 	}
 	if len(violations) > 0 {
 		for _, v := range violations {

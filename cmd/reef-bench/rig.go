@@ -96,6 +96,7 @@ type benchRig struct {
 	calls     map[string]int // Bot API method → calls
 	// strayTexts counts the texts of the drafts chatState found left showing.
 	strayTexts map[string]int
+	strayChat  int64 // the first chat with a stray draft
 }
 
 // newBenchRig starts the fakes and writes a home for the gateway reef (a path); Close undoes it.
@@ -353,6 +354,9 @@ func (r *benchRig) chatState() (lost, dup, drafts int, examples []string) {
 					r.strayTexts = map[string]int{}
 				}
 				r.strayTexts[m.Text]++
+				if r.strayChat == 0 {
+					r.strayChat = chat
+				}
 			}
 			for _, mk := range dedupe(benchMarker.FindAllString(m.Text, -1)) {
 				visible[mk]++
