@@ -289,6 +289,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		}
 	}()
 	procs.SetNotify(processNotifier(rt, log))
+	procs.SetTracker(processTracker{rt})
+	reportStopped(rt, log)
 	stop := func() {
 		procs.SetNotify(nil) // processes killed at shutdown are not reported
 		if err := procs.Close(15 * time.Second); err != nil {
