@@ -226,6 +226,9 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 		injected, *chats, rig.toolCalls.Load(), mode, killed.Load(), rig.llmCalls.Load(), elapsed.Seconds())
 	fmt.Fprintf(stdout, "  in the chats at the end: lost %d, duplicated %d, stray drafts left showing %d (target: at most %d, one per 10 kills); replies that ever showed in a second message: %d (%d the same answer re-delivered, %d different answers)\n",
 		lost, dup, drafts, (*kills+9)/10, everDup, resent, rerun)
+	if rig.unasked > 0 {
+		fmt.Fprintf(stdout, "  answers to runs no message asked for (a sub-agent's late completion): %d\n", rig.unasked)
+	}
 	if drafts > 0 {
 		fmt.Fprintf(stdout, "  the stray drafts show: %v; chat %d, the bot's messages:\n", rig.strayTexts, rig.strayChat)
 		for _, m := range rig.tg.Messages(rig.strayChat) {

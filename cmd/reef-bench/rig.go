@@ -97,6 +97,9 @@ type benchRig struct {
 	// strayTexts counts the texts of the drafts chatState found left showing.
 	strayTexts map[string]int
 	strayChat  int64 // the first chat with a stray draft
+	// unasked counts the visible answers ("ok") to runs no injected message asked for (a
+	// sub-agent's completion that came after its parent had answered).
+	unasked int
 }
 
 // newBenchRig starts the fakes and writes a home for the gateway reef (a path); Close undoes it.
@@ -346,6 +349,10 @@ func (r *benchRig) chatState() (lost, dup, drafts int, examples []string) {
 	for chat := range chats {
 		for _, m := range r.tg.Messages(chat) {
 			if m.Deleted {
+				continue
+			}
+			if m.Text == "ok" { // the model's answer to a run that no message asked for
+				r.unasked++
 				continue
 			}
 			if !benchMarker.MatchString(m.Text) {
