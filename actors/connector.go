@@ -53,8 +53,10 @@ type Connector struct {
 	live   map[string]*liveRun // session and chat → a shown run's draft
 	pace   *editPacer          // per chat: when the last edit ended
 	budget editBudget          // per account: progress edits
-	// journal notes drafts' ids as their sends return (connector_journal.go); nil: none.
-	journal *draftJournal
+
+	probe   func() bool   // stops the armed send-side probe (connector_retry.go); nil: none
+	wakeRun chan struct{} // a reply went out: the platform loop reconnects now, not after its backoff
+	journal *draftJournal // notes drafts' ids as their sends return (connector_journal.go); nil: none
 }
 
 // ChannelHealth is a connector's state as shown by status commands.
@@ -121,6 +123,8 @@ func (c *Connector) Receive(ctx actor.Context) {
 		c.flush(ctx)
 	case *retryDue:
 		c.onRetryDue(ctx, msg)
+	case *probeDue:
+		c.onProbeDue(ctx)
 	case *runExited:
 		c.onRunExited(msg)
 	case *healthRequest:
@@ -148,6 +152,7 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	}
 	c.pace, c.budget = newEditPacer(c.limits.PerChat), editBudget{rate: c.limits.PerSecond}
 	c.self = ctx.Self()
+	c.wakeRun = make(chan struct{}, 1)
 	c.openJournal()
 	c.health = ChannelHealth{Name: c.name, Connected: true}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -260,12 +265,17 @@ func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, fa
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
 		c.log.Warn().Err(err).Dur("retryIn", wait).Msg("channel failed; reconnecting")
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil
-		case <-time.After(wait):
+		case <-timer.C:
+			backoff = min(backoff*2, 2*time.Minute)
+		case <-c.wakeRun: // the platform took a reply: it is back
+			timer.Stop()
+			backoff = time.Second
 		}
-		backoff = min(backoff*2, 2*time.Minute)
 	}
 }
 

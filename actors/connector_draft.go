@@ -222,6 +222,9 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	return err == nil, err
 }
 
+// dropJob deletes the draft of a reply set aside (a job of its chat's queue).
+type dropJob struct{ d draft }
+
 // dropMessage deletes a draft's message where the platform can.
 func (c *Connector) dropMessage(ctx context.Context, d draft) {
 	if del, isDel := c.ch.(channels.Deleter); isDel {

@@ -67,6 +67,12 @@ func (c *Connector) onJobDone(ctx actor.Context, msg *jobDone) {
 		c.sent(msg.chat, msg.out)
 		c.release(ctx, msg.out, msg.err)
 		c.flush(ctx)
+		if msg.err == nil {
+			select { // the platform is there: a platform loop waiting to reconnect goes now
+			case c.wakeRun <- struct{}{}:
+			default:
+			}
+		}
 	}
 	c.next(ctx, msg.chat)
 }
@@ -115,6 +121,8 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 			c.typing(runCtx, job.chat, job.thread)
 		case *messageOp:
 			c.runMessageOp(runCtx, job)
+		case *dropJob:
+			c.dropMessage(runCtx, job.d)
 		}
 	}()
 }
