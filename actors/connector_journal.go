@@ -158,9 +158,10 @@ func (j *draftJournal) close() {
 	}
 }
 
-// openJournal opens the Connector's draft journal, if reef keeps them.
+// openJournal opens the Connector's draft journal, if reef keeps them and the platform has
+// drafts (it can edit).
 func (c *Connector) openJournal() {
-	if c.deps.Journals == "" {
+	if _, ok := c.editor(); !ok || c.deps.Journals == "" {
 		return
 	}
 	name := strings.NewReplacer("/", "_", ":", "_").Replace(c.name)
