@@ -53,6 +53,10 @@ type Connector struct {
 	live   map[string]*liveRun // session and chat → a shown run's draft
 	pace   *editPacer          // per chat: when the last edit ended
 	budget editBudget          // per account: progress edits
+
+	probe   func() bool   // stops the armed send-side probe (connector_retry.go); nil: none
+	wakeRun chan struct{} // a reply went out: the platform loop reconnects now, not after its backoff
+	journal *draftJournal // notes drafts' ids as their sends return (connector_journal.go); nil: none
 }
 
 // Self-messages of the Connector.
@@ -112,6 +116,8 @@ func (c *Connector) Receive(ctx actor.Context) {
 		c.onUnreachable(msg) // connector_health.go
 	case *retryDue:
 		c.onRetryDue(ctx, msg)
+	case *probeDue:
+		c.onProbeDue(ctx)
 	case *runExited:
 		c.onRunExited(msg)
 	case *healthRequest:
@@ -140,6 +146,8 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	c.pace, c.budget = newEditPacer(c.limits.PerChat), editBudget{rate: c.limits.PerSecond}
 	c.self = ctx.Self()
 	c.startHealth()
+	c.wakeRun = make(chan struct{}, 1)
+	c.openJournal()
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root
@@ -218,6 +226,7 @@ func (c *Connector) onStopping(ctx actor.Context) {
 		c.log.Warn().Msg("replies still queued at shutdown; they stay in the outbox")
 	}
 	c.cancel()
+	c.journal.close()
 }
 
 // waitUntil waits for wg until deadline and reports whether it finished.
@@ -254,12 +263,17 @@ func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, fa
 		wait := backoff/2 + rand.N(backoff/2+1)
 		failed(err, wait)
 		c.log.Warn().Err(err).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("channel failed; reconnecting")
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil
-		case <-time.After(wait):
+		case <-timer.C:
+			backoff = min(backoff*2, 2*time.Minute)
+		case <-c.wakeRun: // the platform took a reply: it is back
+			timer.Stop()
+			backoff = time.Second
 		}
-		backoff = min(backoff*2, 2*time.Minute)
 	}
 }
 

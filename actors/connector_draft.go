@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -15,66 +16,110 @@ import (
 	"github.com/reefgw/reef/persistence"
 )
 
-// Drafts make replies idempotent on platforms that can edit messages. When a run starts, the
-// Connector sends a short draft and records its id durably; the reply is delivered by editing
-// the draft. If reef is killed after delivering a reply but before its outbox row is cleared,
-// the reply is delivered again after the restart — as an edit to the same text, which
-// changes nothing, instead of a second message. (Telegram has no idempotency key; marking a
-// reply sent only after the platform accepted it always leaves that window.) A run that ends
-// without a reply deletes its draft. Threads and topics get no draft: Editor and Deleter take
-// only a chat id, which cannot name a message inside a thread on every platform.
+// Drafts make replies idempotent on platforms that can edit messages. When a run is shown,
+// the Connector sends a short draft and records its id durably; the reply is delivered by
+// editing the draft. If reef is killed after delivering a reply but before its outbox row is
+// cleared, the reply is delivered again after the restart — as an edit to the same text,
+// which changes nothing, instead of a second message. (Telegram has no idempotency key;
+// marking a reply sent only after the platform accepted it always leaves that window.)
+// Threads and topics get no draft: Editor and Deleter take only a chat id, which cannot name
+// a message inside a thread on every platform.
 //
-// A draft is recorded before it is sent (with a key and no message id yet), and sent with
-// that key as its idempotency key: on a platform that honours one (Feishu's uuid), a draft
-// sent just before a kill is found again after the restart — sending it again returns the
-// same message — so it is edited into the reply or deleted instead of left behind. Where the
-// platform has no such key (Telegram, Discord), such a draft stays.
+// A draft belongs to one owner, and only its owner edits or deletes it:
+//   - the session's running run (record key: the session key): the run shows its progress in
+//     it, a re-run of the same messages after a restart reuses it, and the run's end deletes
+//     it when no reply took it;
+//   - one reply (record key: the session key, "\n", the outbox seq): before the reply is edited
+//     into the draft, the record moves from the run to the reply in one write. From then on
+//     no run sees it — a later run makes its own draft — and only a resend of that outbox
+//     row edits it again (to the same text). The record goes in the write that deletes the
+//     outbox row.
+//
+// So a message that holds a delivered answer is never edited or deleted by another run, also
+// when a kill lands between the edit and that write.
+//
+// A draft is recorded before it is sent (with a key and no message id yet), and sent with that
+// key as its idempotency key: on a platform that honours one (Feishu's uuid, Discord's
+// enforced nonce for a few minutes) a draft sent just before a kill is found again after the
+// restart — sending it again returns the same message. Telegram has none: the id is noted in
+// the draft journal (connector_journal.go) the moment the send returns, so that a kill before
+// the id's commit does not lose it; only a kill while the platform's answer is on the wire
+// leaves a draft nobody can find.
 
 const (
 	draftText    = "…"
-	draftBucket  = "drafts" // session key → chat id + "\n" + platform message id ("" until sent) + "\n" + key
+	draftBucket  = "drafts" // see draftRecordKey; value: chat id \n platform message id ("" until sent) \n key \n owner mark
 	draftMaxRune = 1900     // longer replies are sent as new messages (the smallest platform limit is 2000)
+	// draftMark ends the records of this layout. A run's record without it was written by a
+	// reef before drafts had owners: it may hold a delivered reply, so no run reuses or
+	// deletes it; the next reply takes it, as that reef did (its own, resent after a crash).
+	draftMark = "v2"
 )
 
-type draft struct{ chat, id, key string }
+type draft struct {
+	chat, id, key string
+	legacy        bool // recorded without draftMark
+}
 
 // record is a draft as draftBucket stores it.
-func (d draft) record() []byte { return []byte(d.chat + "\n" + d.id + "\n" + d.key) }
+func (d draft) record() []byte { return []byte(d.chat + "\n" + d.id + "\n" + d.key + "\n" + draftMark) }
+
+// draftRecordKey is the record of a session's run draft (seq 0) or of the draft that holds
+// outbox row seq.
+func draftRecordKey(session string, seq uint64) string {
+	if seq == 0 {
+		return session
+	}
+	return fmt.Sprintf("%s\n%020d", session, seq)
+}
 
 func (c *Connector) editor() (channels.Editor, bool) {
 	e, ok := c.ch.(channels.Editor)
 	return e, ok
 }
 
-// loadDraft returns the recorded draft of a session, if any.
-func (c *Connector) loadDraft(key string) (draft, bool) {
+// loadDraft returns the draft recorded under rec (draftRecordKey), if any. One recorded
+// without an id gets the id the journal noted for its key, if any.
+func (c *Connector) loadDraft(rec string) (draft, bool) {
 	var d draft
 	var ok bool
 	c.deps.Store.View(func(r persistence.Reader) error {
-		v, found, err := r.Get(draftBucket, key)
+		v, found, err := r.Get(draftBucket, rec)
 		if err != nil || !found {
 			return err
 		}
-		var rest string
-		d.chat, rest, ok = strings.Cut(string(v), "\n")
-		d.id, d.key, _ = strings.Cut(rest, "\n")
+		d, ok = parseDraft(string(v)), true
 		return nil
 	})
+	if ok && d.id == "" && d.key != "" {
+		d.id, _ = c.journal.lookup(d.key)
+	}
 	return d, ok
 }
 
-// openDraft sends the draft for a run that started, showing text, unless the session
+func parseDraft(v string) draft {
+	var d draft
+	var rest, mark string
+	d.chat, rest, _ = strings.Cut(v, "\n")
+	d.id, rest, _ = strings.Cut(rest, "\n")
+	d.key, mark, _ = strings.Cut(rest, "\n")
+	d.legacy = mark != draftMark
+	return d
+}
+
+// openDraft sends the draft for a run that started, showing text, unless the session's run
 // already has one (a run re-run after a restart reuses it; one recorded but maybe not sent is
-// sent again). It returns the draft's platform id ("" when there is none).
+// sent again, found again where the platform can). It returns the draft's platform id (""
+// when there is none).
 func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *messages.TurnEvent, text string) string {
 	if _, ok := c.editor(); !ok || ev.SessionKey == "" || ev.ThreadID != "" {
 		return ""
 	}
 	d, ok := c.loadDraft(ev.SessionKey)
-	if ok && d.chat == ev.ChatID && d.id != "" {
+	if ok && !d.legacy && d.chat == ev.ChatID && d.id != "" {
 		return d.id
 	}
-	if !ok || d.chat != ev.ChatID {
+	if !ok || d.legacy || d.chat != ev.ChatID {
 		d = draft{}
 	}
 	d, err := c.newDraftText(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID, d.key, text)
@@ -84,25 +129,25 @@ func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *
 	return d.id
 }
 
-// newDraft records a draft, sends it and records its id; only a recorded draft is ever
-// edited. key, when set, is that of a draft recorded before and maybe sent: sending it again
-// with the same key finds it where the platform honours idempotency keys.
-func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, session, chat, thread, key string) (draft, error) {
-	return c.newDraftText(ctx, root, session, chat, thread, key, draftText)
+// newDraft records a draft under rec, sends it and records its id; only a recorded draft is
+// ever edited. key, when set, is that of a draft recorded before and maybe sent: sending it
+// again with the same key finds it where the platform honours idempotency keys.
+func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, rec, chat, thread, key string) (draft, error) {
+	return c.newDraftText(ctx, root, rec, chat, thread, key, draftText)
 }
 
 // newDraftText is newDraft with the draft showing text.
-func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, session, chat, thread, key, text string) (draft, error) {
+func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, rec, chat, thread, key, text string) (draft, error) {
 	d := draft{chat: chat, key: key}
 	if d.key == "" {
 		d.key = strconv.FormatUint(rand.Uint64(), 36)
-		err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, session, d.record()) })
+		err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) })
 		if err != nil {
 			return draft{}, err
 		}
 	}
 	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: text,
-		SessionKey: "draft:" + d.key, OutboxSeq: 1}) // the key the platform dedups by (Feishu: uuid)
+		SessionKey: "draft:" + d.key, OutboxSeq: 1}) // the key the platform dedups by (Feishu: uuid, Discord: nonce)
 	if err != nil {
 		return draft{}, err
 	}
@@ -110,59 +155,66 @@ func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, s
 		return draft{}, errors.New("the platform returned no message id")
 	}
 	d.id = ids[0]
+	c.journal.note(d.key, d.id) // before the commit: a kill meanwhile does not lose the id
 	err = writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
-		return tx.Put(draftBucket, session, d.record())
+		return tx.Put(draftBucket, rec, d.record())
 	})
 	return d, err
 }
 
-// deliverByEdit delivers out by editing the session's recorded draft, recording a new draft
-// first when there is none (a reply re-sent after a crash, a draft that failed): the reply
-// itself is then never a new message, so sending it again can only repeat an edit. It
-// reports false when the reply must be sent as new messages (too long for one message, a
-// quoted reply, or a draft cannot be made).
+// deliverByEdit delivers out by editing a draft the reply owns: the run's draft, moved to the
+// reply first, or a new one recorded for it (a quick answer, a reply re-sent after a crash).
+// The reply itself is then never a new message, so sending it again can only repeat an edit.
+// It reports false when the reply must be sent as new messages (not a stored reply, too long
+// for one message, a quoted reply, or a draft cannot be made).
 func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (bool, error) {
 	e, ok := c.editor()
-	if !ok || out.SessionKey == "" || out.ThreadID != "" {
+	if !ok || out.SessionKey == "" || out.ThreadID != "" || out.OutboxSeq == 0 {
 		return false, nil
 	}
-	d, ok := c.loadDraft(out.SessionKey)
-	if ok && d.chat != out.ChatID {
-		ok, d = false, draft{}
-	}
+	rec := draftRecordKey(out.SessionKey, out.OutboxSeq)
+	d, owned := c.loadDraft(rec)
 	// too long to fit, a quoted reply (an edit cannot make the draft one), or only files (no
-	// text to edit in): replace the draft
+	// text to edit in): the run's draft goes, and the reply is sent anew
 	if out.Quote && out.ReplyToID != "" || utf8.RuneCountInString(out.Text) > draftMaxRune || out.Text == "" && len(out.Media) > 0 {
-		if del, isDel := c.ch.(channels.Deleter); isDel && ok {
-			if d.id == "" { // recorded, maybe sent: find it again (idempotency key) to delete it
-				d, _ = c.newDraft(ctx, root, out.SessionKey, d.chat, out.ThreadID, d.key)
-			}
-			if d.id != "" {
-				del.Delete(ctx, d.chat, d.id)
-			}
-		}
+		c.closeDraft(ctx, root, out.SessionKey)
 		return false, nil
 	}
-	if !ok || d.id == "" {
+	switch {
+	case owned && d.id != "": // this reply's draft: delivered again after a crash, or a retry
+	case owned: // recorded for this reply, maybe sent: find it again where the platform can
 		var err error
-		if d, err = c.newDraft(ctx, root, out.SessionKey, out.ChatID, out.ThreadID, d.key); err != nil {
+		if d, err = c.newDraft(ctx, root, rec, out.ChatID, out.ThreadID, d.key); err != nil {
 			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 			return false, nil
 		}
-	}
-	c.pace.wait(ctx, out.ChatID, c.deps.clock()) // a progress edit or the draft may have just gone
-	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
-	c.pace.done(out.ChatID, c.deps.clock().Now())
-	if errors.Is(err, channels.ErrPermanent) {
-		// The draft cannot take the reply (deleted or recalled, past the platform's edit
-		// window or edit count): send it anew, and take the draft away where possible.
-		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply is sent as a new message")
-		if del, isDel := c.ch.(channels.Deleter); isDel {
-			if derr := del.Delete(ctx, d.chat, d.id); derr != nil {
-				c.log.Debug().Err(derr).Msg("draft not deleted")
+	default:
+		var err error
+		if d, err = c.takeRunDraft(ctx, root, out, rec); err != nil {
+			return false, err
+		}
+		if d.id == "" {
+			if d, err = c.newDraft(ctx, root, rec, out.ChatID, out.ThreadID, d.key); err != nil {
+				c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
+				return false, nil
 			}
 		}
-		return false, nil
+	}
+	err := c.editInto(ctx, e, out, d)
+	if errors.Is(err, channels.ErrPermanent) {
+		// The draft cannot take the reply (deleted or recalled, past the platform's edit
+		// window or edit count): take it away where possible, and give the reply a fresh
+		// one, recorded in its place, so that a resend after a crash still edits.
+		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply gets a new one")
+		c.dropMessage(ctx, d)
+		if d, err = c.newDraft(ctx, root, rec, out.ChatID, out.ThreadID, ""); err != nil {
+			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
+			return false, nil
+		}
+		if err = c.editInto(ctx, e, out, d); errors.Is(err, channels.ErrPermanent) {
+			c.dropMessage(ctx, d) // the platform takes no edit here: new messages
+			return false, nil
+		}
 	}
 	if err == nil {
 		c.sentIDs.note(out.ChatID, outKey(out), []string{d.id}) // the draft is the reply now (connector_edit.go)
@@ -170,21 +222,66 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	return err == nil, err
 }
 
-// closeDraft removes a draft no reply consumed (a silent or long reply).
-func (c *Connector) closeDraft(ctx context.Context, root *actor.RootContext, key string) {
-	d, ok := c.loadDraft(key)
+// dropJob deletes the draft of a reply set aside (a job of its chat's queue).
+type dropJob struct{ d draft }
+
+// dropMessage deletes a draft's message where the platform can.
+func (c *Connector) dropMessage(ctx context.Context, d draft) {
+	if del, isDel := c.ch.(channels.Deleter); isDel {
+		if err := del.Delete(ctx, d.chat, d.id); err != nil {
+			c.log.Debug().Err(err).Msg("draft not deleted")
+		}
+	}
+}
+
+// editInto edits the reply into its draft d, within the chat's edit pace.
+func (c *Connector) editInto(ctx context.Context, e channels.Editor, out *messages.Outbound, d draft) error {
+	c.pace.wait(ctx, out.ChatID, c.deps.clock()) // a progress edit or the draft may have just gone
+	err := e.Edit(ctx, out.ChatID, d.id, out.Text)
+	c.pace.done(out.ChatID, c.deps.clock().Now())
+	return err
+}
+
+// takeRunDraft moves the session's run draft, if it has one in out's chat, to the reply's
+// record rec, in one write that is committed before the draft is edited into the reply: from
+// then on no run owns it. Without one it returns the draft to make for the reply (no id; the
+// key of a run draft recorded but maybe not sent, which the send may find again).
+func (c *Connector) takeRunDraft(ctx context.Context, root *actor.RootContext, out *messages.Outbound, rec string) (draft, error) {
+	d, ok := c.loadDraft(out.SessionKey) // one without draftMark is taken too: as reef did before
+	if !ok || d.chat != out.ChatID {
+		return draft{chat: out.ChatID}, nil
+	}
+	if d.id == "" && d.key == "" {
+		return draft{chat: out.ChatID}, nil
+	}
+	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
+		if err := tx.Delete(draftBucket, out.SessionKey); err != nil {
+			return err
+		}
+		return tx.Put(draftBucket, rec, d.record())
+	})
+	if err != nil {
+		return draft{}, fmt.Errorf("draft: give it to the reply: %w", err)
+	}
+	return d, nil
+}
+
+// closeDraft removes the run's draft that no reply took (a silent run, a long reply). A
+// reply's draft is never touched here.
+func (c *Connector) closeDraft(ctx context.Context, root *actor.RootContext, session string) {
+	d, ok := c.loadDraft(session)
 	if !ok {
 		return
 	}
-	if _, isDel := c.ch.(channels.Deleter); isDel && d.id == "" { // recorded, maybe sent: find it
-		if found, err := c.newDraft(ctx, root, key, d.chat, "", d.key); err == nil {
+	del, isDel := c.ch.(channels.Deleter)
+	if !d.legacy && isDel && d.id == "" && d.key != "" { // recorded, maybe sent: find it
+		if found, err := c.newDraft(ctx, root, session, d.chat, "", d.key); err == nil {
 			d = found
 		}
 	}
-	del, isDel := c.ch.(channels.Deleter)
 	e, isEditor := c.editor()
 	switch {
-	case d.id == "": // nothing sent that can be found again
+	case d.legacy || d.id == "": // nothing of ours that can be found again
 	case isDel:
 		if err := del.Delete(ctx, d.chat, d.id); err != nil {
 			c.log.Debug().Err(err).Msg("draft not deleted")
@@ -192,7 +289,7 @@ func (c *Connector) closeDraft(ctx context.Context, root *actor.RootContext, key
 	case isEditor:
 		e.Edit(ctx, d.chat, d.id, "✓")
 	}
-	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Delete(draftBucket, key) }); err != nil {
-		c.log.Warn().Err(err).Str("session", key).Msg("draft record not removed")
+	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Delete(draftBucket, session) }); err != nil {
+		c.log.Warn().Err(err).Str("session", session).Msg("draft record not removed")
 	}
 }

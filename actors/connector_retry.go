@@ -44,6 +44,47 @@ func (r OutboxRetry) withDefaults() OutboxRetry {
 	return r
 }
 
+// flushGap bounds how often a platform's answers to other calls try a waiting chat again.
+const flushGap = 2 * time.Second
+
+// probeEvery bounds the send side's wait while chats wait for the platform: however long
+// their backoffs have grown, the chat that waited longest is tried this often (one call),
+// and its success tries the others (flush). Without it a platform back after a long outage
+// would wait for the longest backoff, or for the poller's reconnect.
+const probeEvery = 5 * time.Second
+
+// probeDue is the Connector's self-message when the probe is due.
+type probeDue struct{}
+
+// probeLater arms the probe while chats wait and none is armed.
+func (c *Connector) probeLater(ctx actor.Context) {
+	if c.probe != nil || len(c.retries) == 0 {
+		return
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	c.probe = c.deps.clock().AfterFunc(probeEvery, func() { root.Send(self, &probeDue{}) })
+}
+
+// onProbeDue tries again the waiting chat tried longest ago, unless one was tried lately.
+func (c *Connector) onProbeDue(ctx actor.Context) {
+	c.probe = nil
+	now := c.deps.now()
+	oldest := ""
+	for chat, r := range c.retries {
+		if r.stop == nil { // being tried now
+			return
+		}
+		if oldest == "" || r.tried.Before(c.retries[oldest].tried) {
+			oldest = chat
+		}
+	}
+	if oldest != "" && now.Sub(c.retries[oldest].tried) >= probeEvery {
+		c.resume(ctx, oldest)
+		return
+	}
+	c.probeLater(ctx)
+}
+
 // deadReplyBucket holds replies set aside after OutboxRetry.MaxAge:
 // "<session key>#<20-digit outbox seq>" → the Outbound as JSON.
 const deadReplyBucket = "deadreply"
@@ -141,6 +182,7 @@ func (c *Connector) park(ctx actor.Context, chat string, out *messages.Outbound,
 	r.stop = c.deps.clock().AfterFunc(wait, func() { root.Send(self, &retryDue{chat: chat, r: r}) })
 	c.log.Warn().Err(err).Str("chat", chat).Dur("retryIn", wait).Dur("waiting", now.Sub(r.since)).
 		Msg("reply not sent; it stays in the outbox and is sent when the platform is back")
+	c.probeLater(ctx)
 }
 
 // sent ends the wait of chat once its head reply went out (or was refused for good).
@@ -173,14 +215,15 @@ func (c *Connector) onRetryDue(ctx actor.Context, msg *retryDue) {
 }
 
 // flush tries the waiting chats again at once: the platform took a call. A chat tried less
-// than OutboxRetry.First ago keeps its timer, so that a platform that answers some calls
-// and refuses replies is not asked again on every answer; the chats given are tried anyway
-// (they wrote again).
+// than flushGap (or OutboxRetry.First, when shorter) ago keeps its timer, so that a platform
+// that answers some calls and refuses replies is not asked again on every answer; the chats
+// given are tried anyway (they wrote again). However long a chat's own backoff has grown,
+// the platform's first answer after an outage sends its reply within seconds.
 func (c *Connector) flush(ctx actor.Context, chats ...string) {
 	if len(c.retries) == 0 {
 		return
 	}
-	now, first := c.deps.now(), c.deps.Retry.withDefaults().First
+	now, first := c.deps.now(), min(c.deps.Retry.withDefaults().First, flushGap)
 	wrote := map[string]bool{}
 	for _, chat := range chats {
 		wrote[chat] = true
@@ -195,6 +238,10 @@ func (c *Connector) flush(ctx actor.Context, chats ...string) {
 
 // stopRetries cancels the backoff timers (the Connector stops; the replies stay in the outbox).
 func (c *Connector) stopRetries() {
+	if c.probe != nil {
+		c.probe()
+		c.probe = nil
+	}
 	for chat, r := range c.retries {
 		if r.stop != nil {
 			r.stop()
@@ -219,9 +266,15 @@ func (c *Connector) deadReply(ctx actor.Context, out *messages.Outbound, err err
 		return
 	}
 	key, seq := out.SessionKey, out.OutboxSeq
+	if d, ok := c.loadDraft(draftRecordKey(key, seq)); ok && d.id != "" {
+		c.queues[out.ChatID] = append(c.queues[out.ChatID], &dropJob{d: d}) // its draft goes with it
+	}
 	ctx.Send(c.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			if err := tx.Put(deadReplyBucket, inboxRef(key, seq), b); err != nil {
+				return err
+			}
+			if err := tx.Delete(draftBucket, draftRecordKey(key, seq)); err != nil {
 				return err
 			}
 			return tx.DeleteOutbox(key, seq)

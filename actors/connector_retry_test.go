@@ -271,3 +271,22 @@ func (r *outageRig) deadReplies() []actors.DeadReply {
 	}
 	return dead
 }
+
+// After a long outage of the whole Bot API (getUpdates too), a waiting reply goes out once
+// the API answers again, although its own backoff has grown long: the poller's first answer
+// tries the waiting chats again.
+func TestConnectorOutboxSentWhenAPIBack(t *testing.T) {
+	r := newOutageRig(t, actors.OutboxRetry{First: time.Hour, MaxAge: 2 * time.Hour}, "the answer")
+	r.srv.UserSays(42, 42, "hi")
+	draft := r.waitSent("…", false)
+	r.srv.Down(502, "sendMessage", "editMessageText", "deleteMessage", "getUpdates", "getMe")
+	close(r.gate)
+	testutil.Receive(t, r.parked)
+	r.waitCalls("getUpdates", 2) // the poller fails too
+	r.srv.Up()
+	m := r.waitSent("the answer", true)
+	if m.MessageID != draft.MessageID {
+		t.Errorf("the reply edited message %d, want the draft %d", m.MessageID, draft.MessageID)
+	}
+	r.settled(42, "the answer")
+}

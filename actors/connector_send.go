@@ -67,6 +67,12 @@ func (c *Connector) onJobDone(ctx actor.Context, msg *jobDone) {
 		c.sent(msg.chat, msg.out)
 		c.release(ctx, msg.out, msg.err)
 		c.flush(ctx)
+		if msg.err == nil {
+			select { // the platform is there: a platform loop waiting to reconnect goes now
+			case c.wakeRun <- struct{}{}:
+			default:
+			}
+		}
 	}
 	c.next(ctx, msg.chat)
 }
@@ -115,6 +121,8 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 			c.typing(runCtx, job.chat, job.thread)
 		case *messageOp:
 			c.runMessageOp(runCtx, job)
+		case *dropJob:
+			c.dropMessage(runCtx, job.d)
 		}
 	}()
 }
@@ -152,7 +160,7 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	return false, err
 }
 
-// markSent deletes a sent reply's outbox row (and the draft it consumed). While that write
+// markSent deletes a sent reply's outbox row (and the record of the draft that holds it). While that write
 // fails (a full disk) it tries again, after 1 s doubling up to a minute, for as long as the
 // Connector runs: a row left behind would be sent again after a restart. The chat's later
 // replies wait meanwhile.
@@ -185,7 +193,7 @@ func (c *Connector) markOnce(root *actor.RootContext, key string, seq uint64, di
 			if err := tx.DeleteOutbox(key, seq); err != nil || direct {
 				return err
 			}
-			return tx.Delete(draftBucket, key) // consumed, or to be replaced by the next run's
+			return tx.Delete(draftBucket, draftRecordKey(key, seq)) // the draft that holds it, if any
 		},
 		Done: func(err error) { done <- err },
 	})

@@ -62,6 +62,9 @@ type Deps struct {
 	// Streaming is how each channel account (channels.ID) shows a run while it goes
 	// (connector_live.go); one without an entry gets streaming.Defaults().
 	Streaming map[string]streaming.Settings
+	// Journals is the directory of the Connectors' draft journals (connector_journal.go),
+	// beside the database; "" keeps none.
+	Journals string
 
 	redactOnce sync.Once
 	redact     redactor

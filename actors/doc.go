@@ -64,6 +64,8 @@
 //	retry timer (per chat whose    Connector.park             fires after the backoff (retryDue), or
 //	reply the platform refused;                               stopped by a flush (the platform answered,
 //	Deps.Clock)                                               the chat wrote), or Stopping
+//	send probe timer (while chats  Connector.park             fires every 5 s (probeDue): tries the
+//	wait; Deps.Clock)              (probeLater)               chat that waited longest; Stopping
 //	Router                         Gateway.Started            Gateway shutdown (stops every Session)
 //	Timer                          Gateway.Started, after     Gateway shutdown, before Storage
 //	                               Storage and the Router
@@ -107,7 +109,8 @@
 //	the tree; processes.go)        exec background/yieldMs    Session /stop and /new, a stopped
 //	                                                          sub-agent, the Router at a sub-agent's
 //	                                                          end (KillSession); cmd/reef closes the
-//	                                                          owner at shutdown, before Runtime.Stop
+//	                                                          owner at shutdown, before Runtime.Stop;
+//	                                                          running ones are recorded (processes_restart.go)
 //	event bus (outside the tree;   cmd/reef, before Start     cmd/reef at shutdown, before
 //	package events)                                           Runtime.Stop (Publish after Close is a
 //	                                                          no-op)
@@ -168,8 +171,10 @@
 //	                                            inbox entries removed, the reply's outbox row (settle)
 //	session_turn.go:Session.onTurnRecorded      after the commit: session.go:Session.toConnector
 //	connector_send.go:Connector.onOutbound      queued behind the chat's earlier jobs (Connector.enqueue)
-//	connector_send.go:Connector.send            connector_draft.go:Connector.deliverByEdit edits the
-//	                                            run's draft into the reply (telegram/call.go:Bot.Edit;
+//	connector_send.go:Connector.send            connector_draft.go:Connector.deliverByEdit moves the
+//	                                            run's draft to the reply (one write, before the edit:
+//	                                            Connector.takeRunDraft) or records a new one for it,
+//	                                            and edits it into the reply (telegram/call.go:Bot.Edit;
 //	                                            too long, or no draft possible: telegram/send.go:Bot.Send),
 //	                                            then deletes the outbox row in Storage: marked sent;
 //	                                            a failure that may pass parks the reply at the head of

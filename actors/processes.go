@@ -71,5 +71,6 @@ func (rt *Runtime) ProcessExited(ctx context.Context, e ProcessExit) error {
 		ChatType: messages.ChatDirect, Channel: info.Channel, Account: info.Account, ChatID: info.ChatID, ThreadID: info.ThreadID,
 		Text: rt.deps.redactor().apply(text), Standing: &messages.Standing{Tools: append([]string{}, e.Tools...),
 			Owner: !info.OwnerSeen.IsZero()}} // a chat the owner uses: only the owner's runs run there
-	return enqueue(ctx, rt.system.Root, rt.storage, rt.router, in, nil)
+	key := rt.processKey(e.SessionKey, e.ID) // reported: a crash now must not report it stopped
+	return enqueue(ctx, rt.system.Root, rt.storage, rt.router, in, func(tx persistence.Tx) error { return tx.Delete(processBucket, key) })
 }

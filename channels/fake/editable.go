@@ -24,6 +24,8 @@ type shown struct {
 	id      string
 	text    string
 	deleted bool
+	history []string // the text as sent, then each change an edit made
+	deletes int      // Delete calls that named it
 }
 
 var (
@@ -44,7 +46,7 @@ func (e *Editable) Send(ctx context.Context, out messages.Outbound) ([]string, e
 		return nil, err
 	}
 	e.mu.Lock()
-	m := &shown{id: ids[0], text: out.Text}
+	m := &shown{id: ids[0], text: out.Text, history: []string{out.Text}}
 	e.chats[out.ChatID] = append(e.chats[out.ChatID], m)
 	e.byID[ids[0]] = m
 	e.mu.Unlock()
@@ -61,6 +63,7 @@ func (e *Editable) Edit(_ context.Context, chatID, messageID, text string) error
 	}
 	if m.text != text {
 		m.text = text
+		m.history = append(m.history, text)
 		e.Edits++
 	}
 	return nil
@@ -72,8 +75,21 @@ func (e *Editable) Delete(_ context.Context, chatID, messageID string) error {
 	defer e.mu.Unlock()
 	if m := e.byID[messageID]; m != nil {
 		m.deleted = true
+		m.deletes++
 	}
 	return nil
+}
+
+// History returns what a message showed (as sent, then each edit that changed it), and how
+// often it was deleted (a second Delete of a deleted message counts too).
+func (e *Editable) History(messageID string) (texts []string, deletes int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.byID[messageID]
+	if m == nil {
+		return nil, 0
+	}
+	return append([]string(nil), m.history...), m.deletes
 }
 
 // Shown returns the texts a chat's user sees, in order.

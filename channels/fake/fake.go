@@ -25,9 +25,9 @@ type Channel struct {
 	SendErr atomic.Pointer[error]
 
 	mu      sync.Mutex
-	deliver channels.DeliverAll
-	ready   chan struct{}
-	once    sync.Once
+	deliver channels.DeliverAll // nil while no Run goes on (before, between restarts)
+	ready   chan struct{}       // closed while deliver is set
+	runs    int                 // Runs begun: the latest owns deliver
 	nextID  atomic.Int64
 	prefix  string // makes message ids unique across Channel instances (restarts)
 }
@@ -56,10 +56,19 @@ func (c *Channel) Run(ctx context.Context, deliver channels.Deliver) error {
 // RunBatches records deliver and waits for ctx.
 func (c *Channel) RunBatches(ctx context.Context, deliver channels.DeliverAll) error {
 	c.mu.Lock()
+	c.runs++
+	run := c.runs
+	if c.deliver == nil {
+		close(c.ready)
+	}
 	c.deliver = deliver
 	c.mu.Unlock()
-	c.once.Do(func() { close(c.ready) })
 	<-ctx.Done()
+	c.mu.Lock()
+	if c.runs == run { // not taken over by a newer Run (a restarted Connector)
+		c.deliver, c.ready = nil, make(chan struct{})
+	}
+	c.mu.Unlock()
 	return nil
 }
 
@@ -76,10 +85,20 @@ func (c *Channel) Inject(ctx context.Context, in messages.Inbound) error {
 // InjectBatch delivers messages as one platform batch (a Telegram getUpdates answer) and
 // returns each one's error once reef accepted the batch, with Inject's defaults.
 func (c *Channel) InjectBatch(ctx context.Context, ins []messages.Inbound) ([]error, error) {
-	select {
-	case <-c.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	var deliver channels.DeliverAll
+	for deliver == nil {
+		c.mu.Lock()
+		var ready chan struct{}
+		deliver, ready = c.deliver, c.ready
+		c.mu.Unlock()
+		if deliver != nil {
+			break
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	ins = slices.Clone(ins)
 	for i := range ins {
@@ -94,9 +113,6 @@ func (c *Channel) InjectBatch(ctx context.Context, ins []messages.Inbound) ([]er
 			in.MessageID = fmt.Sprintf("%s-m%d", c.prefix, c.nextID.Add(1))
 		}
 	}
-	c.mu.Lock()
-	deliver := c.deliver
-	c.mu.Unlock()
 	return deliver(ctx, ins), nil
 }
 

@@ -25,12 +25,14 @@ import (
 const crashUsage = `reef-bench crash — SIGKILL and restart a reef gateway under load
 
 Usage:
-  reef-bench crash [-reef PATH] [-messages 300] [-chats 100] [-kills 20] [-llm-latency 20ms] [-timeout 5m]
+  reef-bench crash [-reef PATH] [-messages 300] [-chats 100] [-kills 20] [-llm-latency 20ms] [-delegate] [-timeout 5m]
 
 Chats talk to the gateway (each message after the previous one was answered; every third one
-with a tool call) while it is SIGKILLed at random moments and restarted. It exits non-zero
-unless every message got exactly one reply, the database passes bbolt's check with nothing
-pending, and every tool call in every transcript has exactly one result.
+with a tool call, or with -delegate every one delegated: sessions_spawn then sessions_yield,
+and the answer after the sub-agent's completion) while it is SIGKILLed at random moments and
+restarted. It exits non-zero unless every message got exactly one reply, no delivered reply
+was edited or deleted afterwards, the database passes bbolt's check with nothing pending, and
+every tool call in every transcript has exactly one result.
 
 Flags:
 `
@@ -48,6 +50,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	kills := flags.Int("kills", 20, "SIGKILLs of the gateway")
 	latency := flags.Duration("llm-latency", 20*time.Millisecond, "the most the fake LLM waits before an answer (random up to this)")
 	timeout := flags.Duration("timeout", 5*time.Minute, "bound of the whole run")
+	delegate := flags.Bool("delegate", false, "every message makes the agent spawn a sub-agent and yield; the answer follows its completion")
 	if code, done := parseFlags(flags, args, crashUsage, stdout, stderr); done {
 		return code
 	}
@@ -78,6 +81,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	}
 	defer rig.Close()
 	rig.jitter = *latency
+	rig.subagents = *delegate
 	if err := rig.writeConfig(0, false); err != nil {
 		fmt.Fprintf(stderr, "reef-bench crash: %v\n", err)
 		return 1
@@ -206,15 +210,31 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	if stray > 0 {
 		violations = append(violations, fmt.Sprintf("%d replies answer no injected message", stray))
 	}
+	if n, ex := rig.touchedReplies(5); n > 0 {
+		violations = append(violations, fmt.Sprintf("%d delivered replies were edited or deleted afterwards: %v", n, ex))
+	}
 	if int(killed.Load()) != *kills {
 		violations = append(violations, fmt.Sprintf("%d kills, want %d", killed.Load(), *kills))
 	}
 	violations = append(violations, checkCrashDB(filepath.Join(rig.home, "data", "reef.db"))...)
 
-	fmt.Fprintf(stdout, "reef-bench crash: %d messages from %d chats (%d tool calls made), %d SIGKILLs, %d model calls, %.1fs\n",
-		injected, *chats, rig.toolCalls.Load(), killed.Load(), rig.llmCalls.Load(), elapsed.Seconds())
-	fmt.Fprintf(stdout, "  in the chats at the end: lost %d, duplicated %d, drafts left showing \"…\" %d; replies that ever showed in a second message: %d (%d the same answer re-delivered, %d different answers)\n",
-		lost, dup, drafts, everDup, resent, rerun)
+	mode := ""
+	if *delegate {
+		mode = fmt.Sprintf(", delegated (%d sub-agent runs)", rig.childRuns.Load())
+	}
+	fmt.Fprintf(stdout, "reef-bench crash: %d messages from %d chats (%d tool calls made%s), %d SIGKILLs, %d model calls, %.1fs\n",
+		injected, *chats, rig.toolCalls.Load(), mode, killed.Load(), rig.llmCalls.Load(), elapsed.Seconds())
+	fmt.Fprintf(stdout, "  in the chats at the end: lost %d, duplicated %d, stray drafts left showing %d (target: at most %d, one per 10 kills); replies that ever showed in a second message: %d (%d the same answer re-delivered, %d different answers)\n",
+		lost, dup, drafts, (*kills+9)/10, everDup, resent, rerun)
+	if rig.unasked > 0 {
+		fmt.Fprintf(stdout, "  answers to runs no message asked for (a sub-agent's late completion): %d\n", rig.unasked)
+	}
+	if drafts > 0 {
+		fmt.Fprintf(stdout, "  the stray drafts show: %v; chat %d, the bot's messages:\n", rig.strayTexts, rig.strayChat)
+		for _, m := range rig.tg.Messages(rig.strayChat) {
+			fmt.Fprintf(stdout, "    #%d deleted=%v %q\n", m.MessageID, m.Deleted, m.History)
+		}
+	}
 	if len(violations) > 0 {
 		for _, v := range violations {
 			fmt.Fprintf(stdout, "  VIOLATION: %s\n", v)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,6 +96,12 @@ type benchRig struct {
 	asked     map[string]int // marker → answers the model gave about it
 	answers   int            // answers the model gave
 	calls     map[string]int // Bot API method → calls
+	// strayTexts counts the texts of the drafts chatState found left showing.
+	strayTexts map[string]int
+	strayChat  int64 // the first chat with a stray draft
+	// unasked counts the visible answers ("ok") to runs no injected message asked for (a
+	// sub-agent's completion that came after its parent had answered).
+	unasked int
 }
 
 // newBenchRig starts the fakes and writes a home for the gateway reef (a path); Close undoes it.
@@ -332,7 +339,8 @@ func (r *benchRig) pollsSeen() (int, time.Time) {
 // chatState reads what the users finally see, from the fake Bot API: per injected message,
 // how many of the bot's messages (not deleted) carry its marker now. lost counts messages
 // whose marker no visible message carries, dup those carried by more than one; drafts counts
-// the bot's "…" drafts still showing (a run's draft that no reply replaced).
+// the bot's messages still showing that answer nothing ("…" or a progress draft that no reply
+// replaced nor the run's end removed).
 func (r *benchRig) chatState() (lost, dup, drafts int, examples []string) {
 	r.mu.Lock()
 	chats := map[int64]bool{}
@@ -348,8 +356,19 @@ func (r *benchRig) chatState() (lost, dup, drafts int, examples []string) {
 			if m.Deleted {
 				continue
 			}
-			if m.Text == "…" {
+			if m.Text == "ok" { // the model's answer to a run that no message asked for
+				r.unasked++
+				continue
+			}
+			if !benchMarker.MatchString(m.Text) {
 				drafts++
+				if r.strayTexts == nil {
+					r.strayTexts = map[string]int{}
+				}
+				r.strayTexts[m.Text]++
+				if r.strayChat == 0 {
+					r.strayChat = chat
+				}
 			}
 			for _, mk := range dedupe(benchMarker.FindAllString(m.Text, -1)) {
 				visible[mk]++
@@ -472,4 +491,42 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 	}
 	i := int(float64(len(sorted))*q+0.999999) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// touchedReplies counts the bot's messages that showed a reply (a marker) and were then edited
+// into something else or deleted: what a user already read must stay. It describes up to
+// limit of them.
+func (r *benchRig) touchedReplies(limit int) (n int, examples []string) {
+	r.mu.Lock()
+	chats := map[int64]bool{}
+	for _, m := range r.msgs {
+		chats[m.chat] = true
+	}
+	r.mu.Unlock()
+	for chat := range chats {
+		for _, m := range r.tg.Messages(chat) {
+			first := slices.IndexFunc(m.History, benchMarker.MatchString)
+			if first < 0 {
+				continue
+			}
+			what := ""
+			for _, later := range m.History[first+1:] {
+				if later != m.History[first] {
+					what = fmt.Sprintf("edited from %q to %q", m.History[first], later)
+					break
+				}
+			}
+			if what == "" && m.DeleteCalls > 0 {
+				what = fmt.Sprintf("%q deleted", m.History[first])
+			}
+			if what == "" {
+				continue
+			}
+			n++
+			if len(examples) < limit {
+				examples = append(examples, fmt.Sprintf("chat %d message %d: %s", chat, m.MessageID, what))
+			}
+		}
+	}
+	return n, examples
 }

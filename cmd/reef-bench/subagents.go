@@ -40,6 +40,8 @@ func (r *benchRig) respondSubagent(req fake.Request, delay time.Duration) (reply
 	completed := false
 	for _, m := range msgs { // reef's events reach the model as user messages with a header
 		switch {
+		case m.Role == messages.RoleAssistant && len(m.ToolCalls) == 0:
+			marks, completed = nil, false // answered: what follows is a later message's
 		case strings.Contains(m.Content, subagentTask):
 			r.childRuns.Add(1)
 			return fake.Reply{Text: "the child's result", Delay: delay}, true

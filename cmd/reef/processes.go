@@ -24,3 +24,27 @@ func processNotifier(rt *actors.Runtime, log zerolog.Logger) func(exec.Exited) {
 		}
 	}
 }
+
+// processTracker keeps the running background processes in the store (actors.Runtime), so
+// that the gateway after a crash tells their sessions that a restart stopped them.
+type processTracker struct{ rt *actors.Runtime }
+
+func (p processTracker) Started(r exec.Running) {
+	p.rt.ProcessStarted(actors.ProcessRun{SessionKey: r.SessionKey, ID: r.ID, Command: r.Command, Started: r.Started, Tools: r.Tools})
+}
+
+func (p processTracker) Ended(session, id string) { p.rt.ProcessEnded(session, id) }
+
+// reportStopped tells the sessions whose background processes a crash of the previous
+// gateway stopped (actors.Runtime.ReportStoppedProcesses).
+func reportStopped(rt *actors.Runtime, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := rt.ReportStoppedProcesses(ctx)
+	if err != nil {
+		log.Error().Err(err).Msg("could not report the background processes a restart stopped")
+	}
+	if n > 0 {
+		log.Warn().Int("processes", n).Msg("background processes were stopped by a restart; their sessions are told")
+	}
+}

@@ -282,7 +282,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
 		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
-		Media: mediaSettings(cfg),
+		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		stopMCP()
@@ -298,6 +298,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		}
 	}()
 	procs.SetNotify(processNotifier(rt, log))
+	procs.SetTracker(processTracker{rt})
+	reportStopped(rt, log)
 	stop := func() {
 		procs.SetNotify(nil) // processes killed at shutdown are not reported
 		if err := procs.Close(15 * time.Second); err != nil {

@@ -120,8 +120,8 @@ func gather(pf *pageFile, now time.Time, rep *RepairReport) *bucket {
 			if msgs := b.kids["msgs"]; msgs != nil {
 				c.Messages = len(msgs.vals)
 			}
-		} else if d := root.kids[drafts]; d != nil { // lost: the draft may hold a delivered answer
-			delete(d.vals, key)
+		} else { // lost: its drafts may hold a delivered answer
+			dropDrafts(root, key)
 		}
 		rep.Conversations = append(rep.Conversations, *c)
 	}
@@ -234,9 +234,7 @@ func holdBack(root, b *bucket, key string, c *Conversation) {
 		}
 		clear(outbox.vals)
 	}
-	if d := root.kids[drafts]; d != nil {
-		delete(d.vals, key)
-	}
+	dropDrafts(root, key)
 	// an interrupted run's record and a run waiting for the model: both go on with the
 	// messages just set aside (actors/turn_started.go, actors/session_outage.go)
 	if started := root.at([][]byte{[]byte("runs"), []byte("started")}); started != nil {
@@ -253,3 +251,17 @@ func holdBack(root, b *bucket, key string, c *Conversation) {
 
 // rowRef names an inbox or outbox row in the dead letter buckets.
 func rowRef(key string, seq uint64) string { return fmt.Sprintf("%s#%020d", key, seq) }
+
+// dropDrafts removes a conversation's draft records: its run's (under the session key) and
+// those its replies took (session key, newline, outbox seq; actors/connector_draft.go).
+func dropDrafts(root *bucket, key string) {
+	d := root.kids[drafts]
+	if d == nil {
+		return
+	}
+	for k := range d.vals {
+		if k == key || strings.HasPrefix(k, key+"\n") {
+			delete(d.vals, k)
+		}
+	}
+}

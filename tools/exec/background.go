@@ -80,6 +80,7 @@ func (e *Exec) runBackground(ctx context.Context, call tools.Call, a execArgs, d
 	case <-t.C:
 	}
 	if p.detach() {
+		m.tracked(p)
 		data, dropped := p.sincePoll()
 		return tools.Result{Content: fmt.Sprintf("Still running after %s; it goes on in the background as process %s (pid %d), for at most %s. "+
 			"Use process poll or log with id %q for more output, kill to stop it; you will be told when it ends.\nOutput so far:\n%s",

@@ -28,6 +28,7 @@ type proc struct {
 	status     string
 	failed     bool
 	background bool   // handed over to the session: its end is reported
+	tracked    bool   // the Tracker heard of its start (Processes.tracked)
 	killed     string // why reef killed it ("" = it ended by itself or timed out)
 	polled     int64  // output offset the last poll returned up to
 }

@@ -70,6 +70,7 @@ type Processes struct {
 	procs  map[string]*proc // by id
 	next   int
 	notify func(Exited)
+	track  Tracker
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -85,6 +86,48 @@ func (m *Processes) SetNotify(fn func(Exited)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.notify = fn
+}
+
+// Running is a background process as a Tracker hears of it.
+type Running struct {
+	SessionKey string
+	ID         string
+	Command    string
+	Started    time.Time
+	Tools      []string
+}
+
+// Tracker hears when a background process starts (or a running one goes to the background)
+// and when it ends, whatever the reason; the gateway keeps the running ones durably, so that
+// after a crash their sessions learn that a restart stopped them. Its methods must not block
+// for long: they run on the exec call and the watching goroutine.
+type Tracker interface {
+	Started(Running)
+	Ended(sessionKey, id string)
+}
+
+// SetTracker sets who hears of background processes starting and ending; nil: nobody.
+func (m *Processes) SetTracker(t Tracker) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.track = t
+}
+
+// tracked tells the tracker that p runs in the background now.
+func (m *Processes) tracked(p *proc) {
+	m.mu.Lock()
+	t := m.track
+	m.mu.Unlock()
+	if t == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock() // held across Started: the watcher's Ended cannot come first
+	if !p.ended.IsZero() {
+		return
+	}
+	p.tracked = true
+	t.Started(Running{SessionKey: p.session, ID: p.id, Command: p.command, Started: p.started, Tools: slices.Clone(p.tools)})
 }
 
 // launched is a command the exec tool started for a proc.
@@ -156,6 +199,9 @@ func (m *Processes) start(session, command string, runTools []string, timeout ti
 	p.mu.Lock()
 	p.pid, p.stdin = l.pid, l.stdin
 	p.mu.Unlock()
+	if background {
+		m.tracked(p)
+	}
 	go m.watch(ctx, p, l)
 	return p, nil
 }
@@ -175,11 +221,17 @@ func (m *Processes) watch(ctx context.Context, p *proc, l launched) {
 	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	p.cancel()
 	m.mu.Lock()
-	notify := m.notify
+	notify, track := m.notify, m.track
 	m.mu.Unlock()
 	report := p.finish(m.cfg.Now(), status, failed, timedOut)
 	if report && notify != nil {
 		notify(p.exited())
+	}
+	p.mu.Lock()
+	wasTracked := p.tracked
+	p.mu.Unlock()
+	if wasTracked && track != nil {
+		track.Ended(p.session, p.id) // after the report, which removes the record with the event it stores
 	}
 	m.prune()
 }

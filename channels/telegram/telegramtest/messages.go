@@ -101,7 +101,7 @@ func (s *Server) editMessageText(w http.ResponseWriter, _ *http.Request, body []
 	}
 	m := s.find(chat, p.MessageID)
 	switch {
-	case m == nil:
+	case m == nil || m.Deleted: // Telegram: a deleted message is gone
 		s.mu.Unlock()
 		writeErr(w, http.StatusBadRequest, "Bad Request: message to edit not found", 0)
 		return
@@ -131,6 +131,9 @@ func (s *Server) deleteMessage(w http.ResponseWriter, _ *http.Request, body []by
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.find(chat, p.MessageID)
+	if m != nil {
+		m.DeleteCalls++
+	}
 	if m == nil || m.Deleted {
 		writeErr(w, http.StatusBadRequest, "Bad Request: message to delete not found", 0)
 		return

@@ -56,6 +56,9 @@ type SentMessage struct {
 	FileName string
 	File     []byte
 	History  []string // every text the user saw, the first as sent, then each edit's
+	// DeleteCalls counts the deleteMessage calls that named this message, the first that
+	// deleted it and any after (each refused as not found).
+	DeleteCalls int
 }
 
 type failure struct {
