@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,7 +47,8 @@ func openaiClient(t *testing.T) (node, dir string) {
 
 // A third-party client, the official openai npm package, against the API on the real
 // runtime: models, a non-streamed and a streamed completion with usage, the session
-// continuing across the two requests of one user, an unknown model's error.
+// continuing across the two requests of one user, two stateless chats at once that carry
+// their system prompt and history and leave no session, an unknown model's error.
 func TestOpenAIAPIWithNpmClient(t *testing.T) {
 	node, dir := openaiClient(t)
 	r := newAPIRig(t)
@@ -79,6 +81,7 @@ func TestOpenAIAPIWithNpmClient(t *testing.T) {
 			answer
 			Chunks int
 		}
+		Stateless    []string
 		UnknownModel struct {
 			Status int
 			Code   string
@@ -100,6 +103,16 @@ func TestOpenAIAPIWithNpmClient(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"reef/main", "reef/work"}, got.Models); d != "" {
 		t.Errorf("models (-want +got):\n%s", d)
+	}
+	wantStateless := []string{
+		"system=You are terse. | user=My name is Ann. | assistant=Hello Ann. | user=recall",
+		"system=You are terse. | user=My name is Bob. | assistant=Hello Bob. | user=recall",
+	}
+	if d := cmp.Diff(wantStateless, got.Stateless); d != "" {
+		t.Errorf("two stateless chats at once, with a system prompt and history (-want +got):\n%s", d)
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:main:openai:direct:npm-user"}) {
+		t.Errorf("sessions stored %v, want only npm-user's", keys)
 	}
 	if got.UnknownModel.Status != 404 || got.UnknownModel.Code != "model_not_found" {
 		t.Errorf("unknown model: %+v", got.UnknownModel)

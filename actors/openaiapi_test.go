@@ -47,6 +47,14 @@ func newAPIRig(t *testing.T) *apiRig {
 			}
 		}
 		text := fmt.Sprintf("echo %s (message %d)", last, len(users))
+		if last == "recall" { // what the model saw: each message's role and its last line
+			var saw []string
+			for _, m := range r.Messages {
+				line := m.Content[strings.LastIndex(m.Content, "\n")+1:]
+				saw = append(saw, string(m.Role)+"="+line)
+			}
+			text = strings.Join(saw, " | ")
+		}
 		if last == "lines" { // several lines: streamed a line at a time
 			text = "one\ntwo\nthree"
 		}
@@ -263,4 +271,69 @@ func streamedContent(t *testing.T, body string) string {
 		}
 	}
 	return out.String()
+}
+
+// A request naming no session is stateless: the model sees the agent's prompt and the
+// client's messages (its system prompt and history), nothing of any stored session, and
+// nothing of it is stored. Two at once do not mix.
+func TestOpenAIAPIStateless(t *testing.T) {
+	r := newAPIRig(t)
+	if status, _, body := r.post(t, `{"model":"reef/main","user":"ann","messages":[{"role":"user","content":"secret plan"}]}`); status != 200 {
+		t.Fatalf("durable: %d %s", status, body)
+	}
+	stateless := func(name string) string {
+		return fmt.Sprintf(`{"model":"reef/main","messages":[
+			{"role":"system","content":"You are terse."},
+			{"role":"user","content":"My name is %s."},
+			{"role":"assistant","content":"Hello %s."},
+			{"role":"user","content":"recall"}]}`, name, name)
+	}
+	status, hdr, body := r.post(t, stateless("Ann"))
+	if status != 200 {
+		t.Fatalf("stateless: %d %s", status, body)
+	}
+	var c apiCompletion
+	if err := json.Unmarshal([]byte(body), &c); err != nil || len(c.Choices) != 1 {
+		t.Fatalf("completion %s: %v", body, err)
+	}
+	want := "system=You are terse. | user=My name is Ann. | assistant=Hello Ann. | user=recall"
+	if got := c.Choices[0].Message.Content; got != want {
+		t.Errorf("the model saw %q, want %q", got, want)
+	}
+	if k := hdr.Get(openaiapi.SessionKeyHeader); k != "" {
+		t.Errorf("a stateless answer names the session %q, which is gone", k)
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:main:openai:direct:ann"}) {
+		t.Errorf("sessions stored %v, want only ann's", keys)
+	}
+	var entries []persistence.Entry
+	if err := r.store.View(func(rd persistence.Reader) (err error) { entries, err = rd.Messages("agent:main:openai:direct:ann", 0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Errorf("ann's transcript has %d entries, want her 2", len(entries))
+	}
+
+	answers := make(chan string, 2)
+	for _, name := range []string{"Bob", "Cy"} {
+		go func() {
+			_, _, body := r.post(t, stateless(name))
+			answers <- body
+		}()
+	}
+	for range 2 {
+		body := <-answers
+		if err := json.Unmarshal([]byte(body), &c); err != nil || len(c.Choices) != 1 {
+			t.Fatalf("completion %s: %v", body, err)
+		}
+		got := c.Choices[0].Message.Content
+		bob, cy := strings.Contains(got, "Bob"), strings.Contains(got, "Cy")
+		if bob == cy || strings.Count(got, "user=") != 2 {
+			t.Errorf("two stateless requests at once mixed: %q", got)
+		}
+	}
+	waitFor(t, func() bool { return r.rt.LiveSessions() == 1 }) // ann's; the stateless ones unloaded
+	if keys := r.sessions(t); len(keys) != 1 {
+		t.Errorf("sessions stored %v, want only ann's", keys)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -359,7 +360,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		sessionKey: s.key,
 		channel:    last.Channel,
 		chatType:   string(last.ChatType),
-		history:    s.history[:len(s.history):len(s.history)],
+		history:    s.runHistory(),
 		user:       s.turnUser,
 		tools:      s.turnTools,
 		senderID:   last.SenderID,
@@ -396,6 +397,22 @@ func runPriority(key string, answering []messages.Inbound) providers.Priority {
 		return providers.PriorityPeople
 	}
 	return providers.PriorityBackground
+}
+
+// runHistory is what the run's model sees before its messages: the session's history, or, in
+// a stateless session (sessionkey.IsStateless), the conversation its message brought.
+func (s *Session) runHistory() []messages.ChatMessage {
+	if !sessionkey.IsStateless(s.key) || len(s.history) > 0 {
+		return s.history[:len(s.history):len(s.history)]
+	}
+	var out []messages.ChatMessage
+	for _, in := range s.answering {
+		for _, m := range in.Context {
+			m.Content = s.deps.redactor().apply(m.Content)
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // openingEntries are the system entries a run starts with before the user's messages: the

@@ -3,6 +3,7 @@ package openaiapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -22,8 +23,48 @@ type chatRequest struct {
 
 // chatMessage is one message of a request. Content is a string or an array of parts.
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCalls  []toolCall      `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+// toolCall is a call an assistant message of the request made.
+type toolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// chat is the message as an entry of a stateless run's conversation. The client's tool calls
+// and results become text: the model was offered no client tools, so it sees them as what
+// happened, not as calls of its own.
+func (m chatMessage) chat() (messages.ChatMessage, error) {
+	text, err := m.text()
+	if err != nil {
+		return messages.ChatMessage{}, err
+	}
+	switch m.Role {
+	case "system", "developer":
+		return messages.ChatMessage{Role: messages.RoleSystem, Content: text}, nil
+	case "user":
+		return messages.ChatMessage{Role: messages.RoleUser, Content: text}, nil
+	case "assistant":
+		for _, c := range m.ToolCalls {
+			text = strings.TrimSpace(text + fmt.Sprintf("\n[called the client's tool %s (call %s) with %s]", c.Function.Name, c.ID, c.Function.Arguments))
+		}
+		return messages.ChatMessage{Role: messages.RoleAssistant, Content: text}, nil
+	case "tool", "function":
+		what := "tool call " + m.ToolCallID
+		if m.Name != "" {
+			what = m.Name + " (" + what + ")"
+		}
+		return messages.ChatMessage{Role: messages.RoleUser, Content: "[result of the client's " + what + "]\n" + text}, nil
+	}
+	return messages.ChatMessage{}, fmt.Errorf("unknown role %q: one of system, developer, user, assistant, tool", m.Role)
 }
 
 // text returns the message's text: the string, or its text parts joined by newlines.
