@@ -307,7 +307,10 @@ func TestOpenAIAPIStateless(t *testing.T) {
 		t.Errorf("sessions stored %v, want only ann's", keys)
 	}
 	var entries []persistence.Entry
-	if err := r.store.View(func(rd persistence.Reader) (err error) { entries, err = rd.Messages("agent:main:openai:direct:ann", 0); return err }); err != nil {
+	if err := r.store.View(func(rd persistence.Reader) (err error) {
+		entries, err = rd.Messages("agent:main:openai:direct:ann", 0)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if len(entries) != 2 {
