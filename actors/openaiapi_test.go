@@ -335,6 +335,11 @@ func TestOpenAIAPIStateless(t *testing.T) {
 			t.Errorf("two stateless requests at once mixed: %q", got)
 		}
 	}
+	// A command is text in a stateless chat: its session has no future for /new or /model to act on.
+	status, _, body = r.post(t, `{"model":"reef/main","messages":[{"role":"user","content":"/status"}]}`)
+	if err := json.Unmarshal([]byte(body), &c); status != 200 || err != nil || c.Choices[0].Message.Content != "echo /status (message 1)" {
+		t.Errorf("stateless /status: %d %s", status, body)
+	}
 	waitFor(t, func() bool { return r.rt.LiveSessions() == 1 }) // ann's; the stateless ones unloaded
 	if keys := r.sessions(t); len(keys) != 1 {
 		t.Errorf("sessions stored %v, want only ann's", keys)
