@@ -1,11 +1,14 @@
 // Package openaiapi is reef's OpenAI-compatible API: GET /v1/models lists the agents as
-// models (reef/<agentId>), POST /v1/chat/completions runs one with the request's last user
-// message and answers in OpenAI's format, streamed (SSE) or not, with the run's usage.
+// models (reef/<agentId>), POST /v1/chat/completions runs one and answers in OpenAI's format,
+// streamed (SSE) or not, with the run's usage.
 //
 // A request is a message on the channel "openai" (Channel): it goes the way every channel's
 // message goes (the Connector stores it in its session's inbox before the run, the Session
-// queues and runs it, the transcript keeps it), in the session named by the X-Reef-Session
-// header or the request's user field. The handler does not authenticate: the gateway's
+// queues and runs it, the transcript keeps it). A request naming a session (the
+// X-Reef-Session header or the request's user field) continues it with its last user message.
+// One naming none is stateless: its last message is the turn and the ones before it the
+// conversation (messages.Inbound.Context), run in a session of its own that the Session
+// deletes with the run's record (sessionkey.IsStateless). The handler does not authenticate: the gateway's
 // listener mounts it behind the gateway token, and whoever holds the token is the owner.
 //
 // Concurrency: Handler is safe for concurrent use; each request runs on its server
