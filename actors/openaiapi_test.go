@@ -1,6 +1,8 @@
 package actors_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,7 +31,7 @@ type apiRig struct {
 
 // newAPIRig answers every model call with the last user message, the number of user
 // messages the model saw (so a session's continuation shows) and fixed usage.
-func newAPIRig(t *testing.T) *apiRig {
+func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 	t.Helper()
 	script := fakellm.NewScript()
 	script.Respond = func(r fakellm.Request) fakellm.Reply {
@@ -70,6 +72,9 @@ func newAPIRig(t *testing.T) *apiRig {
 		a := d.Agents[0]
 		d.Agents = append(d.Agents, &actors.Agent{ID: "work", Name: "Work", Workspace: t.TempDir(), Model: a.Model,
 			Provider: a.Provider, Tools: a.Tools, Policy: a.Policy, ContextWindow: a.ContextWindow})
+		for _, h := range hooks {
+			h(d)
+		}
 	}})
 	api := openaiapi.New(openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
 		Events: bus, Log: testutil.Logger(t)})
@@ -343,5 +348,39 @@ func TestOpenAIAPIStateless(t *testing.T) {
 	waitFor(t, func() bool { return r.rt.LiveSessions() == 1 }) // ann's; the stateless ones unloaded
 	if keys := r.sessions(t); len(keys) != 1 {
 		t.Errorf("sessions stored %v, want only ann's", keys)
+	}
+}
+
+// An image_url part reaches a vision model as a platform's photo does: saved into the agent's
+// workspace, its bytes in the model's request. A model without vision is told where it is.
+func TestOpenAIAPIImages(t *testing.T) {
+	r := newAPIRig(t, func(d *actors.Deps) { d.Agents[0].Vision = true })
+	png := []byte("\x89PNG\r\n\x1a\n a tiny cat")
+	url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	body := func(model, user string) string {
+		return fmt.Sprintf(`{"model":%q,"user":%q,"messages":[{"role":"user","content":[
+			{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":%q}}]}]}`, model, user, url)
+	}
+	for _, model := range []string{"reef/main", "reef/work"} {
+		if status, _, b := r.post(t, body(model, "ann")); status != 200 {
+			t.Fatalf("%s: %d %s", model, status, b)
+		}
+	}
+	reqs := r.script.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	images := func(req fakellm.Request) (data []byte, text string) {
+		m := req.Messages[len(req.Messages)-1]
+		for _, md := range m.Media {
+			data = append(data, md.Data...)
+		}
+		return data, m.Content
+	}
+	if data, text := images(reqs[0]); !bytes.Equal(data, png) || !strings.Contains(text, "[image: inbox/") {
+		t.Errorf("the vision model got %d image bytes (want %d) and the text %q", len(data), len(png), text)
+	}
+	if data, text := images(reqs[1]); len(data) != 0 || !strings.Contains(text, "[image: inbox/") {
+		t.Errorf("the model without vision got %d image bytes and the text %q, want a note of the file", len(data), text)
 	}
 }

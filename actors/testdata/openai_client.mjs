@@ -57,6 +57,20 @@ const recall = (name) =>
 const [ann, bob] = await Promise.all([recall("Ann"), recall("Bob")]);
 out.stateless = [ann.choices[0].message.content, bob.choices[0].message.content];
 
+// An image part (a data URL), as the SDK's vision examples send it.
+const png = Buffer.from("\x89PNG\r\n\x1a\n npm cat", "latin1").toString("base64");
+const seen = await client.chat.completions.create({
+  model: "reef/main",
+  user: "npm-image",
+  messages: [
+    { role: "user", content: [
+      { type: "text", text: "see" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${png}`, detail: "low" } },
+    ] },
+  ],
+});
+out.image = seen.choices[0].message.content;
+
 try {
   await client.chat.completions.create({ model: "reef/nope", messages: [{ role: "user", content: "x" }] });
   out.unknownModel = { status: 200 };

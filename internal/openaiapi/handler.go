@@ -70,6 +70,10 @@ type Config struct {
 	Now    func() time.Time // default time.Now
 }
 
+// MaxImages caps the image_url parts of a request's new turn (a model sees the latest
+// media.MaxImages of a conversation).
+const MaxImages = 10
+
 // Defaults of Config.
 const (
 	DefaultMaxBody    = 4 << 20
@@ -172,6 +176,7 @@ type ask struct {
 	chat      string // the channel's chat id: agent and session (or the request's own id)
 	key       string // the session's key
 	text      string
+	media     []messages.Media       // the new turn's images (media.go)
 	context   []messages.ChatMessage // a stateless request's conversation before text
 	stateless bool
 	stream    bool
@@ -203,16 +208,27 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	}
 	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model}
 	var err *apiError
+	var images []string
 	if q.stateless {
-		q.text, q.context, err = conversation(req.Messages)
+		q.text, images, q.context, err = conversation(req.Messages)
 	} else {
-		q.text, err = newTurn(req.Messages)
+		q.text, images, err = newTurn(req.Messages)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if len(images) > MaxImages {
+		return nil, badRequest("too_many_images", fmt.Sprintf("the last message has %d images; the limit is %d", len(images), MaxImages))
+	}
+	for i, ref := range images {
+		m, err := imageMedia(i+1, ref)
+		if err != nil {
+			return nil, badRequest("invalid_image_url", fmt.Sprintf("image %d of the last message: %v", i+1, err))
+		}
+		q.media = append(q.media, m)
+	}
 	switch {
-	case strings.TrimSpace(q.text) == "":
+	case strings.TrimSpace(q.text) == "" && len(q.media) == 0:
 		return nil, badRequest("empty_message", "the last message is empty")
 	case len(q.text) > h.cfg.MaxMessage:
 		return nil, newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "message_too_long",
@@ -230,40 +246,41 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 // newTurn is the new turn of a request to a durable session: its last user message (reef
 // has the earlier ones). A request that ends with a tool result is refused: reef offers the
 // model no client tools, so no call of the session awaits it.
-func newTurn(msgs []chatMessage) (string, *apiError) {
+func newTurn(msgs []chatMessage) (string, []string, *apiError) {
 	if last := msgs[len(msgs)-1]; last.Role == "tool" {
-		return "", badRequest("unexpected_tool_message",
+		return "", nil, badRequest("unexpected_tool_message",
 			fmt.Sprintf("messages[%d] is a tool result, but reef's agents call only their own tools; a session's new turn is a user message", len(msgs)-1))
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := msgs[i]; m.Role == "user" {
-			t, err := m.text()
+			t, images, err := m.content()
 			if err != nil {
-				return "", badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
+				return "", nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
 			}
-			return t, nil
+			return t, images, nil
 		}
 	}
-	return "", badRequest("missing_user_message", "messages has no message with role user")
+	return "", nil, badRequest("missing_user_message", "messages has no message with role user")
 }
 
 // conversation is a stateless request's messages: the last one (a user message or a tool
-// result) is the new turn, the ones before it the conversation it continues.
-func conversation(msgs []chatMessage) (string, []messages.ChatMessage, *apiError) {
+// result) is the new turn, with its images, the ones before it the conversation it continues.
+func conversation(msgs []chatMessage) (string, []string, []messages.ChatMessage, *apiError) {
 	out := make([]messages.ChatMessage, 0, len(msgs))
 	for i, m := range msgs {
-		cm, err := m.chat()
+		cm, err := m.chat(i == len(msgs)-1)
 		if err != nil {
-			return "", nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
+			return "", nil, nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
 		}
 		out = append(out, cm)
 	}
 	last := out[len(out)-1]
 	if last.Role != messages.RoleUser {
-		return "", nil, badRequest("missing_user_message",
+		return "", nil, nil, badRequest("missing_user_message",
 			fmt.Sprintf("the last message is %q; a request ends with the user's message (or a tool result)", msgs[len(msgs)-1].Role))
 	}
-	return last.Content, out[:len(out)-1], nil
+	_, images, _ := msgs[len(msgs)-1].content()
+	return last.Content, images, out[:len(out)-1], nil
 }
 
 // sessionName is what a session name may be: an id, a user name or an e-mail address.
@@ -305,7 +322,7 @@ func (q *ask) inbound(msgID string) *messages.Inbound {
 		sender = StatelessSender
 	}
 	return &messages.Inbound{Channel: Name, ChatID: q.chat, ChatType: messages.ChatDirect, SenderID: sender,
-		SenderName: sender, MessageID: msgID, Text: q.text, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context}
+		SenderName: sender, MessageID: msgID, Text: q.text, Media: q.media, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context}
 }
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {

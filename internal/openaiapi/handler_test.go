@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -138,7 +139,7 @@ func TestChatNonStream(t *testing.T) {
 	srv, g := newTestServer(t, nil)
 	resp, body := post(t, srv.URL, `{"model":"reef/work","user":"ann@example.com","messages":[
 		{"role":"system","content":"be brief"},{"role":"user","content":"first"},
-		{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":"hello"},{"type":"image_url","image_url":{"url":"x"}}]}]}`, nil)
+		{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":"hello"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}]}`, nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
@@ -157,6 +158,10 @@ func TestChatNonStream(t *testing.T) {
 	if len(in) != 1 || in[0].Agent != "work" || in[0].SenderID != "ann@example.com" || in[0].Text != "hello" ||
 		in[0].ChatType != messages.ChatDirect || in[0].MessageID == "" {
 		t.Fatalf("delivered %+v", in)
+	}
+	want := messages.Media{Kind: messages.MediaImage, Name: "image-1.png", MIME: "image/png", Size: 8, Ref: "data:image/png;base64,iVBORw0KGgo="}
+	if len(in[0].Media) != 1 || !reflect.DeepEqual(in[0].Media[0], want) {
+		t.Errorf("the image part became %+v, want %+v", in[0].Media, want)
 	}
 }
 
@@ -251,6 +256,12 @@ func TestChatBadInput(t *testing.T) {
 		{"ends with the assistant", `{"model":"reef/main","messages":[` + ok + `,{"role":"assistant","content":"x"}]}`, nil, 400, "missing_user_message"},
 		{"unknown role", `{"model":"reef/main","messages":[{"role":"robot","content":"x"},` + ok + `]}`, nil, 400, "invalid_content"},
 		{"a session's turn is a tool result", `{"model":"reef/main","user":"ann","messages":[` + ok + `,{"role":"tool","tool_call_id":"c","content":"x"}]}`, nil, 400, "unexpected_tool_message"},
+		{"an ftp image", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"ftp://h/x.png"}}]}]}`, nil, 400, "invalid_image_url"},
+		{"a plain http image", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://h/x.png"}}]}]}`, nil, 400, "invalid_image_url"},
+		{"a data URL of text", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:text/plain;base64,aGk="}}]}]}`, nil, 400, "invalid_image_url"},
+		{"a data URL not base64", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,%%%"}}]}]}`, nil, 400, "invalid_image_url"},
+		{"no image_url", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, nil, 400, "invalid_content"},
+		{"11 images", `{"model":"reef/main","messages":[{"role":"user","content":[` + strings.Repeat(`{"type":"image_url","image_url":{"url":"https://h/x.png"}},`, 10) + `{"type":"image_url","image_url":{"url":"https://h/x.png"}}]}]}`, nil, 400, "too_many_images"},
 		{"bad user", `{"model":"reef/main","user":"a b","messages":[` + ok + `]}`, nil, 400, "invalid_session"},
 		{"bad header", `{"model":"reef/main","messages":[` + ok + `]}`, map[string]string{SessionHeader: "../x"}, 400, "invalid_session"},
 		{"another channel's session", `{"model":"reef/main","messages":[` + ok + `]}`, map[string]string{SessionHeader: "agent:main:telegram:direct:42"}, 403, "session_not_allowed"},

@@ -41,11 +41,15 @@ type toolCall struct {
 
 // chat is the message as an entry of a stateless run's conversation. The client's tool calls
 // and results become text: the model was offered no client tools, so it sees them as what
-// happened, not as calls of its own.
-func (m chatMessage) chat() (messages.ChatMessage, error) {
-	text, err := m.text()
+// happened, not as calls of its own. Images of the last message go with the run's message;
+// those of earlier ones are named in a note.
+func (m chatMessage) chat(last bool) (messages.ChatMessage, error) {
+	text, images, err := m.content()
 	if err != nil {
 		return messages.ChatMessage{}, err
+	}
+	if len(images) > 0 && !last {
+		text = strings.TrimSpace(text + fmt.Sprintf("\n[%d image(s) the client sent here: not shown; the model sees the images of the last message only]", len(images)))
 	}
 	switch m.Role {
 	case "system", "developer":
@@ -69,27 +73,41 @@ func (m chatMessage) chat() (messages.ChatMessage, error) {
 
 // text returns the message's text: the string, or its text parts joined by newlines.
 func (m chatMessage) text() (string, error) {
+	text, _, err := m.content()
+	return text, err
+}
+
+// content returns the message's text and the URLs of its image_url parts.
+func (m chatMessage) content() (string, []string, error) {
 	if len(m.Content) == 0 || string(m.Content) == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	var s string
 	if err := json.Unmarshal(m.Content, &s); err == nil {
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
 	}
 	if err := json.Unmarshal(m.Content, &parts); err != nil {
-		return "", errors.New("content must be a string or an array of content parts")
+		return "", nil, errors.New("content must be a string or an array of content parts")
 	}
-	var texts []string
+	var texts, images []string
 	for _, p := range parts {
-		if p.Type == "text" {
+		switch {
+		case p.Type == "text":
 			texts = append(texts, p.Text)
+		case p.Type == "image_url" && p.ImageURL != nil:
+			images = append(images, p.ImageURL.URL)
+		case p.Type == "image_url":
+			return "", nil, errors.New("an image_url part without image_url.url")
 		}
 	}
-	return strings.Join(texts, "\n"), nil
+	return strings.Join(texts, "\n"), images, nil
 }
 
 type completion struct {
