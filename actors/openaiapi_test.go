@@ -384,3 +384,26 @@ func TestOpenAIAPIImages(t *testing.T) {
 		t.Errorf("the model without vision got %d image bytes and the text %q, want a note of the file", len(data), text)
 	}
 }
+
+// max_tokens (or max_completion_tokens, which wins) caps each model call of the run it asks
+// for, and only that run; n > 1 and a response_format other than text are refused.
+func TestOpenAIAPIOptions(t *testing.T) {
+	r := newAPIRig(t)
+	for _, opts := range []string{`"max_tokens":77`, `"max_tokens":9,"max_completion_tokens":5`, `"temperature":0.2,"stop":["x"],"n":1,"response_format":{"type":"text"}`} {
+		if status, _, b := r.post(t, `{"model":"reef/main","user":"ann",`+opts+`,"messages":[{"role":"user","content":"hi"}]}`); status != 200 {
+			t.Fatalf("%s: %d %s", opts, status, b)
+		}
+	}
+	var caps []int
+	for _, req := range r.script.Requests() {
+		caps = append(caps, req.MaxTokens)
+	}
+	if !slices.Equal(caps, []int{77, 5, 0}) {
+		t.Errorf("the model calls' output caps %v, want 77, 5, then the model's own (0)", caps)
+	}
+	for _, opts := range []string{`"n":2`, `"response_format":{"type":"json_object"}`, `"max_tokens":0`} {
+		if status, _, b := r.post(t, `{"model":"reef/main","user":"ann",`+opts+`,"messages":[{"role":"user","content":"hi"}]}`); status != 400 {
+			t.Errorf("%s: %d %s, want 400", opts, status, b)
+		}
+	}
+}

@@ -341,6 +341,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		s.info.Model = ""
 		model, _ = s.agent.model("")
 	}
+	model.MaxTokens = outputCap(model.MaxTokens, s.answering)
 	s.turnUser = s.openingEntries()
 	for _, in := range s.answering {
 		s.turnUser = append(s.turnUser, userEntry(in, s.deps.redactor()))
@@ -397,6 +398,17 @@ func runPriority(key string, answering []messages.Inbound) providers.Priority {
 		return providers.PriorityPeople
 	}
 	return providers.PriorityBackground
+}
+
+// outputCap is the output limit of a run's model calls: the model's, lowered by what the
+// messages it answers ask for (messages.Inbound.MaxTokens).
+func outputCap(model int, answering []messages.Inbound) int {
+	for _, in := range answering {
+		if in.MaxTokens > 0 && (model <= 0 || in.MaxTokens < model) {
+			model = in.MaxTokens
+		}
+	}
+	return model
 }
 
 // runHistory is what the run's model sees before its messages: the session's history, or, in

@@ -36,6 +36,9 @@ type Inbound struct {
 	Stateless bool `json:"stateless,omitempty"`
 	// Context is the conversation a Stateless message continues, oldest first.
 	Context []ChatMessage `json:"context,omitempty"`
+	// MaxTokens, when set, caps the output of each model call of the run that answers it
+	// (the API's max_tokens) below the model's own limit.
+	MaxTokens int `json:"maxTokens,omitempty"`
 
 	// System marks an event reef itself raised (a cron job, a heartbeat), not a person's
 	// message: access rules do not apply, and the model sees the text as a system event.

@@ -179,6 +179,7 @@ type ask struct {
 	media     []messages.Media       // the new turn's images (media.go)
 	context   []messages.ChatMessage // a stateless request's conversation before text
 	stateless bool
+	maxTokens int // caps each model call of the run; 0: the model's own
 	stream    bool
 	model     string
 }
@@ -199,6 +200,10 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if aerr != nil {
 		return nil, aerr
 	}
+	maxTokens, oerr := req.outputCap()
+	if oerr != nil {
+		return nil, oerr
+	}
 	if len(req.Messages) == 0 {
 		return nil, badRequest("missing_messages", "messages is required: at least one message with role user")
 	}
@@ -206,7 +211,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if serr != nil {
 		return nil, serr
 	}
-	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model}
+	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model, maxTokens: maxTokens}
 	var err *apiError
 	var images []string
 	if q.stateless {
@@ -322,7 +327,7 @@ func (q *ask) inbound(msgID string) *messages.Inbound {
 		sender = StatelessSender
 	}
 	return &messages.Inbound{Channel: Name, ChatID: q.chat, ChatType: messages.ChatDirect, SenderID: sender,
-		SenderName: sender, MessageID: msgID, Text: q.text, Media: q.media, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context}
+		SenderName: sender, MessageID: msgID, Text: q.text, Media: q.media, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context, MaxTokens: q.maxTokens}
 }
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {

@@ -13,8 +13,9 @@ import (
 // The OpenAI Chat Completions wire format, as much of it as reef reads and writes.
 
 // chatRequest is a POST /v1/chat/completions body. Fields reef does not use (temperature,
-// tools, ...) are accepted and ignored: the agent's own settings apply.
+// stop, tools, ...) are accepted and ignored: the agent's own settings apply (options.go).
 type chatRequest struct {
+	requestOptions
 	Model    string        `json:"model"`
 	Messages []chatMessage `json:"messages"`
 	Stream   bool          `json:"stream"`
