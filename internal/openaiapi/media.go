@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/internal/netguard"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -52,6 +53,9 @@ func (c *Channel) Fetch(ctx context.Context, m messages.Media) (io.ReadCloser, e
 		return nil, fmt.Errorf("%w: %w", channels.ErrPermanent, err)
 	}
 	resp, err := web.Do(req)
+	if errors.Is(err, netguard.ErrBlocked) { // the SSRF guard refused it: trying again will not help
+		return nil, fmt.Errorf("%w: %w", channels.ErrPermanent, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fetch image: %w", err)
 	}

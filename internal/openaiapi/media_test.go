@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/internal/netguard"
 	"github.com/reefgw/reef/messages"
 )
 
@@ -48,5 +50,13 @@ func TestChannelFetchImages(t *testing.T) {
 	}
 	if _, err := read(srv.URL + "/missing.png"); !errors.Is(err, channels.ErrPermanent) {
 		t.Errorf("a 404: %v, want a permanent failure", err)
+	}
+	guard, err := netguard.New(netguard.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.SetMediaClient(guard.Client(time.Minute, 5)) // the gateway's: srv is on this machine
+	if _, err := read(srv.URL + "/cat.png"); !errors.Is(err, netguard.ErrBlocked) || !errors.Is(err, channels.ErrPermanent) {
+		t.Errorf("a URL on this machine through the SSRF guard: %v, want refused for good", err)
 	}
 }
