@@ -407,3 +407,42 @@ func TestOpenAIAPIOptions(t *testing.T) {
 		}
 	}
 }
+
+// An Open WebUI-shaped sequence: list the models, chat in a named session, then the title
+// request Open WebUI makes in the background (the chat's messages and an instruction, no
+// user): it is answered from its own messages and does not enter the chat's session.
+func TestOpenAIAPIOpenWebUISequence(t *testing.T) {
+	r := newAPIRig(t)
+	resp, err := http.Get(r.srv.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("models: %d", resp.StatusCode)
+	}
+	chat := func(text string) string {
+		t.Helper()
+		status, _, body := r.post(t, fmt.Sprintf(`{"model":"reef/main","stream":true,"messages":[{"role":"user","content":%q}]}`, text),
+			openaiapi.SessionHeader, "owui-chat-1")
+		if status != 200 {
+			t.Fatalf("chat: %d %s", status, body)
+		}
+		return streamedContent(t, body)
+	}
+	if got := chat("hello"); got != "echo hello (message 1)" {
+		t.Fatalf("chat: %q", got)
+	}
+	status, _, body := r.post(t, `{"model":"reef/main","stream":false,"messages":[
+		{"role":"user","content":"hello"},{"role":"assistant","content":"echo hello (message 1)"},
+		{"role":"user","content":"### Task:\nGenerate a concise title for the chat above.\nrecall"}]}`)
+	if status != 200 || !strings.Contains(body, "assistant=echo hello (message 1)") {
+		t.Fatalf("title: %d %s", status, body)
+	}
+	if got := chat("more"); got != "echo more (message 2)" {
+		t.Errorf("the chat's second message %q: the title request entered its session", got)
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:main:openai:direct:owui-chat-1"}) {
+		t.Errorf("sessions stored %v, want only the chat's", keys)
+	}
+}
