@@ -206,7 +206,11 @@
 // hands the channel for its chat, the reply (Send) and the run's end (Progress with TurnFinal,
 // which carries the run's usage, session_turn.go:Session.onTurnRecorded). The request names
 // its agent (messages.Inbound.Agent, honoured by Deps.agentFor in Connector.ready); its caller
-// holds the gateway token, so it is the owner (access.APIChannel) and not rate limited.
+// holds the gateway token, so it is the owner (access.APIChannel) and not rate limited. A
+// request naming no session is Stateless: sessionkey.For gives it a session of its own, the
+// Session runs it on the request's Context instead of a history (session.go:runHistory), takes
+// no command from it, and deletes the session in the transaction that records the run
+// (session_turn.go, session_record.go); the Router unloads it once idle (unloadStateless).
 //
 // Events reef raises itself skip the Connector and its access check but take the same two
 // steps, a durable inbox entry and then routeInbound to the Router: the Timer's cron jobs and

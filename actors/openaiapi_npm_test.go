@@ -6,10 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reefgw/reef/actors"
 )
 
 // The official openai npm client, pinned; .ci/run installs the same version into
@@ -46,10 +50,12 @@ func openaiClient(t *testing.T) (node, dir string) {
 
 // A third-party client, the official openai npm package, against the API on the real
 // runtime: models, a non-streamed and a streamed completion with usage, the session
-// continuing across the two requests of one user, an unknown model's error.
+// continuing across the two requests of one user, two stateless chats at once that carry
+// their system prompt and history and leave no session, an image part reaching a vision
+// model, an unknown model's error.
 func TestOpenAIAPIWithNpmClient(t *testing.T) {
 	node, dir := openaiClient(t)
-	r := newAPIRig(t)
+	r := newAPIRig(t, func(d *actors.Deps) { d.Agents[0].Vision = true })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "testdata/openai_client.mjs", r.srv.URL+"/v1", dir)
@@ -79,6 +85,8 @@ func TestOpenAIAPIWithNpmClient(t *testing.T) {
 			answer
 			Chunks int
 		}
+		Stateless    []string
+		Image        string
 		UnknownModel struct {
 			Status int
 			Code   string
@@ -100,6 +108,27 @@ func TestOpenAIAPIWithNpmClient(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"reef/main", "reef/work"}, got.Models); d != "" {
 		t.Errorf("models (-want +got):\n%s", d)
+	}
+	wantStateless := []string{
+		"system=You are terse. | user=My name is Ann. | assistant=Hello Ann. | user=recall",
+		"system=You are terse. | user=My name is Bob. | assistant=Hello Bob. | user=recall",
+	}
+	if d := cmp.Diff(wantStateless, got.Stateless); d != "" {
+		t.Errorf("two stateless chats at once, with a system prompt and history (-want +got):\n%s", d)
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:main:openai:direct:npm-image", "agent:main:openai:direct:npm-user"}) {
+		t.Errorf("sessions stored %v, want only the two durable ones", keys)
+	}
+	var image []byte
+	for _, req := range r.script.Requests() {
+		for _, m := range req.Messages {
+			for _, md := range m.Media {
+				image = append(image, md.Data...)
+			}
+		}
+	}
+	if want := "\x89PNG\r\n\x1a\n npm cat"; string(image) != want || !strings.Contains(got.Image, "[image: inbox/") {
+		t.Errorf("the image part: the vision model got %q (want %q), answered %q", image, want, got.Image)
 	}
 	if got.UnknownModel.Status != 404 || got.UnknownModel.Code != "model_not_found" {
 		t.Errorf("unknown model: %+v", got.UnknownModel)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/sessionkey"
 )
 
 // Router maps session keys to live Session actors. It spawns a Session on the first message
@@ -110,6 +111,7 @@ func (r *Router) Receive(ctx actor.Context) {
 		r.onInterReply(msg)
 	case *sessionIdle:
 		r.setIdleSince(msg.key, r.deps.now())
+		r.unloadStateless(ctx, msg.key)
 	case *sessionBusy:
 		r.setIdleSince(msg.key, time.Time{})
 	case *sweep:
@@ -158,6 +160,14 @@ func (r *Router) onToolMessage(ctx actor.Context, msg *toolMessage) {
 func (r *Router) setIdleSince(key string, at time.Time) {
 	if rt := r.sessions[key]; rt != nil {
 		rt.idleSince = at
+	}
+}
+
+// unloadStateless unloads a stateless session (sessionkey.IsStateless) as soon as it is idle:
+// its run is over and its record deleted, so nothing will come for it again.
+func (r *Router) unloadStateless(ctx actor.Context, key string) {
+	if rt := r.sessions[key]; rt != nil && sessionkey.IsStateless(key) {
+		r.checkIdle(ctx, rt)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -344,6 +345,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		model, _ = s.agent.model("")
 	}
 	s.turnReach = tools.Reach{Owner: s.private(s.answering)}
+	model.MaxTokens = outputCap(model.MaxTokens, s.answering)
 	s.turnUser = s.openingEntries()
 	for _, in := range s.answering {
 		s.turnUser = append(s.turnUser, userEntry(in, s.deps.redactor()))
@@ -364,7 +366,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		sessionKey: s.key,
 		channel:    last.Channel,
 		chatType:   string(last.ChatType),
-		history:    s.history[:len(s.history):len(s.history)],
+		history:    s.runHistory(),
 		user:       s.turnUser,
 		tools:      s.turnTools,
 		reach:      s.turnReach,
@@ -402,6 +404,33 @@ func runPriority(key string, answering []messages.Inbound) providers.Priority {
 		return providers.PriorityPeople
 	}
 	return providers.PriorityBackground
+}
+
+// outputCap is the output limit of a run's model calls: the model's, lowered by what the
+// messages it answers ask for (messages.Inbound.MaxTokens).
+func outputCap(model int, answering []messages.Inbound) int {
+	for _, in := range answering {
+		if in.MaxTokens > 0 && (model <= 0 || in.MaxTokens < model) {
+			model = in.MaxTokens
+		}
+	}
+	return model
+}
+
+// runHistory is what the run's model sees before its messages: the session's history, or, in
+// a stateless session (sessionkey.IsStateless), the conversation its message brought.
+func (s *Session) runHistory() []messages.ChatMessage {
+	if !sessionkey.IsStateless(s.key) || len(s.history) > 0 {
+		return s.history[:len(s.history):len(s.history)]
+	}
+	var out []messages.ChatMessage
+	for _, in := range s.answering {
+		for _, m := range in.Context {
+			m.Content = s.deps.redactor().apply(m.Content)
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // openingEntries are the system entries a run starts with before the user's messages: the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/tools"
 )
 
@@ -35,8 +36,15 @@ func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
 			Group: in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread}
 		p = p.Intersect(s.deps.ToolGrants[channels.ID(in.Channel, in.Account)].Resolve(s.agent.Policy, c))
 	}
+	if sessionkey.IsStateless(s.key) { // deleted when its run ends: nothing may outlive it
+		p = p.Without(outliveRun...)
+	}
 	return p
 }
+
+// outliveRun are the tools whose work goes on after the run that called them and reports back
+// to its session: a stateless API request's session is gone by then.
+var outliveRun = []string{"sessions_spawn", "sessions_send", "sessions_yield", "cron", "process"}
 
 // private reports whether a run answering ins has the owner's standing, and so sees the
 // owner's private files (tools.Reach, agent.PromptInput.Private): every person's message is

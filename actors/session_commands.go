@@ -41,6 +41,9 @@ type (
 // a slash that is neither a command nor one of the agent's skills is answered as an unknown
 // command ("/stauts"), not sent to the model; "/tmp/x is full" stays a message.
 func (s *Session) command(in *messages.Inbound) (command, bool) {
+	if in.Stateless { // its session lives for one run: there is nothing for a command to act on
+		return command{}, false
+	}
 	cmd, ok := parseCommand(in)
 	if !ok && in.Channel == "terminal" && !in.System {
 		if word, found := unknownCommand(in.Text); found && !s.isSkill(word) {

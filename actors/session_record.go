@@ -7,6 +7,7 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/sessionkey"
 )
 
 // A run whose result cannot be stored (a full disk, a write error) is either answered, once
@@ -82,6 +83,9 @@ func (s *Session) recordFailed(ctx actor.Context, msg *turnRecorded) {
 			}
 			if err := ending.put(tx); err != nil { // after the run's inbox entries: it reads what is left
 				return err
+			}
+			if sessionkey.IsStateless(rec.key) { // it lived for this run (session_turn.go)
+				return tx.DeleteSession(rec.key)
 			}
 			if out == nil {
 				return nil

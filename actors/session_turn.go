@@ -14,6 +14,7 @@ import (
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
+	"github.com/reefgw/reef/sessionkey"
 )
 
 // onTurnFinished records a finished run in one transaction — the user messages, every entry
@@ -109,7 +110,13 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 			if err := settle(tx, key, inboxSeqs, outbox, info, attempts); err != nil {
 				return err
 			}
-			return ending.put(tx)
+			if err := ending.put(tx); err != nil {
+				return err
+			}
+			if sessionkey.IsStateless(key) { // it lived for this run: nothing of it stays
+				return tx.DeleteSession(key)
+			}
+			return nil
 		},
 		Done: func(err error) {
 			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed, ending: ending,

@@ -30,6 +30,15 @@ type Inbound struct {
 	// Agent, set by a channel whose caller picks the agent (the OpenAI-compatible API's model),
 	// names the agent that answers; it overrides the bindings. Platforms never set it.
 	Agent string `json:"agent,omitempty"`
+	// Stateless marks a message whose caller keeps the conversation itself (the API's requests
+	// that name no session): it runs in a session of its own (sessionkey.For), on top of
+	// Context instead of a stored history, and that session is deleted with its run's record.
+	Stateless bool `json:"stateless,omitempty"`
+	// Context is the conversation a Stateless message continues, oldest first.
+	Context []ChatMessage `json:"context,omitempty"`
+	// MaxTokens, when set, caps the output of each model call of the run that answers it
+	// (the API's max_tokens) below the model's own limit.
+	MaxTokens int `json:"maxTokens,omitempty"`
 
 	// System marks an event reef itself raised (a cron job, a heartbeat), not a person's
 	// message: access rules do not apply, and the model sees the text as a system event.

@@ -17,7 +17,8 @@ import (
 //	per-account-channel-peer  agent:<agent>:<channel>:<account>:direct:<sender>
 //
 // Groups always get their own session, agent:<agent>:<channel>:group:<chat>, and threads or
-// topics inside them agent:<agent>:<channel>:group:<chat>:thread:<thread>.
+// topics inside them agent:<agent>:<channel>:group:<chat>:thread:<thread>. A Stateless
+// message gets a session of its own whatever the scope, agent:<agent>:<channel>:stateless:<chat>.
 func For(agentID, dmScope string, in *messages.Inbound) string {
 	return key(agentID, dmScope, in)
 }
@@ -34,6 +35,9 @@ func ForSender(agentID, dmScope string, in *messages.Inbound, owner bool) string
 }
 
 func key(agentID, dmScope string, in *messages.Inbound) string {
+	if in.Stateless {
+		return "agent:" + agentID + ":" + in.Channel + statelessPart + in.ChatID
+	}
 	var b strings.Builder
 	b.WriteString("agent:")
 	b.WriteString(agentID)
@@ -68,3 +72,8 @@ func key(agentID, dmScope string, in *messages.Inbound) string {
 	}
 	return b.String()
 }
+
+const statelessPart = ":stateless:"
+
+// IsStateless reports whether key is the session of a Stateless message: it lives for one run.
+func IsStateless(key string) bool { return strings.Contains(key, statelessPart) }

@@ -11,6 +11,7 @@ func TestFor(t *testing.T) {
 	noSender := &messages.Inbound{Channel: "webchat", ChatID: "tab1", ChatType: messages.ChatDirect}
 	group := &messages.Inbound{Channel: "discord", Account: "work", ChatID: "g1", SenderID: "42", ChatType: messages.ChatGroup}
 	thread := &messages.Inbound{Channel: "discord", ChatID: "g1", ThreadID: "t9", SenderID: "42", ChatType: messages.ChatThread}
+	stateless := &messages.Inbound{Channel: "openai", ChatID: "main/x1", SenderID: "api", ChatType: messages.ChatDirect, Stateless: true}
 	tests := []struct {
 		scope string
 		in    *messages.Inbound
@@ -31,6 +32,8 @@ func TestFor(t *testing.T) {
 		{"per-account-channel-peer", group, "agent:main:discord:work:group:g1"},
 		{"", thread, "agent:main:discord:group:g1:thread:t9"},
 		{"per-account-channel-peer", thread, "agent:main:discord:group:g1:thread:t9"}, // no account
+		{"main", stateless, "agent:main:openai:stateless:main/x1"},
+		{"per-peer", stateless, "agent:main:openai:stateless:main/x1"},
 	}
 	for _, tt := range tests {
 		if got := For("main", tt.scope, tt.in); got != tt.want {
@@ -51,5 +54,11 @@ func TestForSenderKeepsGuestsOutOfMain(t *testing.T) {
 	}
 	if got := ForSender("main", "per-peer", dm, false); got != "agent:main:direct:7" {
 		t.Errorf("other scopes are unchanged: %q", got)
+	}
+}
+
+func TestIsStateless(t *testing.T) {
+	if !IsStateless("agent:main:openai:stateless:main/x1") || IsStateless("agent:main:openai:direct:stateless") {
+		t.Error("IsStateless does not tell a stateless key from a session named stateless")
 	}
 }

@@ -322,6 +322,14 @@ func (p Policy) Intersect(q Policy) Policy {
 	return p.with(q.terms...)
 }
 
+// Without returns p less the named tools.
+func (p Policy) Without(names ...string) Policy {
+	if len(p.terms) == 0 {
+		return p
+	}
+	return p.with(term{allow: []string{All}, deny: names})
+}
+
 // with returns p with more terms, leaving p's own slice alone.
 func (p Policy) with(ts ...term) Policy {
 	out := Policy{terms: slices.Clip(slices.Clone(p.terms)), known: p.known}

@@ -42,6 +42,35 @@ for await (const chunk of stream) {
 }
 out.stream = { content: text, finish, usage, chunks };
 
+// Stateless (no user, no X-Reef-Session): the client's system prompt and history are the
+// conversation; the fake model answers "recall" with what it saw. Two at once do not mix.
+const recall = (name) =>
+  client.chat.completions.create({
+    model: "reef/main",
+    messages: [
+      { role: "system", content: "You are terse." },
+      { role: "user", content: `My name is ${name}.` },
+      { role: "assistant", content: `Hello ${name}.` },
+      { role: "user", content: [{ type: "text", text: "recall" }] },
+    ],
+  });
+const [ann, bob] = await Promise.all([recall("Ann"), recall("Bob")]);
+out.stateless = [ann.choices[0].message.content, bob.choices[0].message.content];
+
+// An image part (a data URL), as the SDK's vision examples send it.
+const png = Buffer.from("\x89PNG\r\n\x1a\n npm cat", "latin1").toString("base64");
+const seen = await client.chat.completions.create({
+  model: "reef/main",
+  user: "npm-image",
+  messages: [
+    { role: "user", content: [
+      { type: "text", text: "see" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${png}`, detail: "low" } },
+    ] },
+  ],
+});
+out.image = seen.choices[0].message.content;
+
 try {
   await client.chat.completions.create({ model: "reef/nope", messages: [{ role: "user", content: "x" }] });
   out.unknownModel = { status: 200 };

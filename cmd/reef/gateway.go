@@ -64,6 +64,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	var api *openaiapi.Channel // the OpenAI-compatible API is a channel; it is served on the web listener
 	if !cfg.Gateway.HTTP.Off() {
 		api = addAPIChannel(&set, log)
+		api.SetMediaClient(mediaClient(cfg)) // image_url parts given by https URL, behind the SSRF guard
 	}
 	chans := set.chans
 	rt, err := startRuntime(cfg, log, set)

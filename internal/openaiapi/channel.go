@@ -3,6 +3,7 @@ package openaiapi
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"time"
 
@@ -32,6 +33,7 @@ type Channel struct {
 	deliver channels.Deliver     // while Run runs; nil otherwise
 	running chan struct{}        // closed when Run starts; replaced when it ends
 	chats   map[string]*exchange // chat id → its exchange
+	web     *http.Client         // downloads images given by URL (media.go); nil: none
 }
 
 var (

@@ -1,11 +1,14 @@
 // Package openaiapi is reef's OpenAI-compatible API: GET /v1/models lists the agents as
-// models (reef/<agentId>), POST /v1/chat/completions runs one with the request's last user
-// message and answers in OpenAI's format, streamed (SSE) or not, with the run's usage.
+// models (reef/<agentId>), POST /v1/chat/completions runs one and answers in OpenAI's format,
+// streamed (SSE) or not, with the run's usage.
 //
 // A request is a message on the channel "openai" (Channel): it goes the way every channel's
 // message goes (the Connector stores it in its session's inbox before the run, the Session
-// queues and runs it, the transcript keeps it), in the session named by the X-Reef-Session
-// header or the request's user field. The handler does not authenticate: the gateway's
+// queues and runs it, the transcript keeps it). A request naming a session (the
+// X-Reef-Session header or the request's user field) continues it with its last user message.
+// One naming none is stateless: its last message is the turn and the ones before it the
+// conversation (messages.Inbound.Context), run in a session of its own that the Session
+// deletes with the run's record (sessionkey.IsStateless). The handler does not authenticate: the gateway's
 // listener mounts it behind the gateway token, and whoever holds the token is the owner.
 //
 // Concurrency: Handler is safe for concurrent use; each request runs on its server
@@ -33,13 +36,15 @@ import (
 )
 
 // SessionHeader names the session a request continues; it wins over the body's user field.
+// A request with neither is stateless.
 const SessionHeader = "X-Reef-Session"
 
 // SessionKeyHeader, on a response, is the key of the session that answered (reef sessions show <key>).
 const SessionKeyHeader = "X-Reef-Session-Key"
 
-// DefaultSession is the session of requests that name none.
-const DefaultSession = "api"
+// StatelessSender is the sender of a stateless request (one that names no session): it runs
+// in a session of its own, on the conversation its messages carry, deleted after its run.
+const StatelessSender = "api"
 
 // Agent is an agent the API offers, as the model reef/<ID>.
 type Agent struct {
@@ -64,6 +69,10 @@ type Config struct {
 	Log    zerolog.Logger
 	Now    func() time.Time // default time.Now
 }
+
+// MaxImages caps the image_url parts of a request's new turn (a model sees the latest
+// media.MaxImages of a conversation).
+const MaxImages = 10
 
 // Defaults of Config.
 const (
@@ -162,14 +171,18 @@ func (h *Handler) modelNames() string {
 
 // ask is one checked request: what to deliver, and how to answer.
 type ask struct {
-	agent   Agent
-	session string // the session's name
-	chat    string // the channel's chat id: agent and session
-	key     string // the session's key
-	text    string
-	stream  bool
-	usage   bool // stream_options.include_usage: send the usage chunk
-	model   string
+	agent     Agent
+	session   string // the session's name; "" for a stateless request
+	chat      string // the channel's chat id: agent and session (or the request's own id)
+	key       string // the session's key
+	text      string
+	media     []messages.Media       // the new turn's images (media.go)
+	context   []messages.ChatMessage // a stateless request's conversation before text
+	stateless bool
+	maxTokens int // caps each model call of the run; 0: the model's own
+	stream    bool
+	usage     bool // stream_options.include_usage: send the usage chunk
+	model     string
 }
 
 // parse checks a request; nothing is stored for one it refuses.
@@ -188,36 +201,93 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if aerr != nil {
 		return nil, aerr
 	}
+	maxTokens, oerr := req.outputCap()
+	if oerr != nil {
+		return nil, oerr
+	}
 	if len(req.Messages) == 0 {
 		return nil, badRequest("missing_messages", "messages is required: at least one message with role user")
-	}
-	text, found := "", false
-	for i := len(req.Messages) - 1; i >= 0 && !found; i-- {
-		if m := req.Messages[i]; m.Role == "user" {
-			t, err := m.text()
-			if err != nil {
-				return nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
-			}
-			text, found = t, true
-		}
-	}
-	switch {
-	case !found:
-		return nil, badRequest("missing_user_message", "messages has no message with role user")
-	case strings.TrimSpace(text) == "":
-		return nil, badRequest("empty_message", "the last user message is empty")
-	case len(text) > h.cfg.MaxMessage:
-		return nil, newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "message_too_long",
-			fmt.Sprintf("the last user message is %d bytes; the limit is %d", len(text), h.cfg.MaxMessage))
 	}
 	name, serr := h.session(a, r.Header.Get(SessionHeader), req.User)
 	if serr != nil {
 		return nil, serr
 	}
-	q := &ask{agent: a, session: name, chat: a.ID + "/" + name, text: text, stream: req.Stream, model: req.Model,
+	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model, maxTokens: maxTokens,
 		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	var err *apiError
+	var images []string
+	if q.stateless {
+		q.text, images, q.context, err = conversation(req.Messages)
+	} else {
+		q.text, images, err = newTurn(req.Messages)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(images) > MaxImages {
+		return nil, badRequest("too_many_images", fmt.Sprintf("the last message has %d images; the limit is %d", len(images), MaxImages))
+	}
+	for i, ref := range images {
+		m, err := imageMedia(i+1, ref)
+		if err != nil {
+			return nil, badRequest("invalid_image_url", fmt.Sprintf("image %d of the last message: %v", i+1, err))
+		}
+		q.media = append(q.media, m)
+	}
+	switch {
+	case strings.TrimSpace(q.text) == "" && len(q.media) == 0:
+		return nil, badRequest("empty_message", "the last message is empty")
+	case len(q.text) > h.cfg.MaxMessage:
+		return nil, newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "message_too_long",
+			fmt.Sprintf("the last message is %d bytes; the limit is %d", len(q.text), h.cfg.MaxMessage))
+	}
+	if q.stateless {
+		q.chat = a.ID + "/" + rand.Text() // a session of its own, for this request only
+	} else {
+		q.chat = a.ID + "/" + name
+	}
 	q.key = sessionkey.For(a.ID, h.cfg.DMScope, q.inbound(""))
 	return q, nil
+}
+
+// newTurn is the new turn of a request to a durable session: its last user message (reef
+// has the earlier ones). A request that ends with a tool result is refused: reef offers the
+// model no client tools, so no call of the session awaits it.
+func newTurn(msgs []chatMessage) (string, []string, *apiError) {
+	if last := msgs[len(msgs)-1]; last.Role == "tool" {
+		return "", nil, badRequest("unexpected_tool_message",
+			fmt.Sprintf("messages[%d] is a tool result, but reef's agents call only their own tools; a session's new turn is a user message", len(msgs)-1))
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == "user" {
+			t, images, err := m.content()
+			if err != nil {
+				return "", nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
+			}
+			return t, images, nil
+		}
+	}
+	return "", nil, badRequest("missing_user_message", "messages has no message with role user")
+}
+
+// conversation is a stateless request's messages: the last one (a user message or a tool
+// result) is the new turn, with its images, the ones before it the conversation it continues.
+func conversation(msgs []chatMessage) (string, []string, []messages.ChatMessage, *apiError) {
+	out := make([]messages.ChatMessage, 0, len(msgs))
+	for i, m := range msgs {
+		cm, err := m.chat(i == len(msgs)-1)
+		if err != nil {
+			return "", nil, nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
+		}
+		out = append(out, cm)
+	}
+	last := out[len(out)-1]
+	if last.Role != messages.RoleUser {
+		return "", nil, nil, badRequest("missing_user_message",
+			fmt.Sprintf("the last message is %q; a request ends with the user's message (or a tool result)", msgs[len(msgs)-1].Role))
+	}
+	_, images, _ := msgs[len(msgs)-1].content()
+	return last.Content, images, out[:len(out)-1], nil
 }
 
 // sessionName is what a session name may be: an id, a user name or an e-mail address.
@@ -233,7 +303,7 @@ func (h *Handler) session(a Agent, header, user string) (string, *apiError) {
 		name, from = user, "user"
 	}
 	if name == "" {
-		return DefaultSession, nil
+		return "", nil // stateless
 	}
 	if strings.HasPrefix(name, "agent:") {
 		i := strings.LastIndexByte(name, ':')
@@ -254,8 +324,12 @@ func (h *Handler) session(a Agent, header, user string) (string, *apiError) {
 
 // inbound is the message of the ask.
 func (q *ask) inbound(msgID string) *messages.Inbound {
-	return &messages.Inbound{Channel: Name, ChatID: q.chat, ChatType: messages.ChatDirect, SenderID: q.session,
-		SenderName: q.session, MessageID: msgID, Text: q.text, Agent: q.agent.ID}
+	sender := q.session
+	if q.stateless {
+		sender = StatelessSender
+	}
+	return &messages.Inbound{Channel: Name, ChatID: q.chat, ChatType: messages.ChatDirect, SenderID: sender,
+		SenderName: sender, MessageID: msgID, Text: q.text, Media: q.media, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context, MaxTokens: q.maxTokens}
 }
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
@@ -289,7 +363,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, h.notTaken(r, err, "reef could not take the message"))
 		return
 	}
-	w.Header().Set(SessionKeyHeader, q.key)
+	if !q.stateless {
+		w.Header().Set(SessionKeyHeader, q.key)
+	}
 	rs := &reply{id: "chatcmpl-" + msgID[len("api-"):], model: q.model, created: h.cfg.Now().Unix()}
 	if q.stream {
 		err = h.stream(ctx, w, ex, rs, live, q.usage)

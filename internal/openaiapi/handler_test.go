@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -138,7 +139,7 @@ func TestChatNonStream(t *testing.T) {
 	srv, g := newTestServer(t, nil)
 	resp, body := post(t, srv.URL, `{"model":"reef/work","user":"ann@example.com","messages":[
 		{"role":"system","content":"be brief"},{"role":"user","content":"first"},
-		{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":"hello"},{"type":"image_url","image_url":{"url":"x"}}]}]}`, nil)
+		{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":"hello"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}]}`, nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
@@ -158,6 +159,10 @@ func TestChatNonStream(t *testing.T) {
 		in[0].ChatType != messages.ChatDirect || in[0].MessageID == "" {
 		t.Fatalf("delivered %+v", in)
 	}
+	want := messages.Media{Kind: messages.MediaImage, Name: "image-1.png", MIME: "image/png", Size: 8, Ref: "data:image/png;base64,iVBORw0KGgo="}
+	if len(in[0].Media) != 1 || !reflect.DeepEqual(in[0].Media[0], want) {
+		t.Errorf("the image part became %+v, want %+v", in[0].Media, want)
+	}
 }
 
 func TestChatSessionHeader(t *testing.T) {
@@ -174,8 +179,55 @@ func TestChatSessionHeader(t *testing.T) {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
 	in := g.delivered()
-	if len(in) != 3 || in[0].SenderID != "s1" || in[1].SenderID != "s2" || in[2].SenderID != DefaultSession {
+	if len(in) != 3 || in[0].SenderID != "s1" || in[1].SenderID != "s2" || in[0].Stateless || in[1].Stateless {
 		t.Fatalf("delivered %+v", in)
+	}
+	if !in[2].Stateless || in[2].SenderID != StatelessSender || resp.Header.Get(SessionKeyHeader) != "" {
+		t.Fatalf("a request naming no session: delivered %+v, %s %q", in[2], SessionKeyHeader, resp.Header.Get(SessionKeyHeader))
+	}
+}
+
+// A request naming no session is stateless: its messages before the last are the conversation
+// it continues, each request has a chat (and session) of its own, and one ending with a tool
+// result has that result as its new turn.
+func TestChatStateless(t *testing.T) {
+	srv, g := newTestServer(t, nil)
+	body := `{"model":"reef/main","messages":[
+		{"role":"system","content":"Answer in French."},
+		{"role":"user","content":"My name is Ann."},
+		{"role":"assistant","content":"Bonjour Ann.","tool_calls":[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"found"},
+		{"role":"user","content":[{"type":"text","text":"What is my name?"}]}]}`
+	for range 2 {
+		if resp, b := post(t, srv.URL, body, nil); resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+	}
+	in := g.delivered()
+	if len(in) != 2 || in[0].ChatID == in[1].ChatID {
+		t.Fatalf("two stateless requests share a chat: %+v", in)
+	}
+	want := []messages.ChatMessage{
+		{Role: messages.RoleSystem, Content: "Answer in French."},
+		{Role: messages.RoleUser, Content: "My name is Ann."},
+		{Role: messages.RoleAssistant, Content: "Bonjour Ann.\n[called the client's tool lookup (call c1) with {}]"},
+		{Role: messages.RoleUser, Content: "[result of the client's tool call c1]\nfound"},
+	}
+	got := in[0]
+	if !got.Stateless || got.Text != "What is my name?" || len(got.Context) != len(want) {
+		t.Fatalf("delivered %+v", got)
+	}
+	for i := range want {
+		if got.Context[i].Role != want[i].Role || got.Context[i].Content != want[i].Content {
+			t.Errorf("context[%d] = %+v, want %+v", i, got.Context[i], want[i])
+		}
+	}
+	toolLast := `{"model":"reef/main","messages":[{"role":"user","content":"look it up"},{"role":"tool","tool_call_id":"c9","content":"42"}]}`
+	if resp, b := post(t, srv.URL, toolLast, nil); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	if in := g.delivered(); in[2].Text != "[result of the client's tool call c9]\n42" || len(in[2].Context) != 1 {
+		t.Fatalf("a request ending with a tool result: delivered %+v", in[2])
 	}
 }
 
@@ -201,6 +253,21 @@ func TestChatBadInput(t *testing.T) {
 		{"empty user message", `{"model":"reef/main","messages":[{"role":"user","content":"  "}]}`, nil, 400, "empty_message"},
 		{"bad content", `{"model":"reef/main","messages":[{"role":"user","content":42}]}`, nil, 400, "invalid_content"},
 		{"message over the limit", `{"model":"reef/main","messages":[{"role":"user","content":"` + strings.Repeat("a", 40<<10) + `"}]}`, nil, 413, "message_too_long"},
+		{"ends with the assistant", `{"model":"reef/main","messages":[` + ok + `,{"role":"assistant","content":"x"}]}`, nil, 400, "missing_user_message"},
+		{"unknown role", `{"model":"reef/main","messages":[{"role":"robot","content":"x"},` + ok + `]}`, nil, 400, "invalid_content"},
+		{"a session's turn is a tool result", `{"model":"reef/main","user":"ann","messages":[` + ok + `,{"role":"tool","tool_call_id":"c","content":"x"}]}`, nil, 400, "unexpected_tool_message"},
+		{"an ftp image", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"ftp://h/x.png"}}]}]}`, nil, 400, "invalid_image_url"},
+		{"a plain http image", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://h/x.png"}}]}]}`, nil, 400, "invalid_image_url"},
+		{"a data URL of text", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:text/plain;base64,aGk="}}]}]}`, nil, 400, "invalid_image_url"},
+		{"a data URL not base64", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,%%%"}}]}]}`, nil, 400, "invalid_image_url"},
+		{"no image_url", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, nil, 400, "invalid_content"},
+		{"11 images", `{"model":"reef/main","messages":[{"role":"user","content":[` + strings.Repeat(`{"type":"image_url","image_url":{"url":"https://h/x.png"}},`, 10) + `{"type":"image_url","image_url":{"url":"https://h/x.png"}}]}]}`, nil, 400, "too_many_images"},
+		{"n 2", `{"model":"reef/main","n":2,"messages":[` + ok + `]}`, nil, 400, "unsupported_n"},
+		{"json_object", `{"model":"reef/main","response_format":{"type":"json_object"},"messages":[` + ok + `]}`, nil, 400, "unsupported_response_format"},
+		{"json_schema", `{"model":"reef/main","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{}}},"messages":[` + ok + `]}`, nil, 400, "unsupported_response_format"},
+		{"response_format a string", `{"model":"reef/main","response_format":"json","messages":[` + ok + `]}`, nil, 400, "invalid_response_format"},
+		{"max_tokens 0", `{"model":"reef/main","max_tokens":0,"messages":[` + ok + `]}`, nil, 400, "invalid_max_tokens"},
+		{"max_completion_tokens -1", `{"model":"reef/main","max_completion_tokens":-1,"messages":[` + ok + `]}`, nil, 400, "invalid_max_tokens"},
 		{"bad user", `{"model":"reef/main","user":"a b","messages":[` + ok + `]}`, nil, 400, "invalid_session"},
 		{"bad header", `{"model":"reef/main","messages":[` + ok + `]}`, map[string]string{SessionHeader: "../x"}, 400, "invalid_session"},
 		{"another channel's session", `{"model":"reef/main","messages":[` + ok + `]}`, map[string]string{SessionHeader: "agent:main:telegram:direct:42"}, 403, "session_not_allowed"},

@@ -3,6 +3,7 @@ package openaiapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -12,8 +13,9 @@ import (
 // The OpenAI Chat Completions wire format, as much of it as reef reads and writes.
 
 // chatRequest is a POST /v1/chat/completions body. Fields reef does not use (temperature,
-// tools, ...) are accepted and ignored: the agent's own settings apply.
+// stop, tools, ...) are accepted and ignored: the agent's own settings apply (options.go).
 type chatRequest struct {
+	requestOptions
 	Model    string        `json:"model"`
 	Messages []chatMessage `json:"messages"`
 	Stream   bool          `json:"stream"`
@@ -27,33 +29,91 @@ type chatRequest struct {
 
 // chatMessage is one message of a request. Content is a string or an array of parts.
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	ToolCalls  []toolCall      `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+// toolCall is a call an assistant message of the request made.
+type toolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// chat is the message as an entry of a stateless run's conversation. The client's tool calls
+// and results become text: the model was offered no client tools, so it sees them as what
+// happened, not as calls of its own. Images of the last message go with the run's message;
+// those of earlier ones are named in a note.
+func (m chatMessage) chat(last bool) (messages.ChatMessage, error) {
+	text, images, err := m.content()
+	if err != nil {
+		return messages.ChatMessage{}, err
+	}
+	if len(images) > 0 && !last {
+		text = strings.TrimSpace(text + fmt.Sprintf("\n[%d image(s) the client sent here: not shown; the model sees the images of the last message only]", len(images)))
+	}
+	switch m.Role {
+	case "system", "developer":
+		return messages.ChatMessage{Role: messages.RoleSystem, Content: text}, nil
+	case "user":
+		return messages.ChatMessage{Role: messages.RoleUser, Content: text}, nil
+	case "assistant":
+		for _, c := range m.ToolCalls {
+			text = strings.TrimSpace(text + fmt.Sprintf("\n[called the client's tool %s (call %s) with %s]", c.Function.Name, c.ID, c.Function.Arguments))
+		}
+		return messages.ChatMessage{Role: messages.RoleAssistant, Content: text}, nil
+	case "tool", "function":
+		what := "tool call " + m.ToolCallID
+		if m.Name != "" {
+			what = m.Name + " (" + what + ")"
+		}
+		return messages.ChatMessage{Role: messages.RoleUser, Content: "[result of the client's " + what + "]\n" + text}, nil
+	}
+	return messages.ChatMessage{}, fmt.Errorf("unknown role %q: one of system, developer, user, assistant, tool", m.Role)
 }
 
 // text returns the message's text: the string, or its text parts joined by newlines.
 func (m chatMessage) text() (string, error) {
+	text, _, err := m.content()
+	return text, err
+}
+
+// content returns the message's text and the URLs of its image_url parts.
+func (m chatMessage) content() (string, []string, error) {
 	if len(m.Content) == 0 || string(m.Content) == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	var s string
 	if err := json.Unmarshal(m.Content, &s); err == nil {
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
 	}
 	if err := json.Unmarshal(m.Content, &parts); err != nil {
-		return "", errors.New("content must be a string or an array of content parts")
+		return "", nil, errors.New("content must be a string or an array of content parts")
 	}
-	var texts []string
+	var texts, images []string
 	for _, p := range parts {
-		if p.Type == "text" {
+		switch {
+		case p.Type == "text":
 			texts = append(texts, p.Text)
+		case p.Type == "image_url" && p.ImageURL != nil:
+			images = append(images, p.ImageURL.URL)
+		case p.Type == "image_url":
+			return "", nil, errors.New("an image_url part without image_url.url")
 		}
 	}
-	return strings.Join(texts, "\n"), nil
+	return strings.Join(texts, "\n"), images, nil
 }
 
 type completion struct {

@@ -63,6 +63,7 @@ func record(req providers.Request) Request {
 	rec := Request{
 		Model:     req.Model,
 		Reasoning: req.Reasoning,
+		MaxTokens: req.MaxTokens,
 		System:    req.System + req.SystemTail,
 		Messages:  append([]messages.ChatMessage(nil), req.Messages...),
 	}

@@ -40,6 +40,7 @@ type Reply struct {
 type Request struct {
 	Model     string
 	Reasoning string // the reasoning effort asked for
+	MaxTokens int    // the output cap asked for (in-process fake only)
 	System    string
 	Messages  []messages.ChatMessage
 	Tools     []string // tool names offered
