@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/reefgw/reef/channels"
@@ -146,6 +147,11 @@ func (c *Connector) reason(err error) string {
 		var sc explain.StatusCoder
 		if errors.As(err, &sc) {
 			return fmt.Sprintf("%s (%d)", what, sc.HTTPStatus())
+		}
+		// no status: the platform's own words say what it refused (Discord's close codes:
+		// "disallowed intents: enable the Message Content intent ...")
+		if msg := explain.StripPrefixes(strings.Join(strings.Fields(err.Error()), " ")); !strings.HasSuffix(msg, channels.ErrAuth.Error()) {
+			return msg
 		}
 		return what
 	}

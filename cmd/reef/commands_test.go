@@ -28,7 +28,7 @@ func TestGatewayStopsCleanlyOnSignal(t *testing.T) {
 				t.Fatalf("exit code %d after %v, want 0; stderr:\n%s", code, sig, g.stderr)
 			}
 			logs := g.stderr.String()
-			for _, want := range []string{"no channels configured", "shutting down", `"message":"stopped"`} {
+			for _, want := range []string{"no chat platform configured", "shutting down", `"message":"stopped"`} {
 				if !strings.Contains(logs, want) {
 					t.Errorf("logs lack %q:\n%s", want, logs)
 				}

@@ -91,15 +91,27 @@ func Short(err error, server string) string {
 		}
 		inner = next
 	}
-	msg := inner.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && i+2 < len(msg) {
-		msg = msg[i+2:]
-	}
-	msg = strings.Join(strings.Fields(msg), " ")
+	msg := strings.Join(strings.Fields(inner.Error()), " ")
+	msg = StripPrefixes(msg)
 	if len(msg) > 160 {
 		msg = msg[:157] + "..."
 	}
 	return msg
+}
+
+// StripPrefixes drops the "package: " words an error message starts with ("feishu: ",
+// "discord: gateway: "), keeping what the message says: "connection limit reached: the app
+// already holds ...". A prefix is one word of lower-case letters, digits and '_' or '-'.
+func StripPrefixes(msg string) string {
+	for {
+		i := strings.Index(msg, ": ")
+		if i <= 0 || i+2 >= len(msg) || strings.IndexFunc(msg[:i], func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		}) >= 0 {
+			return msg
+		}
+		msg = msg[i+2:]
+	}
 }
 
 // Status says what an HTTP error status means, in plain words.

@@ -77,7 +77,7 @@ func TestShortIsTheInnermostCause(t *testing.T) {
 	if got := Short(statusErr(401), ""); got != "token refused (401)" {
 		t.Errorf("Short(401) = %q", got)
 	}
-	if got := Short(errors.New("a\nb:  c   d"), ""); got != "c d" {
-		t.Errorf("Short = %q, want one line", got)
+	if got := Short(errors.New("feishu: a\nb:  c   d"), ""); got != "a b: c d" {
+		t.Errorf("Short = %q, want one line without the package's prefix", got)
 	}
 }
