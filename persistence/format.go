@@ -42,6 +42,11 @@ func (e *FormatError) Error() string {
 }
 
 func (e *FormatError) needs() string {
+	for f, r := range FormatRelease { // a record a newer reef forgot to update says nothing
+		if f <= Format && r == e.Needs {
+			return "a newer reef"
+		}
+	}
 	if e.Needs == "" {
 		return "a newer reef"
 	}
