@@ -113,6 +113,14 @@ func TestE2EUpgradeFromTheLastRelease(t *testing.T) {
 			len(before.Sessions), len(before.KV["cron/jobs"]), len(before.KV["approved/telegram"]))
 	}
 
+	// reef doctor says the upgrade is due and leaves the file as it is.
+	if doc := reef(t, e, "", "doctor"); !strings.Contains(doc.stdout, "is in store format 1: reef upgrades it to format 2 when it next starts") {
+		t.Errorf("reef doctor on the old release's database:\n%s%s", doc.stdout, doc.stderr)
+	}
+	if schema, _ := storeMeta(t, db); schema != "1" {
+		t.Fatalf("reef doctor changed the format to %q", schema)
+	}
+
 	g := launchGateway(t, e)
 	backups, _ := filepath.Glob(filepath.Join(home, "backups", "reef-before-format-2-*.db.gz"))
 	if len(backups) != 1 || !strings.Contains(g.stderr.String(), "upgrading it, after a backup in "+backups[0]) {
