@@ -31,6 +31,7 @@ type Config struct {
 
 	unset   []unsetRef // ${VAR} references left empty by Load, reported by Validate
 	aliases []string   // OpenClaw-shaped keys Load rewrote (aliases.go), reported by Notes
+	renamed []string   // renamed keys read under their old names (renamed.go), reported by Notes
 }
 
 // BindingConfig routes the chats Match selects to the agent AgentID.

@@ -92,11 +92,13 @@ func parse(file string, data []byte, env func(string) string) (*Config, []error,
 	}
 	c := &Config{}
 	c.aliases = rewriteAliases(&doc)
+	c.renamed = rewriteRenamed(&doc, renamedKeys)
 	if rawOK {
 		rewriteAliases(&raw)
+		rewriteRenamed(&raw, renamedKeys)
 	}
 	text := []byte(exp.text)
-	if len(c.aliases) > 0 {
+	if len(c.aliases) > 0 || len(c.renamed) > 0 {
 		// decode the rewritten document (strictly, as the file): line numbers in problems
 		// may then be off where the aliases changed the layout.
 		if b, err := yaml.Marshal(&doc); err == nil {

@@ -378,9 +378,10 @@ func (v *validator) queue(path string, q QueueConfig) {
 }
 
 // Notes returns remarks about c that are not errors: keys that are still accepted but no
-// longer do anything, and OpenClaw-shaped keys read as reef's (aliases.go). reef logs them at start and `reef doctor` prints them.
+// longer do anything, OpenClaw-shaped keys read as reef's (aliases.go) and renamed keys read
+// under their old names (renamed.go). reef logs them at start and `reef doctor` prints them.
 func (c *Config) Notes() []string {
-	notes := append([]string(nil), c.aliases...)
+	notes := append(append([]string(nil), c.aliases...), c.renamed...)
 	for i, a := range c.Agents {
 		if a.Limits.MaxRepeatCalls != 0 {
 			notes = append(notes, fmt.Sprintf("agents[%d].limits.maxRepeatCalls is no longer used and can be removed: "+

@@ -162,9 +162,21 @@ func (d *doctor) checkDataDir(cfg *configs.Config) {
 		return
 	}
 	path := filepath.Join(cfg.DataDir, "reef.db")
-	st, err := bolt.Open(path, bolt.Options{})
+	older := 0 // the format of a database the gateway will upgrade; doctor leaves it as it is
+	st, err := bolt.Open(path, bolt.Options{BeforeUpgrade: func(from int, _ func(io.Writer) error) error {
+		older = from
+		return errNotUpgraded
+	}})
 	damage, isDamaged := errors.AsType[*bolt.DamagedError](err)
+	newer, isNewer := errors.AsType[*persistence.FormatError](err)
 	switch {
+	case errors.Is(err, errNotUpgraded):
+		d.ok("database", fmt.Sprintf("%s is in store format %d: reef upgrades it to format %d when it next starts, "+
+			"after a backup (backups/reef-before-format-%d-<time>.db.gz)", path, older, persistence.Format, persistence.Format))
+		return
+	case isNewer:
+		d.fail("database", newer.Error(), newer.Help())
+		return
 	case errors.Is(err, persistence.ErrLocked) && d.repair:
 		d.fail("database", "in use by a running reef", "stop it, then run `reef doctor --repair` again")
 		return
@@ -195,8 +207,11 @@ func (d *doctor) checkDataDir(cfg *configs.Config) {
 	if d.repair {
 		fmt.Fprintln(d.out, "  ! the database is not damaged: nothing to repair")
 	}
-	d.ok("database", st.Path())
+	d.ok("database", fmt.Sprintf("%s, store format %d", st.Path(), persistence.Format))
 }
+
+// errNotUpgraded stops doctor's open of a database in an older format before it changes it.
+var errNotUpgraded = errors.New("doctor does not upgrade the database")
 
 // repairDatabase runs bolt.Repair on the damaged database at path and says what it did.
 func (d *doctor) repairDatabase(path string, damage *bolt.DamagedError) {

@@ -31,7 +31,7 @@ func openPostgres(cfg *configs.Config, exclusive bool) (*postgres.Store, error) 
 			"(stop it first: several nodes on one database need cluster mode, which is not built yet; see docs/scaling.md)")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the PostgreSQL database of storage.url: %w", err)
+		return nil, newerFormat(fmt.Errorf("the PostgreSQL database of storage.url: %w", err))
 	}
 	return st, nil
 }
@@ -53,7 +53,7 @@ func (d *doctor) checkPostgres(cfg *configs.Config) {
 		}
 		return
 	}
-	schema := fmt.Sprintf("schema %d", h.Schema)
+	schema := fmt.Sprintf("store format %d", h.Schema)
 	if h.Schema == 0 {
 		schema = "no reef tables yet (reef creates them at start)"
 	}

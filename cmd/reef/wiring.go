@@ -35,6 +35,11 @@ func loadConfig(path string) (*configs.Config, error) {
 // openStore opens the database storage.driver names (openPostgres in storage.go for
 // postgres), turning a lock conflict into a message a user can act on.
 func openStore(cfg *configs.Config) (persistence.Store, error) {
+	return openStoreSaying(cfg, sayOnStderr)
+}
+
+// openStoreSaying is openStore telling say about an upgrade of the store's format (upgrade.go).
+func openStoreSaying(cfg *configs.Config, say func(string)) (persistence.Store, error) {
 	if cfg.Storage.Postgres() {
 		st, err := openPostgres(cfg, true)
 		if err != nil {
@@ -43,7 +48,7 @@ func openStore(cfg *configs.Config) (persistence.Store, error) {
 		return st, nil
 	}
 	path := filepath.Join(cfg.DataDir, "reef.db")
-	st, err := bolt.Open(path, bolt.Options{})
+	st, err := bolt.Open(path, bolt.Options{BeforeUpgrade: backupBeforeUpgrade(cfg, say)})
 	if errors.Is(err, persistence.ErrLocked) {
 		return nil, fmt.Errorf("another reef is already running with the data directory %s (stop it first, or set REEF_HOME to use another one)", cfg.DataDir)
 	}
@@ -59,7 +64,7 @@ func damaged(err error) error {
 	if errors.Is(err, bolt.ErrEmpty) {
 		return errors.New(emptyHelp(err))
 	}
-	return err
+	return newerFormat(err)
 }
 
 // emptyHelp explains Open's refusal of an existing zero-length database (err wraps
@@ -247,7 +252,7 @@ func routes(cfg *configs.Config) *routing.Table {
 // store is opened first, so a second reef on the same data directory fails before it
 // touches anything else.
 func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*running, error) {
-	store, err := openStore(cfg)
+	store, err := openStoreSaying(cfg, func(s string) { log.Warn().Msg(s) })
 	if err != nil {
 		return nil, err
 	}

@@ -86,14 +86,14 @@ func TestReadOnlyChecksSchema(t *testing.T) {
 	dir := t.TempDir()
 	newer := filepath.Join(dir, "newer.db")
 	open(t, newer).Close()
-	setSchema(t, newer, "2")
+	setSchema(t, newer, "3")
 	foreign := filepath.Join(dir, "foreign.db")
 	db, err := bbolt.Open(foreign, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	for path, want := range map[string]string{newer: "newer", foreign: "not a reef database"} {
+	for path, want := range map[string]string{newer: "store format 3", foreign: "not a reef database"} {
 		s, err := bolt.Open(path, bolt.Options{ReadOnly: true})
 		if err == nil {
 			s.Close()

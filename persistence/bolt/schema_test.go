@@ -49,8 +49,11 @@ func TestOpenWritesLayout(t *testing.T) {
 	}
 	defer db.Close()
 	err = db.View(func(tx *bbolt.Tx) error {
-		if got := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); got != "1" {
-			t.Errorf("meta/schema = %q; want \"1\"", got)
+		if got := string(tx.Bucket([]byte("meta")).Get([]byte("schema"))); got != "2" {
+			t.Errorf("meta/schema = %q; want \"2\"", got)
+		}
+		if got, want := string(tx.Bucket([]byte("meta")).Get([]byte("needs"))), persistence.FormatRelease[2]; got != want {
+			t.Errorf("meta/needs = %q; want %q", got, want)
 		}
 		if tx.Bucket([]byte("dedup")) == nil {
 			t.Errorf("no dedup bucket")
@@ -71,8 +74,8 @@ func TestOpenWritesLayout(t *testing.T) {
 
 func TestOpenRefusesOtherSchemas(t *testing.T) {
 	for _, tc := range []struct{ version, want string }{
-		{"2", "newer"},
-		{"0", "older"},
+		{"3", "store format 3"},
+		{"0", "unreadable"},
 		{"banana", "unreadable"},
 	} {
 		t.Run(tc.version, func(t *testing.T) {

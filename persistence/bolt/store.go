@@ -2,7 +2,8 @@
 //
 // Layout (integer keys are 8-byte big-endian, so cursor order is numeric order):
 //
-//	meta/schema           "1"
+//	meta/schema           the store format, "2" (persistence.Format)
+//	meta/needs            the oldest reef release that reads the file, "v0.1.0"
 //	sessions/<key>/info   JSON persistence.SessionInfo
 //	sessions/<key>/msgs/<seq>    JSON messages.ChatMessage
 //	sessions/<key>/snaps/<seq>   JSON persistence.Snapshot (seq = last entry it covers)
@@ -33,8 +34,8 @@ import (
 	"github.com/reefgw/reef/persistence"
 )
 
-// SchemaVersion is the layout version this package reads and writes.
-const SchemaVersion = 1
+// SchemaVersion is the store format this package reads and writes: persistence.Format.
+const SchemaVersion = persistence.Format
 
 // DefaultLockTimeout is how long Open waits for another process to release the file.
 const DefaultLockTimeout = 100 * time.Millisecond
@@ -59,6 +60,10 @@ type Options struct {
 	// nothing and fails with an error wrapping fs.ErrNotExist when the file is missing;
 	// Update fails.
 	ReadOnly bool
+	// BeforeUpgrade, when set, is called before Open upgrades a file in an older store
+	// format (reef's gateway backs the file up there); nil upgrades without it. A file
+	// opened ReadOnly is read in its format, never upgraded.
+	BeforeUpgrade BeforeUpgrade
 }
 
 // ErrEmpty is Open's error (wrapped) for a database file that exists and holds nothing: a
@@ -80,7 +85,8 @@ var _ persistence.Store = (*Store)(nil)
 
 // Open opens or creates the database at path, creating its parent directory (0700) and the
 // file (0600). It fails with an error wrapping persistence.ErrLocked if another process
-// holds the file, refuses a file written by a newer schema, and fails with an error wrapping
+// holds the file, refuses a file in a newer store format with a *persistence.FormatError,
+// upgrades one in an older format in one transaction (after opts.BeforeUpgrade), and fails with an error wrapping
 // persistence.ErrCorrupt, saying what is wrong, if the file is damaged (see pages.go): it
 // then writes nothing to the file.
 func Open(path string, opts Options) (*Store, error) {
@@ -106,15 +112,14 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
-	prepare := db.Update
-	if opts.ReadOnly {
-		prepare = db.View
-	}
-	if err := guard(func() error { return prepare(initSchema) }); err != nil {
+	if err := guard(func() error { return prepare(db, path, opts) }); err != nil {
 		closeSoon(db)
 		if d, ok := errors.AsType[*DamagedError](err); ok {
 			d.Path = path
 			return nil, d
+		}
+		if f, ok := errors.AsType[*persistence.FormatError](err); ok {
+			return nil, f
 		}
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
@@ -231,47 +236,64 @@ func guard(fn func() error) (err error) {
 	return fn()
 }
 
-// initSchema creates the top buckets and checks or writes the schema version. In a read-only
-// transaction it only checks that they are there.
-func initSchema(btx *bbolt.Tx) error {
-	if !btx.Writable() {
-		for _, name := range [][]byte{bucketMeta, bucketSessions, bucketDedup} {
-			if btx.Bucket(name) == nil {
-				return fmt.Errorf("not a reef database (no %s bucket)", name)
+// prepare checks the file's format and, unless opts.ReadOnly, creates the top buckets and
+// upgrades a file in an older format, after opts.BeforeUpgrade, in one transaction.
+func prepare(db *bbolt.DB, path string, opts Options) error {
+	var from int
+	err := db.View(func(btx *bbolt.Tx) error {
+		var err error
+		if from, err = readFormat(btx); err != nil {
+			return err
+		}
+		if from > persistence.Format {
+			return newerError(btx, path, from)
+		}
+		if opts.ReadOnly {
+			for _, name := range [][]byte{bucketMeta, bucketSessions, bucketDedup} {
+				if btx.Bucket(name) == nil {
+					return fmt.Errorf("not a reef database (no %s bucket)", name)
+				}
 			}
 		}
-		return checkSchema(btx.Bucket(bucketMeta).Get(keySchema))
+		return nil
+	})
+	if err != nil || opts.ReadOnly {
+		return err
 	}
+	if from < persistence.Format && opts.BeforeUpgrade != nil {
+		backup := func(w io.Writer) error {
+			return db.View(func(btx *bbolt.Tx) error {
+				_, err := btx.WriteTo(w)
+				return err
+			})
+		}
+		if err := opts.BeforeUpgrade(from, backup); err != nil {
+			return fmt.Errorf("before upgrading from store format %d (nothing was changed): %w", from, err)
+		}
+	}
+	return db.Update(func(btx *bbolt.Tx) error { return initSchema(btx, from) })
+}
+
+// initSchema creates the top buckets, writes the format of a new file and upgrades a file
+// in format from, older than persistence.Format.
+func initSchema(btx *bbolt.Tx, from int) error {
 	meta, err := btx.CreateBucketIfNotExists(bucketMeta)
 	if err != nil {
 		return err
 	}
-	if v := meta.Get(keySchema); v != nil {
-		if err := checkSchema(v); err != nil {
-			return err
-		}
-	} else if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+	switch {
+	case from < persistence.Format:
+		err = upgradeFile(btx, from)
+	case meta.Get(keySchema) == nil:
+		err = stamp(meta, persistence.Format)
+	}
+	if err != nil {
 		return err
 	}
 	for _, name := range [][]byte{bucketSessions, bucketDedup} {
 		if _, err := btx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// checkSchema refuses a schema version other than SchemaVersion.
-func checkSchema(v []byte) error {
-	n, err := strconv.Atoi(string(v))
-	if err != nil {
-		return fmt.Errorf("unreadable schema version %q", v)
-	}
-	if n > SchemaVersion {
-		return fmt.Errorf("schema version %d is newer than this reef supports (%d): upgrade reef", n, SchemaVersion)
-	}
-	if n < SchemaVersion {
-		return fmt.Errorf("schema version %d is older than %d and there is no migration", n, SchemaVersion)
 	}
 	return nil
 }

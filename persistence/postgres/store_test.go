@@ -155,7 +155,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 	s.Close()
 	_, err := postgres.Open(context.Background(), url, postgres.Options{})
-	if err == nil || !strings.Contains(err.Error(), "newer than this reef supports") {
+	if err == nil || !strings.Contains(err.Error(), "store format 99, which needs a newer reef") {
 		t.Fatalf("Open of a schema-99 database = %v; want a refusal naming the version", err)
 	}
 }
