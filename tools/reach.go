@@ -144,7 +144,7 @@ func CheckRegular(info os.FileInfo, p string) error {
 	case m&os.ModeSymlink != 0:
 		return fmt.Errorf("%s is a symlink; give the path of the file it points to", p)
 	case !m.IsRegular():
-		return fmt.Errorf("%s is not a regular file (%s); only regular files can be used", p, fileKind(m))
+		return fmt.Errorf("%s is not a regular file (%s); only regular files can be used", p, FileKind(m))
 	}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
 		return fmt.Errorf("%s has %d hard links; refusing it because a hard link can lead outside the workspace", p, st.Nlink)
@@ -152,8 +152,8 @@ func CheckRegular(info os.FileInfo, p string) error {
 	return nil
 }
 
-// fileKind names a special file's type for people and models.
-func fileKind(m fs.FileMode) string {
+// FileKind names a special file's type for people and models.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m&os.ModeNamedPipe != 0:
 		return "a named pipe"

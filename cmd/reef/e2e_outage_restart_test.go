@@ -25,8 +25,7 @@ func TestE2EModelOutageRestart(t *testing.T) {
 		"OPENAI_BASE_URL": "http://" + addr + "/v1"}
 	n := newNode(t, e)
 
-	const notice = "The model is unreachable right now: the model's server refused the connection. " +
-		"I will answer when it is back; if this lasts, the operator can run reef doctor." // as in TestE2EModelOutage
+	const notice = outageNotice
 	const chats = 10
 	for c := range chats {
 		tg.UserSays(int64(300+c), int64(300+c), "hello "+tok(300+c, 0))

@@ -12,6 +12,11 @@ import (
 	"github.com/reefgw/reef/providers/fake"
 )
 
+// outageNotice is what a chat is told while the model's server refuses connections (the
+// backticks around reef doctor render as code).
+const outageNotice = "The model is unreachable right now: the model's server refused the connection. " +
+	"I will answer when it is back; if this lasts, the operator can run reef doctor."
+
 // TestE2EModelOutage: `reef gateway` with the model's server not listening yet. Three
 // messages in two Telegram chats each get the one notice, `reef status` shows the outage and
 // the waiting messages, and once the server listens every message is answered, in order,
@@ -25,8 +30,7 @@ func TestE2EModelOutage(t *testing.T) {
 		"OPENAI_BASE_URL": "http://" + addr + "/v1"}
 	n := newNode(t, e)
 
-	const notice = "The model is unreachable right now: the model's server refused the connection. " +
-		"I will answer when it is back; if this lasts, the operator can run reef doctor." // the backticks render as code
+	const notice = outageNotice
 	tg.UserSays(101, 101, "first "+tok(101, 0))
 	tg.UserSays(202, 202, "only "+tok(202, 0))
 	tg.UserSays(101, 101, "second "+tok(101, 1))

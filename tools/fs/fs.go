@@ -128,20 +128,6 @@ func openRegular(root *os.Root, rel, p string) (*os.File, os.FileInfo, error) {
 	return tools.OpenRegular(root, rel, p)
 }
 
-func kind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
-}
-
 // readAll reads at most max bytes of f, failing when there are more.
 func readAll(f *os.File, max int, p string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))

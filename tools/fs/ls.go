@@ -116,7 +116,7 @@ func describe(root *os.Root, dir string, e os.DirEntry) string {
 		}
 		return fmt.Sprintf("%s (%s)", name, size(info.Size()))
 	default:
-		return fmt.Sprintf("%s (%s)", name, kind(t))
+		return fmt.Sprintf("%s (%s)", name, tools.FileKind(t))
 	}
 }
 
