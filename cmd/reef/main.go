@@ -75,7 +75,10 @@ Usage:
   reef import openclaw [--from DIR] [--dry-run] [--force]
                                 move an OpenClaw installation to reef: config, workspaces, skills,
                                 cron jobs; secrets become ${ENV} references (docs/openclaw.md)
-  reef version                  print the version
+  reef service install | uninstall | status [--user] [--dry-run] [--memory-max SIZE]
+                                run the gateway as a systemd service (launchd on macOS), secrets
+                                in an environment file of mode 0600 (docs/operations.md)
+  reef version                  print the version, commit and build date
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
 Configuration comes from $REEF_HOME/reef.yaml (see configs/reef.example.yaml) or, without a
@@ -125,6 +128,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runMigrate(args[1:], stdout, stderr)
 	case "import":
 		return runImport(args[1:], stdout, stderr)
+	case "service":
+		return runService(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)
