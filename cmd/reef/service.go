@@ -57,7 +57,7 @@ type serviceHost struct {
 	getenv     func(string) string
 	userExists func(name string) bool
 	chown      func(path, account string) error
-	run        func(argv ...string) error            // runs a command that changes the machine
+	run        func(argv ...string) error           // runs a command that changes the machine
 	output     func(argv ...string) (string, error) // runs a command that only asks
 	managerUp  func() bool                          // whether the service manager runs (systemd as PID 1)
 }
@@ -67,10 +67,10 @@ const serviceAccount = "reef"
 
 // serviceFile is one file a service install writes.
 type serviceFile struct {
-	path   string // as on the machine (without the host's root)
-	mode   fs.FileMode
-	text   string
-	shown  string // what --dry-run prints (the text with secrets hidden), "" for text
+	path  string // as on the machine (without the host's root)
+	mode  fs.FileMode
+	text  string
+	shown string // what --dry-run prints (the text with secrets hidden), "" for text
 }
 
 // servicePlan is what an install writes and runs, and what an uninstall removes.

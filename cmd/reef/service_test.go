@@ -289,4 +289,3 @@ func TestServiceLaunchdPlist(t *testing.T) {
 		t.Errorf("install ran %q", got)
 	}
 }
-
