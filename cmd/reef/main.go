@@ -27,8 +27,13 @@ import (
 	"github.com/reefgw/reef/tools/exec"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version, commit and date are set at build time with -ldflags "-X main.version=..."
+// (go run ./internal/release stamps all three).
+var (
+	version = "dev"
+	commit  = ""
+	date    = ""
+)
 
 // processStart is when the process started, for the start-to-ready measurement.
 var processStart = time.Now()
@@ -135,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)
 		return exec.SandboxMain(args[1:], stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "reef %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -143,6 +148,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "reef: unknown command %q\n\n%s", args[0], usage)
 	return 2
+}
+
+// versionLine is what `reef version` prints: the version, and the commit and date when the
+// build stamped them.
+func versionLine() string {
+	built := ""
+	if commit != "" {
+		built = "commit " + commit
+		if len(commit) > 12 {
+			built = "commit " + commit[:12]
+		}
+		built += ", "
+	}
+	if date != "" {
+		built += "built " + date + ", "
+	}
+	return fmt.Sprintf("reef %s (%s%s, %s/%s)", version, built, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // startCommand parses the flags of a command that has only -config, then loads the
