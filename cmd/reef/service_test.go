@@ -289,3 +289,15 @@ func TestServiceLaunchdPlist(t *testing.T) {
 		t.Errorf("install ran %q", got)
 	}
 }
+
+// TestVersionLine: `reef version` shows the commit and date a release build stamps.
+func TestVersionLine(t *testing.T) {
+	defer func(v, c, d string) { version, commit, date = v, c, d }(version, commit, date)
+	if got := versionLine(); !strings.HasPrefix(got, "reef dev (go") {
+		t.Errorf("unstamped: %q", got)
+	}
+	version, commit, date = "v1.2.3", "0123456789abcdef0123", "2026-12-06T07:00:00Z"
+	if got := versionLine(); !strings.HasPrefix(got, "reef v1.2.3 (commit 0123456789ab, built 2026-12-06T07:00:00Z, go") {
+		t.Errorf("stamped: %q", got)
+	}
+}
