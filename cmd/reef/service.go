@@ -238,7 +238,7 @@ func (h serviceHost) runAfter(cmds [][]string, stdout io.Writer) error {
 		return nil
 	}
 	if !h.managerUp() {
-		fmt.Fprintln(stdout, "the service manager does not run here (no /run/systemd/system): not started; run these where it does:")
+		fmt.Fprintln(stdout, "the service manager does not run here (no /run/systemd/system); run these where it does:")
 		for _, argv := range cmds {
 			fmt.Fprintf(stdout, "  %s\n", strings.Join(argv, " "))
 		}

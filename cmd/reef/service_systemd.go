@@ -75,7 +75,7 @@ func (h serviceHost) systemdPlan(o serviceOptions) (servicePlan, error) {
 		if p.home == "" {
 			p.home = filepath.Dir(configs.DefaultPath(h.getenv))
 		}
-		p.notes = append(p.notes, "a user unit runs while you are logged in; to keep it running after you log out: loginctl enable-linger "+h.getenv("USER"),
+		p.notes = append(p.notes, "a user unit runs while you are logged in; to keep it running after you log out: loginctl enable-linger "+orDollarUser(h.getenv("USER")),
 			"logs: journalctl --user -u reef -f")
 	} else {
 		unitPath, envPath, account, wantedBy = "/etc/systemd/system/reef.service", "/etc/reef/reef.env", serviceAccount, "multi-user.target"
@@ -161,4 +161,12 @@ func envFileText(secrets [][2]string, hide bool) string {
 		fmt.Fprintf(&b, "%s=%s\n", s[0], envFileValue(s[1]))
 	}
 	return b.String()
+}
+
+// orDollarUser is name, or $USER for the shell to fill in when it is unknown.
+func orDollarUser(name string) string {
+	if name == "" {
+		return "$USER"
+	}
+	return name
 }
