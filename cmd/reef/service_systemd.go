@@ -101,6 +101,9 @@ func (h serviceHost) systemdPlan(o serviceOptions) (servicePlan, error) {
 	if err := unitSafe("the reef binary", bin); err != nil {
 		return p, err
 	}
+	if account != "" && (strings.HasPrefix(bin, "/root/") || strings.HasPrefix(bin, "/home/")) {
+		p.notes = append(p.notes, fmt.Sprintf("the user %q may not reach %s: install reef where it can (sudo install %s /usr/local/bin/reef) and install the service from there", account, bin, bin))
+	}
 	configPath, configText, cfg, err := h.serviceConfig(o, p.home)
 	if err != nil {
 		return p, err
