@@ -296,6 +296,9 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		{[]string{"skills", "info"}, "reef skills info"},
 		{[]string{"backup"}, "reef backup"},
 		{[]string{"restore"}, "reef restore"},
+		{[]string{"service"}, "reef service install"},
+		{[]string{"service", "install"}, "--memory-max"},
+		{[]string{"service", "status"}, "reef service status"},
 	}
 	for _, tt := range tests {
 		for _, h := range []string{"-h", "--help"} {

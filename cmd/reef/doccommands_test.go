@@ -85,7 +85,7 @@ func docCommands(md string) [][]string {
 
 // hasSubcommands are the commands whose second word is a subcommand.
 var hasSubcommands = map[string]bool{"sessions": true, "cron": true, "pairing": true, "security": true,
-	"memory": true, "skills": true, "import": true}
+	"memory": true, "skills": true, "import": true, "service": true}
 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")

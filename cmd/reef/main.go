@@ -27,8 +27,13 @@ import (
 	"github.com/reefgw/reef/tools/exec"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version, commit and date are set at build time with -ldflags "-X main.version=..."
+// (go run ./internal/release stamps all three).
+var (
+	version = "dev"
+	commit  = ""
+	date    = ""
+)
 
 // processStart is when the process started, for the start-to-ready measurement.
 var processStart = time.Now()
@@ -75,7 +80,10 @@ Usage:
   reef import openclaw [--from DIR] [--dry-run] [--force]
                                 move an OpenClaw installation to reef: config, workspaces, skills,
                                 cron jobs; secrets become ${ENV} references (docs/openclaw.md)
-  reef version                  print the version
+  reef service install | uninstall | status [--user] [--dry-run] [--memory-max SIZE]
+                                run the gateway as a systemd service (launchd on macOS), secrets
+                                in an environment file of mode 0600 (docs/operations.md)
+  reef version                  print the version, commit and build date
   reef fake-llm [-addr ADDR]    serve a fake OpenAI-compatible model on loopback (try reef offline)
 
 Configuration comes from $REEF_HOME/reef.yaml (see configs/reef.example.yaml) or, without a
@@ -125,12 +133,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runMigrate(args[1:], stdout, stderr)
 	case "import":
 		return runImport(args[1:], stdout, stderr)
+	case "service":
+		return runService(args[1:], stdout, stderr)
 	case "fake-llm":
 		return runFakeLLM(args[1:], stdout, stderr)
 	case "exec-sandbox": // hidden: how the exec tool runs a command (tools/exec.SandboxMain)
 		return exec.SandboxMain(args[1:], stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "reef %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -138,6 +148,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "reef: unknown command %q\n\n%s", args[0], usage)
 	return 2
+}
+
+// versionLine is what `reef version` prints: the version, and the commit and date when the
+// build stamped them.
+func versionLine() string {
+	built := ""
+	if commit != "" {
+		built = "commit " + commit
+		if len(commit) > 12 {
+			built = "commit " + commit[:12]
+		}
+		built += ", "
+	}
+	if date != "" {
+		built += "built " + date + ", "
+	}
+	return fmt.Sprintf("reef %s (%s%s, %s/%s)", version, built, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // startCommand parses the flags of a command that has only -config, then loads the
