@@ -13,7 +13,8 @@ import (
 // leaves the loaded configuration untouched.
 func TestConfigPageShowsEffectiveValues(t *testing.T) {
 	c := &configs.Config{}
-	configs.ApplyDefaults(c, func(string) string { return "" })
+	home := t.TempDir()
+	configs.ApplyDefaults(c, func(k string) string { return map[string]string{"REEF_HOME": home, "HOME": home}[k] })
 	v, err := (&webBackend{cfg: c, configPath: "/nowhere/reef.yaml"}).Config(context.Background())
 	if err != nil {
 		t.Fatal(err)
