@@ -180,7 +180,7 @@ func (c *Connector) park(ctx actor.Context, chat string, out *messages.Outbound,
 	wait := r.wait/2 + rand.N(r.wait/2+1)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	r.stop = c.deps.clock().AfterFunc(wait, func() { root.Send(self, &retryDue{chat: chat, r: r}) })
-	c.log.Warn().Err(err).Str("chat", chat).Dur("retryIn", wait).Dur("waiting", now.Sub(r.since)).
+	c.log.Warn().Err(err).Str("chat", chat).Str("retryIn", wait.Round(time.Millisecond).String()).Str("waiting", now.Sub(r.since).Round(time.Millisecond).String()).
 		Msg("reply not sent; it stays in the outbox and is sent when the platform is back")
 	c.probeLater(ctx)
 }

@@ -171,7 +171,7 @@ func (c *Connector) markSent(ctx context.Context, root *actor.RootContext, key s
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		c.log.Error().Err(err).Str("session", key).Dur("retry", delay).Msg("could not mark a reply sent; trying again")
+		c.log.Error().Err(err).Str("session", key).Str("retry", delay.Round(time.Millisecond).String()).Msg("could not mark a reply sent; trying again")
 		wake := make(chan struct{})
 		stop := c.deps.clock().AfterFunc(delay, func() { close(wake) })
 		select {

@@ -235,3 +235,28 @@ func TestStoppedRunEnds(t *testing.T) {
 		t.Errorf("run.end = %+v, want cancelled", ev)
 	}
 }
+
+// TestStoppedRunsToolEndsStopped: a tool running when its run is stopped (/stop, Ctrl-C)
+// ends "stopped" in the run events, not as a failed call.
+func TestStoppedRunsToolEndsStopped(t *testing.T) {
+	g, script := newGate(t)
+	started, release := make(chan string, 1), make(chan struct{})
+	bus := events.NewBus()
+	sub := bus.Subscribe("", 100)
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{blockTool(started, release)},
+		depsHook: func(d *actors.Deps) { d.Events = bus }})
+	h.say("1", "count the files")
+	g.next()
+	g.answer(fakellm.Reply{ToolCalls: []messages.ToolCall{call("s1", "slow", map[string]any{})}})
+	testutil.Receive(t, started)
+	h.say("1", "/stop")
+	var end *messages.RunEvent
+	for _, ev := range eventsUntilRunEnd(t, sub) {
+		if ev.Kind == messages.RunToolEnd && ev.Name == "slow" {
+			end = &ev
+		}
+	}
+	if end == nil || end.Status != messages.ToolEndStopped || end.OK == nil || *end.OK {
+		t.Errorf("the stopped call's tool.end = %+v, want not ok and status %q", end, messages.ToolEndStopped)
+	}
+}

@@ -243,6 +243,9 @@ func (s *Session) answerThen(ctx actor.Context, in messages.Inbound, text string
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	s.writes++
 	attempts := s.attempts // never changed after the Session loaded it
+	// The WebChat page redraws its conversation from the store after a reload: the exchange
+	// it showed is kept for it (never for the model), the only channel that needs it.
+	shown := in.Channel == "webchat" && !in.System && text != ""
 	ctx.Send(s.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
 			if apply != nil {
@@ -253,6 +256,11 @@ func (s *Session) answerThen(ctx actor.Context, in messages.Inbound, text string
 			var outbox []*messages.Outbound
 			if out.Channel != "" {
 				outbox = append(outbox, out)
+			}
+			if shown {
+				if err := persistence.PutShown(tx, key, persistence.Shown{Command: in.Text, Answer: text, Time: now}); err != nil {
+					return err
+				}
 			}
 			return settle(tx, key, seqs, outbox, info, attempts)
 		},

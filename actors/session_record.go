@@ -107,7 +107,7 @@ func (s *Session) onRunClosed(ctx actor.Context, msg *runClosed) {
 	if msg.err != nil {
 		rec := s.record
 		rec.delay = min(max(2*rec.delay, recordRetryFirst), recordRetryMax)
-		s.log.Error().Err(msg.err).Str("session", s.key).Dur("retry", rec.delay).
+		s.log.Error().Err(msg.err).Str("session", s.key).Str("retry", rec.delay.Round(time.Millisecond).String()).
 			Msg("could not close the run either; its messages stay in the inbox, trying again")
 		self, root := ctx.Self(), ctx.ActorSystem().Root
 		rec.stopRetry = s.deps.clock().AfterFunc(rec.delay, func() { root.Send(self, &recordRetryDue{rec: rec}) })

@@ -75,7 +75,7 @@ func (s *Storage) onPruneSeen(ctx actor.Context, msg *pruneSeen) {
 			case next != "":
 				root.Send(self, &pruneSeen{from: next, removed: before + removed})
 			case before+removed > 0:
-				s.log.Debug().Int("removed", before+removed).Dur("olderThan", DedupRetention).Msg("dedup record pruned")
+				s.log.Debug().Int("removed", before+removed).Str("olderThan", DedupRetention.Round(time.Millisecond).String()).Msg("dedup record pruned")
 			}
 		},
 	})

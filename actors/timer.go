@@ -49,6 +49,9 @@ type TimerSettings struct {
 	PollEvery         time.Duration // how often runs in flight are checked for completion (default 500 ms)
 }
 
+// WithDefaults fills the zero fields with the defaults (what the Timer uses).
+func (s TimerSettings) WithDefaults() TimerSettings { return s.withDefaults() }
+
 func (s TimerSettings) withDefaults() TimerSettings {
 	if s.MaxJobsPerAgent <= 0 {
 		s.MaxJobsPerAgent = 200

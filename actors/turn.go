@@ -224,7 +224,9 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 			if t.results[c.ID] == nil {
 				r := toolResult(c, reason, true)
 				t.results[c.ID] = &r
-				if _, started := t.evs.tools[c.ID]; started {
+				if _, started := t.evs.tools[c.ID]; started && errors.Is(err, context.Canceled) {
+					t.toolStopped(c) // stopped with the run (Ctrl-C, /stop): not a failure
+				} else if started {
 					t.toolEnded(c, false)
 				}
 			}

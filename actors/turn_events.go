@@ -73,6 +73,15 @@ func (t *Turn) toolEnded(c messages.ToolCall, ok bool) {
 		MS: t.in.deps.now().Sub(start).Milliseconds()})
 }
 
+// toolStopped publishes tool.end for a call stopped with its run: not ok, Status "stopped".
+func (t *Turn) toolStopped(c messages.ToolCall) {
+	start := t.evs.tools[c.ID]
+	delete(t.evs.tools, c.ID)
+	ok := false
+	t.publish(messages.RunEvent{Kind: messages.RunToolEnd, ID: c.ID, Name: c.Name, OK: &ok, Status: messages.ToolEndStopped,
+		MS: t.in.deps.now().Sub(start).Milliseconds()})
+}
+
 // callByID is the pending call with that id.
 func (t *Turn) callByID(id string) messages.ToolCall {
 	for _, c := range t.pending {

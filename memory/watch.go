@@ -30,7 +30,7 @@ func (x *Index) filesToCheck(root *os.Root) (found []statFile, gone []string, fu
 	now := x.clock()
 	if x.watch == nil && x.watchErr == nil && !x.cfg.NoWatch {
 		if x.watch, x.watchErr = newWatcher(x.cfg.Workspace); x.watchErr != nil {
-			x.log.Info().Err(x.watchErr).Str("agent", x.cfg.AgentID).Dur("every", x.cfg.ScanEvery).
+			x.log.Info().Err(x.watchErr).Str("agent", x.cfg.AgentID).Str("every", x.cfg.ScanEvery.Round(time.Millisecond).String()).
 				Msg("memory: no file watcher; notes changed outside reef are found by a periodic scan")
 		}
 	}

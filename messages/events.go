@@ -59,7 +59,11 @@ type RunEvent struct {
 	Steps       []PlanStep `json:"steps,omitempty"`
 	Explanation string     `json:"explanation,omitempty"`
 	Child       string     `json:"child,omitempty"`
-	Status      string     `json:"status,omitempty"` // run.end: ok | error | cancelled; subagent.end: the child's
+	Status      string     `json:"status,omitempty"` // run.end: ok | error | cancelled; tool.end: "stopped" with its run; subagent.end: the child's
 	Tokens      int        `json:"tokens,omitempty"`
 	Lost        uint64     `json:"lost,omitempty"`
 }
+
+// ToolEndStopped is the Status of a tool.end event whose call was stopped with its run
+// (/stop, Ctrl-C): not ok, and not a failure either.
+const ToolEndStopped = "stopped"

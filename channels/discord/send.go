@@ -233,7 +233,7 @@ func call[T any](ctx context.Context, b *Bot, f func(...discordgo.RequestOption)
 			return r.v, r.err
 		}
 		wait := max(rl.RetryAfter, 10*time.Millisecond)
-		b.log.Warn().Dur("retryAfter", wait).Msg("discord: rate limited")
+		b.log.Warn().Str("retryAfter", wait.Round(time.Millisecond).String()).Msg("discord: rate limited")
 		select {
 		case <-ctx.Done():
 			return zero, ctx.Err()

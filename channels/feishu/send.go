@@ -224,7 +224,7 @@ func (b *Bot) call(ctx context.Context, do func() (*larkcore.ApiResp, larkcore.C
 		if wait > b.maxRetryWait {
 			return "", e
 		}
-		b.log.Debug().Dur("wait", wait).Int("code", ce.Code).Msg("rate limited")
+		b.log.Debug().Str("wait", wait.Round(time.Millisecond).String()).Int("code", ce.Code).Msg("rate limited")
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -196,7 +196,7 @@ func (b *Bot) deliverBounded(ctx context.Context, deliver channels.Deliver, ev *
 	case err := <-done:
 		return err
 	case <-timer.C:
-		b.log.Warn().Dur("after", b.deliverTimeout).Msg("delivery too slow; answered 500 so the platform redelivers")
+		b.log.Warn().Str("after", b.deliverTimeout.Round(time.Millisecond).String()).Msg("delivery too slow; answered 500 so the platform redelivers")
 		return context.DeadlineExceeded
 	}
 }

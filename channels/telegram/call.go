@@ -31,7 +31,7 @@ func (b *Bot) call(ctx context.Context, method string, fn func(context.Context) 
 		if !limited || attempt >= maxRateLimited || ctx.Err() != nil {
 			return callError(method, err)
 		}
-		b.log.Warn().Str("method", method).Dur("retryAfter", wait).Msg("telegram: rate limited; waiting")
+		b.log.Warn().Str("method", method).Str("retryAfter", wait.Round(time.Millisecond).String()).Msg("telegram: rate limited; waiting")
 		sleep(ctx, wait)
 		if ctx.Err() != nil {
 			return fmt.Errorf("telegram: %s: rate limited, then cancelled: %w", method, ctx.Err())

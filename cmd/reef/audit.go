@@ -127,7 +127,7 @@ func runAudit(cfg *configs.Config, file string, problems []error) *audit {
 	a.add(files...)
 	if len(files) == 0 {
 		what := "the data directory and its database are"
-		if file != "" {
+		if len(clearSecretPaths(file)) > 0 {
 			what = filepath.Base(file) + ", the data directory and its database are"
 		}
 		a.ok("fileMode", "files", what+" private to reef's user")
@@ -311,8 +311,8 @@ func fileModeFindings(file, dataDir string) []finding {
 	db := filepath.Join(dataDir, "reef.db")
 	targets := []target{{dataDir, "it holds every conversation and reef's state", "chmod 700 " + dataDir},
 		{db, "it holds every conversation", "chmod 600 " + db}}
-	if file != "" {
-		targets = append([]target{{file, "it holds your settings, and your keys if they are written there", "chmod 600 " + file}}, targets...)
+	if held := clearSecretPaths(file); len(held) > 0 { // a file of ${VAR} references (the example) may be public
+		targets = append([]target{{file, "it holds secrets written in the file (" + strings.Join(held, ", ") + ")", "chmod 600 " + file}}, targets...)
 	}
 	var out []finding
 	for _, t := range targets {
@@ -325,6 +325,25 @@ func fileModeFindings(file, dataDir string) []finding {
 		}
 	}
 	return out
+}
+
+// clearSecretPaths are the keys of file ("" for none) that hold a secret written in it
+// rather than a ${VAR} reference; nil when it holds none or cannot be read.
+func clearSecretPaths(file string) []string {
+	if file == "" {
+		return nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	for _, c := range configs.ClearSecrets(data) {
+		if !slices.Contains(paths, c.Path) {
+			paths = append(paths, c.Path)
+		}
+	}
+	return paths
 }
 
 // modeProblem says who besides the owner may read or change a file or directory of mode m,

@@ -259,8 +259,15 @@ func TestDoctorWarnsOnFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = reef(t, e, "", "doctor")
+	if strings.Contains(res.stdout, "chmod 600 "+yaml) { // only ${VAR} references: nothing to hide (the example config is in git)
+		t.Errorf("doctor asks to hide a file without secrets:\n%s", res.stdout)
+	}
+	if err := os.WriteFile(yaml, []byte("log:\n  level: info\ngateway:\n  http:\n    token: a-literal-token-0123456789\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	res = reef(t, e, "", "doctor")
 	for _, want := range []string{
-		"! security: " + yaml + ": mode 0640: its group may read it; it holds your settings",
+		"! security: " + yaml + ": mode 0640: its group may read it; it holds secrets written in the file (gateway.http.token)",
 		"fix: chmod 600 " + yaml,
 		"! security: " + data + ": mode 0705: every other user may read it",
 		"fix: chmod 700 " + data,

@@ -158,6 +158,7 @@ func TestFormatEvent(t *testing.T) {
 		{messages.RunEvent{Kind: messages.RunToolStart, Summary: "exec: echo \x1b[31mred"}, "12:00:00 → exec: echo red\n"},
 		{messages.RunEvent{Kind: messages.RunToolEnd, Name: "read", OK: &ok, MS: 12}, "12:00:00 ✓ read (12 ms)\n"},
 		{messages.RunEvent{Kind: messages.RunToolEnd, Name: "read", MS: 3}, "12:00:00 ✗ read (3 ms)\n"},
+		{messages.RunEvent{Kind: messages.RunToolEnd, Name: "exec", MS: 5, Status: messages.ToolEndStopped}, "12:00:00 ■ exec stopped (5 ms)\n"},
 		{messages.RunEvent{Kind: messages.RunPlanUpdate, Steps: []messages.PlanStep{{Title: "A", Status: "done"},
 			{Title: "B", Status: "running", Progress: 40}, {Title: "C", Status: "error", Error: "boom"}}},
 			"12:00:00 plan\n12:00:00   [x] A\n12:00:00   [>] B (40%)\n12:00:00   [!] C — boom\n"},

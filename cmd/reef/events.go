@@ -164,6 +164,9 @@ func formatEvent(ev messages.RunEvent, withSession bool) string {
 	case messages.RunToolStart:
 		return line("→ " + ev.Summary)
 	case messages.RunToolEnd:
+		if ev.Status == messages.ToolEndStopped { // stopped with its run (Ctrl-C, /stop), not failed
+			return line(fmt.Sprintf("■ %s stopped (%d ms)", ev.Name, ev.MS))
+		}
 		mark := "✓"
 		if ev.OK == nil || !*ev.OK {
 			mark = "✗"

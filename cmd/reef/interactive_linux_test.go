@@ -54,11 +54,22 @@ type interactive struct {
 
 func startInteractive(t *testing.T, e env) *interactive {
 	t.Helper()
+	return startInteractiveTTY(t, e, false)
+}
+
+// startInteractiveTTY is startInteractive; with ctty the pseudo-terminal is the child's
+// controlling terminal (in a session of its own), so a typed Ctrl-C signals its whole
+// foreground process group, the commands it runs included, as in a real terminal.
+func startInteractiveTTY(t *testing.T, e env, ctty bool) *interactive {
+	t.Helper()
 	master, slave := openPTY(t)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	cmd := command(ctx, e, "chat")
 	c := &interactive{t: t, master: master, tty: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, c.stderr
+	if ctty {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
@@ -238,5 +249,29 @@ func (c *interactive) signal(sig syscall.Signal) {
 	c.t.Helper()
 	if err := syscall.Kill(c.pid, sig); err != nil {
 		c.t.Fatal(err)
+	}
+}
+
+// TestInteractiveChatCtrlCDuringAToolSaysStopped: Ctrl-C while a tool runs stops the run,
+// and the terminal says so: "Stopped.", not that the tool failed.
+func TestInteractiveChatCtrlCDuringAToolSaysStopped(t *testing.T) {
+	srv := newFake(t,
+		fake.Reply{ToolCalls: []messages.ToolCall{{ID: "call_1", Name: "exec", Arguments: `{"command":"sleep 30"}`}}},
+		fake.Reply{Text: "after the stop"})
+	home := newHome(t)
+	c := startInteractiveTTY(t, withFake(home, srv), true)
+	c.master.WriteString("sleep a while\n")
+	c.waitFor("tty", c.tty, "· exec sleep 30")
+	c.running()
+	c.master.WriteString("\x03") // Ctrl-C as typed: the terminal signals its whole foreground process group
+	c.waitFor("tty", c.tty, "\nStopped.\n")
+	c.master.WriteString("/status\n") // a later line: anything the stop printed late is before it
+	c.waitFor("tty", c.tty, "Session: ")
+	if got := c.tty.String(); strings.Contains(got, "fail") || strings.Contains(got, "✗") {
+		t.Errorf("the stopped run is shown as a failure:\n%s", got)
+	}
+	c.master.WriteString("\x04")
+	if err := c.exit(5 * time.Second); err != nil {
+		t.Errorf("reef chat after Ctrl-D: %v; stderr: %q", err, c.stderr)
 	}
 }

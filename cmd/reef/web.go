@@ -208,8 +208,15 @@ func (b *webBackend) Conversation(_ context.Context, key string) (web.Conversati
 			e.Content = splitInbound(e.Content).text
 		}
 	}
+	var shown []persistence.Shown
+	if err := b.rt.store.View(func(r persistence.Reader) (err error) {
+		shown, err = persistence.ShownOf(r, tr.Info.Key)
+		return err
+	}); err != nil {
+		return web.Conversation{}, err
+	}
 	return web.Conversation{Info: tr.Info, Live: d.Live != nil && *d.Live, Entries: tr.Entries, Snapshots: tr.Snapshots,
-		Parent: d.Parent, Children: d.Children}, nil
+		Parent: d.Parent, Children: d.Children, Shown: shown}, nil
 }
 
 func (b *webBackend) Export(_ context.Context, key, format string, w io.Writer) error {
@@ -275,7 +282,7 @@ func (b *webBackend) Pairing(ctx context.Context, action, channel, code string) 
 }
 
 func (b *webBackend) Config(context.Context) (web.ConfigView, error) {
-	raw, err := yaml.Marshal(b.cfg)
+	raw, err := yaml.Marshal(effectiveConfig(b.cfg)) // defaults applied: what reef uses
 	if err != nil {
 		return web.ConfigView{}, err
 	}

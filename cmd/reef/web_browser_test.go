@@ -137,7 +137,13 @@ func TestWebUIInABrowser(t *testing.T) {
 		t.Errorf("progress line %q does not name the tool", answer)
 	}
 
-	var history string
+	var live, history string
+	run("a command answered in the chat",
+		chromedp.SendKeys("#chat-input", "/status", chromedp.ByID),
+		chromedp.Click("#chat-send", chromedp.ByID),
+		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant") and starts-with(., "Session: ")]`),
+		chromedp.Text("#messages", &live, chromedp.ByID),
+	)
 	run("reload keeps the history",
 		chromedp.Reload(),
 		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "user") and . = "ls"]`),
@@ -145,6 +151,9 @@ func TestWebUIInABrowser(t *testing.T) {
 		chromedp.Text("#messages", &history, chromedp.ByID),
 		shot("04-chat-reloaded"),
 	)
+	if history != live { // the same list as before the reload: the /status exchange stays
+		t.Errorf("the reloaded history differs from what the page showed:\n%s\nbefore the reload:\n%s", history, live)
+	}
 	if !strings.Contains(history, "· ls") {
 		t.Errorf("the reloaded history lacks the progress line:\n%s", history)
 	}

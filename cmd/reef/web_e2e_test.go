@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -146,6 +147,8 @@ func TestWebUIEndToEnd(t *testing.T) {
 	// The OpenAI-compatible API and /metrics are mounted on the same listener, behind the token.
 	if code, body := w.get(t, "/v1/models"); code != 200 || !strings.Contains(body, `"reef/main"`) {
 		t.Errorf("/v1/models: %d %s", code, body)
+	} else if doc := apiDocModels(t); !sameShape(t, doc, body) { // api.md's example is what a default reef answers
+		t.Errorf("docs/api.md's /v1/models example:\n%s\nthe gateway answers:\n%s", doc, body)
 	}
 	if code, body := w.post(t, "/v1/chat/completions", "application/json",
 		`{"model":"reef/main","user":"e2e","messages":[{"role":"user","content":"ls"}]}`); code != 200 ||
@@ -249,4 +252,54 @@ func TestPublicListenWithoutTokenIsRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "data", web.TokenFile)); err == nil {
 		t.Error("a token was generated for a refused listener")
 	}
+}
+
+// apiDocModels is the answer docs/api.md shows for GET /v1/models (the comment line after
+// its curl).
+func apiDocModels(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "/v1/models -H")
+	if !ok {
+		t.Fatal("docs/api.md shows no curl of /v1/models")
+	}
+	_, rest, _ = strings.Cut(rest, "\n# ")
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
+}
+
+// sameShape reports whether two JSON texts have the same keys everywhere and the same
+// values, "created" (a time) aside.
+func sameShape(t *testing.T, a, b string) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal([]byte(a), &va); err != nil {
+		t.Errorf("not JSON: %s: %v", a, err)
+		return false
+	}
+	if err := json.Unmarshal([]byte(b), &vb); err != nil {
+		t.Errorf("not JSON: %s: %v", b, err)
+		return false
+	}
+	var norm func(v any) any
+	norm = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				v[k] = norm(x)
+			}
+			if _, ok := v["created"]; ok {
+				v["created"] = 0
+			}
+		case []any:
+			for i, x := range v {
+				v[i] = norm(x)
+			}
+		}
+		return v
+	}
+	return reflect.DeepEqual(norm(va), norm(vb))
 }

@@ -74,6 +74,9 @@ type Conversation struct {
 	Snapshots []persistence.Snapshot
 	Parent    *subagent.Link
 	Children  []subagent.Link
+	// Shown are the command exchanges the person saw, which the transcript does not hold
+	// (persistence.ShownBucket), oldest first.
+	Shown []persistence.Shown
 }
 
 // ConfigView is the Config page.

@@ -12,6 +12,7 @@ import (
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels/webchat"
 	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 )
 
 // The WebChat routes (only when Config.Chat is set):
@@ -76,7 +77,12 @@ func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
 			s.backendError(w, err)
 			return
 		}
+		shown := c.Shown
 		for _, it := range items(c) {
+			for len(shown) > 0 && !it.Time.IsZero() && shown[0].Time.Before(it.Time) {
+				out.Items = append(out.Items, shownItems(shown[0])...)
+				shown = shown[1:]
+			}
 			if it.Kind == "system" && agent.IsInternalPrompt(it.Text) {
 				continue // reef's instructions to the model (a new session's greeting request) were never shown
 			}
@@ -89,6 +95,9 @@ func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
 			for _, cl := range it.Calls {
 				out.Items = append(out.Items, chatItem{Kind: "progress", Text: agent.ToolLabel(cl.Name, cl.Args), Error: cl.Error, Time: it.Time})
 			}
+		}
+		for _, sh := range shown {
+			out.Items = append(out.Items, shownItems(sh)...)
 		}
 	}
 	b, _ := json.Marshal(out)
@@ -192,6 +201,11 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// shownItems is a command exchange as the page showed it live: what was typed, the answer.
+func shownItems(sh persistence.Shown) []chatItem {
+	return []chatItem{{Kind: "user", Text: sh.Command, Time: sh.Time}, {Kind: "assistant", Text: sh.Answer, Time: sh.Time}}
 }
 
 // firstLine is the first line of s, cut to n bytes (on a rune boundary) with "…".

@@ -206,7 +206,7 @@ func (s *Server) counted(r *http.Request, ok bool) {
 		return
 	}
 	if d, n := s.limit.fail(addr); d > 0 {
-		s.log.Warn().Str("remote", addr.String()).Int("failures", n).Dur("lockout", d).
+		s.log.Warn().Str("remote", addr.String()).Int("failures", n).Str("lockout", d.Round(time.Millisecond).String()).
 			Msg("web: too many wrong gateway tokens: address locked out")
 	}
 }

@@ -126,7 +126,7 @@ func (s *Server) supervise(ctx context.Context) {
 		if time.Since(began) > healthyAfter {
 			wait = s.cfg.MinBackoff
 		}
-		s.log.Warn().Err(err).Dur("retryIn", wait).Msg("mcp server down; restarting")
+		s.log.Warn().Err(err).Str("retryIn", wait.Round(time.Millisecond).String()).Msg("mcp server down; restarting")
 		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
 		select {
 		case <-ctx.Done():
