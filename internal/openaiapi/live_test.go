@@ -38,3 +38,36 @@ func TestLiveText(t *testing.T) {
 		}
 	}
 }
+
+// The reply and the run's text.delta events come on two streams: a reply that arrives before
+// the last deltas shows them, and the deltas that come after are not shown again.
+func TestLiveTextReplyBeforeItsDeltas(t *testing.T) {
+	delta := func(s string) messages.RunEvent { return messages.RunEvent{Kind: messages.RunTextDelta, Text: s} }
+	for _, tt := range []struct {
+		name         string
+		before       []messages.RunEvent
+		reply        string
+		after        []messages.RunEvent
+		want         string
+		wantAfterAll string
+	}{
+		{"part streamed", []messages.RunEvent{delta("echo "), delta("hello ")}, "echo hello (message 1)",
+			[]messages.RunEvent{delta("(message "), delta("1)")}, "echo hello (message 1)", ""},
+		{"nothing streamed yet", nil, "echo hello",
+			[]messages.RunEvent{delta("echo "), delta("hello")}, "echo hello", ""},
+	} {
+		var l liveText
+		got := ""
+		for _, ev := range tt.before {
+			got += l.take(ev)
+		}
+		got += l.rest(tt.reply)
+		late := ""
+		for _, ev := range tt.after {
+			late += l.take(ev)
+		}
+		if got != tt.want || late != tt.wantAfterAll {
+			t.Errorf("%s: shown %q then %q, want %q then %q", tt.name, got, late, tt.want, tt.wantAfterAll)
+		}
+	}
+}

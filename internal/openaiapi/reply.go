@@ -162,6 +162,9 @@ type liveText struct {
 	shown string // everything shown: the steps' texts, then replies
 	step  string // shown of the current model answer (since the last tool call)
 	next  bool   // a tool call ended the step: the next text opens a new paragraph
+	// ahead is what a reply showed before its text.delta events came in (the bus and the
+	// reply are two streams): those deltas are shown already when they arrive.
+	ahead string
 }
 
 // take returns the text to show for a run event: text.delta's text, a paragraph break first
@@ -169,8 +172,15 @@ type liveText struct {
 func (l *liveText) take(ev messages.RunEvent) string {
 	switch ev.Kind {
 	case messages.RunToolStart:
-		l.next, l.step = true, ""
+		l.next, l.step, l.ahead = true, "", ""
 	case messages.RunTextDelta:
+		if l.ahead != "" {
+			if strings.HasPrefix(l.ahead, ev.Text) {
+				l.ahead = l.ahead[len(ev.Text):]
+				return ""
+			}
+			l.ahead = ""
+		}
 		text := ev.Text
 		if l.next && l.shown != "" {
 			text = paragraph(l.shown) + strings.TrimLeft(text, "\n")
@@ -189,18 +199,20 @@ func (l *liveText) take(ev messages.RunEvent) string {
 func (l *liveText) rest(reply string) string {
 	var text string
 	step := strings.TrimLeft(l.step, " \t\n")
+	ahead := ""
 	switch {
 	case l.shown == "":
-		text = reply
+		text, ahead = reply, reply
 	case strings.HasSuffix(strings.TrimRight(l.shown, " \t\n"), strings.TrimSpace(reply)):
 		return ""
 	case step != "" && strings.HasPrefix(reply, step):
 		text = reply[len(step):]
+		ahead = text
 	default:
 		text = paragraph(l.shown) + reply
 	}
 	l.shown += text
-	l.step = ""
+	l.step, l.ahead = "", ahead
 	return text
 }
 
