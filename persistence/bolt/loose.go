@@ -26,17 +26,9 @@ type loosePage struct {
 // findLoose lists the transcript pages outside taken whose user messages all name one chat.
 func findLoose(pf *pageFile, taken map[uint64]bool) []loosePage {
 	var out []loosePage
-	last := min(pf.meta.pgid, uint64(pf.size)/pf.meta.pageSize)
-	for id := uint64(2); id < last; id++ {
-		if taken[id] {
-			continue
-		}
-		buf, err := pf.page(id)
-		if err != nil || native.Uint16(buf[8:]) != pageLeaf || elems(buf) < 1 {
-			continue
-		}
-		vals, ok := leafValues(buf)
-		if !ok || len(vals) != elems(buf) {
+	for _, buf := range leavesOutside(pf, taken) {
+		vals, ok := wholeLeafValues(buf)
+		if !ok {
 			continue
 		}
 		if chat := transcriptChat(vals); chat != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -206,19 +207,40 @@ func readCandidate(pf *pageFile, taken map[uint64]bool, h orphanHeader) *candida
 	return c
 }
 
+// leavesOutside yields the id and bytes of every readable leaf page outside taken: the pages
+// the tree does not reach, where cut-off or older records may still lie.
+func leavesOutside(pf *pageFile, taken map[uint64]bool) iter.Seq2[uint64, []byte] {
+	return func(yield func(uint64, []byte) bool) {
+		last := min(pf.meta.pgid, uint64(pf.size)/pf.meta.pageSize)
+		for id := uint64(2); id < last; id++ {
+			if taken[id] {
+				continue
+			}
+			buf, err := pf.page(id)
+			if err != nil || native.Uint16(buf[8:]) != pageLeaf {
+				continue
+			}
+			if !yield(id, buf) {
+				return
+			}
+		}
+	}
+}
+
+// wholeLeafValues is leafValues of a leaf page with elements, all of them plain values.
+func wholeLeafValues(buf []byte) (map[string][]byte, bool) {
+	if elems(buf) < 1 {
+		return nil, false
+	}
+	vals, ok := leafValues(buf)
+	return vals, ok && len(vals) == elems(buf)
+}
+
 // orphanHeaders lists the session bucket headers in leaf pages outside the tree: elements
 // of a sessions leaf (keys "agent:..."), and pages that are a session's own top page.
 func orphanHeaders(pf *pageFile, taken map[uint64]bool) []orphanHeader {
 	var out []orphanHeader
-	last := min(pf.meta.pgid, uint64(pf.size)/pf.meta.pageSize)
-	for id := uint64(2); id < last; id++ {
-		if taken[id] {
-			continue
-		}
-		buf, err := pf.page(id)
-		if err != nil || native.Uint16(buf[8:]) != pageLeaf {
-			continue
-		}
+	for id, buf := range leavesOutside(pf, taken) {
 		if key := sessionRoot(buf); key != nil {
 			hdr := make([]byte, bucketHeaderSize)
 			native.PutUint64(hdr, id)
@@ -302,17 +324,9 @@ func sessionRoot(buf []byte) []byte {
 // a platform delivers again is not answered again.
 func orphanMarks(pf *pageFile, taken map[uint64]bool, now time.Time) map[string][]byte {
 	out := map[string][]byte{}
-	last := min(pf.meta.pgid, uint64(pf.size)/pf.meta.pageSize)
-	for id := uint64(2); id < last; id++ {
-		if taken[id] {
-			continue
-		}
-		buf, err := pf.page(id)
-		if err != nil || native.Uint16(buf[8:]) != pageLeaf || elems(buf) < 1 {
-			continue
-		}
-		vals, ok := leafValues(buf)
-		if !ok || len(vals) != elems(buf) {
+	for _, buf := range leavesOutside(pf, taken) {
+		vals, ok := wholeLeafValues(buf)
+		if !ok {
 			continue
 		}
 		marks := true
