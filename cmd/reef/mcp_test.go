@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,8 +53,8 @@ mcp:
 			t.Errorf("tools offered %v, want %s among them", reqs[0].Tools, n)
 		}
 	}
-	if !strings.Contains(string(reqs[0].Body), `"text":{"description":"the text to send back","type":"string"}`) {
-		t.Errorf("echo's schema is not in the request: %s", tail(string(reqs[0].Body), 2000))
+	if got := echoTextSchema(t, reqs[0].Body); got.Type != "string" || got.Description != "the text to send back" {
+		t.Errorf("echo's schema in the request: text is %+v", got)
 	}
 	results := map[string]messages.ChatMessage{}
 	for _, m := range reqs[2].Messages {
@@ -84,4 +85,28 @@ mcp:
 			t.Errorf("request %d holds the MCP server's credential", i)
 		}
 	}
+}
+
+// echoTextSchema finds test__echo's "text" parameter in a chat completions request body.
+func echoTextSchema(t *testing.T, body []byte) (p struct{ Type, Description string }) {
+	t.Helper()
+	var req struct {
+		Tools []struct {
+			Function struct {
+				Name       string
+				Parameters struct {
+					Properties map[string]json.RawMessage
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatalf("the request: %v", err)
+	}
+	for _, tl := range req.Tools {
+		if tl.Function.Name == "test__echo" {
+			_ = json.Unmarshal(tl.Function.Parameters.Properties["text"], &p)
+		}
+	}
+	return p
 }

@@ -1,10 +1,14 @@
 // Package mcp offers the tools of MCP (Model Context Protocol) servers to reef's agents. Each
-// configured server is reached over stdio (a command reef starts) or streamable HTTP (a URL),
-// with the official Go SDK. A Server owns one supervised connection: a goroutine started by
-// Start and stopped by Stop connects, lists the server's tools, waits for the connection to
-// end and connects again with capped exponential backoff. Its tools are offered as
-// "<server>__<tool>" with the server's own JSON schemas; a call waits for the connection
-// (within its timeout), so a call made while the server restarts runs once it is back.
+// configured server is reached over stdio (a command reef starts) or streamable HTTP (a URL)
+// by a client of its own: rpc.go holds JSON-RPC sessions, stdio.go and streamable.go the two
+// transports, protocol.go the handshake, tools/list and tools/call. It is tested against the
+// official Go SDK's server and the reference server from npm (the SDK is a test dependency
+// only: as reef's client it cost the binary 2 MB). A Server owns one supervised connection:
+// a goroutine started by Start and stopped by Stop connects, lists the server's tools, waits
+// for the connection to end and connects again with capped exponential backoff. Its tools
+// are offered as "<server>__<tool>" with the server's own JSON schemas; a call waits for the
+// connection (within its timeout), so a call made while the server restarts runs once it is
+// back.
 //
 // Concurrency: Start, Stop, Tools and a Tool's Run are safe to call from any goroutine. The
 // supervising goroutine is the only writer of the live session; Stop cancels it and waits.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,10 +161,10 @@ func TestServerThatCannotStart(t *testing.T) {
 }
 
 func TestStreamableHTTP(t *testing.T) {
-	var gotAuth string
+	var gotAuth atomic.Value
 	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcptest.NewServer() }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gotAuth = r.Header.Get("Authorization")
+		gotAuth.Store(r.Header.Get("Authorization")) // every request: the POSTs and the GET stream
 		handler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close) // after the server's Stop (cleanups run last first): its SSE stream holds a connection
@@ -172,7 +173,7 @@ func TestStreamableHTTP(t *testing.T) {
 	if res := call(t, ts["web__echo"], `{"text":"over http"}`); res.IsError || res.Content != "echo: over http" {
 		t.Fatalf("got %+v", res)
 	}
-	if gotAuth != "Bearer s3cret" {
+	if gotAuth.Load() != "Bearer s3cret" {
 		t.Errorf("Authorization header: got %q", gotAuth)
 	}
 }
@@ -192,7 +193,7 @@ func TestConfigRefused(t *testing.T) {
 
 func TestToolNames(t *testing.T) {
 	s := &Server{cfg: Config{Name: "srv"}, log: zerolog.Nop()}
-	names := s.wrapNew([]*sdk.Tool{{Name: "get-sum"}, {Name: "a.b c"}, {Name: "a_b_c"}, {Name: strings.Repeat("y", 70)}})
+	names := s.wrapNew([]*remoteTool{{Name: "get-sum"}, {Name: "a.b c"}, {Name: "a_b_c"}, {Name: strings.Repeat("y", 70)}})
 	if want := "srv__get-sum,srv__a_b_c"; strings.Join(names, ",") != want {
 		t.Errorf("got %v, want %s", names, want)
 	}

@@ -14,3 +14,6 @@ func killGroup(cmd *exec.Cmd) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
+
+// terminate asks a stdio server to exit once closing its stdin did not.
+const terminate = syscall.SIGTERM

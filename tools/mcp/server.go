@@ -1,8 +1,8 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/tools"
@@ -25,16 +24,16 @@ type Server struct {
 	log zerolog.Logger
 
 	mu      sync.Mutex
-	session *sdk.ClientSession   // nil while down
-	up      chan struct{}        // closed when session is set; a fresh one while down
-	lastErr error                // why the last connection attempt or connection ended
-	listed  []*sdk.Tool          // the tools of the first successful listing
-	latest  []*sdk.Tool          // the latest listing, in the server's order
-	current map[string]*sdk.Tool // the latest listing, by the tool's name on the server
-	tools   []*Tool              // every tool any listing had, wrapped once, in the order first listed
-	wrapped map[string]bool      // the names on the server of the tools wrapNew has seen
-	gen     uint64               // counts listings that changed current
-	first   chan struct{}        // closed when the first attempt to connect and list ends
+	session *client                // nil while down
+	up      chan struct{}          // closed when session is set; a fresh one while down
+	lastErr error                  // why the last connection attempt or connection ended
+	listed  []*remoteTool          // the tools of the first successful listing
+	latest  []*remoteTool          // the latest listing, in the server's order
+	current map[string]*remoteTool // the latest listing, by the tool's name on the server
+	tools   []*Tool                // every tool any listing had, wrapped once, in the order first listed
+	wrapped map[string]bool        // the names on the server of the tools wrapNew has seen
+	gen     uint64                 // counts listings that changed current
+	first   chan struct{}          // closed when the first attempt to connect and list ends
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the supervisor ends
@@ -147,7 +146,7 @@ func (s *Server) serve(ctx context.Context) error {
 		return err
 	}
 	defer stopProc()
-	defer cs.Close()
+	defer cs.rpc.close()
 	listed, err := s.list(ctx, cs)
 	if err != nil {
 		return err
@@ -155,10 +154,10 @@ func (s *Server) serve(ctx context.Context) error {
 	s.publish(cs, listed)
 	s.log.Info().Int("tools", len(listed)).Msg("mcp server connected")
 	defer s.drop(cs)
-	stop := context.AfterFunc(ctx, func() { cs.Close() })
+	stop := context.AfterFunc(ctx, func() { cs.rpc.close() })
 	defer stop()
 	ended := make(chan error, 1)
-	go func() { ended <- cs.Wait() }() // ends when cs is closed, at the latest by the deferred Close
+	go func() { ended <- cs.rpc.wait() }() // ends when cs is closed, at the latest by the deferred close
 	for {
 		select {
 		case err := <-ended:
@@ -167,8 +166,8 @@ func (s *Server) serve(ctx context.Context) error {
 			}
 			return fmt.Errorf("mcp: %s: connection ended", s.cfg.Name)
 		case <-changed:
-			// Listed here, not in the SDK's handler, which runs while the connection
-			// waits for it: a request from there could wait for its own answer.
+			// Listed here, not where the notification is read: a request from the
+			// reading goroutine would wait for its own answer.
 			listed, err := s.list(ctx, cs)
 			if err != nil {
 				s.log.Warn().Err(err).Msg("mcp server changed its tools, but listing them failed; keeping the old list")
@@ -180,15 +179,12 @@ func (s *Server) serve(ctx context.Context) error {
 }
 
 // list lists the server's tools within the connect timeout.
-func (s *Server) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
+func (s *Server) list(ctx context.Context, cs *client) ([]*remoteTool, error) {
 	listCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
-	var listed []*sdk.Tool
-	for t, err := range cs.Tools(listCtx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("mcp: %s: list tools: %w", s.cfg.Name, err)
-		}
-		listed = append(listed, t)
+	listed, err := cs.tools(listCtx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s: list tools: %w", s.cfg.Name, err)
 	}
 	return listed, nil
 }
@@ -196,23 +192,26 @@ func (s *Server) list(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, 
 // connect starts the transport and the MCP session. stopProc kills what is left of a stdio
 // server's process group once the session is closed.
 // changed hears the server's notifications/tools/list_changed.
-func (s *Server) connect(ctx context.Context, changed chan<- struct{}) (cs *sdk.ClientSession, stopProc func(), err error) {
-	client := sdk.NewClient(&sdk.Implementation{Name: "reef", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+func (s *Server) connect(ctx context.Context, changed chan<- struct{}) (cs *client, stopProc func(), err error) {
+	rpc := newSession(func(method string) {
+		if method == "notifications/tools/list_changed" {
 			select {
 			case changed <- struct{}{}:
 			default: // a listing is due already
 			}
-		}})
+		}
+	})
 	stopProc = func() {}
-	var transport sdk.Transport
+	var agreed func(version string)
 	if s.cfg.Command != "" {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Env = append([]string{}, s.cfg.Env...)
 		cmd.Dir = s.cfg.Dir
 		cmd.Stderr = &stderrLog{log: s.log, secrets: s.cfg.Secrets}
 		setProcAttr(cmd)
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		if _, err := startStdio(cmd, rpc); err != nil {
+			return nil, nil, fmt.Errorf("mcp: %s: connect: %w", s.cfg.Name, err)
+		}
 		stopProc = func() { killGroup(cmd) }
 	} else {
 		hc := s.cfg.HTTPClient
@@ -222,26 +221,27 @@ func (s *Server) connect(ctx context.Context, changed chan<- struct{}) (cs *sdk.
 		if len(s.cfg.Headers) > 0 {
 			hc = withHeaders(hc, s.cfg.Headers)
 		}
-		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}
+		agreed = newStreamable(s.cfg.URL, hc, rpc).agreed
 	}
 	connCtx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
-	cs, err = client.Connect(connCtx, transport, nil)
+	cs, err = handshake(connCtx, rpc, agreed)
 	if err != nil {
+		_ = rpc.close()
 		stopProc()
 		return nil, nil, fmt.Errorf("mcp: %s: connect: %w", s.cfg.Name, err)
 	}
 	return cs, stopProc, nil
 }
 
-func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
+func (s *Server) publish(cs *client, listed []*remoteTool) {
 	s.relisted(listed) // a restarted server may list other tools
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.session, s.lastErr = cs, nil
 	close(s.up)
 	if s.listed == nil {
-		s.listed = append([]*sdk.Tool{}, listed...)
+		s.listed = append([]*remoteTool{}, listed...)
 		// A server down at start had its first attempt end already (supervise closed
 		// first): closing it again would panic the gateway when the server comes up.
 		select {
@@ -255,8 +255,8 @@ func (s *Server) publish(cs *sdk.ClientSession, listed []*sdk.Tool) {
 // relisted makes listed the server's current tools: the tools reef offers take their new
 // descriptions and schemas, tools it no longer lists are withdrawn, and tools it added are
 // wrapped and offered, to the agents and callers whose tool policy allows them.
-func (s *Server) relisted(listed []*sdk.Tool) {
-	cur := make(map[string]*sdk.Tool, len(listed))
+func (s *Server) relisted(listed []*remoteTool) {
+	cur := make(map[string]*remoteTool, len(listed))
 	for _, t := range listed {
 		cur[t.Name] = t
 	}
@@ -271,7 +271,7 @@ func (s *Server) relisted(listed []*sdk.Tool) {
 			removed = append(removed, name)
 		}
 	}
-	var fresh []*sdk.Tool
+	var fresh []*remoteTool
 	for _, t := range listed {
 		if !s.wrapped[t.Name] {
 			fresh = append(fresh, t)
@@ -287,7 +287,7 @@ func (s *Server) relisted(listed []*sdk.Tool) {
 }
 
 // sameTools reports whether two listings offer the same tools with the same descriptions and schemas.
-func sameTools(a, b map[string]*sdk.Tool) bool {
+func sameTools(a, b map[string]*remoteTool) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -296,9 +296,7 @@ func sameTools(a, b map[string]*sdk.Tool) bool {
 		if u == nil || t.Description != u.Description || t.Title != u.Title {
 			return false
 		}
-		ta, _ := json.Marshal(t.InputSchema)
-		tb, _ := json.Marshal(u.InputSchema)
-		if string(ta) != string(tb) {
+		if !bytes.Equal(t.InputSchema, u.InputSchema) {
 			return false
 		}
 	}
@@ -306,7 +304,7 @@ func sameTools(a, b map[string]*sdk.Tool) bool {
 }
 
 // currentTool is the latest listing's tool of that name on the server, and the generation.
-func (s *Server) currentTool(name string) (*sdk.Tool, uint64) {
+func (s *Server) currentTool(name string) (*remoteTool, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.current[name], s.gen
@@ -314,7 +312,7 @@ func (s *Server) currentTool(name string) (*sdk.Tool, uint64) {
 
 // drop stops offering cs to calls: its connection ended. A call that saw it end drops it
 // before the supervisor notices, so the next call waits for the new connection.
-func (s *Server) drop(cs *sdk.ClientSession) {
+func (s *Server) drop(cs *client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.session == cs {
@@ -333,7 +331,7 @@ func (s *Server) closeFirst() {
 }
 
 // live returns the connected session, waiting for it within ctx.
-func (s *Server) live(ctx context.Context) (*sdk.ClientSession, error) {
+func (s *Server) live(ctx context.Context) (*client, error) {
 	for {
 		s.mu.Lock()
 		cs, up, lastErr := s.session, s.up, s.lastErr
@@ -356,5 +354,5 @@ func (s *Server) live(ctx context.Context) (*sdk.ClientSession, error) {
 
 // errClosed reports whether err says the connection ended under a call.
 func errClosed(err error) bool {
-	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.Is(err, errConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/tools"
 )
@@ -33,7 +31,7 @@ var _ tools.Source = (*Server)(nil)
 // wrapNew wraps tools the server lists for the first time and returns their reef names.
 // Characters model APIs refuse in tool names become '_'; names longer than 64 characters,
 // and a name another tool has already, are skipped. Call with s.mu held.
-func (s *Server) wrapNew(listed []*sdk.Tool) []string {
+func (s *Server) wrapNew(listed []*remoteTool) []string {
 	if s.wrapped == nil {
 		s.wrapped = map[string]bool{}
 	}
@@ -58,9 +56,9 @@ func (s *Server) wrapNew(listed []*sdk.Tool) []string {
 }
 
 // specOf is the spec of a listed tool, offered as name.
-func specOf(name string, t *sdk.Tool) messages.ToolSpec {
-	params, err := json.Marshal(t.InputSchema)
-	if err != nil || t.InputSchema == nil || string(params) == "null" {
+func specOf(name string, t *remoteTool) messages.ToolSpec {
+	params := t.InputSchema
+	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	desc := t.Description
@@ -126,12 +124,15 @@ func (t *Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 	if !t.Offered() {
 		return tools.Result{}, fmt.Errorf("MCP server %s no longer offers %s; it was not run", cfg.Name, t.remote)
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(args)})
+	res, err := cs.callTool(ctx, t.remote, json.RawMessage(args))
 	switch {
 	case err == nil:
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return tools.Result{}, fmt.Errorf("MCP server %s did not answer within %s; the call was cancelled (mcp.servers.%s.timeoutSeconds sets the limit)",
 			cfg.Name, cfg.Timeout, cfg.Name)
+	case errors.Is(err, errSessionGone):
+		t.server.drop(cs)
+		return tools.Result{}, fmt.Errorf("MCP server %s restarted and no longer knows reef's session; the call was not run (reef is connecting again: try it once more)", cfg.Name)
 	case errClosed(err):
 		t.server.drop(cs)
 		return tools.Result{}, fmt.Errorf("MCP server %s stopped during the call; it is being restarted, and the call may or may not have had an effect", cfg.Name)
@@ -143,15 +144,13 @@ func (t *Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 
 // resultText joins a result's text content; images, audio and resources without text are
 // noted, not included. Text past max bytes is cut with a note.
-func resultText(res *sdk.CallToolResult, max int) string {
+func resultText(res *callResult, max int) string {
 	var parts []string
 	for _, c := range res.Content {
 		parts = append(parts, contentText(c))
 	}
-	if len(parts) == 0 && res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			parts = append(parts, string(b))
-		}
+	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		parts = append(parts, string(res.StructuredContent))
 	}
 	text := strings.Join(parts, "\n")
 	if text == "" {
@@ -160,17 +159,15 @@ func resultText(res *sdk.CallToolResult, max int) string {
 	return capText(text, max)
 }
 
-func contentText(c sdk.Content) string {
-	switch c := c.(type) {
-	case *sdk.TextContent:
+func contentText(c content) string {
+	switch c.Type {
+	case "text":
 		return c.Text
-	case *sdk.ImageContent:
-		return fmt.Sprintf("[image %s, %d bytes: not shown]", c.MIMEType, len(c.Data))
-	case *sdk.AudioContent:
-		return fmt.Sprintf("[audio %s, %d bytes: not shown]", c.MIMEType, len(c.Data))
-	case *sdk.ResourceLink:
+	case "image", "audio":
+		return fmt.Sprintf("[%s %s, %d bytes: not shown]", c.Type, c.MIMEType, decodedLen(c.Data))
+	case "resource_link":
 		return fmt.Sprintf("[resource link %s: %s]", c.Name, c.URI)
-	case *sdk.EmbeddedResource:
+	case "resource":
 		r := c.Resource
 		if r == nil {
 			return "[resource]"
@@ -178,9 +175,9 @@ func contentText(c sdk.Content) string {
 		if r.Text != "" {
 			return fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text)
 		}
-		return fmt.Sprintf("[resource %s, %s, %d bytes: not shown]", r.URI, r.MIMEType, len(r.Blob))
+		return fmt.Sprintf("[resource %s, %s, %d bytes: not shown]", r.URI, r.MIMEType, decodedLen(r.Blob))
 	}
-	return fmt.Sprintf("[%T content: not shown]", c)
+	return fmt.Sprintf("[%s content: not shown]", c.Type)
 }
 
 // capText cuts s to at most max bytes on a rune boundary, noting the cut.
