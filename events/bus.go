@@ -1,5 +1,6 @@
 // Package events is reef's run-event bus: Turns publish messages.RunEvent values, watchers
-// (reef events over the control socket, progress displays) subscribe. It is for watching,
+// (reef events over the control socket, progress displays) subscribe, and counters (the
+// metrics) observe. It is for watching,
 // not the record: Publish never blocks, each subscriber has a bounded buffer, and one that
 // falls behind loses events and is told how many with an events.lost event.
 //
@@ -20,10 +21,12 @@ const DefaultBuffer = 256
 // Bus fans run events out to subscribers. The zero value is not usable; use NewBus.
 // A nil *Bus drops everything, so code without watchers needs no checks.
 type Bus struct {
-	mu     sync.Mutex
-	subs   map[*Subscription]struct{}
-	seq    uint64 // of the last published event
-	closed bool
+	mu        sync.Mutex
+	subs      map[*Subscription]struct{}
+	observers []func(messages.RunEvent)
+	seq       uint64 // of the last published event
+	dropped   uint64 // events a subscriber had no room for, over all subscribers
+	closed    bool
 }
 
 // NewBus returns an empty bus.
@@ -52,6 +55,27 @@ func (b *Bus) Subscribe(session string, buffer int) *Subscription {
 	}
 	b.subs[s] = struct{}{}
 	return s
+}
+
+// Observe makes fn see every event as it is published, in order, on the publisher's
+// goroutine and under the bus's lock: fn must be quick, must not block and must not use the
+// bus. It is for counters (the metrics), which so need no buffer and lose nothing. Call it
+// before publishing starts; observers stay for the bus's life.
+func (b *Bus) Observe(fn func(messages.RunEvent)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.observers = append(b.observers, fn)
+}
+
+// Dropped is how many events the bus could not hand to a subscriber that was behind, over
+// all subscribers since it was made.
+func (b *Bus) Dropped() uint64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dropped
 }
 
 // Events is the subscription's channel; it is closed when the subscription or the bus is.
@@ -83,29 +107,37 @@ func (b *Bus) Publish(ev messages.RunEvent) {
 	}
 	b.seq++
 	ev.Seq = b.seq
+	for _, fn := range b.observers {
+		fn(ev)
+	}
 	for s := range b.subs {
 		if s.session != "" && s.session != ev.Session {
 			continue
 		}
-		s.offer(ev)
+		if !s.offer(ev) {
+			b.dropped++
+		}
 	}
 }
 
-// offer delivers ev to s unless its buffer is full; called with the bus locked.
-func (s *Subscription) offer(ev messages.RunEvent) {
+// offer delivers ev to s unless its buffer is full, and says whether it did; called with
+// the bus locked.
+func (s *Subscription) offer(ev messages.RunEvent) bool {
 	if s.lost > 0 {
 		select {
 		case s.ch <- messages.RunEvent{Kind: messages.EventsLost, Lost: s.lost, Time: ev.Time}:
 			s.lost = 0
 		default:
 			s.lost++
-			return
+			return false
 		}
 	}
 	select {
 	case s.ch <- ev:
+		return true
 	default:
 		s.lost++
+		return false
 	}
 }
 

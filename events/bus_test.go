@@ -1,6 +1,7 @@
 package events
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,4 +84,23 @@ func TestCloseEndsSubscriptions(t *testing.T) {
 	b.Publish(ev("a", 1)) // no panic on a closed bus
 	var nilBus *Bus
 	nilBus.Publish(ev("a", 1))
+}
+
+// An observer sees every event in order, numbered, whatever the subscribers' buffers; the
+// events a full subscriber could not take are counted as dropped.
+func TestObserveSeesEverything(t *testing.T) {
+	b := NewBus()
+	var seen []uint64
+	b.Observe(func(ev messages.RunEvent) { seen = append(seen, ev.Seq) })
+	sub := b.Subscribe("", 2)
+	defer sub.Close()
+	for range 5 {
+		b.Publish(messages.RunEvent{Session: "a"})
+	}
+	if want := []uint64{1, 2, 3, 4, 5}; !slices.Equal(seen, want) {
+		t.Errorf("observer saw %v, want %v", seen, want)
+	}
+	if got := b.Dropped(); got != 3 {
+		t.Errorf("Dropped = %d, want 3", got)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -39,16 +40,20 @@ func skillOptions(cfg *configs.Config, ac configs.AgentConfig) agent.SkillOption
 }
 
 // configKeySet answers whether a dotted reef config key ("tools.exec.sandbox") is set: present
-// and not zero, empty or false. Skills name such keys in requires.config.
+// and not zero, empty or false. Skills name such keys in requires.config. The config's tree
+// is built at the first question: most agents have no skill that asks one.
 func configKeySet(cfg *configs.Config) func(key string) bool {
-	var tree any
-	if b, err := yaml.Marshal(cfg); err == nil {
-		if err := yaml.Unmarshal(b, &tree); err != nil {
-			tree = nil
+	tree := sync.OnceValue(func() any {
+		var tree any
+		if b, err := yaml.Marshal(cfg); err == nil {
+			if err := yaml.Unmarshal(b, &tree); err != nil {
+				tree = nil
+			}
 		}
-	}
+		return tree
+	})
 	return func(key string) bool {
-		v := tree
+		v := tree()
 		for _, part := range strings.Split(key, ".") {
 			m, ok := v.(map[string]any)
 			if !ok {

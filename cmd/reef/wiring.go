@@ -294,7 +294,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		store.Close()
 		return nil, err
 	}
-	go met.Follow(bus.Subscribe("", metrics.FollowBuffer)) // ends when stop closes the bus
+	met.Watch(bus)
 	primed := make(chan struct{})
 	go func() { // counts what the store held before; stop waits for it before closing the store
 		defer close(primed)

@@ -5,20 +5,14 @@ import (
 	"github.com/reefgw/reef/messages"
 )
 
-// FollowBuffer is the subscription buffer Follow's caller should give: the bus drops what a
-// subscriber has no room for (counted in reef_events_lost_total).
-const FollowBuffer = 4096
-
-// Follow counts the run events of sub until its channel closes (the subscription's or the
-// bus's Close): runs by outcome, tool calls by tool and outcome, sub-agents running. The
-// caller runs it in a goroutine of its own:
-//
-//	sub := bus.Subscribe("", metrics.FollowBuffer)
-//	go m.Follow(sub) // ends when the bus closes
-func (m *Metrics) Follow(sub *events.Subscription) {
-	for ev := range sub.Events() {
-		m.count(ev)
-	}
+// Watch counts bus's run events as they are published: runs by outcome, tool calls by tool
+// and outcome, sub-agents running; and reports the events the bus dropped for watchers that
+// fell behind. It observes the bus (events.Bus.Observe) rather than subscribing, so it
+// needs no buffer (a subscription's 4,096 events were 1 MB of an idle gateway) and no
+// goroutine, and it misses nothing.
+func (m *Metrics) Watch(bus *events.Bus) {
+	bus.Observe(m.count)
+	m.dropped.Store(bus.Dropped)
 }
 
 func (m *Metrics) count(ev messages.RunEvent) {
@@ -35,7 +29,5 @@ func (m *Metrics) count(ev messages.RunEvent) {
 		m.subagents.Add(1)
 	case messages.SubagentEnd:
 		m.subagents.Add(-1)
-	case messages.EventsLost:
-		m.eventsLost.Add(ev.Lost)
 	}
 }

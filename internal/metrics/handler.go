@@ -93,8 +93,12 @@ func (m *Metrics) write(w *bufio.Writer, src Source) {
 			e.sample("reef_connector_restarts_total", labelPairs([]string{"channel"}, c.Name), strconv.Itoa(c.Restarts))
 		}
 	}
-	e.header("reef_events_lost_total", "Run events the metrics did not see (the bus dropped them): runs and tool calls undercount by as many.", "counter")
-	e.sample("reef_events_lost_total", "", strconv.FormatUint(m.eventsLost.Load(), 10))
+	var lost uint64
+	if dropped, ok := m.dropped.Load().(func() uint64); ok {
+		lost = dropped()
+	}
+	e.header("reef_events_lost_total", "Run events the bus dropped for a watcher that fell behind (reef events, the Live page, WebChat, the API's stream); the metrics themselves miss none.", "counter")
+	e.sample("reef_events_lost_total", "", strconv.FormatUint(lost, 10))
 }
 
 func nonNegative(n int64) int64 { return max(n, 0) }

@@ -7,7 +7,7 @@
 //     appended, by channel), replies out (outbox rows, by channel), the queue depth (inbox rows
 //     not yet answered), the outbox backlog, stored sessions, and each commit's latency;
 //   - Provider wraps a model client: each call's latency and its tokens, by provider and model;
-//   - Follow reads the run-event bus: runs by outcome, tool calls by tool and outcome,
+//   - Watch observes the run-event bus: runs by outcome, tool calls by tool and outcome,
 //     sub-agents running;
 //   - the Runtime given to Handler answers, at scrape time, live sessions and connector
 //     restarts.
@@ -39,7 +39,7 @@ type Metrics struct {
 	commits     *histogram
 	commitErrs  atomic.Uint64
 	subagents   atomic.Int64
-	eventsLost  atomic.Uint64
+	dropped     atomic.Value // func() uint64: the bus's dropped events, once Watch was called
 
 	stored stored // inbox, outbox and session counts (store.go)
 }

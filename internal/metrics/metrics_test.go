@@ -267,9 +267,8 @@ func TestProviderCounts(t *testing.T) {
 func TestFollowEvents(t *testing.T) {
 	m := New()
 	bus := events.NewBus()
-	sub := bus.Subscribe("", FollowBuffer)
-	done := make(chan struct{})
-	go func() { m.Follow(sub); close(done) }()
+	m.Watch(bus)
+	behind := bus.Subscribe("", 1) // a watcher that reads nothing: it gets one event, the rest are dropped
 	yes, no := true, false
 	for _, ev := range []messages.RunEvent{
 		{Kind: messages.RunStart}, {Kind: messages.RunTextDelta, Text: "x"},
@@ -280,8 +279,7 @@ func TestFollowEvents(t *testing.T) {
 	} {
 		bus.Publish(ev)
 	}
-	bus.Close()
-	<-done
+	behind.Close()
 	got := scrape(t, m, Source{LiveSessions: func() int { return 3 },
 		Connectors: func() []Connector {
 			return []Connector{{Name: "telegram", Up: true, Restarts: 2}, {Name: "discord:work"}}
@@ -298,6 +296,7 @@ func TestFollowEvents(t *testing.T) {
 		`reef_connector_up{channel="discord:work"}`:             0,
 		`reef_connector_restarts_total{channel="telegram"}`:     2,
 		`reef_connector_restarts_total{channel="discord:work"}`: 0,
+		`reef_events_lost_total`:                                10,
 	} {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
