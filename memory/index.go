@@ -154,29 +154,58 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 	if err != nil {
 		return err
 	}
-	ch := x.changes(root, found, gone, full)
-	if now := x.clock(); x.sessAt.IsZero() || now.Sub(x.sessAt) >= x.cfg.SessionsEvery {
-		if err := x.store.View(func(r persistence.Reader) error { return x.sessionChanges(r, ch) }); err != nil {
-			return fmt.Errorf("memory: read sessions: %w", err)
+	if full {
+		gone = append(gone, x.unseen(found)...)
+	}
+	defer clear(x.force)
+	// In batches of syncBatch files: a file's record and its chunks are always written in
+	// one transaction, so the index is consistent after each; but the changes of 10,000
+	// new notes held at once, and written in one transaction, were 190 MB.
+	for first := true; first || len(found) > 0; first = false {
+		batch := found[:min(len(found), syncBatch)]
+		found = found[len(batch):]
+		ch := x.changes(root, batch, gone)
+		gone = nil
+		if now := x.clock(); first && (x.sessAt.IsZero() || now.Sub(x.sessAt) >= x.cfg.SessionsEvery) {
+			if err := x.store.View(func(r persistence.Reader) error { return x.sessionChanges(r, ch) }); err != nil {
+				return fmt.Errorf("memory: read sessions: %w", err)
+			}
+			x.sessAt = now
 		}
-		x.sessAt = now
+		if embed {
+			x.embedMissing(ctx, ch)
+		}
+		if ch.empty() {
+			continue
+		}
+		if err := x.store.Update(func(tx persistence.Tx) error { return ch.write(tx, x.b, x.cur) }); err != nil {
+			x.scanned = time.Time{} // what the watcher reported is lost with the changes: scan next time
+			return fmt.Errorf("memory: write index: %w", err)
+		}
+		ch.apply(x.cur)
+		x.snap = nil
+		x.stats.Reindexed += len(ch.files)
 	}
-	if embed {
-		x.embedMissing(ctx, ch)
-	}
-	if ch.empty() {
-		x.synced = x.clock()
-		return nil
-	}
-	if err := x.store.Update(func(tx persistence.Tx) error { return ch.write(tx, x.b, x.cur) }); err != nil {
-		x.scanned = time.Time{} // what the watcher reported is lost with the changes: scan next time
-		return fmt.Errorf("memory: write index: %w", err)
-	}
-	ch.apply(x.cur)
-	x.snap = nil
 	x.synced = x.clock()
-	x.stats.Reindexed += len(ch.files)
 	return nil
+}
+
+// syncBatch is how many of the notes a sync looks at are read, cut and written together.
+const syncBatch = 256
+
+// unseen lists the indexed notes a full scan did not find: they are gone.
+func (x *Index) unseen(found []statFile) []string {
+	seen := make(map[string]bool, len(found))
+	for _, f := range found {
+		seen[f.path] = true
+	}
+	var gone []string
+	for p := range x.cur.files {
+		if !seen[p] && !IsSessionPath(p) {
+			gone = append(gone, p)
+		}
+	}
+	return gone
 }
 
 // ensureLoaded reads the index from the store once; a damaged index, one of another
@@ -225,14 +254,12 @@ func (x *Index) ensureLoaded() error {
 	return nil
 }
 
-// changes compares the files found with the index and prepares what to write. After a
-// full scan, indexed files not found are gone; else gone lists them.
-func (x *Index) changes(root *os.Root, found []statFile, gone []string, full bool) *changeSet {
+// changes compares the files found with the index and prepares what to write; gone lists
+// the indexed files no longer there.
+func (x *Index) changes(root *os.Root, found []statFile, gone []string) *changeSet {
 	ch := newChangeSet()
-	seen := make(map[string]bool, len(found))
 	now := x.clock()
 	for _, f := range found {
-		seen[f.path] = true
 		old, had := x.cur.files[f.path]
 		forced := x.force[f.path]
 		if had && !forced && old.Size == f.size && old.MTime == f.mtime {
@@ -266,19 +293,8 @@ func (x *Index) changes(root *os.Root, found []statFile, gone []string, full boo
 		rec.Chunks = len(chunks)
 		ch.replace(f.path, rec, chunks)
 	}
-	for p := range x.force {
-		delete(x.force, p)
-	}
 	for _, p := range gone {
 		if _, had := x.cur.files[p]; had {
-			ch.removed = append(ch.removed, p)
-		}
-	}
-	if !full {
-		return ch
-	}
-	for p := range x.cur.files {
-		if !seen[p] && !IsSessionPath(p) {
 			ch.removed = append(ch.removed, p)
 		}
 	}
