@@ -134,3 +134,54 @@ func TestOpenAIAPIWithNpmClient(t *testing.T) {
 		t.Errorf("unknown model: %+v", got.UnknownModel)
 	}
 }
+
+// runNodeScript runs a script of testdata with the openai npm client against the API and
+// decodes what it printed into v.
+func runNodeScript(t *testing.T, r *apiRig, script string, v any) {
+	t.Helper()
+	node, dir := openaiClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", script), r.srv.URL+"/v1", dir)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v\n%s\n%s", script, err, out, stderr)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("%s printed %s: %v", script, out, err)
+	}
+}
+
+// Client tools through the official openai npm client: a durable round trip not streamed, a
+// stateless one streamed, and the SDK's own tool loop (runTools), each ending with the answer
+// the model gave on the client's result.
+func TestOpenAIAPIClientToolsWithNpmClient(t *testing.T) {
+	r := newAPIRig(t)
+	r.script.Respond = clientToolModel
+	var got struct {
+		Durable   struct{ Finish, Name, Args, Answer, ID string }
+		Stateless struct {
+			Finish, Answer, Finish2 string
+			Calls                   []string
+		}
+		RunTools string
+	}
+	runNodeScript(t, r, "openai_tools.mjs", &got)
+	if d := got.Durable; d.Finish != "tool_calls" || d.Name != "lookup" || d.Args != `{"q":"x"}` || d.Answer != "results: "+d.ID+"=42" {
+		t.Errorf("durable round trip: %+v", d)
+	}
+	if s := got.Stateless; s.Finish != "tool_calls" || !slices.Equal(s.Calls, []string{"lookup"}) || s.Answer != "results: c_1=42" || s.Finish2 != "stop" {
+		t.Errorf("stateless streamed round trip: %+v", s)
+	}
+	if got.RunTools != "results: c_1=found x" {
+		t.Errorf("runTools' final content %q", got.RunTools)
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:main:openai:direct:npm-tools"}) {
+		t.Errorf("sessions stored %v, want only the durable one", keys)
+	}
+}

@@ -79,7 +79,7 @@ func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 		}
 	}})
 	api := openaiapi.New(openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
-		Events: bus, Log: testutil.Logger(t)})
+		Events: bus, HasTool: h.rt.HasTool, Log: testutil.Logger(t)})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", api)
 	srv := httptest.NewServer(mux)

@@ -36,7 +36,7 @@ func webHandlers(cfg *configs.Config, rt *running, ch *openaiapi.Channel, log ze
 	for _, a := range cfg.Agents {
 		agents = append(agents, openaiapi.Agent{ID: a.ID, Name: a.Name})
 	}
-	api = openaiapi.New(openaiapi.Config{Channel: ch, Agents: agents, DMScope: cfg.Session.DMScope, Events: rt.events, Log: log})
+	api = openaiapi.New(openaiapi.Config{Channel: ch, Agents: agents, DMScope: cfg.Session.DMScope, Events: rt.events, HasTool: rt.HasTool, Log: log})
 	met = metrics.Handler(rt.metrics, metrics.Source{
 		LiveSessions:   rt.LiveSessions,
 		StoredSessions: rt.store.(sessionCounter).SessionCount,

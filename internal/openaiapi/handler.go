@@ -66,7 +66,10 @@ type Config struct {
 	// agent's text as the model writes it (text.delta, a word at a time), not only the reply
 	// when the run ends.
 	Events *events.Bus
-	Log    zerolog.Logger
+	// HasTool reports whether an agent has a tool of that name: a request's tool named like
+	// one is refused. nil: none is refused here (the agent's own tool still wins in the run).
+	HasTool func(agentID, name string) bool
+	Log     zerolog.Logger
 	Now    func() time.Time // default time.Now
 }
 
@@ -178,6 +181,8 @@ type ask struct {
 	text      string
 	media     []messages.Media       // the new turn's images (media.go)
 	context   []messages.ChatMessage // a stateless request's conversation before text
+	results   []messages.ChatMessage // the tool results the request ends with (conversation.go)
+	client    *messages.ClientTools  // the request's tools (tools.go)
 	stateless bool
 	maxTokens int // caps each model call of the run; 0: the model's own
 	stream    bool
@@ -214,32 +219,25 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	}
 	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model, maxTokens: maxTokens,
 		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
-	var err *apiError
-	var images []string
+	specs, err := chatSpecs(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if q.client, err = h.clientTools(a, toolRequest{specs: specs, choice: req.ToolChoice, parallel: req.ParallelToolCalls, param: "tools"}); err != nil {
+		return nil, err
+	}
+	var tn turn
 	if q.stateless {
-		q.text, images, q.context, err = conversation(req.Messages)
+		tn, err = conversation(req.Messages)
 	} else {
-		q.text, images, err = newTurn(req.Messages)
+		tn, err = newTurn(req.Messages)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(images) > MaxImages {
-		return nil, badRequest("too_many_images", fmt.Sprintf("the last message has %d images; the limit is %d", len(images), MaxImages))
-	}
-	for i, ref := range images {
-		m, err := imageMedia(i+1, ref)
-		if err != nil {
-			return nil, badRequest("invalid_image_url", fmt.Sprintf("image %d of the last message: %v", i+1, err))
-		}
-		q.media = append(q.media, m)
-	}
-	switch {
-	case strings.TrimSpace(q.text) == "" && len(q.media) == 0:
-		return nil, badRequest("empty_message", "the last message is empty")
-	case len(q.text) > h.cfg.MaxMessage:
-		return nil, newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "message_too_long",
-			fmt.Sprintf("the last message is %d bytes; the limit is %d", len(q.text), h.cfg.MaxMessage))
+	q.text, q.context, q.results = tn.text, tn.context, tn.results
+	if err := h.checkTurn(q, tn.images); err != nil {
+		return nil, err
 	}
 	if q.stateless {
 		q.chat = a.ID + "/" + rand.Text() // a session of its own, for this request only
@@ -250,44 +248,30 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	return q, nil
 }
 
-// newTurn is the new turn of a request to a durable session: its last user message (reef
-// has the earlier ones). A request that ends with a tool result is refused: reef offers the
-// model no client tools, so no call of the session awaits it.
-func newTurn(msgs []chatMessage) (string, []string, *apiError) {
-	if last := msgs[len(msgs)-1]; last.Role == "tool" {
-		return "", nil, badRequest("unexpected_tool_message",
-			fmt.Sprintf("messages[%d] is a tool result, but reef's agents call only their own tools; a session's new turn is a user message", len(msgs)-1))
+// checkTurn checks the new turn's images and size, and reads the images.
+func (h *Handler) checkTurn(q *ask, images []string) *apiError {
+	if len(images) > MaxImages {
+		return badRequest("too_many_images", fmt.Sprintf("the last message has %d images; the limit is %d", len(images), MaxImages))
 	}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == "user" {
-			t, images, err := m.content()
-			if err != nil {
-				return "", nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
-			}
-			return t, images, nil
-		}
-	}
-	return "", nil, badRequest("missing_user_message", "messages has no message with role user")
-}
-
-// conversation is a stateless request's messages: the last one (a user message or a tool
-// result) is the new turn, with its images, the ones before it the conversation it continues.
-func conversation(msgs []chatMessage) (string, []string, []messages.ChatMessage, *apiError) {
-	out := make([]messages.ChatMessage, 0, len(msgs))
-	for i, m := range msgs {
-		cm, err := m.chat(i == len(msgs)-1)
+	for i, ref := range images {
+		m, err := imageMedia(i+1, ref)
 		if err != nil {
-			return "", nil, nil, badRequest("invalid_content", fmt.Sprintf("messages[%d]: %v", i, err))
+			return badRequest("invalid_image_url", fmt.Sprintf("image %d of the last message: %v", i+1, err))
 		}
-		out = append(out, cm)
+		q.media = append(q.media, m)
 	}
-	last := out[len(out)-1]
-	if last.Role != messages.RoleUser {
-		return "", nil, nil, badRequest("missing_user_message",
-			fmt.Sprintf("the last message is %q; a request ends with the user's message (or a tool result)", msgs[len(msgs)-1].Role))
+	size := len(q.text)
+	for _, r := range q.results {
+		size += len(r.Content)
 	}
-	_, images, _ := msgs[len(msgs)-1].content()
-	return last.Content, images, out[:len(out)-1], nil
+	switch {
+	case strings.TrimSpace(q.text) == "" && len(q.media) == 0 && len(q.results) == 0:
+		return badRequest("empty_message", "the last message is empty")
+	case size > h.cfg.MaxMessage:
+		return newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "message_too_long",
+			fmt.Sprintf("the new turn (the last user message or tool results) is %d bytes; the limit is %d", size, h.cfg.MaxMessage))
+	}
+	return nil
 }
 
 // sessionName is what a session name may be: an id, a user name or an e-mail address.
@@ -329,7 +313,8 @@ func (q *ask) inbound(msgID string) *messages.Inbound {
 		sender = StatelessSender
 	}
 	return &messages.Inbound{Channel: Name, ChatID: q.chat, ChatType: messages.ChatDirect, SenderID: sender,
-		SenderName: sender, MessageID: msgID, Text: q.text, Media: q.media, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context, MaxTokens: q.maxTokens}
+		SenderName: sender, MessageID: msgID, Text: q.text, Media: q.media, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context, MaxTokens: q.maxTokens,
+		ClientTools: q.client, ToolResults: q.results}
 }
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
