@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 )
 
 // The official openai npm client, pinned; .ci/run installs the same version into
@@ -184,4 +186,74 @@ func TestOpenAIAPIClientToolsWithNpmClient(t *testing.T) {
 	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:main:openai:direct:npm-tools"}) {
 		t.Errorf("sessions stored %v, want only the durable one", keys)
 	}
+}
+
+// The Responses API through the official openai npm client: a function tool round trip whose
+// result continues the response by previous_response_id, the SDK's stream helper accepting
+// reef's events, a streamed call, a stateless response, and an unknown previous response.
+func TestOpenAIAPIResponsesWithNpmClient(t *testing.T) {
+	r := newAPIRig(t)
+	r.script.Respond = clientToolModel
+	var got struct {
+		Call   struct{ Status, Name, Args, Text string }
+		Answer struct {
+			Text, CallID string
+			Usage        struct {
+				Input  int `json:"input_tokens"`
+				Output int `json:"output_tokens"`
+				Total  int `json:"total_tokens"`
+			}
+		}
+		Stream struct {
+			Types        []string
+			Text, Status string
+		}
+		StreamedCalls []string
+		Stateless     string
+		Unknown       struct {
+			Status int
+			Code   string
+		}
+	}
+	runNodeScript(t, r, "openai_responses.mjs", &got)
+	if c := got.Call; c.Status != "completed" || c.Name != "lookup" || c.Args != `{"q":"x"}` || c.Text != "Let me look." {
+		t.Errorf("the call: %+v", c)
+	}
+	if a := got.Answer; a.Text != "results: "+a.CallID+"=42" || a.Usage.Input != 10 || a.Usage.Output != 2 || a.Usage.Total != 12 {
+		t.Errorf("the answer on the call's output: %+v", a)
+	}
+	wantTypes := []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+		"response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"}
+	if d := cmp.Diff(wantTypes, got.Stream.Types); d != "" || got.Stream.Text != "offered lookup: false" || got.Stream.Status != "completed" {
+		t.Errorf("stream %+v (-want +got types):\n%s", got.Stream, d)
+	}
+	if !slices.Equal(got.StreamedCalls, []string{"lookup"}) {
+		t.Errorf("streamed calls %v", got.StreamedCalls)
+	}
+	if got.Stateless != "results: c_9=7" {
+		t.Errorf("stateless response %q", got.Stateless)
+	}
+	if got.Unknown.Status != 404 || got.Unknown.Code != "previous_response_not_found" {
+		t.Errorf("unknown previous response: %+v", got.Unknown)
+	}
+	keys := r.sessions(t)
+	if len(keys) != 2 {
+		t.Fatalf("sessions %v, want the conversation previous_response_id continued and the streamed call's", keys)
+	}
+	var users int
+	for _, k := range keys {
+		var entries []persistence.Entry
+		if err := r.store.View(func(rd persistence.Reader) (err error) { entries, err = rd.Messages(k, 0); return err }); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Role == messages.RoleUser {
+				users++
+			}
+		}
+		if len(entries) == 6 { // look up, call, result, answer, hello, answer
+			return
+		}
+	}
+	t.Errorf("no session holds the continued conversation (%d user entries in all)", users)
 }

@@ -70,7 +70,7 @@ type Config struct {
 	// one is refused. nil: none is refused here (the agent's own tool still wins in the run).
 	HasTool func(agentID, name string) bool
 	Log     zerolog.Logger
-	Now    func() time.Time // default time.Now
+	Now     func() time.Time // default time.Now
 }
 
 // MaxImages caps the image_url parts of a request's new turn (a model sees the latest
@@ -109,11 +109,13 @@ func New(cfg Config) *Handler {
 	h.mux.HandleFunc("GET /v1/models", h.models)
 	h.mux.HandleFunc("GET /v1/models/{id...}", h.model)
 	h.mux.HandleFunc("POST /v1/chat/completions", h.chat)
+	h.mux.HandleFunc("POST /v1/responses", h.responses)
+	h.mux.HandleFunc("/v1/responses", methodNotAllowed("POST"))
 	h.mux.HandleFunc("/v1/models", methodNotAllowed("GET"))
 	h.mux.HandleFunc("/v1/chat/completions", methodNotAllowed("POST"))
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(http.StatusNotFound, "invalid_request_error", "unknown_url",
-			"reef serves GET /v1/models and POST /v1/chat/completions"))
+			"reef serves GET /v1/models, POST /v1/chat/completions and POST /v1/responses"))
 	})
 	return h
 }
@@ -193,14 +195,8 @@ type ask struct {
 // parse checks a request; nothing is stored for one it refuses.
 func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError) {
 	var req chatRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
-				fmt.Sprintf("the request body is over %d bytes", h.cfg.MaxBody))
-		}
-		return nil, badRequest("invalid_json", "the request body is not valid JSON: "+err.Error())
+	if err := h.decode(w, r, &req); err != nil {
+		return nil, err
 	}
 	a, aerr := h.agent(req.Model)
 	if aerr != nil {
@@ -223,14 +219,36 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if err != nil {
 		return nil, err
 	}
-	if q.client, err = h.clientTools(a, toolRequest{specs: specs, choice: req.ToolChoice, parallel: req.ParallelToolCalls, param: "tools"}); err != nil {
+	return h.build(q, req.Messages, toolRequest{specs: specs, choice: req.ToolChoice, parallel: req.ParallelToolCalls, param: "tools"})
+}
+
+// decode reads a request's JSON body into v.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return newError(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
+				fmt.Sprintf("the request body is over %d bytes", h.cfg.MaxBody))
+		}
+		return badRequest("invalid_json", "the request body is not valid JSON: "+err.Error())
+	}
+	return nil
+}
+
+// build completes q from the request's messages and tools: its new turn, the conversation
+// before it (stateless), the client's tools, and its chat and session key.
+func (h *Handler) build(q *ask, msgs []chatMessage, tr toolRequest) (*ask, *apiError) {
+	a := q.agent
+	var err *apiError
+	if q.client, err = h.clientTools(a, tr); err != nil {
 		return nil, err
 	}
 	var tn turn
 	if q.stateless {
-		tn, err = conversation(req.Messages)
+		tn, err = conversation(msgs)
 	} else {
-		tn, err = newTurn(req.Messages)
+		tn, err = newTurn(msgs)
 	}
 	if err != nil {
 		return nil, err
@@ -242,7 +260,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if q.stateless {
 		q.chat = a.ID + "/" + rand.Text() // a session of its own, for this request only
 	} else {
-		q.chat = a.ID + "/" + name
+		q.chat = a.ID + "/" + q.session
 	}
 	q.key = sessionkey.For(a.ID, h.cfg.DMScope, q.inbound(""))
 	return q, nil
@@ -323,6 +341,22 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
+	h.run(w, r, q, func(id string) string { return "chatcmpl-" + id },
+		func(ctx context.Context, ex *exchange, rs *reply, live *events.Subscription) error {
+			if q.stream {
+				return h.stream(ctx, w, ex, rs, live, q.usage)
+			}
+			return h.await(ctx, w, ex, rs)
+		})
+}
+
+// responder writes a run's answer in the format of its API; an error means the request gave
+// up waiting.
+type responder func(ctx context.Context, ex *exchange, rs *reply, live *events.Subscription) error
+
+// run hands a checked request to reef and answers it with respond; the answer's id is
+// newID of the request's random id.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, q *ask, newID func(string) string, respond responder) {
 	if h.cfg.Channel == nil {
 		writeError(w, newError(http.StatusServiceUnavailable, "server_error", "unavailable", errNotRunning.Error()))
 		return
@@ -351,13 +385,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	if !q.stateless {
 		w.Header().Set(SessionKeyHeader, q.key)
 	}
-	rs := &reply{id: "chatcmpl-" + msgID[len("api-"):], model: q.model, created: h.cfg.Now().Unix()}
-	if q.stream {
-		err = h.stream(ctx, w, ex, rs, live, q.usage)
-	} else {
-		err = h.await(ctx, w, ex, rs)
-	}
-	if err != nil {
+	rs := &reply{id: newID(msgID[len("api-"):]), model: q.model, created: h.cfg.Now().Unix()}
+	if err := respond(ctx, ex, rs, live); err != nil {
 		h.cfg.Channel.abandon(q.chat, ex, true)
 	}
 }
