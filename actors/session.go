@@ -71,12 +71,13 @@ type (
 		by     *Session // the instance that sent the write; a restarted Session ignores its predecessor's
 		outbox []*messages.Outbound
 		err    error
-		seqs   []uint64            // the seqs the run's entries were stored under
-		snap   *snapshotWrite      // the run's compaction, stored with them (session_compact.go)
-		failed string              // why the run failed (redacted); "" when it did not
-		ending *subagentEnding     // a sub-agent's task run: its completion, recorded with it
-		usage  messages.Usage      // the run's tokens, told to the Connector with the run's end
-		calls  []messages.ToolCall // client calls the run parked with, told with the run's end (turn_client.go)
+		seqs   []uint64        // the seqs the run's entries were stored under
+		snap   *snapshotWrite  // the run's compaction, stored with them (session_compact.go)
+		failed string          // why the run failed (redacted); "" when it did not
+		ending *subagentEnding // a sub-agent's task run: its completion, recorded with it
+		usage  messages.Usage  // the run's tokens, told to the Connector with the run's end
+
+		calls []messages.ToolCall // client calls the run parked with, told with the run's end (turn_client.go)
 	}
 	turnLost struct{ seq uint64 }
 )

@@ -89,8 +89,9 @@ type turnInput struct {
 	// awaiting are the calls of resume that waited for the owner's approval (turn_approval.go):
 	// they never ran, so they wait again instead of being answered as interrupted.
 	awaiting map[string]bool
-	timeout  time.Duration         // a sub-agent's run timeout, when shorter than Limits.TurnTimeout
-	client   *messages.ClientTools // the caller's own tools (turn_client.go); nil: none
+	timeout  time.Duration // a sub-agent's run timeout, when shorter than Limits.TurnTimeout
+
+	client *messages.ClientTools // the caller's own tools (turn_client.go); nil: none
 }
 
 // Turn messages.
