@@ -69,8 +69,15 @@ type Config struct {
 	// HasTool reports whether an agent has a tool of that name: a request's tool named like
 	// one is refused. nil: none is refused here (the agent's own tool still wins in the run).
 	HasTool func(agentID, name string) bool
-	Log     zerolog.Logger
-	Now     func() time.Time // default time.Now
+	// Token is the gateway token and Keys the API keys (keys.go); a request must present one
+	// of them. With neither, the handler checks nobody: its mount authenticates.
+	Token string
+	Keys  []Key
+	// Count, when set, counts each authenticated request by its key's name (GatewayKeyName
+	// for the gateway token): /metrics' reef_api_requests_total.
+	Count func(key string)
+	Log   zerolog.Logger
+	Now   func() time.Time // default time.Now
 }
 
 // MaxImages caps the image_url parts of a request's new turn (a model sees the latest
@@ -120,7 +127,11 @@ func New(cfg Config) *Handler {
 	return h
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r = h.authenticate(w, r); r != nil { // keys.go
+		h.mux.ServeHTTP(w, r)
+	}
+}
 
 func methodNotAllowed(allow string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -133,13 +144,15 @@ func methodNotAllowed(allow string) http.HandlerFunc {
 func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 	list := make([]model, 0, len(h.cfg.Agents))
 	for _, a := range h.cfg.Agents {
-		list = append(list, h.modelOf(a))
+		if caller(r).reaches(a.ID) {
+			list = append(list, h.modelOf(a))
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": list})
 }
 
 func (h *Handler) model(w http.ResponseWriter, r *http.Request) {
-	a, err := h.agent(r.PathValue("id"))
+	a, err := h.agent(r.PathValue("id"), caller(r))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -152,24 +165,27 @@ func (h *Handler) modelOf(a Agent) model {
 }
 
 // agent is the agent a model names: reef/<id>.
-func (h *Handler) agent(name string) (Agent, *apiError) {
+// A key's request sees only the agents the key reaches (keys.go).
+func (h *Handler) agent(name string, k *Key) (Agent, *apiError) {
 	if name == "" {
-		return Agent{}, badRequest("missing_model", "model is required: one of "+h.modelNames())
+		return Agent{}, badRequest("missing_model", "model is required: one of "+h.modelNames(k))
 	}
 	id, ok := strings.CutPrefix(name, "reef/")
 	for _, a := range h.cfg.Agents {
-		if ok && a.ID == id {
+		if ok && a.ID == id && k.reaches(a.ID) {
 			return a, nil
 		}
 	}
 	return Agent{}, newError(http.StatusNotFound, "invalid_request_error", "model_not_found",
-		fmt.Sprintf("the model %q does not exist; reef offers %s", name, h.modelNames()))
+		fmt.Sprintf("the model %q does not exist; reef offers %s", name, h.modelNames(k)))
 }
 
-func (h *Handler) modelNames() string {
-	names := make([]string, len(h.cfg.Agents))
-	for i, a := range h.cfg.Agents {
-		names[i] = "reef/" + a.ID
+func (h *Handler) modelNames(k *Key) string {
+	var names []string
+	for _, a := range h.cfg.Agents {
+		if k.reaches(a.ID) {
+			names = append(names, "reef/"+a.ID)
+		}
 	}
 	return strings.Join(names, ", ")
 }
@@ -198,7 +214,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if err := h.decode(w, r, &req); err != nil {
 		return nil, err
 	}
-	a, aerr := h.agent(req.Model)
+	a, aerr := h.agent(req.Model, caller(r))
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -209,7 +225,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 	if len(req.Messages) == 0 {
 		return nil, badRequest("missing_messages", "messages is required: at least one message with role user")
 	}
-	name, serr := h.session(a, r.Header.Get(SessionHeader), req.User)
+	name, serr := h.session(a, caller(r), r.Header.Get(SessionHeader), req.User)
 	if serr != nil {
 		return nil, serr
 	}
@@ -299,7 +315,10 @@ var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$`)
 // field's, else DefaultSession. The header may also give the full key of one of the API's
 // sessions of this agent; a key of any other session (another channel's conversation, a
 // sub-agent, another agent's) is refused: the API may use only its own.
-func (h *Handler) session(a Agent, header, user string) (string, *apiError) {
+//
+// A key's names are put under its prefix, and a key of a session outside it is not found
+// (keys.go).
+func (h *Handler) session(a Agent, k *Key, header, user string) (string, *apiError) {
 	name, from := header, SessionHeader
 	if name == "" {
 		name, from = user, "user"
@@ -311,17 +330,20 @@ func (h *Handler) session(a Agent, header, user string) (string, *apiError) {
 		i := strings.LastIndexByte(name, ':')
 		short := name[i+1:]
 		if from != SessionHeader || !sessionName.MatchString(short) ||
-			sessionkey.For(a.ID, h.cfg.DMScope, (&ask{session: short}).inbound("")) != name {
+			sessionkey.For(a.ID, h.cfg.DMScope, (&ask{session: short}).inbound("")) != name || !strings.HasPrefix(short, k.prefix()) {
+			if k != nil {
+				return "", sessionNotFound(from)
+			}
 			return "", newError(http.StatusForbidden, "permission_error", "session_not_allowed",
 				fmt.Sprintf("%s names a session the API may not use: only the API's own sessions of reef/%s are open to it (a name, or a key like %s)",
 					from, a.ID, sessionkey.For(a.ID, h.cfg.DMScope, (&ask{session: "<name>"}).inbound(""))))
 		}
 		return short, nil
 	}
-	if !sessionName.MatchString(name) {
+	if !sessionName.MatchString(name) || !sessionName.MatchString(k.prefix()+name) {
 		return "", badRequest("invalid_session", from+" must be 1 to 128 letters, digits and . _ @ + - (starting with a letter or digit)")
 	}
-	return name, nil
+	return k.prefix() + name, nil
 }
 
 // inbound is the message of the ask.

@@ -88,7 +88,7 @@ func (h *Handler) parseResponses(w http.ResponseWriter, r *http.Request) (*ask, 
 	if err := h.decode(w, r, &req); err != nil {
 		return nil, err
 	}
-	a, aerr := h.agent(req.Model)
+	a, aerr := h.agent(req.Model, caller(r))
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -132,17 +132,17 @@ func (h *Handler) responseSessionOf(a Agent, r *http.Request, req responseReques
 		return "", nil
 	case req.PreviousResponseID != "":
 		name, ok := responseSession(req.PreviousResponseID)
-		if !ok {
+		if !ok || !strings.HasPrefix(name, caller(r).prefix()) { // another key's: not found (keys.go)
 			return "", newError(http.StatusNotFound, "invalid_request_error", "previous_response_not_found",
 				fmt.Sprintf("previous response %q not found", req.PreviousResponseID))
 		}
 		return name, nil
 	}
-	name, err := h.session(a, r.Header.Get(SessionHeader), req.User)
+	name, err := h.session(a, caller(r), r.Header.Get(SessionHeader), req.User)
 	if err != nil || name != "" {
 		return name, err
 	}
-	return "r-" + strings.ToLower(rand.Text()[:16]), nil
+	return caller(r).prefix() + "r-" + strings.ToLower(rand.Text()[:16]), nil
 }
 
 // inputMessages are a request's input as Chat Completions messages: a string is one user
