@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/internal/openaiapi"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
@@ -139,13 +140,13 @@ func TestOpenAIAPIWithNpmClient(t *testing.T) {
 
 // runNodeScript runs a script of testdata with the openai npm client against the API and
 // decodes what it printed into v.
-func runNodeScript(t *testing.T, r *apiRig, script string, v any) {
+func runNodeScript(t *testing.T, r *apiRig, script string, v any, env ...string) {
 	t.Helper()
 	node, dir := openaiClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", script), r.srv.URL+"/v1", dir)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
@@ -256,4 +257,45 @@ func TestOpenAIAPIResponsesWithNpmClient(t *testing.T) {
 		}
 	}
 	t.Errorf("no session holds the continued conversation (%d user entries in all)", users)
+}
+
+// Per-key access through the official openai npm client: the key lists only its agent,
+// reaches its own session (with a guest's tools: no exec), and gets 404 for another agent's
+// model, another key's session and the owner's; a wrong key is 401.
+func TestOpenAIAPIKeysWithNpmClient(t *testing.T) {
+	const key = "n8n-key-0123456789abcdef"
+	r := newAPIRigWith(t, func(c *openaiapi.Config) {
+		c.Token = "gateway-token-0123456789"
+		c.Keys = []openaiapi.Key{{Name: "n8n", Key: key, Agents: []string{"work"}}, {Name: "zap", Key: "zap-key-0123456789abcdef", Agents: []string{"work"}}}
+	})
+	type refusal struct {
+		Status int
+		Code   string
+	}
+	var got struct {
+		Models                                         []string
+		Own                                            string
+		OtherModel, OtherSession, OwnerSession, BadKey refusal
+	}
+	runNodeScript(t, r, "openai_keys.mjs", &got, "REEF_KEY="+key)
+	if !slices.Equal(got.Models, []string{"reef/work"}) || got.Own != "echo hello (message 1)" {
+		t.Errorf("the key's models %v, its answer %q", got.Models, got.Own)
+	}
+	for name, c := range map[string]struct{ got, want refusal }{
+		"another agent's model": {got.OtherModel, refusal{404, "model_not_found"}},
+		"another key's session": {got.OtherSession, refusal{404, "session_not_found"}},
+		"the owner's session":   {got.OwnerSession, refusal{404, "session_not_found"}},
+		"a wrong key":           {got.BadKey, refusal{401, "invalid_api_key"}},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %+v, want %+v", name, c.got, c.want)
+		}
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:work:openai:direct:n8n.ann"}) {
+		t.Errorf("sessions %v, want the key's own under its prefix", keys)
+	}
+	reqs := r.script.Requests()
+	if len(reqs) != 1 || slices.Contains(reqs[0].Tools, "exec") || !slices.Contains(reqs[0].Tools, "read") {
+		t.Errorf("a key's request runs with a guest's tools; offered %v", reqs[len(reqs)-1].Tools)
+	}
 }

@@ -35,6 +35,12 @@ type apiRig struct {
 // messages the model saw (so a session's continuation shows) and fixed usage.
 func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 	t.Helper()
+	return newAPIRigWith(t, nil, hooks...)
+}
+
+// newAPIRigWith is newAPIRig with the API's configuration changed by api (keys, a token).
+func newAPIRigWith(t *testing.T, api func(*openaiapi.Config), hooks ...func(*actors.Deps)) *apiRig {
+	t.Helper()
 	script := fakellm.NewScript()
 	script.Respond = func(r fakellm.Request) fakellm.Reply {
 		var users []string
@@ -78,10 +84,13 @@ func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 			h(d)
 		}
 	}})
-	api := openaiapi.New(openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
-		Events: bus, HasTool: h.rt.HasTool, Log: testutil.Logger(t)})
+	cfg := openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
+		Events: bus, HasTool: h.rt.HasTool, Log: testutil.Logger(t)}
+	if api != nil {
+		api(&cfg)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", api)
+	mux.Handle("/v1/", openaiapi.New(cfg))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &apiRig{harness: h, srv: srv, script: script}

@@ -43,6 +43,9 @@ type Inbound struct {
 	// model beside the agent's own: a run whose model calls one ends with the call
 	// (TurnEvent.ClientCalls), and the caller's next message brings the result (ToolResults).
 	ClientTools *ClientTools `json:"clientTools,omitempty"`
+	// Guest marks a caller who is not the owner on a channel whose callers otherwise are (an
+	// API key's request, internal/openaiapi): it gets a guest's rights (access.IsOwner).
+	Guest bool `json:"guest,omitempty"`
 	// ToolResults are the caller's results of the client tool calls a run ended with (role
 	// tool, by ToolCallID): the next run continues from them, as if the call had just returned.
 	ToolResults []ChatMessage `json:"toolResults,omitempty"`

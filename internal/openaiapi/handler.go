@@ -201,6 +201,7 @@ type ask struct {
 	context   []messages.ChatMessage // a stateless request's conversation before text
 	results   []messages.ChatMessage // the tool results the request ends with (conversation.go)
 	client    *messages.ClientTools  // the request's tools (tools.go)
+	guest     bool                   // an API key's request: a guest's rights (keys.go)
 	stateless bool
 	maxTokens int // caps each model call of the run; 0: the model's own
 	stream    bool
@@ -230,7 +231,7 @@ func (h *Handler) parse(w http.ResponseWriter, r *http.Request) (*ask, *apiError
 		return nil, serr
 	}
 	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model, maxTokens: maxTokens,
-		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, guest: caller(r) != nil}
 	specs, err := chatSpecs(req.Tools)
 	if err != nil {
 		return nil, err
@@ -278,7 +279,7 @@ func (h *Handler) build(q *ask, msgs []chatMessage, tr toolRequest) (*ask, *apiE
 	} else {
 		q.chat = a.ID + "/" + q.session
 	}
-	q.key = sessionkey.For(a.ID, h.cfg.DMScope, q.inbound(""))
+	q.key = sessionkey.ForSender(a.ID, h.cfg.DMScope, q.inbound(""), !q.guest) // as the Connector keys it
 	return q, nil
 }
 
@@ -330,7 +331,7 @@ func (h *Handler) session(a Agent, k *Key, header, user string) (string, *apiErr
 		i := strings.LastIndexByte(name, ':')
 		short := name[i+1:]
 		if from != SessionHeader || !sessionName.MatchString(short) ||
-			sessionkey.For(a.ID, h.cfg.DMScope, (&ask{session: short}).inbound("")) != name || !strings.HasPrefix(short, k.prefix()) {
+			sessionkey.ForSender(a.ID, h.cfg.DMScope, (&ask{session: short}).inbound(""), k == nil) != name || !strings.HasPrefix(short, k.prefix()) {
 			if k != nil {
 				return "", sessionNotFound(from)
 			}
@@ -354,7 +355,7 @@ func (q *ask) inbound(msgID string) *messages.Inbound {
 	}
 	return &messages.Inbound{Channel: Name, ChatID: q.chat, ChatType: messages.ChatDirect, SenderID: sender,
 		SenderName: sender, MessageID: msgID, Text: q.text, Media: q.media, Agent: q.agent.ID, Stateless: q.stateless, Context: q.context, MaxTokens: q.maxTokens,
-		ClientTools: q.client, ToolResults: q.results}
+		ClientTools: q.client, ToolResults: q.results, Guest: q.guest}
 }
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {

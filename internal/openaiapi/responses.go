@@ -108,7 +108,7 @@ func (h *Handler) parseResponses(w http.ResponseWriter, r *http.Request) (*ask, 
 	if err != nil {
 		return nil, err
 	}
-	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model, maxTokens: maxTokens}
+	q := &ask{agent: a, session: name, stateless: name == "", stream: req.Stream, model: req.Model, maxTokens: maxTokens, guest: caller(r) != nil}
 	specs := make([]messages.ToolSpec, 0, len(req.Tools))
 	for i, t := range req.Tools {
 		if t.Type != "function" {
