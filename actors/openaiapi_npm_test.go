@@ -164,8 +164,7 @@ func runNodeScript(t *testing.T, r *apiRig, script string, v any, env ...string)
 // stateless one streamed, and the SDK's own tool loop (runTools), each ending with the answer
 // the model gave on the client's result.
 func TestOpenAIAPIClientToolsWithNpmClient(t *testing.T) {
-	r := newAPIRig(t)
-	r.script.Respond = clientToolModel
+	r := newAPIRigWith(t, apiRigOpts{respond: clientToolModel})
 	var got struct {
 		Durable   struct{ Finish, Name, Args, Answer, ID string }
 		Stateless struct {
@@ -193,8 +192,7 @@ func TestOpenAIAPIClientToolsWithNpmClient(t *testing.T) {
 // result continues the response by previous_response_id, the SDK's stream helper accepting
 // reef's events, a streamed call, a stateless response, and an unknown previous response.
 func TestOpenAIAPIResponsesWithNpmClient(t *testing.T) {
-	r := newAPIRig(t)
-	r.script.Respond = clientToolModel
+	r := newAPIRigWith(t, apiRigOpts{respond: clientToolModel})
 	var got struct {
 		Call   struct{ Status, Name, Args, Text string }
 		Answer struct {
@@ -264,10 +262,10 @@ func TestOpenAIAPIResponsesWithNpmClient(t *testing.T) {
 // model, another key's session and the owner's; a wrong key is 401.
 func TestOpenAIAPIKeysWithNpmClient(t *testing.T) {
 	const key = "n8n-key-0123456789abcdef"
-	r := newAPIRigWith(t, func(c *openaiapi.Config) {
+	r := newAPIRigWith(t, apiRigOpts{api: func(c *openaiapi.Config) {
 		c.Token = "gateway-token-0123456789"
 		c.Keys = []openaiapi.Key{{Name: "n8n", Key: key, Agents: []string{"work"}}, {Name: "zap", Key: "zap-key-0123456789abcdef", Agents: []string{"work"}}}
-	})
+	}})
 	type refusal struct {
 		Status int
 		Code   string

@@ -35,11 +35,17 @@ type apiRig struct {
 // messages the model saw (so a session's continuation shows) and fixed usage.
 func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 	t.Helper()
-	return newAPIRigWith(t, nil, hooks...)
+	return newAPIRigWith(t, apiRigOpts{}, hooks...)
 }
 
-// newAPIRigWith is newAPIRig with the API's configuration changed by api (keys, a token).
-func newAPIRigWith(t *testing.T, api func(*openaiapi.Config), hooks ...func(*actors.Deps)) *apiRig {
+// apiRigOpts change newAPIRig's rig before it starts.
+type apiRigOpts struct {
+	api     func(*openaiapi.Config)             // the API's configuration (keys, a token)
+	respond func(fakellm.Request) fakellm.Reply // the model, instead of the echo
+}
+
+// newAPIRigWith is newAPIRig changed by opts.
+func newAPIRigWith(t *testing.T, opts apiRigOpts, hooks ...func(*actors.Deps)) *apiRig {
 	t.Helper()
 	script := fakellm.NewScript()
 	script.Respond = func(r fakellm.Request) fakellm.Reply {
@@ -71,6 +77,9 @@ func newAPIRigWith(t *testing.T, api func(*openaiapi.Config), hooks ...func(*act
 		return fakellm.Reply{Text: text,
 			Usage: messages.Usage{InputTokens: 11, OutputTokens: 5}}
 	}
+	if opts.respond != nil {
+		script.Respond = opts.respond
+	}
 	ch := openaiapi.NewChannel(testutil.Logger(t))
 	bus := events.NewBus()
 	t.Cleanup(bus.Close)
@@ -86,8 +95,8 @@ func newAPIRigWith(t *testing.T, api func(*openaiapi.Config), hooks ...func(*act
 	}})
 	cfg := openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
 		Events: bus, HasTool: h.rt.HasTool, Log: testutil.Logger(t)}
-	if api != nil {
-		api(&cfg)
+	if opts.api != nil {
+		opts.api(&cfg)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", openaiapi.New(cfg))

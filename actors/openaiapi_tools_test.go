@@ -92,8 +92,7 @@ func completionOf(t *testing.T, body string) toolAnswer {
 // client's next request brings the result and the run goes on from it in the session, whose
 // transcript keeps a model's conversation (the call, its result, the answer).
 func TestOpenAIAPIClientToolDurable(t *testing.T) {
-	r := newAPIRig(t)
-	r.script.Respond = clientToolModel
+	r := newAPIRigWith(t, apiRigOpts{respond: clientToolModel})
 	status, _, body := r.post(t, `{"model":"reef/main","user":"ann","tools":`+clientLookup+`,"messages":[{"role":"user","content":"look up"}]}`)
 	if status != 200 {
 		t.Fatalf("first request: %d %s", status, body)
@@ -151,8 +150,7 @@ func TestOpenAIAPIClientToolDurable(t *testing.T) {
 // finish_reason tool_calls; the next request carries the whole conversation with the result,
 // and nothing is stored.
 func TestOpenAIAPIClientToolStatelessStream(t *testing.T) {
-	r := newAPIRig(t)
-	r.script.Respond = clientToolModel
+	r := newAPIRigWith(t, apiRigOpts{respond: clientToolModel})
 	status, _, body := r.post(t, `{"model":"reef/main","stream":true,"tools":`+clientLookup+`,"messages":[{"role":"user","content":"look up"}]}`)
 	if status != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") {
 		t.Fatalf("streamed: %d %s", status, body)
@@ -218,8 +216,7 @@ func TestOpenAIAPIClientToolStatelessStream(t *testing.T) {
 // returns one client call of two; tool_choice none offers no client tool; required asks the
 // model again when it answered without the call.
 func TestOpenAIAPIClientToolChoices(t *testing.T) {
-	r := newAPIRig(t)
-	r.script.Respond = clientToolModel
+	r := newAPIRigWith(t, apiRigOpts{respond: clientToolModel})
 	ask := func(extra, text string) toolAnswer {
 		t.Helper()
 		status, _, body := r.post(t, `{"model":"reef/main","tools":`+clientLookup+extra+`,"messages":[{"role":"user","content":"`+text+`"}]}`)
