@@ -1,6 +1,8 @@
 // Package openaiapi is reef's OpenAI-compatible API: GET /v1/models lists the agents as
 // models (reef/<agentId>), POST /v1/chat/completions runs one and answers in OpenAI's format,
-// streamed (SSE) or not, with the run's usage.
+// streamed (SSE) or not, with the run's usage; POST /v1/responses is the same in the Responses
+// API's shape (responses.go). A request's tools are the client's own (tools.go): a run whose
+// model calls one ends with the call, and the next request's results continue it.
 //
 // A request is a message on the channel "openai" (Channel): it goes the way every channel's
 // message goes (the Connector stores it in its session's inbox before the run, the Session
@@ -8,8 +10,9 @@
 // X-Reef-Session header or the request's user field) continues it with its last user message.
 // One naming none is stateless: its last message is the turn and the ones before it the
 // conversation (messages.Inbound.Context), run in a session of its own that the Session
-// deletes with the run's record (sessionkey.IsStateless). The handler does not authenticate: the gateway's
-// listener mounts it behind the gateway token, and whoever holds the token is the owner.
+// deletes with the run's record (sessionkey.IsStateless). The handler authenticates its
+// callers (keys.go): whoever presents the gateway token is the owner; an API key reaches its
+// agents and its own sessions only, as a guest.
 //
 // Concurrency: Handler is safe for concurrent use; each request runs on its server
 // goroutine and waits for its answer there. Channel's state is guarded by its mutex. The
