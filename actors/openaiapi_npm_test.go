@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/reefgw/reef/internal/openaiapi"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	fakellm "github.com/reefgw/reef/providers/fake"
 )
 
 // The official openai npm client, pinned; .ci/run installs the same version into
@@ -295,5 +297,62 @@ func TestOpenAIAPIKeysWithNpmClient(t *testing.T) {
 	reqs := r.script.Requests()
 	if len(reqs) != 1 || slices.Contains(reqs[0].Tools, "exec") || !slices.Contains(reqs[0].Tools, "read") {
 		t.Errorf("a key's request runs with a guest's tools; offered %v", reqs[len(reqs)-1].Tools)
+	}
+}
+
+// The JavaScript examples of docs/api.md run as written against the API (the import and the
+// URL pointed at the test's), with a model that calls the client's tool weather when offered
+// and answers its result.
+func TestOpenAIAPIDocsExamples(t *testing.T) {
+	node, dir := openaiClient(t)
+	r := newAPIRigWith(t, apiRigOpts{respond: func(req fakellm.Request) fakellm.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == messages.RoleTool:
+			return fakellm.Reply{Text: "It is " + resultText(last.Content) + "."}
+		case slices.Contains(req.Tools, "weather"):
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Oslo"}`}}}
+		}
+		return fakellm.Reply{Text: "ok"}
+	}})
+	doc, err := os.ReadFile("../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, part := range strings.Split(string(doc), "```js\n")[1:] {
+		blocks = append(blocks, part[:strings.Index(part, "```")])
+	}
+	if len(blocks) < 2 {
+		t.Fatalf("docs/api.md has %d js examples", len(blocks))
+	}
+	abs, _ := filepath.Abs(dir)
+	var script strings.Builder
+	script.WriteString("import { createRequire } from \"node:module\";\nconst require = createRequire(" + strconv.Quote(filepath.Join(abs, "package.json")) + ");\n")
+	for _, b := range blocks { // the one that makes the client first, at the top level; the others each in a block
+		if strings.Contains(b, "import OpenAI") {
+			b = strings.Replace(b, `import OpenAI from "openai";`, `const OpenAI = require("openai").default ?? require("openai");`, 1)
+			script.WriteString(strings.ReplaceAll(b, "http://127.0.0.1:18789/v1", r.srv.URL+"/v1"))
+		}
+	}
+	for _, b := range blocks {
+		if !strings.Contains(b, "import OpenAI") {
+			script.WriteString("{\n" + b + "}\n")
+		}
+	}
+	file := filepath.Join(t.TempDir(), "docs.mjs")
+	if err := os.WriteFile(file, []byte(script.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, file)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "REEF_GATEWAY_TOKEN=test-token"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the docs' examples: %v\n%s\n%s", err, out, script.String())
+	}
+	if got := strings.TrimSpace(string(out)); got != "It is 12°C, rain." {
+		t.Errorf("the Responses example printed %q", got)
 	}
 }
