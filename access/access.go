@@ -68,7 +68,7 @@ func (r *Rules) Admission(in *messages.Inbound, approved func() (bool, error)) (
 // owner). A system event is never the owner by itself: its rights are in its Standing
 // (messages.Standing), which the Session reads; without one it is a guest's.
 func (r *Rules) IsOwner(in *messages.Inbound) bool {
-	if in.System {
+	if in.System || in.Guest { // an API key's request is a guest's (messages.Inbound.Guest)
 		return false
 	}
 	if in.Channel == "terminal" || in.Channel == APIChannel {

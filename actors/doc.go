@@ -211,6 +211,10 @@
 // Session runs it on the request's Context instead of a history (session.go:runHistory), takes
 // no command from it, and deletes the session in the transaction that records the run
 // (session_turn.go, session_record.go); the Router unloads it once idle (unloadStateless).
+// A request's own tools (Inbound.ClientTools) are offered beside the agent's; a Turn whose
+// model calls one parks by ending with the call: its record keeps the call without a result,
+// its TurnFinal carries ClientCalls to the caller, and the next message's ToolResults open the
+// next run, before anything else (turn_client.go, session_client.go).
 //
 // Events reef raises itself skip the Connector and its access check but take the same two
 // steps, a durable inbox entry and then routeInbound to the Router: the Timer's cron jobs and

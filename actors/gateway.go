@@ -223,6 +223,17 @@ func (rt *Runtime) LiveSessionKeys() []string {
 	}
 }
 
+// HasTool reports whether the agent has a tool of that name (the OpenAI-compatible API
+// refuses a client tool named like one).
+func (rt *Runtime) HasTool(agentID, name string) bool {
+	for _, a := range rt.deps.Agents {
+		if a.ID == agentID && a.Tools != nil {
+			return a.Tools.Has(name)
+		}
+	}
+	return false
+}
+
 // Sweep asks the Router to passivate idle sessions now (tests and benchmarks).
 func (rt *Runtime) Sweep() { rt.system.Root.Send(rt.router, &sweep{}) }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/internal/openaiapi"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	fakellm "github.com/reefgw/reef/providers/fake"
 )
 
 // The official openai npm client, pinned; .ci/run installs the same version into
@@ -132,5 +137,222 @@ func TestOpenAIAPIWithNpmClient(t *testing.T) {
 	}
 	if got.UnknownModel.Status != 404 || got.UnknownModel.Code != "model_not_found" {
 		t.Errorf("unknown model: %+v", got.UnknownModel)
+	}
+}
+
+// runNodeScript runs a script of testdata with the openai npm client against the API and
+// decodes what it printed into v.
+func runNodeScript(t *testing.T, r *apiRig, script string, v any, env ...string) {
+	t.Helper()
+	node, dir := openaiClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", script), r.srv.URL+"/v1", dir)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v\n%s\n%s", script, err, out, stderr)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("%s printed %s: %v", script, out, err)
+	}
+}
+
+// Client tools through the official openai npm client: a durable round trip not streamed, a
+// stateless one streamed, and the SDK's own tool loop (runTools), each ending with the answer
+// the model gave on the client's result.
+func TestOpenAIAPIClientToolsWithNpmClient(t *testing.T) {
+	r := newAPIRigWith(t, apiRigOpts{respond: clientToolModel})
+	var got struct {
+		Durable   struct{ Finish, Name, Args, Answer, ID string }
+		Stateless struct {
+			Finish, Answer, Finish2 string
+			Calls                   []string
+		}
+		RunTools string
+	}
+	runNodeScript(t, r, "openai_tools.mjs", &got)
+	if d := got.Durable; d.Finish != "tool_calls" || d.Name != "lookup" || d.Args != `{"q":"x"}` || d.Answer != "results: "+d.ID+"=42" {
+		t.Errorf("durable round trip: %+v", d)
+	}
+	if s := got.Stateless; s.Finish != "tool_calls" || !slices.Equal(s.Calls, []string{"lookup"}) || s.Answer != "results: c_1=42" || s.Finish2 != "stop" {
+		t.Errorf("stateless streamed round trip: %+v", s)
+	}
+	if got.RunTools != "results: c_1=found x" {
+		t.Errorf("runTools' final content %q", got.RunTools)
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:main:openai:direct:npm-tools"}) {
+		t.Errorf("sessions stored %v, want only the durable one", keys)
+	}
+}
+
+// The Responses API through the official openai npm client: a function tool round trip whose
+// result continues the response by previous_response_id, the SDK's stream helper accepting
+// reef's events, a streamed call, a stateless response, and an unknown previous response.
+func TestOpenAIAPIResponsesWithNpmClient(t *testing.T) {
+	r := newAPIRigWith(t, apiRigOpts{respond: clientToolModel})
+	var got struct {
+		Call   struct{ Status, Name, Args, Text string }
+		Answer struct {
+			Text, CallID string
+			Usage        struct {
+				Input  int `json:"input_tokens"`
+				Output int `json:"output_tokens"`
+				Total  int `json:"total_tokens"`
+			}
+		}
+		Stream struct {
+			Types        []string
+			Text, Status string
+		}
+		StreamedCalls []string
+		Stateless     string
+		Unknown       struct {
+			Status int
+			Code   string
+		}
+	}
+	runNodeScript(t, r, "openai_responses.mjs", &got)
+	if c := got.Call; c.Status != "completed" || c.Name != "lookup" || c.Args != `{"q":"x"}` || c.Text != "Let me look." {
+		t.Errorf("the call: %+v", c)
+	}
+	if a := got.Answer; a.Text != "results: "+a.CallID+"=42" || a.Usage.Input != 10 || a.Usage.Output != 2 || a.Usage.Total != 12 {
+		t.Errorf("the answer on the call's output: %+v", a)
+	}
+	wantTypes := []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+		"response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"}
+	if d := cmp.Diff(wantTypes, got.Stream.Types); d != "" || got.Stream.Text != "offered lookup: false" || got.Stream.Status != "completed" {
+		t.Errorf("stream %+v (-want +got types):\n%s", got.Stream, d)
+	}
+	if !slices.Equal(got.StreamedCalls, []string{"lookup"}) {
+		t.Errorf("streamed calls %v", got.StreamedCalls)
+	}
+	if got.Stateless != "results: c_9=7" {
+		t.Errorf("stateless response %q", got.Stateless)
+	}
+	if got.Unknown.Status != 404 || got.Unknown.Code != "previous_response_not_found" {
+		t.Errorf("unknown previous response: %+v", got.Unknown)
+	}
+	keys := r.sessions(t)
+	if len(keys) != 2 {
+		t.Fatalf("sessions %v, want the conversation previous_response_id continued and the streamed call's", keys)
+	}
+	var users int
+	for _, k := range keys {
+		var entries []persistence.Entry
+		if err := r.store.View(func(rd persistence.Reader) (err error) { entries, err = rd.Messages(k, 0); return err }); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Role == messages.RoleUser {
+				users++
+			}
+		}
+		if len(entries) == 6 { // look up, call, result, answer, hello, answer
+			return
+		}
+	}
+	t.Errorf("no session holds the continued conversation (%d user entries in all)", users)
+}
+
+// Per-key access through the official openai npm client: the key lists only its agent,
+// reaches its own session (with a guest's tools: no exec), and gets 404 for another agent's
+// model, another key's session and the owner's; a wrong key is 401.
+func TestOpenAIAPIKeysWithNpmClient(t *testing.T) {
+	const key = "n8n-key-0123456789abcdef"
+	r := newAPIRigWith(t, apiRigOpts{api: func(c *openaiapi.Config) {
+		c.Token = "gateway-token-0123456789"
+		c.Keys = []openaiapi.Key{{Name: "n8n", Key: key, Agents: []string{"work"}}, {Name: "zap", Key: "zap-key-0123456789abcdef", Agents: []string{"work"}}}
+	}})
+	type refusal struct {
+		Status int
+		Code   string
+	}
+	var got struct {
+		Models                                         []string
+		Own                                            string
+		OtherModel, OtherSession, OwnerSession, BadKey refusal
+	}
+	runNodeScript(t, r, "openai_keys.mjs", &got, "REEF_KEY="+key)
+	if !slices.Equal(got.Models, []string{"reef/work"}) || got.Own != "echo hello (message 1)" {
+		t.Errorf("the key's models %v, its answer %q", got.Models, got.Own)
+	}
+	for name, c := range map[string]struct{ got, want refusal }{
+		"another agent's model": {got.OtherModel, refusal{404, "model_not_found"}},
+		"another key's session": {got.OtherSession, refusal{404, "session_not_found"}},
+		"the owner's session":   {got.OwnerSession, refusal{404, "session_not_found"}},
+		"a wrong key":           {got.BadKey, refusal{401, "invalid_api_key"}},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %+v, want %+v", name, c.got, c.want)
+		}
+	}
+	if keys := r.sessions(t); !slices.Equal(keys, []string{"agent:work:openai:direct:n8n.ann"}) {
+		t.Errorf("sessions %v, want the key's own under its prefix", keys)
+	}
+	reqs := r.script.Requests()
+	if len(reqs) != 1 || slices.Contains(reqs[0].Tools, "exec") || !slices.Contains(reqs[0].Tools, "read") {
+		t.Errorf("a key's request runs with a guest's tools; offered %v", reqs[len(reqs)-1].Tools)
+	}
+}
+
+// The JavaScript examples of docs/api.md run as written against the API (the import and the
+// URL pointed at the test's), with a model that calls the client's tool weather when offered
+// and answers its result.
+func TestOpenAIAPIDocsExamples(t *testing.T) {
+	node, dir := openaiClient(t)
+	r := newAPIRigWith(t, apiRigOpts{respond: func(req fakellm.Request) fakellm.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == messages.RoleTool:
+			return fakellm.Reply{Text: "It is " + resultText(last.Content) + "."}
+		case slices.Contains(req.Tools, "weather"):
+			return fakellm.Reply{ToolCalls: []messages.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Oslo"}`}}}
+		}
+		return fakellm.Reply{Text: "ok"}
+	}})
+	doc, err := os.ReadFile("../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, part := range strings.Split(string(doc), "```js\n")[1:] {
+		blocks = append(blocks, part[:strings.Index(part, "```")])
+	}
+	if len(blocks) < 2 {
+		t.Fatalf("docs/api.md has %d js examples", len(blocks))
+	}
+	abs, _ := filepath.Abs(dir)
+	var script strings.Builder
+	script.WriteString("import { createRequire } from \"node:module\";\nconst require = createRequire(" + strconv.Quote(filepath.Join(abs, "package.json")) + ");\n")
+	for _, b := range blocks { // the one that makes the client first, at the top level; the others each in a block
+		if strings.Contains(b, "import OpenAI") {
+			b = strings.Replace(b, `import OpenAI from "openai";`, `const OpenAI = require("openai").default ?? require("openai");`, 1)
+			script.WriteString(strings.ReplaceAll(b, "http://127.0.0.1:18789/v1", r.srv.URL+"/v1"))
+		}
+	}
+	for _, b := range blocks {
+		if !strings.Contains(b, "import OpenAI") {
+			script.WriteString("{\n" + b + "}\n")
+		}
+	}
+	file := filepath.Join(t.TempDir(), "docs.mjs")
+	if err := os.WriteFile(file, []byte(script.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, file)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "REEF_GATEWAY_TOKEN=test-token"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the docs' examples: %v\n%s\n%s", err, out, script.String())
+	}
+	if got := strings.TrimSpace(string(out)); got != "It is 12°C, rain." {
+		t.Errorf("the Responses example printed %q", got)
 	}
 }

@@ -35,6 +35,18 @@ type apiRig struct {
 // messages the model saw (so a session's continuation shows) and fixed usage.
 func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 	t.Helper()
+	return newAPIRigWith(t, apiRigOpts{}, hooks...)
+}
+
+// apiRigOpts change newAPIRig's rig before it starts.
+type apiRigOpts struct {
+	api     func(*openaiapi.Config)             // the API's configuration (keys, a token)
+	respond func(fakellm.Request) fakellm.Reply // the model, instead of the echo
+}
+
+// newAPIRigWith is newAPIRig changed by opts.
+func newAPIRigWith(t *testing.T, opts apiRigOpts, hooks ...func(*actors.Deps)) *apiRig {
+	t.Helper()
 	script := fakellm.NewScript()
 	script.Respond = func(r fakellm.Request) fakellm.Reply {
 		var users []string
@@ -65,6 +77,9 @@ func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 		return fakellm.Reply{Text: text,
 			Usage: messages.Usage{InputTokens: 11, OutputTokens: 5}}
 	}
+	if opts.respond != nil {
+		script.Respond = opts.respond
+	}
 	ch := openaiapi.NewChannel(testutil.Logger(t))
 	bus := events.NewBus()
 	t.Cleanup(bus.Close)
@@ -78,10 +93,13 @@ func newAPIRig(t *testing.T, hooks ...func(*actors.Deps)) *apiRig {
 			h(d)
 		}
 	}})
-	api := openaiapi.New(openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
-		Events: bus, Log: testutil.Logger(t)})
+	cfg := openaiapi.Config{Channel: ch, Agents: []openaiapi.Agent{{ID: "main"}, {ID: "work"}},
+		Events: bus, HasTool: h.rt.HasTool, Log: testutil.Logger(t)}
+	if opts.api != nil {
+		opts.api(&cfg)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", api)
+	mux.Handle("/v1/", openaiapi.New(cfg))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &apiRig{harness: h, srv: srv, script: script}

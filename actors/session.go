@@ -76,6 +76,8 @@ type (
 		failed string          // why the run failed (redacted); "" when it did not
 		ending *subagentEnding // a sub-agent's task run: its completion, recorded with it
 		usage  messages.Usage  // the run's tokens, told to the Connector with the run's end
+
+		calls []messages.ToolCall // client calls the run parked with, told with the run's end (turn_client.go)
 	}
 	turnLost struct{ seq uint64 }
 )
@@ -342,9 +344,13 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.turnReach = tools.Reach{Owner: s.private(s.answering)}
 	model.MaxTokens = outputCap(model.MaxTokens, s.answering)
-	s.turnUser = s.openingEntries()
+	history := s.runHistory()
+	lead, answered := s.clientResults(history) // first: they answer the calls the history ends with (session_client.go)
+	s.turnUser = append(lead, s.openingEntries()...)
 	for _, in := range s.answering {
-		s.turnUser = append(s.turnUser, userEntry(in, s.deps.redactor()))
+		if !answered(in) {
+			s.turnUser = append(s.turnUser, userEntry(in, s.deps.redactor()))
+		}
 	}
 	s.turnDrop = s.queue.takeDiscarded()
 	s.turnSeq = turnSeqs.Add(1)
@@ -362,7 +368,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		sessionKey: s.key,
 		channel:    last.Channel,
 		chatType:   string(last.ChatType),
-		history:    s.runHistory(),
+		history:    history,
 		user:       s.turnUser,
 		tools:      s.turnTools,
 		reach:      s.turnReach,
@@ -379,6 +385,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		resumeN:    s.resumeN,
 		awaiting:   s.awaiting,
 		timeout:    s.runTimeout(),
+		client:     clientTools(s.answering),
 	}))
 	s.resume, s.awaiting = nil, nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})

@@ -89,6 +89,9 @@ func userEntry(in messages.Inbound, red redactor) messages.ChatMessage {
 	if in.System {
 		return messages.ChatMessage{Role: messages.RoleSystem, Content: red.apply(in.Text), Time: in.Time}
 	}
+	if strings.TrimSpace(in.Text) == "" && len(in.ToolResults) > 0 { // results no call waits for (session_client.go)
+		in.Text = resultsText(in.ToolResults)
+	}
 	m := messages.ChatMessage{Role: messages.RoleUser, Content: red.apply(agent.FormatInbound(in)), Time: in.Time}
 	if len(in.Media) > 0 { // fetched by the run before its first model call (turn_media.go)
 		m.Media = append([]messages.Media(nil), in.Media...)

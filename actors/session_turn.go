@@ -120,7 +120,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		},
 		Done: func(err error) {
 			root.Send(self, &turnRecorded{by: s, outbox: outbox, err: err, seqs: seqs, snap: snap, failed: failed, ending: ending,
-				usage: msg.usage})
+				usage: msg.usage, calls: msg.clientCalls})
 		},
 	}
 	// kept until it commits: written again if closing the run fails too (session_record.go)
@@ -154,7 +154,7 @@ func (s *Session) onTurnRecorded(ctx actor.Context, msg *turnRecorded) {
 	}
 	failed := msg.failed
 	s.toConnector(ctx, &messages.TurnEvent{SessionKey: s.key, Kind: messages.TurnFinal, IsError: failed != "", Text: failed,
-		Usage: msg.usage})
+		Usage: msg.usage, ClientCalls: msg.calls})
 	s.answering = nil
 	s.runDeferred(ctx)
 	s.maybeStartTurn(ctx)

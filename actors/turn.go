@@ -56,6 +56,10 @@ type Turn struct {
 	evs runEvents // the run's published events (turn_events.go)
 
 	userChanged bool // in.user was replaced by the entries with their files (turn_media.go)
+
+	callText    string              // the text the model wrote with the step's calls: a parked run's reply
+	clientCalls []messages.ToolCall // the client calls the run parked with (turn_client.go)
+	nudged      bool                // asked the model again for a required client call
 }
 
 // turnInput is everything a Turn needs, copied by the Session.
@@ -86,6 +90,8 @@ type turnInput struct {
 	// they never ran, so they wait again instead of being answered as interrupted.
 	awaiting map[string]bool
 	timeout  time.Duration // a sub-agent's run timeout, when shorter than Limits.TurnTimeout
+
+	client *messages.ClientTools // the caller's own tools (turn_client.go); nil: none
 }
 
 // Turn messages.
@@ -101,6 +107,9 @@ type (
 		user      []messages.ChatMessage // the run's user entries when it changed them (turn_media.go); nil: unchanged
 
 		compaction compactionReport // what the run did to the context (turn_compact.go)
+		// clientCalls are the client tool calls the run parked with, waiting for the caller
+		// (turn_client.go); they have no result in msgs.
+		clientCalls []messages.ToolCall
 	}
 	// steerMessage is a message sent while the run is active, in steer mode.
 	steerMessage struct{ in messages.Inbound }
@@ -241,7 +250,7 @@ func (t *Turn) finish(ctx actor.Context, reply string, err error) {
 	}
 	ctx.Send(ctx.Parent(), &turnFinished{seq: t.in.seq, msgs: t.msgs, reply: reply, usage: t.usage,
 		err: err, cancelled: errors.Is(err, context.Canceled), injected: t.injected, user: user,
-		compaction: t.compactionReport()})
+		compaction: t.compactionReport(), clientCalls: t.clientCalls})
 	ctx.Stop(ctx.Self())
 }
 

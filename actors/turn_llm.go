@@ -78,7 +78,7 @@ func callLLM(ctx context.Context, in *turnInput, msgs []messages.ChatMessage, st
 	defer cancel()
 	_, model, _ := strings.Cut(in.model.Label, "/")
 	stream, err := in.model.Provider.Stream(callCtx, providers.Request{
-		Model: model, System: sp.stable, SystemStable: len(sp.stable), SystemTail: sp.tail, Messages: msgs, Tools: sp.specs,
+		Model: model, System: sp.stable, SystemStable: len(sp.stable), SystemTail: sp.tail, Messages: msgs, Tools: append(sp.specs[:len(sp.specs):len(sp.specs)], clientSpecs(in)...),
 		MaxTokens: in.model.MaxTokens, Reasoning: in.reasoning,
 	})
 	if err != nil {
@@ -182,10 +182,14 @@ func (t *Turn) onLLMDone(ctx actor.Context, msg *llmDone) {
 	}
 	shown := t.shownText(ctx, m.Content) // the transcript keeps the answer as written
 	if len(m.ToolCalls) == 0 {
+		if t.nudgeClient(ctx, m) { // the caller requires a call of its tool (turn_client.go)
+			return
+		}
 		t.msgs = append(t.msgs, m)
 		t.finish(ctx, shown, nil)
 		return
 	}
+	t.callText = shown
 	m.ToolCalls = t.uniqueIDs(m.ToolCalls)
 	t.msgs = append(t.msgs, m)
 	if shown := agent.ShownText(shown); shown != "" && !t.cmp.flushing { // directives stripped too

@@ -55,6 +55,10 @@ func (t *Turn) runCalls(ctx actor.Context) {
 		if c.Name == subagent.ToolYield && t.othersRunning(c.ID) {
 			continue // after the step's other calls: a sessions_spawn beside it must count first
 		}
+		if t.in.clientTool(c.Name) { // the caller runs it (turn_client.go)
+			t.holdClient(ctx, c)
+			continue
+		}
 		t.started[c.ID] = true
 		if res, ok := t.precheck(c); !ok {
 			t.results[c.ID] = &res
@@ -79,7 +83,7 @@ func (t *Turn) runCalls(ctx actor.Context) {
 // has no result yet.
 func (t *Turn) othersRunning(id string) bool {
 	for _, c := range t.pending {
-		if c.ID != id && c.Name != subagent.ToolYield && t.results[c.ID] == nil {
+		if c.ID != id && c.Name != subagent.ToolYield && !t.in.clientTool(c.Name) && t.results[c.ID] == nil {
 			return true
 		}
 	}
@@ -163,8 +167,13 @@ func (t *Turn) maybeNextStep(ctx actor.Context) {
 		return
 	}
 	held := false
+	var parked []messages.ToolCall // client calls: the caller runs them (turn_client.go)
 	for _, c := range t.pending {
 		if t.results[c.ID] == nil {
+			if t.started[c.ID] && t.in.clientTool(c.Name) {
+				parked = append(parked, c)
+				continue
+			}
 			if t.started[c.ID] {
 				return
 			}
@@ -173,6 +182,10 @@ func (t *Turn) maybeNextStep(ctx actor.Context) {
 	}
 	if held { // only a held sessions_yield is left: run it now
 		t.runCalls(ctx)
+		return
+	}
+	if len(parked) > 0 {
+		t.park(ctx, parked)
 		return
 	}
 	yielded := t.yielded()
@@ -211,6 +224,9 @@ func (t *Turn) injectSteered() {
 // (refusals, timeouts, the loop warning) stay outside the markers.
 func (t *Turn) appendResults() {
 	for _, c := range t.pending {
+		if t.results[c.ID] == nil {
+			continue // a client call the run parks with (turn_client.go)
+		}
 		r := *t.results[c.ID]
 		r.Content = agent.TruncateToolResult(t.in.deps.redactor().apply(r.Content), t.in.model.ContextWindow)
 		note := t.watchLoop(c, r) // on the unwrapped content: the markers' ids differ every time

@@ -89,6 +89,11 @@ func (c *Config) Secrets() []string {
 	for _, v := range c.Storage.secrets() {
 		set[v] = true
 	}
+	for _, k := range c.Gateway.HTTP.APIKeys { // its field is "key": not a secret's name
+		if k.Key != "" {
+			set[k.Key] = true
+		}
+	}
 	out := make([]string, 0, len(set))
 	for s := range set {
 		out = append(out, s)

@@ -21,6 +21,9 @@ type GatewayHTTPConfig struct {
 	// Token is what every page and API call must present; default ${REEF_GATEWAY_TOKEN}, and
 	// when that is unset too the gateway generates one and keeps it in the data directory.
 	Token string `yaml:"token"`
+	// APIKeys are keys of the OpenAI-compatible API, each reaching some agents and only its
+	// own sessions (apikeys.go, docs/api.md#api-keys).
+	APIKeys []APIKeyConfig `yaml:"apiKeys"`
 }
 
 // Off reports whether the listener is disabled.
@@ -56,6 +59,7 @@ func (c *Config) validateGateway(v *validator) {
 	if h.Token != "" && len(h.Token) < 16 {
 		v.addf("gateway.http.token: too short (%d characters): use at least 16 random characters", len(h.Token))
 	}
+	c.validateAPIKeys(v)
 }
 
 // defaultGateway fills the gateway block's defaults.

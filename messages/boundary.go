@@ -39,6 +39,16 @@ type Inbound struct {
 	// MaxTokens, when set, caps the output of each model call of the run that answers it
 	// (the API's max_tokens) below the model's own limit.
 	MaxTokens int `json:"maxTokens,omitempty"`
+	// ClientTools are tools the caller runs itself (the API's request tools), offered to the
+	// model beside the agent's own: a run whose model calls one ends with the call
+	// (TurnEvent.ClientCalls), and the caller's next message brings the result (ToolResults).
+	ClientTools *ClientTools `json:"clientTools,omitempty"`
+	// Guest marks a caller who is not the owner on a channel whose callers otherwise are (an
+	// API key's request, internal/openaiapi): it gets a guest's rights (access.IsOwner).
+	Guest bool `json:"guest,omitempty"`
+	// ToolResults are the caller's results of the client tool calls a run ended with (role
+	// tool, by ToolCallID): the next run continues from them, as if the call had just returned.
+	ToolResults []ChatMessage `json:"toolResults,omitempty"`
 
 	// System marks an event reef itself raised (a cron job, a heartbeat), not a person's
 	// message: access rules do not apply, and the model sees the text as a system event.
@@ -128,6 +138,20 @@ type TurnEvent struct {
 	Steps      []PlanStep // for PlanUpdated: the whole plan
 	// Usage is the tokens of the run a TurnFinal ends (zero for a command or a refusal).
 	Usage Usage
+	// ClientCalls, on a TurnFinal, are the calls of client tools (Inbound.ClientTools) the run
+	// ended with: the caller runs them and sends their results (Inbound.ToolResults).
+	ClientCalls []ToolCall
+}
+
+// ClientTools are the tools a caller runs itself (Inbound.ClientTools) and how the model may
+// call them: OpenAI's tool_choice and parallel_tool_calls.
+type ClientTools struct {
+	Specs []ToolSpec `json:"specs"`
+	// Choice is "auto" (or ""), "none" (not offered), "required" (the run ends with a call of
+	// one), or the name of the one tool offered and required.
+	Choice string `json:"choice,omitempty"`
+	// Serial is parallel_tool_calls: false: at most one client call per run's end.
+	Serial bool `json:"serial,omitempty"`
 }
 
 // CancelRun asks a session to stop its current run.

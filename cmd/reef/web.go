@@ -84,7 +84,7 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 	}
 	if api != nil {
 		apiHandler, metricsHandler := webHandlers(cfg, rt, api, log)
-		srv.Mount("/v1/", apiHandler) // Bearer only: JSON clients, no cookie, no CSRF form
+		srv.MountOpen("/v1/", apiHandler) // checks the gateway token or an API key itself, Bearer only: no cookie, no CSRF form
 		srv.Mount("GET /metrics", metricsHandler)
 	}
 	addr, err := srv.Start()

@@ -36,7 +36,12 @@ func webHandlers(cfg *configs.Config, rt *running, ch *openaiapi.Channel, log ze
 	for _, a := range cfg.Agents {
 		agents = append(agents, openaiapi.Agent{ID: a.ID, Name: a.Name})
 	}
-	api = openaiapi.New(openaiapi.Config{Channel: ch, Agents: agents, DMScope: cfg.Session.DMScope, Events: rt.events, Log: log})
+	keys := make([]openaiapi.Key, 0, len(cfg.Gateway.HTTP.APIKeys))
+	for _, k := range cfg.Gateway.HTTP.APIKeys {
+		keys = append(keys, openaiapi.Key{Name: k.Name, Key: k.Key, Agents: k.Agents, SessionsPrefix: k.SessionsPrefix})
+	}
+	api = openaiapi.New(openaiapi.Config{Channel: ch, Agents: agents, DMScope: cfg.Session.DMScope, Events: rt.events, HasTool: rt.HasTool,
+		Token: cfg.Gateway.HTTP.Token, Keys: keys, Count: rt.metrics.APIRequest, Log: log})
 	met = metrics.Handler(rt.metrics, metrics.Source{
 		LiveSessions:   rt.LiveSessions,
 		StoredSessions: rt.store.(sessionCounter).SessionCount,

@@ -50,6 +50,7 @@ func (m *Metrics) write(w *bufio.Writer, src Source) {
 	counterVecOut(e, "reef_messages_out_total", "Replies reef stored for delivery, by channel.", []string{"channel"}, &m.messagesOut)
 	counterVecOut(e, "reef_runs_total", "Agent runs by outcome (ok, error, cancelled).", []string{"outcome"}, &m.runs)
 	counterVecOut(e, "reef_tool_calls_total", "Tool calls by tool and outcome (ok, error).", []string{"tool", "outcome"}, &m.toolCalls)
+	counterVecOut(e, "reef_api_requests_total", "Requests to the OpenAI-compatible API, by key name (gateway: the gateway token).", []string{"key"}, &m.apiRequests)
 	e.header("reef_model_call_duration_seconds", "Model calls: time from the request to the end of the answer, by provider and model.", "histogram")
 	keys, hs := m.modelCalls.snapshot()
 	for i, k := range keys {

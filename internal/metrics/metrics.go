@@ -42,7 +42,13 @@ type Metrics struct {
 	dropped     atomic.Value // func() uint64: the bus's dropped events, once Watch was called
 
 	stored stored // inbox, outbox and session counts (store.go)
+
+	apiRequests counterVec // key: the OpenAI-compatible API's requests by key name
 }
+
+// APIRequest counts a request to the OpenAI-compatible API by the name of its key
+// ("gateway" for the gateway token).
+func (m *Metrics) APIRequest(key string) { m.apiRequests.add(1, key) }
 
 // New returns empty metrics.
 func New() *Metrics {

@@ -188,8 +188,8 @@ func TestChatSessionHeader(t *testing.T) {
 }
 
 // A request naming no session is stateless: its messages before the last are the conversation
-// it continues, each request has a chat (and session) of its own, and one ending with a tool
-// result has that result as its new turn.
+// it continues (the client's tool calls and results as the model's own), each request has a
+// chat (and session) of its own, and one ending with tool results has them as its new turn.
 func TestChatStateless(t *testing.T) {
 	srv, g := newTestServer(t, nil)
 	body := `{"model":"reef/main","messages":[
@@ -210,30 +210,45 @@ func TestChatStateless(t *testing.T) {
 	want := []messages.ChatMessage{
 		{Role: messages.RoleSystem, Content: "Answer in French."},
 		{Role: messages.RoleUser, Content: "My name is Ann."},
-		{Role: messages.RoleAssistant, Content: "Bonjour Ann.\n[called the client's tool lookup (call c1) with {}]"},
-		{Role: messages.RoleUser, Content: "[result of the client's tool call c1]\nfound"},
+		{Role: messages.RoleAssistant, Content: "Bonjour Ann.", ToolCalls: []messages.ToolCall{{ID: "c1", Name: "lookup", Arguments: "{}"}}},
+		{Role: messages.RoleTool, Content: "found", ToolCallID: "c1", ToolName: "lookup"},
 	}
 	got := in[0]
 	if !got.Stateless || got.Text != "What is my name?" || len(got.Context) != len(want) {
 		t.Fatalf("delivered %+v", got)
 	}
 	for i := range want {
-		if got.Context[i].Role != want[i].Role || got.Context[i].Content != want[i].Content {
+		if !reflect.DeepEqual(got.Context[i], want[i]) {
 			t.Errorf("context[%d] = %+v, want %+v", i, got.Context[i], want[i])
 		}
 	}
-	toolLast := `{"model":"reef/main","messages":[{"role":"user","content":"look it up"},{"role":"tool","tool_call_id":"c9","content":"42"}]}`
+	toolLast := `{"model":"reef/main","tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}],"messages":[
+		{"role":"user","content":"look it up"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c8","type":"function","function":{"name":"lookup","arguments":"{\"q\":1}"}},{"id":"c9","type":"function","function":{"name":"lookup","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c9","content":"42"}]}`
 	if resp, b := post(t, srv.URL, toolLast, nil); resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	if in := g.delivered(); in[2].Text != "[result of the client's tool call c9]\n42" || len(in[2].Context) != 1 {
-		t.Fatalf("a request ending with a tool result: delivered %+v", in[2])
+	last := g.delivered()[2]
+	wantResults := []messages.ChatMessage{{Role: messages.RoleTool, ToolCallID: "c9", ToolName: "lookup", Content: "42"}}
+	if last.Text != "" || len(last.Context) != 2 || !reflect.DeepEqual(last.ToolResults, wantResults) {
+		t.Fatalf("a request ending with a tool result: delivered %+v", last)
+	}
+	wantTools := &messages.ClientTools{Specs: []messages.ToolSpec{{Name: "lookup", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+	if !reflect.DeepEqual(last.ClientTools, wantTools) {
+		t.Errorf("client tools %+v, want %+v", last.ClientTools, wantTools)
 	}
 }
 
 func TestChatBadInput(t *testing.T) {
-	srv, g := newTestServer(t, func(c *Config) { c.MaxBody = 1 << 20 })
+	srv, g := newTestServer(t, func(c *Config) {
+		c.MaxBody = 1 << 20
+		c.HasTool = func(agent, name string) bool { return agent == "main" && name == "exec" }
+	})
 	ok := `{"role":"user","content":"hi"}`
+	tool := func(name string) string {
+		return `{"type":"function","function":{"name":"` + name + `","parameters":{"type":"object"}}}`
+	}
 	tests := []struct {
 		name   string
 		body   string
@@ -255,7 +270,15 @@ func TestChatBadInput(t *testing.T) {
 		{"message over the limit", `{"model":"reef/main","messages":[{"role":"user","content":"` + strings.Repeat("a", 40<<10) + `"}]}`, nil, 413, "message_too_long"},
 		{"ends with the assistant", `{"model":"reef/main","messages":[` + ok + `,{"role":"assistant","content":"x"}]}`, nil, 400, "missing_user_message"},
 		{"unknown role", `{"model":"reef/main","messages":[{"role":"robot","content":"x"},` + ok + `]}`, nil, 400, "invalid_content"},
-		{"a session's turn is a tool result", `{"model":"reef/main","user":"ann","messages":[` + ok + `,{"role":"tool","tool_call_id":"c","content":"x"}]}`, nil, 400, "unexpected_tool_message"},
+		{"a tool result without its call id", `{"model":"reef/main","user":"ann","messages":[` + ok + `,{"role":"tool","content":"x"}]}`, nil, 400, "invalid_tool_message"},
+		{"a stateless tool result for no call", `{"model":"reef/main","messages":[` + ok + `,{"role":"tool","tool_call_id":"c","content":"x"}]}`, nil, 400, "invalid_tool_message"},
+		{"a client tool named like the agent's", `{"model":"reef/main","tools":[` + tool("lookup") + `,` + tool("exec") + `],"messages":[` + ok + `]}`, nil, 400, "tool_name_conflict"},
+		{"a tool declared twice", `{"model":"reef/main","tools":[` + tool("lookup") + `,` + tool("lookup") + `],"messages":[` + ok + `]}`, nil, 400, "duplicate_tool"},
+		{"a tool with a bad name", `{"model":"reef/main","tools":[` + tool("look up") + `],"messages":[` + ok + `]}`, nil, 400, "invalid_tool"},
+		{"a tool not a function", `{"model":"reef/main","tools":[{"type":"web_search"}],"messages":[` + ok + `]}`, nil, 400, "unsupported_tool"},
+		{"tool_choice of an undeclared tool", `{"model":"reef/main","tools":[` + tool("lookup") + `],"tool_choice":{"type":"function","function":{"name":"other"}},"messages":[` + ok + `]}`, nil, 400, "invalid_tool_choice"},
+		{"tool_choice required without tools", `{"model":"reef/main","tool_choice":"required","messages":[` + ok + `]}`, nil, 400, "invalid_tool_choice"},
+		{"tool_choice a word", `{"model":"reef/main","tools":[` + tool("lookup") + `],"tool_choice":"always","messages":[` + ok + `]}`, nil, 400, "invalid_tool_choice"},
 		{"an ftp image", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"ftp://h/x.png"}}]}]}`, nil, 400, "invalid_image_url"},
 		{"a plain http image", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://h/x.png"}}]}]}`, nil, 400, "invalid_image_url"},
 		{"a data URL of text", `{"model":"reef/main","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:text/plain;base64,aGk="}}]}]}`, nil, 400, "invalid_image_url"},

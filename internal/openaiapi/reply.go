@@ -21,6 +21,7 @@ type reply struct {
 	texts  []string
 	failed string // a failed run's explanation (the reply the chat would have got)
 	usage  messages.Usage
+	calls  []messages.ToolCall // the client tool calls the run ended with (tools.go)
 }
 
 // take notes one event and reports whether the run ended.
@@ -31,13 +32,21 @@ func (rs *reply) take(ev event) bool {
 	case ev.out != nil:
 		rs.texts = append(rs.texts, ev.out.Text)
 	case ev.final != nil:
-		rs.usage = ev.final.Usage
+		rs.usage, rs.calls = ev.final.Usage, ev.final.ClientCalls
 		return true
 	}
 	return false
 }
 
 func (rs *reply) text() string { return strings.Join(rs.texts, "\n\n") }
+
+// finish is the answer's finish_reason: "tool_calls" when the run ended with client calls.
+func (rs *reply) finish() string {
+	if len(rs.calls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
 
 // await answers a non-streamed request once its run ended. A non-nil error means the
 // request gave up waiting (and was answered with an error).
@@ -52,9 +61,12 @@ func (h *Handler) await(ctx context.Context, w http.ResponseWriter, ex *exchange
 				writeError(w, newError(http.StatusBadGateway, "server_error", "run_failed", rs.failed))
 				return nil
 			}
-			text := rs.text()
+			msg := &answer{Role: "assistant", ToolCalls: wireCalls(rs.calls, false)}
+			if text := rs.text(); text != "" || len(rs.calls) == 0 {
+				msg.Content = &text
+			}
 			writeJSON(w, http.StatusOK, completion{ID: rs.id, Object: "chat.completion", Created: rs.created, Model: rs.model,
-				Choices: []choice{{Message: &answer{Role: "assistant", Content: &text}, FinishReason: ptr("stop")}},
+				Choices: []choice{{Message: msg, FinishReason: ptr(rs.finish())}},
 				Usage:   usageOf(rs.usage)})
 			return nil
 		case <-ctx.Done():
@@ -107,6 +119,35 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchang
 			send(chunk(&answer{Content: &text}, nil))
 		}
 	}
+	if err := h.follow(ctx, w, ex, rs, live, content); err != nil {
+		send(map[string]*apiError{"error": h.gaveUp(ctx)})
+		return err
+	}
+	if rs.failed != "" {
+		send(map[string]*apiError{"error": newError(http.StatusBadGateway, "server_error", "run_failed", rs.failed)})
+		return nil
+	}
+	for _, c := range wireCalls(rs.calls, true) { // one delta per call, each whole
+		send(chunk(&answer{ToolCalls: []wireCall{c}}, nil))
+	}
+	send(chunk(&answer{}, ptr(rs.finish())))
+	if withUsage {
+		send(completion{ID: rs.id, Object: "chat.completion.chunk", Created: rs.created, Model: rs.model,
+			Choices: []choice{}, Usage: usageOf(rs.usage)})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return nil
+}
+
+// follow waits for the run's end, passing show the text to show as it comes: the agent's text
+// as the model writes it (live, when the bus is there), then what of each reply the live text
+// did not show. While nothing comes it sends an SSE keep-alive comment. It returns nil when
+// the run ended (rs holds it), ctx's error when the request stopped waiting.
+func (h *Handler) follow(ctx context.Context, w http.ResponseWriter, ex *exchange, rs *reply, live *events.Subscription, show func(string)) error {
+	flusher, _ := w.(http.Flusher)
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	var lv liveText
@@ -122,36 +163,21 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, ex *exchang
 				evs = nil
 				continue
 			}
-			content(lv.take(ev))
+			show(lv.take(ev))
 		case ev := <-ex.events:
 			done := rs.take(ev)
 			for ; sent < len(rs.texts); sent++ {
-				content(lv.rest(rs.texts[sent]))
+				show(lv.rest(rs.texts[sent]))
 			}
-			if !done {
-				continue
-			}
-			if rs.failed != "" {
-				send(map[string]*apiError{"error": newError(http.StatusBadGateway, "server_error", "run_failed", rs.failed)})
+			if done {
 				return nil
 			}
-			send(chunk(&answer{}, ptr("stop")))
-			if withUsage {
-				send(completion{ID: rs.id, Object: "chat.completion.chunk", Created: rs.created, Model: rs.model,
-					Choices: []choice{}, Usage: usageOf(rs.usage)})
-			}
-			fmt.Fprint(w, "data: [DONE]\n\n")
-			if flusher != nil {
-				flusher.Flush()
-			}
-			return nil
 		case <-tick.C:
 			fmt.Fprint(w, ": keep-alive\n\n")
 			if flusher != nil {
 				flusher.Flush()
 			}
 		case <-ctx.Done():
-			send(map[string]*apiError{"error": h.gaveUp(ctx)})
 			return ctx.Err()
 		}
 	}

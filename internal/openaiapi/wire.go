@@ -3,7 +3,6 @@ package openaiapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -20,6 +19,10 @@ type chatRequest struct {
 	Messages []chatMessage `json:"messages"`
 	Stream   bool          `json:"stream"`
 	User     string        `json:"user"`
+	// Tools are the client's own tools (tools.go).
+	Tools             []functionTool  `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
 	// StreamOptions.IncludeUsage asks for the usage chunk (choices: []) before [DONE]; a
 	// client that did not ask may read choices[0] of every chunk.
 	StreamOptions *struct {
@@ -43,38 +46,6 @@ type toolCall struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
-}
-
-// chat is the message as an entry of a stateless run's conversation. The client's tool calls
-// and results become text: the model was offered no client tools, so it sees them as what
-// happened, not as calls of its own. Images of the last message go with the run's message;
-// those of earlier ones are named in a note.
-func (m chatMessage) chat(last bool) (messages.ChatMessage, error) {
-	text, images, err := m.content()
-	if err != nil {
-		return messages.ChatMessage{}, err
-	}
-	if len(images) > 0 && !last {
-		text = strings.TrimSpace(text + fmt.Sprintf("\n[%d image(s) the client sent here: not shown; the model sees the images of the last message only]", len(images)))
-	}
-	switch m.Role {
-	case "system", "developer":
-		return messages.ChatMessage{Role: messages.RoleSystem, Content: text}, nil
-	case "user":
-		return messages.ChatMessage{Role: messages.RoleUser, Content: text}, nil
-	case "assistant":
-		for _, c := range m.ToolCalls {
-			text = strings.TrimSpace(text + fmt.Sprintf("\n[called the client's tool %s (call %s) with %s]", c.Function.Name, c.ID, c.Function.Arguments))
-		}
-		return messages.ChatMessage{Role: messages.RoleAssistant, Content: text}, nil
-	case "tool", "function":
-		what := "tool call " + m.ToolCallID
-		if m.Name != "" {
-			what = m.Name + " (" + what + ")"
-		}
-		return messages.ChatMessage{Role: messages.RoleUser, Content: "[result of the client's " + what + "]\n" + text}, nil
-	}
-	return messages.ChatMessage{}, fmt.Errorf("unknown role %q: one of system, developer, user, assistant, tool", m.Role)
 }
 
 // text returns the message's text: the string, or its text parts joined by newlines.
@@ -134,8 +105,9 @@ type choice struct {
 }
 
 type answer struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []wireCall `json:"tool_calls,omitempty"`
 }
 
 type usage struct {
