@@ -175,12 +175,16 @@
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
     });
     stop.addEventListener("click", async () => {
+      endTurn();
+      line("user", "/stop"); // what the button types: the conversation shows it as a command
       const err = await post("/chat/stop", new URLSearchParams({ chat: chatID }), true);
       state.textContent = err ? "could not stop: " + err : "stopping…";
     });
     for (const [id, field] of [["chat-model", "model"], ["chat-think", "level"]]) {
       const sel = document.getElementById(id);
       sel.addEventListener("change", async () => {
+        endTurn();
+        line("user", "/" + (field === "level" ? "think" : "model") + " " + sel.value);
         const err = await post(sel.form.action, new URLSearchParams({ chat: chatID, [field]: sel.value }), true);
         if (err) state.textContent = err;
       });
