@@ -10,7 +10,6 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -20,11 +19,19 @@ import (
 
 var _ channels.Fetcher = (*Channel)(nil)
 
-// chatID is what a conversation's id may be: the first one's "owner", or a new one's.
-var chatID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-
-// ValidChat reports whether id may name a conversation.
-func ValidChat(id string) bool { return chatID.MatchString(id) }
+// ValidChat reports whether id may name a conversation: 1 to 40 lower-case letters, digits
+// and "-", not starting with "-" (the first one's "owner", a new one's "c" and hex digits).
+func ValidChat(id string) bool {
+	if id == "" || len(id) > 40 || id[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // NewChat returns the id of a new conversation: "c" and 16 hex digits.
 func NewChat() string {

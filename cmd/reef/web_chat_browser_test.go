@@ -143,7 +143,7 @@ const hostileText = `<script>document.title="pwned"</script><img src=x onerror="
 
 // answerMD is the XPath of the assistant answer whose rendered text starts with prefix.
 func answerMD(prefix string) string {
-	return `//ol[@id="messages"]/li[contains(@class, "assistant") and not(contains(@class, "streaming"))]/div[@class="md" and starts-with(normalize-space(.), "` + prefix + `")]`
+	return `//ol[@id="messages"]/li[contains(@class, "assistant") and not(contains(@class, "streaming"))]/div[@class="md" and starts-with(normalize-space(.), '` + prefix + `')]`
 }
 
 // setInput puts text (newlines included) into the composer and sends it.

@@ -29,6 +29,7 @@ package markdown
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // MaxInput is the longest text Render formats; past it the text is shown escaped in one
@@ -46,13 +47,19 @@ func Render(md string) string {
 	return b.String()
 }
 
+// The block patterns are compiled on first use: a gateway whose web page never shows an
+// answer pays nothing for them.
 var (
-	heading  = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$`)
-	rule     = regexp.MustCompile(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
-	item     = regexp.MustCompile(`^( *)([-*+]|\d{1,9}[.)])[ \t]+(.*)$`)
-	fence    = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})[ \t]*([^`]*)$")
-	tableSep = regexp.MustCompile(`^ *\|? *:?-+:? *(\| *:?-+:? *)*\|? *$`)
+	heading  = lazy(`^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$`)
+	rule     = lazy(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
+	item     = lazy(`^( *)([-*+]|\d{1,9}[.)])[ \t]+(.*)$`)
+	fence    = lazy("^ {0,3}(`{3,}|~{3,})[ \t]*([^`]*)$")
+	tableSep = lazy(`^ *\|? *:?-+:? *(\| *:?-+:? *)*\|? *$`)
 )
+
+func lazy(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // maxDepth bounds nested quotes and lists.
 const maxDepth = 8
@@ -65,10 +72,10 @@ func renderBlocks(b *strings.Builder, lines []string, depth int) {
 		switch {
 		case trimmed == "":
 			i++
-		case fence.MatchString(line):
+		case fence().MatchString(line):
 			i = renderFence(b, lines, i)
-		case heading.MatchString(line):
-			m := heading.FindStringSubmatch(line)
+		case heading().MatchString(line):
+			m := heading().FindStringSubmatch(line)
 			lvl := len(m[1]) + 2
 			if lvl > 6 {
 				lvl = 6
@@ -76,14 +83,14 @@ func renderBlocks(b *strings.Builder, lines []string, depth int) {
 			tag := "h" + string(rune('0'+lvl))
 			b.WriteString("<" + tag + ">" + inline(m[2]) + "</" + tag + ">\n")
 			i++
-		case rule.MatchString(line):
+		case rule().MatchString(line):
 			b.WriteString("<hr>\n")
 			i++
 		case strings.HasPrefix(strings.TrimLeft(line, " "), ">") && depth < maxDepth:
 			i = renderQuote(b, lines, i, depth)
-		case item.MatchString(line) && depth < maxDepth:
+		case item().MatchString(line) && depth < maxDepth:
 			i = renderList(b, lines, i, depth)
-		case i+1 < len(lines) && strings.Contains(line, "|") && tableSep.MatchString(lines[i+1]) && strings.Contains(lines[i+1], "-"):
+		case i+1 < len(lines) && strings.Contains(line, "|") && tableSep().MatchString(lines[i+1]) && strings.Contains(lines[i+1], "-"):
 			i = renderTable(b, lines, i)
 		default:
 			i = renderParagraph(b, lines, i)
@@ -93,8 +100,8 @@ func renderBlocks(b *strings.Builder, lines []string, depth int) {
 
 // startsBlock reports whether line begins a block other than a paragraph's continuation.
 func startsBlock(line string) bool {
-	return strings.TrimSpace(line) == "" || fence.MatchString(line) || heading.MatchString(line) ||
-		rule.MatchString(line) || strings.HasPrefix(strings.TrimLeft(line, " "), ">") || item.MatchString(line)
+	return strings.TrimSpace(line) == "" || fence().MatchString(line) || heading().MatchString(line) ||
+		rule().MatchString(line) || strings.HasPrefix(strings.TrimLeft(line, " "), ">") || item().MatchString(line)
 }
 
 func renderParagraph(b *strings.Builder, lines []string, i int) int {
@@ -111,7 +118,7 @@ func renderParagraph(b *strings.Builder, lines []string, i int) int {
 
 // renderFence writes the code block opening at lines[i]; an unclosed block runs to the end.
 func renderFence(b *strings.Builder, lines []string, i int) int {
-	m := fence.FindStringSubmatch(lines[i])
+	m := fence().FindStringSubmatch(lines[i])
 	marker := m[1]
 	lang, _, _ := strings.Cut(strings.TrimSpace(m[2]), " ")
 	lang = strings.Map(func(r rune) rune {
@@ -162,7 +169,7 @@ func renderQuote(b *strings.Builder, lines []string, i, depth int) int {
 // renderList writes the list starting at lines[i]: items at its indentation, deeper lines
 // (and lines continuing an item) belong to the item before.
 func renderList(b *strings.Builder, lines []string, i, depth int) int {
-	m := item.FindStringSubmatch(lines[i])
+	m := item().FindStringSubmatch(lines[i])
 	indent, ordered := len(m[1]), m[2][0] >= '0' && m[2][0] <= '9'
 	tag := "ul"
 	if ordered {
@@ -170,7 +177,7 @@ func renderList(b *strings.Builder, lines []string, i, depth int) int {
 	}
 	b.WriteString("<" + tag + ">\n")
 	for i < len(lines) {
-		m := item.FindStringSubmatch(lines[i])
+		m := item().FindStringSubmatch(lines[i])
 		if m == nil || len(m[1]) != indent || (m[2][0] >= '0' && m[2][0] <= '9') != ordered {
 			break
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -363,13 +362,26 @@ func (s *Server) chatStop(w http.ResponseWriter, r *http.Request) {
 	s.command(w, r, "/stop")
 }
 
-// modelName is what the model picker may send: a model reference, nothing a command could
-// read as more arguments.
-var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$`)
+// modelName reports whether s is what the model picker may send: a model reference (letters,
+// digits and ._:/@+-, starting with a letter or digit, at most 200 bytes), nothing a command
+// could read as more arguments. (A regexp with {0,199} costs hundreds of KB at start-up.)
+func modelName(s string) bool {
+	if s == "" || len(s) > 200 || !alnum(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !alnum(s[i]) && !strings.ContainsRune("._:/@+-", rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
 
 func (s *Server) chatModel(w http.ResponseWriter, r *http.Request) {
 	model := r.PostFormValue("model")
-	if !modelName.MatchString(model) {
+	if !modelName(model) {
 		jsonError(w, http.StatusBadRequest, "model must be a model name such as openai/gpt-4o")
 		return
 	}

@@ -150,7 +150,7 @@
       });
     }
     function showFiles() {
-      fileList.textContent = Array.from(files.files).map((f) => "📎 " + f.name).join("  ");
+      fileList.textContent = Array.from(files.files).map((f) => "attached: " + f.name).join(", ");
     }
     files.addEventListener("change", showFiles);
     form.addEventListener("submit", async (e) => {
@@ -163,7 +163,7 @@
       files.value = "";
       showFiles();
       endTurn();
-      line("user", text + names.map((n) => "\n📎 " + n).join(""));
+      line("user", text + names.map((n) => "\n[file] " + n).join(""));
       scroll();
       const err = await post("/chat/send", body, false);
       if (err) {
