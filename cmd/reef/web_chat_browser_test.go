@@ -239,10 +239,14 @@ func TestWebChatInABrowser(t *testing.T) {
 		_, lines := w.chatHistoryOf(t, second)
 		return len(lines) > 0 && strings.Contains(strings.Join(lines, "\n"), "user: /think high")
 	})
-	b.run("an answer after /think", setInput("tell me more"), chromedp.WaitVisible(answerMD(`You said: "tell me more`)))
-	reqs := w.llm.Script().Requests()
-	if last := reqs[len(reqs)-1]; last.Reasoning != "high" {
-		t.Errorf("after /think high from the picker, the model was asked with reasoning %q", last.Reasoning)
+	var think string
+	b.run("the picker shows the conversation's setting",
+		chromedp.Reload(),
+		chromedp.WaitVisible("#chat-think", chromedp.ByID),
+		chromedp.Value("#chat-think", &think, chromedp.ByID),
+	)
+	if think != "high" {
+		t.Errorf("after /think high from the picker, the page shows %q", think)
 	}
 
 	b.run("an image upload",
@@ -274,7 +278,7 @@ func TestWebChatInABrowser(t *testing.T) {
 		t.Fatalf("approve: %d %s", code, body)
 	}
 	w.tg.UserSays(4343, 4343, "say "+hostileText)
-	waitUntil(t, "the hostile text's answer on Telegram", func() bool { return len(w.tg.Sent(4343)) >= 3 })
+	waitUntil(t, "the hostile text's answer on Telegram", func() bool { return strings.Contains(strings.Join(w.tg.Sent(4343), "\n"), "bold") })
 	b.run("a hostile Telegram message in Sessions",
 		chromedp.Navigate(w.url+"/sessions/view?key=agent:main:telegram:direct:4343"),
 		chromedp.WaitVisible(`//div[@class="md"]/p/strong[. = "bold"]`),

@@ -22,7 +22,7 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 		t.Fatalf("approve: %d %s", code, body)
 	}
 	w.tg.UserSays(4343, 4343, "say "+hostileText)
-	waitUntil(t, "the answer on Telegram", func() bool { return len(w.tg.Sent(4343)) >= 3 })
+	waitUntil(t, "the answer on Telegram", func() bool { return strings.Contains(strings.Join(w.tg.Sent(4343), "\n"), "bold") })
 	code, page := w.get(t, "/sessions/view?key=agent:main:telegram:direct:4343")
 	if code != 200 {
 		t.Fatalf("sessions view: %d", code)
@@ -35,7 +35,9 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 	if code, body := w.post(t, "/chat/send", "application/json", `{"chat":"owner","text":"say `+strings.ReplaceAll(hostileText, `"`, `\"`)+`"}`); code != 202 {
 		t.Fatalf("chat send: %d %s", code, body)
 	}
-	var h struct{ Items []struct{ Kind, Text, HTML string } }
+	var h struct {
+		Items []struct{ Kind, Text, HTML string }
+	}
 	waitUntil(t, "the WebChat answer", func() bool {
 		_, body := w.get(t, "/chat/history?c=owner")
 		json.Unmarshal([]byte(body), &h)
