@@ -15,6 +15,10 @@ import (
 // hold the gateway token, so, like the terminal, everyone on it is the owner.
 const APIChannel = "openai"
 
+// WebChatChannel is the web UI's chat (channels/webchat). Its every conversation is posted
+// by whoever holds the gateway token, so, like the API, everyone on it is the owner.
+const WebChatChannel = "webchat"
+
 // Rules say who may reach the agents through one channel. A channel without rules (nil:
 // the terminal) admits everyone, and makes no one the owner but the terminal.
 type Rules struct {
@@ -63,7 +67,8 @@ func (r *Rules) Admission(in *messages.Inbound, approved func() (bool, error)) (
 	return Ignore, nil
 }
 
-// IsOwner reports whether in comes from the owner: the terminal, the API (APIChannel), or a
+// IsOwner reports whether in comes from the owner: the terminal, the API (APIChannel), the
+// web chat (WebChatChannel), or a
 // direct message from a sender the channel's AllowFrom names explicitly ("*" makes no one the
 // owner). A system event is never the owner by itself: its rights are in its Standing
 // (messages.Standing), which the Session reads; without one it is a guest's.
@@ -71,7 +76,7 @@ func (r *Rules) IsOwner(in *messages.Inbound) bool {
 	if in.System || in.Guest { // an API key's request is a guest's (messages.Inbound.Guest)
 		return false
 	}
-	if in.Channel == "terminal" || in.Channel == APIChannel {
+	if in.Channel == "terminal" || in.Channel == APIChannel || in.Channel == WebChatChannel {
 		return true
 	}
 	if r == nil || in.ChatType != messages.ChatDirect {
@@ -93,13 +98,14 @@ func (r *Rules) MayCommand(in *messages.Inbound) bool {
 	return r != nil && slices.Contains(r.AllowFrom, in.SenderID)
 }
 
-// MayApprove reports whether the sender of in may decide exec approvals: the terminal, or a
-// sender the channel's AllowFrom names explicitly, in any chat. System events never do.
+// MayApprove reports whether the sender of in may decide exec approvals: the terminal, the
+// web chat, or a sender the channel's AllowFrom names explicitly, in any chat. System events
+// never do.
 func (r *Rules) MayApprove(in *messages.Inbound) bool {
 	if in.System {
 		return false
 	}
-	if in.Channel == "terminal" {
+	if in.Channel == "terminal" || in.Channel == WebChatChannel {
 		return true
 	}
 	return r != nil && slices.Contains(r.AllowFrom, in.SenderID)

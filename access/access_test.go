@@ -76,8 +76,11 @@ func TestOwnerAndCommands(t *testing.T) {
 		{"guest in a group", rules, messages.Inbound{Channel: "telegram", SenderID: "guest", ChatType: messages.ChatGroup}, false, false},
 		{"guest in a thread", rules, messages.Inbound{Channel: "telegram", SenderID: "guest", ChatType: messages.ChatThread}, false, false},
 		{"a wildcard makes no owner", wildcard, messages.Inbound{Channel: "telegram", SenderID: "x", ChatType: messages.ChatDirect}, false, true},
-		{"no rules, not the terminal: DM", nil, messages.Inbound{Channel: "webchat", SenderID: "x", ChatType: messages.ChatDirect}, false, true},
-		{"no rules: group", nil, messages.Inbound{Channel: "webchat", SenderID: "x", ChatType: messages.ChatGroup}, false, false},
+		{"no rules, not the terminal: DM", nil, messages.Inbound{Channel: "fake", SenderID: "x", ChatType: messages.ChatDirect}, false, true},
+		{"no rules: group", nil, messages.Inbound{Channel: "fake", SenderID: "x", ChatType: messages.ChatGroup}, false, false},
+		// Every WebChat conversation (its chat id is its sender) is the token holder's.
+		{"web chat, any conversation", wildcard, messages.Inbound{Channel: WebChatChannel, SenderID: "c0123", ChatType: messages.ChatDirect}, true, true},
+		{"web chat, system event", wildcard, messages.Inbound{Channel: WebChatChannel, SenderID: "c0123", System: true}, false, false},
 		{"chat type unknown", rules, messages.Inbound{Channel: "telegram", SenderID: "guest"}, false, true},
 	}
 	for _, tt := range tests {
@@ -86,6 +89,24 @@ func TestOwnerAndCommands(t *testing.T) {
 		}
 		if got := tt.rules.MayCommand(&tt.in); got != tt.mayCommand {
 			t.Errorf("%s: MayCommand = %v, want %v", tt.name, got, tt.mayCommand)
+		}
+	}
+}
+
+func TestWebChatMayApprove(t *testing.T) {
+	rules := &Rules{DMPolicy: "pairing", AllowFrom: []string{"owner"}}
+	for _, tt := range []struct {
+		in   messages.Inbound
+		want bool
+	}{
+		{messages.Inbound{Channel: "terminal"}, true},
+		{messages.Inbound{Channel: WebChatChannel, SenderID: "c0123", ChatType: messages.ChatDirect}, true},
+		{messages.Inbound{Channel: WebChatChannel, SenderID: "c0123", System: true}, false},
+		{messages.Inbound{Channel: "telegram", SenderID: "owner", ChatType: messages.ChatGroup}, true},
+		{messages.Inbound{Channel: "telegram", SenderID: "guest", ChatType: messages.ChatDirect}, false},
+	} {
+		if got := rules.MayApprove(&tt.in); got != tt.want {
+			t.Errorf("MayApprove(%+v) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 }

@@ -51,14 +51,15 @@ func gatewayToken(cfg *configs.Config, log zerolog.Logger) error {
 	return nil
 }
 
-// addWebChat adds the WebChat channel to set when the listener is on. Its one sender is the
-// owner: whoever holds the gateway token.
+// addWebChat adds the WebChat channel to set when the listener is on. Every conversation's
+// sender (its chat id) is the owner: whoever holds the gateway token (access.WebChatChannel).
+// Uploads wait under the data directory, within the media limits.
 func addWebChat(cfg *configs.Config, set channelSet) *webchat.Channel {
 	if cfg.Gateway.HTTP.Off() {
 		return nil
 	}
-	ch := webchat.New(webchat.Config{})
-	set.add(webchat.Name, ch, configs.AccessConfig{DMPolicy: "allowlist", AllowFrom: []string{webchat.SenderID}})
+	ch := webchat.New(webchat.Config{UploadDir: webchatUploads(cfg.DataDir), MaxFile: mediaLimits(cfg).For})
+	set.add(webchat.Name, ch, configs.AccessConfig{DMPolicy: "allowlist", AllowFrom: []string{"*"}})
 	return ch
 }
 

@@ -124,8 +124,10 @@ func TestWebUIInABrowser(t *testing.T) {
 		chromedp.WaitVisible("#chat-input", chromedp.ByID),
 		chromedp.SendKeys("#chat-input", "ls", chromedp.ByID),
 		chromedp.Click("#chat-send", chromedp.ByID),
+		chromedp.WaitVisible(`#messages details.steps summary`), // the run's steps, folded inside the answer
+		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant") and not(contains(@class, "streaming"))]/div[@class="md" and starts-with(., "Done.")]`),
+		chromedp.Click(`#messages details.steps summary`),
 		chromedp.WaitVisible(`#messages li.progress`),
-		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant") and not(contains(@class, "streaming")) and starts-with(., "Done.")]`),
 		chromedp.AttributeValue("#messages", "data-streamed", &streamed, nil, chromedp.ByID),
 		chromedp.Text(`#messages li.progress`, &answer),
 		shot("03-chat"),
@@ -141,20 +143,20 @@ func TestWebUIInABrowser(t *testing.T) {
 	run("a command answered in the chat",
 		chromedp.SendKeys("#chat-input", "/status", chromedp.ByID),
 		chromedp.Click("#chat-send", chromedp.ByID),
-		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant") and starts-with(., "Session: ")]`),
-		chromedp.Text("#messages", &live, chromedp.ByID),
+		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant")]/div[@class="md" and starts-with(., "Session: ")]`),
+		chromedp.TextContent("#messages", &live, chromedp.ByID), // folded steps included
 	)
 	run("reload keeps the history",
 		chromedp.Reload(),
 		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "user") and . = "ls"]`),
-		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant") and starts-with(., "Done.")]`),
-		chromedp.Text("#messages", &history, chromedp.ByID),
+		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant")]/div[@class="md" and starts-with(., "Done.")]`),
+		chromedp.TextContent("#messages", &history, chromedp.ByID),
 		shot("04-chat-reloaded"),
 	)
 	if history != live { // the same list as before the reload: the /status exchange stays
 		t.Errorf("the reloaded history differs from what the page showed:\n%s\nbefore the reload:\n%s", history, live)
 	}
-	if !strings.Contains(history, "· ls") {
+	if !strings.Contains(history, "ls .") {
 		t.Errorf("the reloaded history lacks the progress line:\n%s", history)
 	}
 	if !strings.Contains(history, strings.TrimSpace(answer)) || !strings.Contains(answer, "ls .") {
@@ -164,7 +166,7 @@ func TestWebUIInABrowser(t *testing.T) {
 	run("delegate to a sub-agent",
 		chromedp.SendKeys("#chat-input", "delegate count the files", chromedp.ByID),
 		chromedp.Click("#chat-send", chromedp.ByID),
-		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant") and starts-with(., "Your sub-agent finished")]`),
+		chromedp.WaitVisible(`//ol[@id="messages"]/li[contains(@class, "assistant")]/div[@class="md" and starts-with(., "Your sub-agent finished")]`),
 		shot("05-chat-subagent"),
 	)
 

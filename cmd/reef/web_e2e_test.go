@@ -43,7 +43,8 @@ func startWebGateway(t *testing.T) *webGateway {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	yaml := "channels:\n  telegram:\n    botToken: " + telegramtest.Token + "\n    apiRoot: " + tg.URL + "\n"
+	yaml := "channels:\n  telegram:\n    botToken: " + telegramtest.Token + "\n    apiRoot: " + tg.URL + "\n" +
+		"models:\n  openai/test-model:\n    vision: true\n" // WebChat's image upload reaches the model as an image
 	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,13 @@ func (w *webGateway) post(t *testing.T, path, ctype, body string) (int, string) 
 // chatHistory is /chat/history.
 func (w *webGateway) chatHistory(t *testing.T) (session string, lines []string) {
 	t.Helper()
-	code, body := w.get(t, "/chat/history")
+	return w.chatHistoryOf(t, "")
+}
+
+// chatHistoryOf is /chat/history of the conversation chat ("": the first).
+func (w *webGateway) chatHistoryOf(t *testing.T, chat string) (session string, lines []string) {
+	t.Helper()
+	code, body := w.get(t, "/chat/history?c="+chat)
 	if code != 200 {
 		t.Fatalf("/chat/history: %d %s", code, body)
 	}

@@ -5,40 +5,63 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/channels/webchat"
+	"github.com/reefgw/reef/internal/markdown"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
 
-// The WebChat routes (only when Config.Chat is set):
+// The WebChat routes (only when Config.Chat is set); c names the conversation (its chat id,
+// "owner" when absent):
 //
-//	GET  /chat          the page
-//	GET  /chat/history  {"session": key, "items": [...]}: the conversation from the transcript
-//	POST /chat/send     {"text": "..."} (or a form's text): 202 once reef accepted it durably
-//	GET  /chat/events   SSE: "chat" events (webchat.Event: started, progress, reply, final...)
-//	                    and "delta" events ({"text"}: the answer as the model writes it)
+//	GET  /chat?c=          the page: the conversations, the one open, its model and thinking
+//	GET  /chat/history?c=  {"session": key, "items": [...]}: the conversation from the transcript
+//	POST /chat/send        {"chat", "text"} as JSON, or a multipart form (chat, text, file...):
+//	                       202 once reef accepted it durably (chat_actions.go)
+//	GET  /chat/events?c=   SSE: "chat" events (webchat.Event: started, progress, reply, final...;
+//	                       a reply with its Markdown as "html") and "delta" events ({"text"}:
+//	                       the answer as the model writes it)
+//	POST /chat/new, /chat/rename, /chat/delete, /chat/stop, /chat/model, /chat/think
+//	                       (chat_actions.go)
 
 func (s *Server) chatRoutes() {
 	if s.cfg.Chat == nil {
 		return
 	}
-	s.page("GET /chat", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, http.StatusOK, "chat", "Chat", nil)
-	})
+	s.page("GET /chat", s.chatPage)
 	s.page("GET /chat/history", s.chatHistory)
-	s.page("POST /chat/send", s.chatSend)
+	s.upload("POST /chat/send", s.chatSend)
 	s.page("GET /chat/events", s.chatEvents)
+	s.page("POST /chat/new", s.chatNew)
+	s.page("POST /chat/rename", s.chatRename)
+	s.page("POST /chat/delete", s.chatDelete)
+	s.page("POST /chat/stop", s.chatStop)
+	s.page("POST /chat/model", s.chatModel)
+	s.page("POST /chat/think", s.chatThink)
 }
 
-// chatKey finds the WebChat conversation's session key: the one the channel saw, else the
-// newest stored webchat session.
-func (s *Server) chatKey(ctx context.Context) (string, error) {
-	if k := s.cfg.Chat.SessionKey(); k != "" {
+// chatOf is the conversation a request names (?c= or the form's chat), "owner" by default.
+func chatOf(r *http.Request) (string, bool) {
+	c := r.URL.Query().Get("c")
+	if c == "" && r.Method == http.MethodPost && isForm(r) {
+		c = r.PostFormValue("chat")
+	}
+	if c == "" {
+		c = webchat.ChatID
+	}
+	return c, webchat.ValidChat(c)
+}
+
+// chatKey finds a conversation's session key: the one the channel saw, else its newest
+// stored session ("" before its first message).
+func (s *Server) chatKey(ctx context.Context, chat string) (string, error) {
+	if k := s.cfg.Chat.SessionKey(chat); k != "" {
 		return k, nil
 	}
 	rows, err := s.cfg.Backend.Sessions(ctx, webchat.Name)
@@ -46,7 +69,7 @@ func (s *Server) chatKey(ctx context.Context) (string, error) {
 		return "", err
 	}
 	for _, r := range rows { // newest first
-		if r.Channel == webchat.Name && r.ChatID == webchat.ChatID {
+		if r.Channel == webchat.Name && r.ChatID == chat && r.Parent == "" {
 			return r.Key, nil
 		}
 	}
@@ -55,14 +78,20 @@ func (s *Server) chatKey(ctx context.Context) (string, error) {
 
 // chatItem is one line of the chat's history.
 type chatItem struct {
-	Kind  string    `json:"kind"` // user | assistant | progress | system | reset | summary
-	Text  string    `json:"text"`
-	Error bool      `json:"error,omitempty"`
-	Time  time.Time `json:"time,omitzero"`
+	Kind  string        `json:"kind"` // user | assistant | progress | system | reset | summary
+	Text  string        `json:"text"`
+	HTML  template.HTML `json:"html,omitempty"` // an answer's Markdown, rendered and safe
+	Error bool          `json:"error,omitempty"`
+	Time  time.Time     `json:"time,omitzero"`
 }
 
 func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
-	key, err := s.chatKey(r.Context())
+	chat, ok := chatOf(r)
+	if !ok {
+		jsonError(w, http.StatusBadRequest, "c is not a chat id")
+		return
+	}
+	key, err := s.chatKey(r.Context(), chat)
 	if err != nil {
 		s.backendError(w, err)
 		return
@@ -77,28 +106,7 @@ func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
 			s.backendError(w, err)
 			return
 		}
-		shown := c.Shown
-		for _, it := range items(c) {
-			for len(shown) > 0 && !it.Time.IsZero() && shown[0].Time.Before(it.Time) {
-				out.Items = append(out.Items, shownItems(shown[0])...)
-				shown = shown[1:]
-			}
-			if it.Kind == "system" && agent.IsInternalPrompt(it.Text) {
-				continue // reef's instructions to the model (a new session's greeting request) were never shown
-			}
-			if it.Kind == "system" || it.Kind == "summary" { // events for the model: their first line only
-				it.Text = firstLine(it.Text, 120)
-			}
-			if it.Text != "" || it.Kind == "reset" {
-				out.Items = append(out.Items, chatItem{Kind: it.Kind, Text: it.Text, Error: it.Error, Time: it.Time})
-			}
-			for _, cl := range it.Calls {
-				out.Items = append(out.Items, chatItem{Kind: "progress", Text: agent.ToolLabel(cl.Name, cl.Args), Error: cl.Error, Time: it.Time})
-			}
-		}
-		for _, sh := range shown {
-			out.Items = append(out.Items, shownItems(sh)...)
-		}
+		out.Items = chatItems(c)
 	}
 	b, _ := json.Marshal(out)
 	w.Header().Set("Content-Type", "application/json")
@@ -106,56 +114,62 @@ func (s *Server) chatHistory(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(s.pages.red.String(string(b))))
 }
 
-func (s *Server) chatSend(w http.ResponseWriter, r *http.Request) {
-	var text string
-	if isForm(r) {
-		text = r.PostFormValue("text")
-	} else {
-		var in struct {
-			Text *string `json:"text"`
+// chatItems lays out a conversation for the chat: the transcript with the command exchanges
+// shown in between, tool calls as progress lines, answers with their Markdown rendered.
+func chatItems(c Conversation) []chatItem {
+	out := []chatItem{}
+	shown := c.Shown
+	for _, it := range items(c) {
+		for len(shown) > 0 && !it.Time.IsZero() && shown[0].Time.Before(it.Time) {
+			out = append(out, shownItems(shown[0])...)
+			shown = shown[1:]
 		}
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				jsonError(w, http.StatusRequestEntityTooLarge, "the message is too large")
-				return
+		if it.Kind == "system" && agent.IsInternalPrompt(it.Text) {
+			continue // reef's instructions to the model (a new session's greeting request) were never shown
+		}
+		if it.Kind == "system" || it.Kind == "summary" { // events for the model: their first line only
+			it.Text = firstLine(it.Text, 120)
+		}
+		if it.Text != "" || it.Kind == "reset" {
+			ci := chatItem{Kind: it.Kind, Text: it.Text, Error: it.Error, Time: it.Time}
+			if it.Kind == "assistant" {
+				ci.HTML = renderMarkdown(it.Text)
 			}
-			jsonError(w, http.StatusBadRequest, "the body must be JSON like {\"text\": \"hello\"}")
-			return
+			out = append(out, ci)
 		}
-		if in.Text == nil {
-			jsonError(w, http.StatusBadRequest, "text is missing")
-			return
+		for _, cl := range it.Calls {
+			out = append(out, chatItem{Kind: "progress", Text: agent.ToolLabel(cl.Name, cl.Args), Error: cl.Error, Time: it.Time})
 		}
-		text = *in.Text
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	switch err := s.cfg.Chat.Post(ctx, text); {
-	case errors.Is(err, webchat.ErrEmpty):
-		jsonError(w, http.StatusBadRequest, "the message is empty")
-	case errors.Is(err, webchat.ErrTooLong):
-		jsonError(w, http.StatusRequestEntityTooLarge, strings.TrimPrefix(err.Error(), "webchat: "))
-	case errors.Is(err, webchat.ErrNotRunning):
-		jsonError(w, http.StatusServiceUnavailable, "the chat is not running yet: try again in a moment")
-	case err != nil:
-		s.log.Error().Err(err).Msg("web: chat send")
-		jsonError(w, http.StatusServiceUnavailable, "reef could not accept the message: try again")
-	default:
-		writeJSON(w, http.StatusAccepted, map[string]bool{"ok": true})
+	for _, sh := range shown {
+		out = append(out, shownItems(sh)...)
 	}
+	return out
 }
 
-// chatEvents streams the conversation's replies and progress, and its run's text as it is
+// renderMarkdown is an answer as safe HTML (internal/markdown writes every tag itself and
+// escapes all the text).
+func renderMarkdown(s string) template.HTML { return template.HTML(markdown.Render(s)) }
+
+// chatEvent is a webchat.Event as the page gets it: a reply with its Markdown rendered.
+type chatEvent struct {
+	webchat.Event
+	HTML template.HTML `json:"html,omitempty"`
+}
+
+// chatEvents streams one conversation's replies and progress, and its run's text as it is
 // written.
 func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
+	chat, ok := chatOf(r)
+	if !ok {
+		jsonError(w, http.StatusBadRequest, "c is not a chat id")
+		return
+	}
 	events, stop := s.cfg.Chat.Subscribe()
 	defer stop()
 	// The conversation's key is known once it has a stored session (always, but before its
 	// very first message): then only its run events are taken from the bus.
-	key, err := s.chatKey(r.Context())
+	key, err := s.chatKey(r.Context(), chat)
 	if err != nil {
 		s.backendError(w, err)
 		return
@@ -184,14 +198,21 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			err = s.send(w, f, "chat", ev)
+			if ev.Chat != chat {
+				continue
+			}
+			out := chatEvent{Event: ev}
+			if ev.Kind == webchat.EventReply {
+				out.HTML = renderMarkdown(ev.Text)
+			}
+			err = s.send(w, f, "chat", out)
 		case ev, ok := <-runs:
 			if !ok {
 				runs = nil
 				continue
 			}
 			if key == "" {
-				key = s.cfg.Chat.SessionKey() // named by the first run's start
+				key = s.cfg.Chat.SessionKey(chat) // named by the first run's start
 			}
 			if t := textOf(ev); t != "" && ev.Session != "" && ev.Session == key {
 				err = s.send(w, f, "delta", map[string]string{"text": t})
@@ -205,7 +226,8 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 
 // shownItems is a command exchange as the page showed it live: what was typed, the answer.
 func shownItems(sh persistence.Shown) []chatItem {
-	return []chatItem{{Kind: "user", Text: sh.Command, Time: sh.Time}, {Kind: "assistant", Text: sh.Answer, Time: sh.Time}}
+	return []chatItem{{Kind: "user", Text: sh.Command, Time: sh.Time},
+		{Kind: "assistant", Text: sh.Answer, HTML: renderMarkdown(sh.Answer), Time: sh.Time}}
 }
 
 // firstLine is the first line of s, cut to n bytes (on a rune boundary) with "…".

@@ -7,7 +7,12 @@
 // HttpOnly, SameSite=Strict). Cookie requests that change something also need the CSRF
 // token (auth.go). Wrong tokens (login form, Bearer) are counted per client address and lock
 // it out for a while after five (ratelimit.go). Every response carries a strict Content-Security-Policy; the pages load
-// one embedded script and no inline code.
+// embedded scripts (app.js; chat.js on WebChat and a conversation's page) and no inline code.
+//
+// WebChat (chat.go, chat_actions.go) keeps several conversations of the owner (a chat id each,
+// records through ChatBackend), posts Stop and the pickers as the commands /stop, /model and
+// /think into the conversation, takes files through the channel's uploads into the media
+// path, and shows answers as HTML rendered by internal/markdown, which escapes all the text.
 //
 // The pages are rendered with html/template from templates/ and read or change things only
 // through Backend, which cmd/reef implements with the CLI's own code paths; every page and

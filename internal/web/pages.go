@@ -68,6 +68,7 @@ var funcs = template.FuncMap{
 	},
 	"since":     func(t time.Time) string { return time.Since(t).Round(time.Second).String() },
 	"firstLine": func(s string) string { return firstLine(s, 120) },
+	"markdown":  renderMarkdown,
 	"latency": func(d time.Duration) string {
 		if d <= 0 {
 			return "-"

@@ -31,6 +31,7 @@ const (
 type fakeBackend struct {
 	mu      sync.Mutex
 	actions []string
+	chats   map[string]Chat // chat_test.go: the ChatBackend side
 }
 
 func (b *fakeBackend) Overview(context.Context) (Overview, error) {
@@ -155,7 +156,7 @@ func newRig(t *testing.T) *rig {
 		r.chat.Run(ctx, func(_ context.Context, in messages.Inbound) error { r.inbound <- in; return nil })
 	}()
 	t.Cleanup(func() { r.ts.Close(); cancel(); <-done; r.bus.Close() })
-	waitFor(t, "the chat to run", func() bool { return r.chat.Post(context.Background(), "") != webchat.ErrNotRunning })
+	waitFor(t, "the chat to run", func() bool { return r.chat.Post(context.Background(), webchat.Message{}) != webchat.ErrNotRunning })
 	return r
 }
 

@@ -62,6 +62,9 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if cfg.Backend == nil {
 		return nil, errors.New("web: no backend")
 	}
+	if _, ok := cfg.Backend.(ChatBackend); cfg.Chat != nil && !ok {
+		return nil, errors.New("web: the chat needs a backend that implements ChatBackend")
+	}
 	pg, err := newPages(cfg)
 	if err != nil {
 		return nil, err

@@ -336,14 +336,14 @@ func TestChatStreamsRepliesProgressAndText(t *testing.T) {
 	r := newRig(t)
 	s := r.stream(t, "/chat/events")
 	const key = "agent:main:webchat:direct:owner"
-	r.chat.Progress(context.Background(), messages.TurnEvent{SessionKey: key, Kind: messages.TurnStarted})
+	r.chat.Progress(context.Background(), messages.TurnEvent{SessionKey: key, ChatID: "owner", Kind: messages.TurnStarted})
 	if ev, data := s.next(t); ev != "chat" || !strings.Contains(data, `"started"`) {
 		t.Fatalf("got %s %s", ev, data)
 	}
-	r.chat.Progress(context.Background(), messages.TurnEvent{SessionKey: key, Kind: messages.ToolStarted, Label: "ls ."})
+	r.chat.Progress(context.Background(), messages.TurnEvent{SessionKey: key, ChatID: "owner", Kind: messages.ToolStarted, Label: "ls ."})
 	r.bus.Publish(messages.RunEvent{Session: key, Kind: messages.RunTextDelta, Text: "Here "})
 	r.bus.Publish(messages.RunEvent{Session: "someone else", Kind: messages.RunTextDelta, Text: "not mine"})
-	r.chat.Send(context.Background(), messages.Outbound{SessionKey: key, Text: "Here you are"})
+	r.chat.Send(context.Background(), messages.Outbound{SessionKey: key, ChatID: "owner", Text: "Here you are"})
 	var got []string
 	for len(got) < 3 {
 		ev, data := s.next(t)
