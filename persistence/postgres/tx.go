@@ -17,10 +17,11 @@ var errEmptyKey = errors.New("empty key")
 // tx implements persistence.Tx (inside Update) and persistence.Reader (inside View). Every
 // value is decoded from bytes pgx copied, so nothing returned shares memory with the store.
 type tx struct {
-	ctx   context.Context
-	q     pgx.Tx
-	write bool
-	done  bool
+	ctx    context.Context
+	q      pgx.Tx
+	write  bool
+	done   bool
+	notify bool // announce inbox entries (Options.Notify)
 }
 
 var _ persistence.Tx = (*tx)(nil)
