@@ -131,6 +131,14 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 // may pass (the platform unreachable, 5xx, a timeout): the reply stays in the outbox and the
 // Connector tries it again (park). A reply the platform refuses for good is dropped.
 func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (retry bool, err error) {
+	if out.OutboxSeq != 0 && c.deps.Cluster != nil {
+		if _, ok := c.deps.Cluster.Owns(out.SessionKey); !ok {
+			// Cluster mode: the session's partition moved (or this node was frozen past its
+			// lease); the reply stays in the outbox and its new owner sends it.
+			c.log.Info().Str("session", out.SessionKey).Uint64("outboxSeq", out.OutboxSeq).Msg("reply left to the partition's new owner")
+			return false, nil
+		}
+	}
 	var edited bool
 	if !out.Direct {
 		edited, err = c.deliverByEdit(ctx, root, out)

@@ -25,7 +25,7 @@ const postgresConnectTimeout = 30 * time.Second
 func openPostgres(cfg *configs.Config, exclusive bool) (*postgres.Store, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), postgresConnectTimeout)
 	defer cancel()
-	st, err := postgres.Open(ctx, cfg.Storage.URL, postgres.Options{Exclusive: exclusive})
+	st, err := postgres.Open(ctx, cfg.Storage.URL, postgres.Options{Exclusive: exclusive, Notify: cfg.Cluster.Enabled})
 	if errors.Is(err, persistence.ErrLocked) {
 		return nil, errors.New("another reef is already running on the PostgreSQL database of storage.url " +
 			"(stop it first: several nodes on one database need cluster mode, which is not built yet; see docs/scaling.md)")

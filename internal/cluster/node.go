@@ -56,6 +56,10 @@ func NewNode(leases *Leases, id string, n int, onChange func(gained, lost []int)
 		held: map[int]*hold{}, changed: make(chan struct{})}
 }
 
+// OnChange sets what Run calls when partitions became active or stopped being active; set
+// it before Run.
+func (nd *Node) OnChange(fn func(gained, lost []int)) { nd.onChange = fn }
+
 // Partitions returns the number of partitions.
 func (nd *Node) Partitions() int { return nd.n }
 

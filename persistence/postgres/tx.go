@@ -227,6 +227,13 @@ func clampSeq(seq uint64) int64 {
 // act in the same transaction (the cluster's fencing check). ok is false for another store's
 // Tx, or one whose transaction has ended.
 func Underlying(r persistence.Reader) (ctx context.Context, q pgx.Tx, ok bool) {
+	for { // a wrapper (metrics' counting Tx) hands out the transaction it wraps
+		w, wraps := r.(interface{ Unwrap() persistence.Tx })
+		if !wraps {
+			break
+		}
+		r = w.Unwrap()
+	}
 	t, isOurs := r.(*tx)
 	if !isOurs || t.done {
 		return nil, nil, false
