@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,7 +15,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
+	"github.com/reefgw/reef/internal/cluster"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/persistence/postgres"
 	"github.com/reefgw/reef/persistence/postgres/pgtest"
+	"github.com/reefgw/reef/providers/fake"
+	"github.com/reefgw/reef/providers/openai/openaitest"
+	"github.com/reefgw/reef/subagent"
 )
 
 // clusterYAML is the cluster block of node id.
@@ -34,7 +42,8 @@ func leaseOwners(t *testing.T, url string) map[string]int {
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, "SELECT owner FROM reef_leases WHERE expires > now()")
 	if err != nil {
-		return nil // the table is not there yet
+		t.Logf("reading the leases: %v", err) // the table is not there yet
+		return nil
 	}
 	owners, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
@@ -60,7 +69,11 @@ func TestE2EClusterKillAndPause(t *testing.T) {
 	llm := newEchoLLM(t, 30*time.Millisecond, nil)
 	var nodes []*node
 	for _, id := range []string{"n1", "n2", "n3"} {
-		_, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`)+postgresYAML(url)+clusterYAML(id, partitions, lease))
+		yaml := telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`) + postgresYAML(url) + clusterYAML(id, partitions, lease)
+		if os.Getenv("REEF_CLUSTER_LOGS") != "" {
+			yaml += "log:\n  level: debug\n"
+		}
+		_, e := writeConfig(t, llm.srv, yaml)
 		nodes = append(nodes, newNode(t, e))
 	}
 	spread := func(alive ...string) bool {
@@ -159,4 +172,118 @@ func TestE2EClusterKillAndPause(t *testing.T) {
 	for _, n := range nodes {
 		noSecrets(t, "", n.logs(), tgToken, canary)
 	}
+}
+
+// partitionOwners reads each live lease's owner by partition.
+func partitionOwners(t *testing.T, url string) map[int]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT part, owner FROM reef_leases WHERE expires > now()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	var part int32
+	var owner string
+	if _, err := pgx.ForEachRow(rows, []any{&part, &owner}, func() error { out[int(part)] = owner; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestE2EClusterSubagentAcrossNodes: two nodes; each chat's agent delegates to a sub-agent
+// (sessions_spawn, then sessions_yield). A child whose partition another node holds runs
+// there (its task is an inbox entry), and its completion wakes the parent on its own node:
+// each chat gets exactly one report, and some parent and child ran on different nodes.
+func TestE2EClusterSubagentAcrossNodes(t *testing.T) {
+	url := pgtest.URL(t)
+	const partitions, lease, chats = 16, 4, 8
+	script := fake.NewScript()
+	script.Respond = func(req fake.Request) fake.Reply {
+		n := len(req.Messages)
+		first, last := req.Messages[0].Content, req.Messages[n-1]
+		marker := tokenRE.FindString(req.Messages[n-1].Content)
+		for i := n - 1; marker == "" && i >= 0; i-- {
+			marker = tokenRE.FindString(req.Messages[i].Content)
+		}
+		switch {
+		case strings.Contains(first, "[Sub-agent task]"):
+			return fake.Reply{Text: "child found " + marker}
+		case strings.Contains(last.Content, "[Internal event: a sub-agent finished"):
+			return fake.Reply{Text: "report " + marker}
+		case last.Role == messages.RoleTool && strings.Contains(last.Content, `"status":"accepted"`):
+			return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "y1", Name: "sessions_yield", Arguments: `{"message":"waiting"}`}}}
+		}
+		return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "s1", Name: "sessions_spawn",
+			Arguments: `{"task":"look up ` + marker + `","label":"helper","runtime":"subagent"}`}}}
+	}
+	srv := openaitest.NewServer(script)
+	t.Cleanup(srv.Close)
+	tg := telegramtest.NewWithToken(t, tgToken)
+	var nodes []*node
+	for _, id := range []string{"n1", "n2"} {
+		// The senders are owners: sessions_spawn is not a guest's tool.
+		_, e := writeConfig(t, srv, telegramYAML(tg.URL, `allowFrom: ["8300", "8301", "8302", "8303", "8304", "8305", "8306", "8307"]`)+
+			postgresYAML(url)+clusterYAML(id, partitions, lease))
+		nodes = append(nodes, newNode(t, e))
+	}
+	if !eventually(time.Minute, func() bool { o := leaseOwners(t, url); return o["n1"] == partitions/2 && o["n2"] == partitions/2 }) {
+		t.Fatalf("partitions not spread: %v", leaseOwners(t, url))
+	}
+	for c := range chats {
+		chat := int64(8300 + c)
+		tg.UserSays(chat, chat, "delegate "+tok(chat, 0))
+	}
+	for c := range chats {
+		chat := int64(8300 + c)
+		want := "report " + tok(chat, 0)
+		if !eventually(time.Minute, func() bool { return slices.Contains(tg.Sent(chat), want) }) {
+			t.Fatalf("chat %d: no report, it shows %q\nn1:\n%s\nn2:\n%s", chat, tg.Sent(chat), tail(nodes[0].logs(), 4000), tail(nodes[1].logs(), 4000))
+		}
+	}
+	time.Sleep(2 * time.Second) // a second completion or report would have come by now
+	owners := partitionOwners(t, url)
+	for _, n := range nodes {
+		n.stop()
+	}
+	for c := range chats {
+		chat := int64(8300 + c)
+		if got := tg.Sent(chat); len(got) != 1 || got[0] != "report "+tok(chat, 0) {
+			t.Errorf("chat %d shows %q; want one report", chat, got)
+		}
+	}
+	// Which ran where: the children's keys from the store, their parents from the links.
+	st, err := postgres.Open(context.Background(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	across := 0
+	err = st.View(func(r persistence.Reader) error {
+		infos, err := r.Sessions()
+		for _, info := range infos {
+			l, ok, lerr := subagent.Get(r, info.Key)
+			if lerr != nil {
+				return lerr
+			}
+			if ok && owners[cluster.Partition(l.Child, partitions)] != owners[cluster.Partition(l.Parent, partitions)] {
+				across++
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d of %d children ran on another node than their parent", across, chats)
+	if across == 0 {
+		t.Errorf("no child ran on another node than its parent: the test proved nothing (owners %v)", owners)
+	}
+	checkSettledPostgres(t, url)
 }

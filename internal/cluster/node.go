@@ -94,6 +94,11 @@ func (nd *Node) Round(ctx context.Context) {
 func (nd *Node) round(ctx context.Context) (gained, lost []int) {
 	start := time.Now()
 	ttl := nd.leases.ttl
+	// A round never runs past half a lease: a statement that waits (a lease row locked by
+	// a frozen node's open transaction, until PostgreSQL ends it) must not keep this node
+	// from renewing its own leases in the next round.
+	ctx, cancel := context.WithTimeout(ctx, ttl/2)
+	defer cancel()
 	// Hand over what the last round marked: its runs have stopped by now.
 	if err := nd.leases.Release(ctx, nd.ID, nd.draining()); err != nil {
 		nd.log.Warn().Err(err).Msg("cluster: could not release handed-over partitions; they expire instead")
@@ -156,7 +161,7 @@ func (nd *Node) round(ctx context.Context) (gained, lost []int) {
 		}
 	}
 	if len(gained) > 0 || len(lost) > 0 {
-		nd.log.Info().Int("gained", len(gained)).Int("lost", len(lost)).Int("held", len(nd.Held())).
+		nd.log.Info().Ints("gained", gained).Ints("lost", lost).Int("held", len(nd.Held())).
 			Int("members", len(members)).Msg("cluster: partitions moved")
 	}
 	return gained, lost

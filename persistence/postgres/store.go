@@ -63,6 +63,11 @@ type Options struct {
 	// Notify announces every inbox entry on InboxChannel in the transaction that writes it,
 	// for the nodes of a cluster (Listen). Off, AppendInbox sends nothing more.
 	Notify bool
+	// IdleInTransaction ends a session that stays idle inside a transaction longer than
+	// this (PostgreSQL's idle_in_transaction_session_timeout), rolling it back and releasing
+	// its locks: a cluster node frozen inside a transaction (SIGSTOP, a paused VM) must not
+	// hold its lease rows' locks past its lease. 0 keeps the server's setting.
+	IdleInTransaction time.Duration
 }
 
 // exclusiveLock is the first half of the advisory lock key of Options.Exclusive (the bytes
@@ -93,6 +98,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.IdleInTransaction > 0 {
+		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(opts.IdleInTransaction.Milliseconds())
 	}
 	trips := &tripCounter{}
 	cfg.ConnConfig.Tracer = trips
