@@ -287,3 +287,59 @@ func TestE2EClusterSubagentAcrossNodes(t *testing.T) {
 	}
 	checkSettledPostgres(t, url)
 }
+
+// TestE2EClusterStop: two nodes poll one bot, so a chat's /stop is accepted by either node
+// (the other finds it a duplicate); it reaches the run on the node that owns the chat's
+// session, through the shared inbox when another node accepted it. Every hanging run stops.
+func TestE2EClusterStop(t *testing.T) {
+	url := pgtest.URL(t)
+	const partitions, lease, chats = 16, 4, 6
+	tg := telegramtest.NewWithToken(t, tgToken)
+	llm := newEchoLLM(t, 0, func(marker string) time.Duration {
+		if strings.HasPrefix(marker, "tok-hang") {
+			return time.Hour // honours cancellation
+		}
+		return 0
+	})
+	var nodes []*node
+	for _, id := range []string{"n1", "n2"} {
+		_, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, `allowFrom: ["8400", "8401", "8402", "8403", "8404", "8405"]`)+
+			postgresYAML(url)+clusterYAML(id, partitions, lease))
+		nodes = append(nodes, newNode(t, e))
+	}
+	if !eventually(time.Minute, func() bool { o := leaseOwners(t, url); return o["n1"] == partitions/2 && o["n2"] == partitions/2 }) {
+		t.Fatalf("partitions not spread: %v", leaseOwners(t, url))
+	}
+	for c := range chats {
+		chat := int64(8400 + c)
+		tg.UserSays(chat, chat, "a long job "+tok("hang", c))
+	}
+	for c := range chats {
+		if !eventually(30*time.Second, func() bool { return llm.requests(tok("hang", c)) == 1 }) {
+			t.Fatalf("run %d did not reach the model", c)
+		}
+	}
+	for c := range chats {
+		chat := int64(8400 + c)
+		tg.UserSays(chat, chat, "/stop")
+	}
+	for c := range chats {
+		chat := int64(8400 + c)
+		if !eventually(30*time.Second, func() bool { return slices.Contains(tg.Sent(chat), "Stopped.") }) {
+			t.Fatalf("chat %d: no Stopped.: %q\nn1:\n%s\nn2:\n%s", chat, tg.Sent(chat), tail(nodes[0].logs(), 3000), tail(nodes[1].logs(), 3000))
+		}
+	}
+	owners := partitionOwners(t, url)
+	for _, n := range nodes {
+		n.stop()
+	}
+	for c := range chats {
+		chat := int64(8400 + c)
+		if got := tg.Sent(chat); !slices.Equal(got, []string{"Stopped."}) {
+			t.Errorf("chat %d shows %q; want only Stopped.", chat, got)
+		}
+		key := fmt.Sprintf("agent:main:telegram:direct:%d", chat)
+		t.Logf("chat %d runs on %s", chat, owners[cluster.Partition(key, partitions)])
+	}
+	checkSettledPostgres(t, url)
+}
