@@ -169,6 +169,7 @@ func TestE2EClusterKillAndPause(t *testing.T) {
 	nodes[0].stop()
 	nodes[1].stop()
 	checkSettledPostgres(t, url)
+	checkTranscriptsOnce(t, url, 8100, chats, perChat)
 	for _, n := range nodes {
 		noSecrets(t, "", n.logs(), tgToken, canary)
 	}
@@ -342,4 +343,40 @@ func TestE2EClusterStop(t *testing.T) {
 		t.Logf("chat %d runs on %s", chat, owners[cluster.Partition(key, partitions)])
 	}
 	checkSettledPostgres(t, url)
+}
+
+// checkTranscriptsOnce checks that each chat's transcript holds each message and its reply
+// exactly once: a node that lost its lease wrote no entry of a run it could not finish.
+func checkTranscriptsOnce(t *testing.T, url string, first int64, chats, perChat int) {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for c := range chats {
+		chat := first + int64(c)
+		var entries []persistence.Entry
+		if err := st.View(func(r persistence.Reader) error {
+			entries, err = r.Messages(fmt.Sprintf("agent:main:telegram:direct:%d", chat), 0)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range perChat {
+			marker := tok(chat, i)
+			asked, answered := 0, 0
+			for _, e := range entries {
+				switch {
+				case e.Role == messages.RoleUser && strings.Contains(e.Content, marker):
+					asked++
+				case e.Role == messages.RoleAssistant && e.Content == replyTo(marker):
+					answered++
+				}
+			}
+			if asked != 1 || answered != 1 {
+				t.Errorf("chat %d's transcript holds %s %d times and its reply %d times; want once each", chat, marker, asked, answered)
+			}
+		}
+	}
 }
