@@ -42,6 +42,9 @@ func newClusterMode(cfg *configs.Config, store persistence.Store, log zerolog.Lo
 	if err != nil {
 		return nil, err
 	}
+	if err := leases.CheckPartitions(ctx, cfg.Cluster.Node(), cfg.Cluster.PartitionCount()); err != nil {
+		return nil, err
+	}
 	m := &clusterMode{store: pg, log: log.With().Str("cluster", cfg.Cluster.Node()).Logger()}
 	m.node = cluster.NewNode(leases, cfg.Cluster.Node(), cfg.Cluster.PartitionCount(), nil, log)
 	return m, nil

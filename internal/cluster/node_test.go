@@ -213,3 +213,33 @@ func TestFenceByEpoch(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPartitions: a node with another partition count than the running nodes' is
+// refused; once no node runs, the count may change.
+func TestCheckPartitions(t *testing.T) {
+	url := pgtest.URL(t)
+	a := startNode(t, url, "a", 16, 3*time.Second)
+	ctx := context.Background()
+	l, err := cluster.New(ctx, a.store.Pool(), 3*time.Second) // the tables; a runs no round
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.CheckPartitions(ctx, "a", 16); err != nil { // a is a live member now
+		t.Fatal(err)
+	}
+	var perr *cluster.ErrPartitions
+	if err := l.CheckPartitions(ctx, "b", 32); !errors.As(err, &perr) || perr.Cluster != 16 {
+		t.Fatalf("32 partitions beside a live node with 16: %v; want refused", err)
+	}
+	if err := l.CheckPartitions(ctx, "b", 16); err != nil {
+		t.Fatalf("the same count: %v", err)
+	}
+	for _, id := range []string{"a", "b"} {
+		if err := l.Leave(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.CheckPartitions(ctx, "c", 32); err != nil {
+		t.Fatalf("32 partitions once no node runs: %v", err)
+	}
+}
