@@ -161,8 +161,9 @@ func (nd *Node) round(ctx context.Context) (gained, lost []int) {
 		}
 	}
 	if len(gained) > 0 || len(lost) > 0 {
-		nd.log.Info().Ints("gained", gained).Ints("lost", lost).Int("held", len(nd.Held())).
+		nd.log.Info().Int("gained", len(gained)).Int("lost", len(lost)).Int("held", len(nd.Held())).
 			Int("members", len(members)).Msg("cluster: partitions moved")
+		nd.log.Debug().Ints("gained", gained).Ints("lost", lost).Msg("cluster: partitions moved")
 	}
 	return gained, lost
 }
