@@ -200,6 +200,9 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 			}
 		}
 	}
+	if c.moved(out) { // cluster mode: frozen while the draft was sent; the new owner delivers
+		return false, errMoved
+	}
 	err := c.editInto(ctx, e, out, d)
 	if errors.Is(err, channels.ErrPermanent) {
 		// The draft cannot take the reply (deleted or recalled, past the platform's edit

@@ -131,9 +131,16 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 // may pass (the platform unreachable, 5xx, a timeout): the reply stays in the outbox and the
 // Connector tries it again (park). A reply the platform refuses for good is dropped.
 func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (retry bool, err error) {
+	if c.moved(out) {
+		return false, nil
+	}
+	c.log.Debug().Str("session", out.SessionKey).Uint64("outboxSeq", out.OutboxSeq).Msg("sending a reply")
 	var edited bool
 	if !out.Direct {
 		edited, err = c.deliverByEdit(ctx, root, out)
+		if errors.Is(err, errMoved) {
+			return false, nil
+		}
 	}
 	if !edited && err == nil {
 		var ids []string
@@ -158,6 +165,24 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 		return false, werr
 	}
 	return false, err
+}
+
+// errMoved stops a reply's delivery whose session moved to another node (Connector.moved).
+var errMoved = errors.New("the session moved to another node")
+
+// moved reports, in cluster mode, that out's session is no longer this node's (its partition
+// moved, or this node was frozen past its lease): the reply stays in the outbox and the new
+// owner delivers it. Checked before each platform call of a delivery, so a node that wakes
+// from a freeze between two of them goes no further.
+func (c *Connector) moved(out *messages.Outbound) bool {
+	if out.OutboxSeq == 0 || c.deps.Cluster == nil {
+		return false
+	}
+	if _, ok := c.deps.Cluster.Owns(out.SessionKey); ok {
+		return false
+	}
+	c.log.Info().Str("session", out.SessionKey).Uint64("outboxSeq", out.OutboxSeq).Msg("reply left to the session's new owner")
+	return true
 }
 
 // markSent deletes a sent reply's outbox row (and the record of the draft that holds it). While that write

@@ -65,6 +65,9 @@ type Deps struct {
 	// Journals is the directory of the Connectors' draft journals (connector_journal.go),
 	// beside the database; "" keeps none.
 	Journals string
+	// Cluster is this node's share of the sessions in cluster mode (storage_fence.go,
+	// router_cluster.go); nil on a single node: every session is this node's, no write fenced.
+	Cluster Ownership
 
 	redactOnce sync.Once
 	redact     redactor

@@ -74,6 +74,8 @@
 //	Timer poll timer (real time)   Timer, while cron runs     no run in flight; Timer.Stopping
 //	                               are in flight
 //	sweep ticker goroutine         Router (connectorsReady)   Router.Stopping/Restarting
+//	cluster sweep ticker and its   Router (connectorsReady,   Router.Stopping/Restarting; the read
+//	store read (cluster mode)      router_cluster.go)         ends and answers (pendingFound)
 //	Session                        Router (first message or   Router passivation (Poison, after the
 //	                               pending work at start)     idle check handshake), Router stop, or
 //	                                                          its restart budget running out
@@ -224,6 +226,24 @@
 // (see Sub-agents below); the greeting after /new is stored in the reset's transaction.
 // CLI commands reach a running gateway through cmd/reef's control socket and the Runtime's
 // methods (Write through Storage, Cron through the Timer, DecideApproval, Cancel).
+//
+// # Cluster mode
+//
+// With Deps.Cluster (cmd/reef/cluster_mode.go: internal/cluster.Node), several gateways share
+// one PostgreSQL store and each session runs on the node holding its partition's lease.
+// Connectors on every node accept inbound into the shared inbox as usual; the Router routes
+// a message only to a session it owns (Router.owns) and leaves the others to their owner,
+// which hears of the entry by the database's notification (Runtime.InboxNotified) or finds it
+// by its sweep every 3 s, and spawns the Session or sends a live one inboxChanged (it reads
+// its inbox again and takes what it has not taken: Session.took). Runtime.PartitionsChanged
+// stops the Sessions of partitions the node lost and sweeps for those it gained. A Session
+// takes its partition's lease epoch at start (0 owned by none: -1) and every write it or its
+// Turn makes carries it (storeWrite.Owner, Epoch); Storage checks those leases in the batch's
+// transaction and refuses only the writes of lost ones (ErrFenced, storage_fence.go). A
+// Connector leaves a reply of a session it no longer owns in the outbox for the new owner.
+// A sub-agent's task and completion and a /stop typed in a chat are inbox entries, so they
+// reach a session on another node the same way; a sessions_send that waits for the answer,
+// the message tool's edits and Runtime.Cancel reach only sessions of their own node.
 //
 // # Rules
 //

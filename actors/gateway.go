@@ -103,7 +103,7 @@ func (g *Gateway) maybeStopStorage(ctx actor.Context) {
 }
 
 func (g *Gateway) onStarted(ctx actor.Context) {
-	storage, _ := ctx.SpawnNamed(StorageProps(g.deps.Store, g.deps.Log), "storage")
+	storage, _ := ctx.SpawnNamed(storageProps(g.deps.Store, g.deps.Cluster, g.deps.Log), "storage")
 	g.storage = storage
 	// Approvals starts before the Router: a resumed run's ask must find the requests loaded.
 	approvals, err := ctx.SpawnNamed(ApprovalsProps(g.deps, storage), "approvals")
@@ -236,6 +236,17 @@ func (rt *Runtime) HasTool(agentID, name string) bool {
 
 // Sweep asks the Router to passivate idle sessions now (tests and benchmarks).
 func (rt *Runtime) Sweep() { rt.system.Root.Send(rt.router, &sweep{}) }
+
+// PartitionsChanged tells the Router that this cluster node gained or lost partitions
+// (internal/cluster.Node's OnChange): it stops the sessions it no longer owns and starts the
+// pending ones it now owns (router_cluster.go).
+func (rt *Runtime) PartitionsChanged() { rt.system.Root.Send(rt.router, &partitionsChanged{}) }
+
+// InboxNotified tells the Router that an inbox entry of key was committed, on any node
+// (the database's notification); "" asks it to sweep for pending sessions it owns.
+func (rt *Runtime) InboxNotified(key string) {
+	rt.system.Root.Send(rt.router, &inboxNotified{key: key})
+}
 
 // Stop shuts the tree down in order (see shutdown) and waits up to timeout.
 func (rt *Runtime) Stop(timeout time.Duration) error {

@@ -37,7 +37,10 @@ type Router struct {
 	// then is never stopped). What would have started waits in the store (inbox, links) for
 	// the next start.
 	stopping bool
-	log      zerolog.Logger
+	// sweeping: a read of the pending sessions runs (cluster mode, router_cluster.go).
+	sweeping          bool
+	stopClusterTicker func()
+	log               zerolog.Logger
 }
 
 // route is the Router's record of one live Session.
@@ -118,6 +121,14 @@ func (r *Router) Receive(ctx actor.Context) {
 		r.onSweep(ctx)
 	case *idleConfirmed:
 		r.onIdleConfirmed(ctx, msg)
+	case *partitionsChanged:
+		r.onPartitionsChanged(ctx) // cluster mode (router_cluster.go)
+	case *inboxNotified:
+		r.onInboxNotified(ctx, msg)
+	case *clusterSweep:
+		r.sweepPending(ctx)
+	case *pendingFound:
+		r.onPendingFound(ctx, msg)
 	case *liveSessions:
 		msg.reply <- len(r.sessions)
 	case *liveSessionKeys:
@@ -176,11 +187,18 @@ func (r *Router) stop() {
 		r.stopTicker()
 		r.stopTicker = nil
 	}
+	if r.stopClusterTicker != nil {
+		r.stopClusterTicker()
+		r.stopClusterTicker = nil
+	}
 }
 
 func (r *Router) onRouteInbound(ctx actor.Context, msg *routeInbound) {
 	if r.stopping && r.sessions[msg.in.SessionKey] == nil {
 		return
+	}
+	if !r.owns(msg.in.SessionKey) {
+		return // stored in its inbox: the owner's Router hears of it (router_cluster.go)
 	}
 	if msg.in.InboxSeq != 0 && r.waitsForSlot(msg.in.SessionKey) {
 		r.hold(msg.in.SessionKey, &msg.in) // stored in its inbox: the child gets it with its slot

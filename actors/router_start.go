@@ -63,6 +63,9 @@ func (r *Router) loadRecovery() error {
 		}
 		return nil
 	})
+	if r.deps.Cluster != nil { // the partitions' gains start them (router_cluster.go)
+		children = nil
+	}
 	r.noteQueued(children)
 	r.noteArchive(due)
 	r.recovery = &recovery{pending: pending, children: children}
@@ -90,6 +93,7 @@ func (r *Router) onConnectorsReady(ctx actor.Context) {
 	for _, key := range rec.pending {
 		switch {
 		case linked[key]:
+		case !r.owns(key): // cluster mode: another node's, or none's yet (router_cluster.go)
 		case isSubagentKey(key): // no link: through the gate all the same
 			r.onStartSubagent(ctx, &startSubagent{key: key})
 		default:
@@ -100,4 +104,5 @@ func (r *Router) onConnectorsReady(ctx actor.Context) {
 		r.log.Info().Int("sessions", len(rec.pending)).Msg("recovering sessions with pending work")
 	}
 	r.startTicker(ctx)
+	r.startClusterSweep(ctx)
 }

@@ -35,6 +35,12 @@ type Session struct {
 	// loadedInbox is the highest inbox seq loaded at start. Events reef raises (completions,
 	// cron) come from several actors and may arrive out of seq order; one above it is new.
 	loadedInbox uint64
+	// epoch is the lease epoch of the session's partition when it started (cluster mode,
+	// Deps.Cluster): its writes are fenced by it (storeWrite.Epoch); -1: not this node's.
+	epoch int64
+	// took holds the inbox seqs above loadedInbox taken in cluster mode, where a message
+	// may come both routed and from a re-read of the inbox (onInboxChanged).
+	took map[uint64]bool
 
 	collect  func() bool          // stops the pending collect wake-up
 	deferred []deferredCommand    // commands waiting for the running Turn to end (/new, /reset)
@@ -179,6 +185,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.stopRecordRetry()
 	case *idleCheck:
 		s.onIdleCheck(ctx, msg) // the Router may passivate it (session_passivate.go)
+	case *inboxChanged:
+		err = s.onInboxChanged(ctx) // cluster mode: entries written on other nodes (session_cluster.go)
 	}
 	if err != nil {
 		s.log.Error().Err(err).Str("session", s.key).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
@@ -191,6 +199,12 @@ func (s *Session) Receive(ctx actor.Context) {
 // inbox (messages accepted but not answered) and replies not yet confirmed sent.
 func (s *Session) onStarted(ctx actor.Context) error {
 	s.key = keyOf(ctx.Self(), ctx.Parent())
+	if s.deps.Cluster != nil {
+		s.epoch = -1
+		if e, ok := s.deps.Cluster.Owns(s.key); ok {
+			s.epoch = e
+		}
+	}
 	s.agent = s.deps.Agents[0]
 	if id := agentOf(s.key); id != "" {
 		if a := s.deps.agent(id); a != nil {
@@ -267,7 +281,10 @@ func (s *Session) onStarted(ctx actor.Context) error {
 }
 
 func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
-	if in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox && (!in.System || in.InboxSeq <= s.loadedInbox) {
+	if s.deps.Cluster != nil && s.tookAlready(in) {
+		return
+	}
+	if s.deps.Cluster == nil && in.InboxSeq != 0 && in.InboxSeq <= s.maxInbox && (!in.System || in.InboxSeq <= s.loadedInbox) {
 		return // already queued from the inbox when this Session started
 	}
 	s.maxInbox = max(s.maxInbox, in.InboxSeq)
@@ -363,6 +380,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	}
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
+		epoch:      s.epoch,
 		agent:      s.agent,
 		deps:       s.deps,
 		sessionKey: s.key,

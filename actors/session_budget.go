@@ -85,7 +85,7 @@ func (s *Session) skipOverBudget(ctx actor.Context) bool {
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	var seqs []uint64      // the history keeps every entry's seq (session_compact.go)
 	attempts := s.attempts // never changed after the Session loaded it
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if len(entries) > 0 {
 				var err error

@@ -246,7 +246,7 @@ func (s *Session) answerThen(ctx actor.Context, in messages.Inbound, text string
 	// The WebChat page redraws its conversation from the store after a reload: the exchange
 	// it showed is kept for it (never for the model), the only channel that needs it.
 	shown := in.Channel == "webchat" && !in.System && text != ""
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if apply != nil {
 				if err := apply(tx); err != nil {

@@ -147,6 +147,7 @@ func (s *Session) startCompactTurn(ctx actor.Context) bool {
 	s.turnTools = s.toolPolicy(req.in)
 	s.turn = ctx.Spawn(TurnProps(&turnInput{
 		seq:        s.turnSeq,
+		epoch:      s.epoch,
 		agent:      s.agent,
 		deps:       s.deps,
 		sessionKey: s.key,

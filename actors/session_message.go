@@ -121,7 +121,7 @@ func (s *Session) onToolMessage(ctx actor.Context, msg *toolMessage) {
 		s.toolSent = append(s.toolSent, normalizeReply(text))
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			seq, err := tx.AppendOutbox(key, *out)
 			out.OutboxSeq = seq

@@ -139,7 +139,7 @@ func (s *Session) onOutage(ctx actor.Context, msg *turnFinished) {
 	}
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	s.saving = true
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if err := deleteStarted(tx, key); err != nil {
 				return err
@@ -271,7 +271,7 @@ func (s *Session) giveUp(ctx actor.Context) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	s.resume, s.resumeN = nil, 0
 	s.saving = true
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if err := deleteStarted(tx, key); err != nil {
 				return err
@@ -367,7 +367,7 @@ func (s *Session) dropWait(ctx actor.Context) {
 	s.stopWaiting()
 	s.resume, s.resumeN = nil, 0
 	key, log := s.key, s.log
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if err := deleteStarted(tx, key); err != nil {
 				return err

@@ -61,7 +61,7 @@ func (s *Session) recordFailed(ctx actor.Context, msg *turnRecorded) {
 	}
 	ending := unsavedEnding(msg.ending, s.deps.clock().Now())
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if rec.ran {
 				if err := deleteStarted(tx, rec.key); err != nil {
@@ -157,7 +157,7 @@ func (s *Session) commandFailed(ctx actor.Context, msg *commandRecorded) {
 	key, seqs, attempts := s.key, msg.seqs, s.attempts
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	s.writes++
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if err := clearAttempts(tx, key, attempts, seqs); err != nil {
 				return err

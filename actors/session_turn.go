@@ -88,7 +88,7 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 	attempts := s.attempts       // never changed after the Session loaded it
 	ran := len(s.turnUser) > 0   // a run, not a /compact: its started records go (turn_started.go)
 	waited := ran && s.endWait() // it waited for the model: the wait is over (session_outage.go)
-	write := &storeWrite{
+	write := &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			var err error
 			if seqs, err = tx.AppendMessages(key, entries...); err != nil {

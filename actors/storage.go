@@ -18,6 +18,7 @@ import (
 // Storage owns, so Receive never waits on the disk.
 type Storage struct {
 	store     persistence.Store
+	cluster   Ownership // fences the writes of a cluster node (storage_fence.go); nil: none
 	log       zerolog.Logger
 	pending   []*storeWrite
 	busy      bool
@@ -30,6 +31,10 @@ type Storage struct {
 type storeWrite struct {
 	Apply func(persistence.Tx) error
 	Done  func(error)
+	// Owner is the session whose lease fences the write in cluster mode (Deps.Cluster), with
+	// the Epoch it was started under; "" for writes any node may make (inbound, sent marks).
+	Owner string
+	Epoch int64
 }
 
 // storageStats counts commits and the writes they carried (group-commit efficiency).
@@ -40,8 +45,13 @@ type committed struct{}
 
 // StorageProps is the recipe for the Storage actor.
 func StorageProps(store persistence.Store, log zerolog.Logger) *actor.Props {
+	return storageProps(store, nil, log)
+}
+
+// storageProps is StorageProps fencing writes with cluster (nil: none).
+func storageProps(store persistence.Store, cluster Ownership, log zerolog.Logger) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Storage{store: store, log: log.With().Str("actor", "storage").Logger()}
+		return &Storage{store: store, cluster: cluster, log: log.With().Str("actor", "storage").Logger()}
 	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
@@ -88,18 +98,27 @@ func (s *Storage) flush(ctx actor.Context) {
 			}
 			root.Send(self, committed{})
 		}()
-		commit(s.store, batch, s.log)
+		commit(s.store, s.cluster, batch, s.log)
 	}()
 }
 
 // commit applies a batch in one transaction. If the batch fails, each write is retried in a
-// transaction of its own, so one bad request cannot fail the others.
-func commit(store persistence.Store, batch []*storeWrite, log zerolog.Logger) {
+// transaction of its own, so one bad request cannot fail the others. In cluster mode the
+// transaction first fences the batch's owners (storage_fence.go): a write whose session's
+// lease this node lost is answered ErrFenced and not applied, the others commit.
+func commit(store persistence.Store, cluster Ownership, batch []*storeWrite, log zerolog.Logger) {
 	storageStats.commits.Add(1)
 	storageStats.writes.Add(int64(len(batch)))
 	defer func(t time.Time) { storageStats.nanos.Add(int64(time.Since(t))) }(time.Now())
-	err := store.Update(func(tx persistence.Tx) error {
+	var lost map[string]bool
+	err := store.Update(func(tx persistence.Tx) (err error) {
+		if lost, err = fence(tx, cluster, batch); err != nil {
+			return err
+		}
 		for _, w := range batch {
+			if lost[w.Owner] {
+				continue
+			}
 			if err := w.Apply(tx); err != nil {
 				return err
 			}
@@ -111,16 +130,22 @@ func commit(store persistence.Store, batch []*storeWrite, log zerolog.Logger) {
 			log.Error().Err(err).Msg("write failed")
 		}
 		for _, w := range batch {
-			w.Done(err)
+			w.Done(fencedErr(lost, w, err))
 		}
 		return
 	}
 	for _, w := range batch {
-		err := store.Update(w.Apply)
+		one := []*storeWrite{w}
+		err := store.Update(func(tx persistence.Tx) (err error) {
+			if lost, err = fence(tx, cluster, one); err != nil || lost[w.Owner] {
+				return err
+			}
+			return w.Apply(tx)
+		})
 		if err != nil {
 			log.Error().Err(err).Msg("write failed")
 		}
-		w.Done(err)
+		w.Done(fencedErr(lost, w, err))
 	}
 }
 
@@ -145,5 +170,5 @@ func (s *Storage) drain() {
 			}
 		}
 	}()
-	commit(s.store, batch, s.log)
+	commit(s.store, s.cluster, batch, s.log)
 }

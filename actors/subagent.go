@@ -155,7 +155,7 @@ func (s *Session) spawnChild(ctx actor.Context, call *sessionsCall) {
 	}
 	fork := s.forkEntries(link.Context)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			if err := subagent.Put(tx, link); err != nil {
 				return err

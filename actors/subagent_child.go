@@ -104,7 +104,7 @@ func (s *Session) followUpStarts(ctx actor.Context) {
 	l.Status, l.Why, l.Ended, l.Archived, l.ArchiveDue, l.RunStarted = messages.SubagentRunning, "", time.Time{}, time.Time{}, time.Time{}, now
 	s.subs.self, s.subs.stopping = &l, false // a new job: an earlier stop is over
 	log, key := s.log, s.key
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error { return subagent.Resume(tx, key, now) },
 		Done: func(err error) {
 			if err != nil { // the run's end records the link again
@@ -311,7 +311,7 @@ func (s *Session) endNow(ctx actor.Context, status string) {
 	key, self, root := s.key, ctx.Self(), ctx.ActorSystem().Root
 	s.writes++
 	s.subs.ending = true // no run starts before the end is recorded: a follow-up may be dropped with it
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			for _, seq := range drop {
 				if err := tx.DeleteInbox(key, seq); err != nil {

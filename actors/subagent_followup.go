@@ -43,7 +43,7 @@ func (s *Session) sendFollowUp(ctx actor.Context, l *subagent.Link, in messages.
 	key, now := l.Child, s.deps.now()
 	self, root, router := ctx.Self(), ctx.ActorSystem().Root, s.router
 	msg := &followUpStored{by: s, child: key, at: now}
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			was, _, err := subagent.Get(tx, key)
 			if err != nil {

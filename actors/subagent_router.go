@@ -57,6 +57,9 @@ func (r *Router) maxSubagents() int {
 func (r *Router) onStartSubagent(ctx actor.Context, msg *startSubagent) {
 	g := &r.subs
 	key := msg.key
+	if !r.owns(key) {
+		return // cluster mode: its owner hears of its inbox entry (router_cluster.go)
+	}
 	switch {
 	case g.running[key]:
 		if msg.in != nil {

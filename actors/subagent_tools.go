@@ -145,7 +145,7 @@ func (s *Session) steerEvent(l *subagent.Link, text string) messages.Inbound {
 // hears whether it was stored.
 func (s *Session) sendInternal(ctx actor.Context, key string, in messages.Inbound, done func(error)) {
 	root, router := ctx.ActorSystem().Root, s.router
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			seq, err := tx.AppendInbox(key, in)
 			in.InboxSeq = seq

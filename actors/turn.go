@@ -65,6 +65,7 @@ type Turn struct {
 // turnInput is everything a Turn needs, copied by the Session.
 type turnInput struct {
 	seq        uint64
+	epoch      int64 // the Session's lease epoch in cluster mode (storeWrite.Epoch)
 	agent      *Agent
 	deps       *Deps
 	sessionKey string

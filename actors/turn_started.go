@@ -107,7 +107,7 @@ func (t *Turn) recordStarted(ctx actor.Context) {
 		ctx.Send(self, &startedRecorded{step: step, err: err})
 		return
 	}
-	ctx.Send(t.in.storage, &storeWrite{
+	ctx.Send(t.in.storage, &storeWrite{Owner: t.in.sessionKey, Epoch: t.in.epoch,
 		Apply: func(tx persistence.Tx) error { return tx.Put(startedBucket, key, value) },
 		Done:  func(err error) { root.Send(self, &startedRecorded{step: step, err: err}) },
 	})
@@ -193,7 +193,7 @@ func (s *Session) dropStaleStarted(ctx actor.Context) {
 	}
 	key, log := s.key, s.log
 	s.resume, s.resumeN = nil, 0
-	ctx.Send(s.storage, &storeWrite{
+	ctx.Send(s.storage, &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error { return deleteStarted(tx, key) },
 		Done: func(err error) {
 			if err != nil {

@@ -25,7 +25,7 @@ const postgresConnectTimeout = 30 * time.Second
 func openPostgres(cfg *configs.Config, exclusive bool) (*postgres.Store, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), postgresConnectTimeout)
 	defer cancel()
-	st, err := postgres.Open(ctx, cfg.Storage.URL, postgres.Options{Exclusive: exclusive})
+	st, err := postgres.Open(ctx, cfg.Storage.URL, postgres.Options{Exclusive: exclusive, Notify: cfg.Cluster.Enabled, IdleInTransaction: idleInTransaction(cfg)})
 	if errors.Is(err, persistence.ErrLocked) {
 		return nil, errors.New("another reef is already running on the PostgreSQL database of storage.url " +
 			"(stop it first: several nodes on one database need cluster mode, which is not built yet; see docs/scaling.md)")
@@ -34,6 +34,16 @@ func openPostgres(cfg *configs.Config, exclusive bool) (*postgres.Store, error) 
 		return nil, newerFormat(fmt.Errorf("the PostgreSQL database of storage.url: %w", err))
 	}
 	return st, nil
+}
+
+// idleInTransaction is how long a cluster node's session may stay idle inside a transaction:
+// half a lease, so a node frozen in one releases its lease rows' locks before the others
+// take its partitions over (0, the server's setting, without cluster mode).
+func idleInTransaction(cfg *configs.Config) time.Duration {
+	if !cfg.Cluster.Enabled {
+		return 0
+	}
+	return time.Duration(cfg.Cluster.LeaseTTL()) * time.Second / 2
 }
 
 // checkPostgres is `reef doctor`'s check of the PostgreSQL database: reachable, version 15

@@ -41,7 +41,7 @@ func openStore(cfg *configs.Config) (persistence.Store, error) {
 // openStoreSaying is openStore telling say about an upgrade of the store's format (upgrade.go).
 func openStoreSaying(cfg *configs.Config, say func(string)) (persistence.Store, error) {
 	if cfg.Storage.Postgres() {
-		st, err := openPostgres(cfg, true)
+		st, err := openPostgres(cfg, !cfg.Cluster.Enabled) // a cluster's nodes share it
 		if err != nil {
 			return nil, err // not a nil *postgres.Store in a non-nil interface
 		}
@@ -280,6 +280,12 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	for _, note := range cfg.Notes() {
 		log.Warn().Msg(note)
 	}
+	cl, err := newClusterMode(cfg, store, log)
+	if err != nil {
+		stopMCP()
+		store.Close()
+		return nil, err
+	}
 	bus := events.NewBus()
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Streaming: set.streaming, Secrets: cfg.Secrets(),
@@ -288,6 +294,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
 		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
 		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"),
+		Cluster: cl.ownership(),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
 		stopMCP()
@@ -302,6 +309,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Warn().Err(err).Msg("metrics: counting the stored inbox and outbox")
 		}
 	}()
+	cl.start(rt)
 	procs.SetNotify(processNotifier(rt, log))
 	procs.SetTracker(processTracker{rt})
 	reportStopped(rt, log)
@@ -316,6 +324,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("shutdown")
 		}
 		stopMCP() // after the actors: no tool call is running any more
+		cl.stop() // after the actors: they write nothing more; hands the partitions over
 		<-primed
 		mem.Close()
 		if err := store.Close(); err != nil {

@@ -8,7 +8,8 @@
 // It is the pattern of Temporal's and Cadence's history shards, on PostgreSQL alone: no
 // gossip, no Raft. Times are the database's (now()), never a node's clock.
 //
-// Status: this package and its tests are the foundation; the gateway does not use it yet
-// (no LISTEN/NOTIFY wake-ups, no rebalancing loop, no leased channel connections), and one
-// node holds the database alone (postgres.Options.Exclusive).
+// Node (node.go) is a process's membership: its loop heartbeats, renews its leases in one
+// statement, and moves partitions by Plan (plan.go: even shares, as few moves as it can);
+// cmd/reef starts it in cluster mode and tells the gateway's Router what it gained and lost.
+// Node.Fence is what the Storage actor checks in every batch's transaction.
 package cluster

@@ -154,9 +154,9 @@ func (l *Leases) Renew(ctx context.Context, lease Lease) (Lease, error) {
 // transaction's snapshot, a serialization failure on which Update runs fn again and then
 // fences. A takeover attempted after the check waits for the transaction to end, so the
 // owner's last write comes strictly before the new owner's first read. A node frozen inside
-// a transaction holds that lock until PostgreSQL ends its session: the store's connections
-// need idle_in_transaction_session_timeout at most the lease's ttl (not set yet: the gateway
-// does not use this package).
+// a transaction holds that lock until PostgreSQL ends its session: in cluster mode the
+// store's connections have idle_in_transaction_session_timeout at half the lease's ttl
+// (postgres.Options.IdleInTransaction).
 func Fence(tx persistence.Tx, lease Lease) error {
 	ctx, q, ok := postgres.Underlying(tx)
 	if !ok {

@@ -74,6 +74,10 @@ type countingTx struct {
 	d *delta
 }
 
+// Unwrap returns the store's own transaction, for packages that act on it directly (the
+// cluster's fencing check, postgres.Underlying).
+func (t *countingTx) Unwrap() persistence.Tx { return t.Tx }
+
 func (t *countingTx) AppendInbox(key string, in messages.Inbound) (uint64, error) {
 	seq, err := t.Tx.AppendInbox(key, in)
 	if err == nil {

@@ -60,6 +60,14 @@ type Options struct {
 	// with persistence.ErrLocked when another process holds it. One node runs alone on a
 	// database until partition leases let several share it (docs/scaling.md).
 	Exclusive bool
+	// Notify announces every inbox entry on InboxChannel in the transaction that writes it,
+	// for the nodes of a cluster (Listen). Off, AppendInbox sends nothing more.
+	Notify bool
+	// IdleInTransaction ends a session that stays idle inside a transaction longer than
+	// this (PostgreSQL's idle_in_transaction_session_timeout), rolling it back and releasing
+	// its locks: a cluster node frozen inside a transaction (SIGSTOP, a paused VM) must not
+	// hold its lease rows' locks past its lease. 0 keeps the server's setting.
+	IdleInTransaction time.Duration
 }
 
 // exclusiveLock is the first half of the advisory lock key of Options.Exclusive (the bytes
@@ -71,6 +79,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	timeout time.Duration
 	trips   *tripCounter
+	notify  bool // Options.Notify
 
 	mu     sync.RWMutex // held shared by transactions, alone by Close
 	closed bool
@@ -90,6 +99,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	if opts.IdleInTransaction > 0 {
+		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(opts.IdleInTransaction.Milliseconds())
+	}
 	trips := &tripCounter{}
 	cfg.ConnConfig.Tracer = trips
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -99,7 +111,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	s := &Store{pool: pool, timeout: opts.Timeout, trips: trips}
+	s := &Store{pool: pool, timeout: opts.Timeout, trips: trips, notify: opts.Notify}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -205,7 +217,7 @@ func (s *Store) updateOnce(ctx context.Context, fn func(persistence.Tx) error) (
 	if err != nil {
 		return false, fmt.Errorf("postgres: update: %w", err)
 	}
-	t := &tx{ctx: ctx, q: ptx, write: true}
+	t := &tx{ctx: ctx, q: ptx, write: true, notify: s.notify}
 	committed := false
 	defer func() {
 		t.done = true

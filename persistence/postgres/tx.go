@@ -17,10 +17,11 @@ var errEmptyKey = errors.New("empty key")
 // tx implements persistence.Tx (inside Update) and persistence.Reader (inside View). Every
 // value is decoded from bytes pgx copied, so nothing returned shares memory with the store.
 type tx struct {
-	ctx   context.Context
-	q     pgx.Tx
-	write bool
-	done  bool
+	ctx    context.Context
+	q      pgx.Tx
+	write  bool
+	done   bool
+	notify bool // announce inbox entries (Options.Notify)
 }
 
 var _ persistence.Tx = (*tx)(nil)
@@ -226,6 +227,13 @@ func clampSeq(seq uint64) int64 {
 // act in the same transaction (the cluster's fencing check). ok is false for another store's
 // Tx, or one whose transaction has ended.
 func Underlying(r persistence.Reader) (ctx context.Context, q pgx.Tx, ok bool) {
+	for { // a wrapper (metrics' counting Tx) hands out the transaction it wraps
+		w, wraps := r.(interface{ Unwrap() persistence.Tx })
+		if !wraps {
+			break
+		}
+		r = w.Unwrap()
+	}
 	t, isOurs := r.(*tx)
 	if !isOurs || t.done {
 		return nil, nil, false

@@ -153,6 +153,9 @@ func (t *tx) AppendInbox(key string, in messages.Inbound) (uint64, error) {
 	}
 	in.SessionKey, in.InboxSeq = "", 0
 	seq, err := t.appendOne(appendInboxSQL, key, in)
+	if err == nil && t.notify {
+		err = t.notifyInbox(key)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("postgres: append inbox %q: %w", key, err)
 	}
