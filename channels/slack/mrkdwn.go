@@ -119,5 +119,5 @@ func escape(s string) string {
 
 // escapeURL keeps a URL from closing the <url|text> it is put in.
 func escapeURL(u string) string {
-	return strings.NewReplacer("|", "%7C", ">", "%3E", "<", "%3C", " ", "%20").Replace(u)
+	return strings.NewReplacer("&", "&amp;", "|", "%7C", ">", "%3E", "<", "%3C", " ", "%20").Replace(u)
 }

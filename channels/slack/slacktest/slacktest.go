@@ -163,6 +163,13 @@ func (s *Server) Close() {
 	s.http.Close()
 }
 
+// SetEventsURL makes the fake deliver events by HTTP to url (the Events API) from now on.
+func (s *Server) SetEventsURL(url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.EventsURL = url
+}
+
 // Config returns the configuration in force (with defaults).
 func (s *Server) Config() Config { return s.cfg }
 
