@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/channeltest"
 	"github.com/reefgw/reef/channels/slack"
