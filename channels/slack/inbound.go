@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	slackapi "github.com/slack-go/slack"
+
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/messages"
 )
@@ -68,12 +70,20 @@ func (b *Bot) intake(ctx context.Context, cb *callback, deliver channels.Deliver
 	if b.seen.any(keys) {
 		return nil
 	}
+	if err := b.deliverOnce(ctx, in, deliver); err != nil {
+		return err
+	}
+	b.seen.add(keys)
+	b.rememberThread(in)
+	return nil
+}
+
+// deliverOnce offers in to reef a few times, within Slack's 3 s, while reef cannot accept it.
+func (b *Bot) deliverOnce(ctx context.Context, in messages.Inbound, deliver channels.Deliver) error {
 	wait := 100 * time.Millisecond
 	var err error
 	for attempt := 1; attempt <= deliverAttempts; attempt++ {
 		if err = deliver(ctx, in); err == nil {
-			b.seen.add(keys)
-			b.rememberThread(in)
 			return nil
 		}
 		if ctx.Err() != nil || attempt == deliverAttempts {
@@ -88,6 +98,21 @@ func (b *Bot) intake(ctx context.Context, cb *callback, deliver channels.Deliver
 	}
 	b.log.Warn().Err(err).Str("chat", in.ChatID).Str("message", in.MessageID).Msg("slack: message not accepted; left for Slack to redeliver")
 	return err
+}
+
+// slashInbound is the message a slash command stands for: "/stop", "/new some text". Commands
+// cannot be sent inside threads; in a channel one reaches the channel's own session.
+func slashInbound(cmd slackapi.SlashCommand) (messages.Inbound, bool) {
+	if cmd.Command == "" || cmd.UserID == "" || cmd.ChannelID == "" || cmd.TriggerID == "" {
+		return messages.Inbound{}, false
+	}
+	in := messages.Inbound{Channel: "slack", ChatID: cmd.ChannelID, ChatType: messages.ChatGroup, SenderID: cmd.UserID,
+		SenderName: cmd.UserName, MessageID: "cmd-" + cmd.TriggerID, Text: strings.TrimSpace(cmd.Command + " " + cmd.Text),
+		Mentioned: true, Time: time.Now()}
+	if strings.HasPrefix(cmd.ChannelID, "D") {
+		in.ChatType = messages.ChatDirect
+	}
+	return in, true
 }
 
 // dedupKeys are what tells a redelivered or duplicated event: its event id (retries) and the

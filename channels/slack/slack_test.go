@@ -260,3 +260,15 @@ func TestFilesBothWays(t *testing.T) {
 		t.Errorf("uploads = %+v", ups)
 	}
 }
+
+func TestSlashCommandIsMessageText(t *testing.T) {
+	b, srv := newBot(t, slacktest.Config{})
+	in := newInbox()
+	run(t, b, in.deliver)
+	srv.SlashCommand("D1", "U1", "/new", "fresh start")
+	got := in.next(t)
+	if got.Text != "/new fresh start" || got.ChatID != "D1" || got.SenderID != "U1" || got.ChatType != messages.ChatDirect {
+		t.Errorf("inbound = %+v, want /new fresh start from U1 in the DM", got)
+	}
+	waitFor(t, func() bool { return srv.Acked() == 1 })
+}

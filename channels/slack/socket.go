@@ -93,7 +93,9 @@ func (b *Bot) onSocketEvent(ctx context.Context, sm *socketmode.Client, ev socke
 		b.log.Info().Msg("slack: socket mode connection lost; reconnecting")
 	case socketmode.EventTypeEventsAPI:
 		b.onEnvelope(ctx, sm, ev.Request, order, deliver)
-	case socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
+	case socketmode.EventTypeSlashCommand:
+		b.onSlashCommand(ctx, sm, ev, order, deliver)
+	case socketmode.EventTypeInteractive:
 		if ev.Request != nil {
 			_ = sm.AckCtx(ctx, ev.Request.EnvelopeID, nil)
 		}
@@ -122,6 +124,27 @@ func (b *Bot) onEnvelope(ctx context.Context, sm *socketmode.Client, req *socket
 		}
 		if err := sm.AckCtx(ctx, id, nil); err != nil && ctx.Err() == nil {
 			b.log.Warn().Err(err).Msg("slack: acknowledging an envelope failed")
+		}
+	})
+}
+
+// onSlashCommand hands reef's commands (/stop, /new, /status, … registered as the app's slash
+// commands, since Slack's clients keep any text starting with "/" for themselves) to reef as
+// the message text they stand for, and acknowledges the envelope once reef accepted it.
+func (b *Bot) onSlashCommand(ctx context.Context, sm *socketmode.Client, ev socketmode.Event, order *chatOrder, deliver channels.Deliver) {
+	cmd, ok := ev.Data.(slackapi.SlashCommand)
+	if !ok || ev.Request == nil {
+		return
+	}
+	id := ev.Request.EnvelopeID
+	in, ok := slashInbound(cmd)
+	if !ok {
+		_ = sm.AckCtx(ctx, id, nil)
+		return
+	}
+	order.run(in.ChatID, func() {
+		if b.deliverOnce(ctx, in, deliver) == nil {
+			_ = sm.AckCtx(ctx, id, nil)
 		}
 	})
 }

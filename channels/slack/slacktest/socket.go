@@ -21,6 +21,7 @@ const maxRetries = 3
 // envelope is one events_api envelope on its way to the bot.
 type envelope struct {
 	id      string
+	kind    string // events_api | slash_commands
 	payload json.RawMessage
 	retry   int
 	reason  string
@@ -61,7 +62,21 @@ func (s *Server) emit(ev map[string]any) {
 		return
 	}
 	s.seq++
-	env := &envelope{id: fmt.Sprintf("env-%d", s.seq), payload: payload}
+	env := &envelope{id: fmt.Sprintf("env-%d", s.seq), kind: "events_api", payload: payload}
+	s.pending[env.id] = env
+	s.sendLocked(env)
+}
+
+// SlashCommand makes user run the app's slash command (e.g. "/stop") with text in channel: a
+// slash_commands envelope over Socket Mode.
+func (s *Server) SlashCommand(channel, user, command, text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	payload, _ := json.Marshal(map[string]any{"token": "unused", "team_id": s.cfg.TeamID, "channel_id": channel,
+		"user_id": user, "user_name": "user-" + user, "command": command, "text": text,
+		"trigger_id": fmt.Sprintf("trig-%d", s.seq), "response_url": s.URL + "/commands/respond", "api_app_id": "AFAKE"})
+	env := &envelope{id: fmt.Sprintf("env-%d", s.seq), kind: "slash_commands", payload: payload}
 	s.pending[env.id] = env
 	s.sendLocked(env)
 }
@@ -74,7 +89,7 @@ func (s *Server) sendLocked(env *envelope) {
 		return
 	}
 	env.on, env.sentAt = c, time.Now()
-	msg := map[string]any{"envelope_id": env.id, "type": "events_api", "payload": env.payload,
+	msg := map[string]any{"envelope_id": env.id, "type": env.kind, "payload": env.payload,
 		"accepts_response_payload": false, "retry_attempt": env.retry, "retry_reason": env.reason}
 	if err := c.write(msg); err != nil {
 		env.on = nil
