@@ -93,7 +93,7 @@ var notInherited = map[string]bool{
 	"botToken": true, "token": true, "appId": true, "appSecret": true,
 	"webhookUrl": true, "webhookSecret": true, "verificationToken": true, "encryptKey": true,
 	"webhookListen": true, "webhookPath": true, "accounts": true,
-	"appToken": true, "signingSecret": true, "eventsListen": true,
+	"appToken": true, "signingSecret": true, "eventsListen": true, "eventsPath": true,
 }
 
 // inherit returns acc with the zero fields (other than notInherited) taken from base.

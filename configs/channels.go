@@ -20,7 +20,7 @@ func (c *Config) validateChannels(v *validator) {
 		case a.Feishu != nil:
 			validateFeishu(v, a.Path, a.Account != "", a.Feishu)
 		case a.Slack != nil:
-			validateSlack(v, a.Path, a.Account != "", a.Slack)
+			validateSlack(v, a.Path, c.Gateway.HTTP.Off(), a.Slack)
 		}
 	}
 	c.validateAccounts(v)
@@ -69,7 +69,7 @@ func validateFeishu(v *validator, path string, named bool, f *FeishuConfig) {
 	validateStreaming(v, path, f.Streaming)
 }
 
-func validateSlack(v *validator, path string, named bool, s *SlackConfig) {
+func validateSlack(v *validator, path string, webOff bool, s *SlackConfig) {
 	if !strings.HasPrefix(s.BotToken, "xoxb-") {
 		v.addf("%s.botToken: set SLACK_BOT_TOKEN to the app's Bot User OAuth Token (xoxb-…, OAuth & Permissions)", path)
 	}
@@ -83,8 +83,8 @@ func validateSlack(v *validator, path string, named bool, s *SlackConfig) {
 		if s.SigningSecret == "" {
 			v.addf("%s.signingSecret: events mode needs the app's signing secret (Basic Information → App Credentials) so forged events are refused", path)
 		}
-		if named && s.EventsListen == "" {
-			v.addf("%s.eventsListen: an account in events mode needs its own local address (two apps cannot share one)", path)
+		if s.EventsListen == "" && webOff {
+			v.addf("%s.eventsListen: events come to reef's web listener, which gateway.http turns off: set eventsListen (e.g. 127.0.0.1:3000) or turn the listener on", path)
 		}
 	}
 	validateURL(v, path+".apiUrl", s.APIURL)

@@ -353,8 +353,8 @@ type SlackConfig struct {
 	AppToken       string   `yaml:"appToken"`      // xapp-… (Socket Mode); usually ${SLACK_APP_TOKEN}
 	SigningSecret  string   `yaml:"signingSecret"` // events mode: verifies Slack's requests
 	Mode           string   `yaml:"mode"`          // socket (default) | events
-	EventsListen   string   `yaml:"eventsListen"`  // events mode: local address, default 127.0.0.1:3000
-	EventsPath     string   `yaml:"eventsPath"`    // events mode: path, default /slack/events
+	EventsListen   string   `yaml:"eventsListen"`  // events mode: a local address of its own; default: the web listener
+	EventsPath     string   `yaml:"eventsPath"`    // events mode: path, default /slack/events (an account's /slack/events/<name>)
 	APIURL         string   `yaml:"apiUrl"`        // default https://slack.com/api/ (tests)
 	DMPolicy       string   `yaml:"dmPolicy"`
 	AllowFrom      []string `yaml:"allowFrom"` // Slack user ids (U…)

@@ -253,8 +253,12 @@ func channelsFromEnv(ch *ChannelsConfig, env func(string) string) {
 	}
 	if s := ch.Slack; s != nil {
 		s.Mode = orDefault(s.Mode, "socket")
-		s.EventsListen = orDefault(s.EventsListen, "127.0.0.1:3000")
 		s.EventsPath = orDefault(s.EventsPath, "/slack/events")
+		for name, a := range s.Accounts {
+			if a != nil {
+				a.EventsPath = orDefault(a.EventsPath, "/slack/events/"+name)
+			}
+		}
 	}
 	if t := ch.Telegram; t != nil {
 		t.Mode = orDefault(t.Mode, "polling")

@@ -49,27 +49,19 @@ channels:
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := envOf(map[string]string{"SLACK_BOT_TOKEN": "xoxb-main", "SLACK_APP_TOKEN": "xapp-main"})
-	_, err := Load(path, env)
-	if err == nil || !strings.Contains(err.Error(), "channels.slack.accounts.hooks.eventsListen") {
-		t.Errorf("Load = %v, want the events account's missing eventsListen", err)
-	}
-	yaml = strings.Replace(yaml, "signingSecret: s3cret", "signingSecret: s3cret\n        eventsListen: 127.0.0.1:3001", 1)
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load(path, env)
+	c, err := Load(path, envOf(map[string]string{"SLACK_BOT_TOKEN": "xoxb-main", "SLACK_APP_TOKEN": "xapp-main"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, a := range c.Channels.Accounts() {
 		if a.Slack != nil {
-			got = append(got, a.Path+" "+a.Slack.BotToken+" "+a.Slack.Mode+" "+strings.Join(a.Slack.AllowFrom, ","))
+			got = append(got, a.Path+" "+a.Slack.BotToken+" "+a.Slack.Mode+" "+a.Slack.EventsPath+" "+strings.Join(a.Slack.AllowFrom, ","))
 		}
 	}
-	want := []string{"channels.slack xoxb-main socket U1", "channels.slack.accounts.hooks xoxb-hooks events U1",
-		"channels.slack.accounts.work xoxb-work socket U1"}
+	// Each account's events come to a path of its own on the web listener.
+	want := []string{"channels.slack xoxb-main socket /slack/events U1", "channels.slack.accounts.hooks xoxb-hooks events /slack/events/hooks U1",
+		"channels.slack.accounts.work xoxb-work socket /slack/events/work U1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("accounts = %q, want %q", got, want)
 	}
@@ -92,10 +84,14 @@ func TestSlackValidate(t *testing.T) {
 		{"events unsigned", SlackConfig{BotToken: "xoxb-1", Mode: "events"}, "signingSecret"},
 		{"bad mode", SlackConfig{BotToken: "xoxb-1", AppToken: "xapp-1", Mode: "rtm"}, "channels.slack.mode"},
 		{"fine events", SlackConfig{BotToken: "xoxb-1", Mode: "events", SigningSecret: "x"}, ""},
+		{"events without a listener", SlackConfig{BotToken: "xoxb-1", Mode: "events", SigningSecret: "x"}, "eventsListen"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Config{Channels: ChannelsConfig{Slack: &tc.s}}
+			if tc.name == "events without a listener" {
+				c.Gateway.HTTP.Listen = "off"
+			}
 			ApplyDefaults(c, envOf(map[string]string{"OPENAI_API_KEY": "sk-x"}))
 			err := c.Validate()
 			switch {

@@ -21,8 +21,12 @@ const maxEventBody = 1 << 20
 // signatureWindow is how old a request's timestamp may be (Slack: five minutes), against replays.
 const signatureWindow = 5 * time.Minute
 
-// runEvents serves the Events API endpoint on Config.EventsListen until ctx ends.
+// runEvents serves the Events API endpoint on Config.EventsListen until ctx ends; without
+// one, reef's web listener serves WebEndpoint and Run only lends it deliver.
 func (b *Bot) runEvents(ctx context.Context, deliver channels.Deliver) error {
+	if b.cfg.EventsListen == "" {
+		return b.lendDeliver(ctx, deliver)
+	}
 	ln, err := net.Listen("tcp", b.cfg.EventsListen)
 	if err != nil {
 		return b.errorf(nil, "slack: events endpoint: %v", err)
@@ -53,6 +57,46 @@ func (b *Bot) runEvents(ctx context.Context, deliver channels.Deliver) error {
 		return nil
 	}
 	return b.errorf(nil, "slack: events endpoint: %v", err)
+}
+
+// lendDeliver makes WebEndpoint deliver through deliver until ctx ends.
+func (b *Bot) lendDeliver(ctx context.Context, deliver channels.Deliver) error {
+	b.mu.Lock()
+	b.web = &webIntake{ctx: ctx, deliver: deliver}
+	b.mu.Unlock()
+	b.reachable()
+	<-ctx.Done()
+	b.mu.Lock()
+	b.web = nil
+	b.mu.Unlock()
+	b.webOrder.wait()
+	return nil
+}
+
+// webIntake is what a running Run lends the endpoint on reef's web listener.
+type webIntake struct {
+	ctx     context.Context
+	deliver channels.Deliver
+}
+
+// WebEndpoint returns the path and handler of the Events API endpoint for reef's web listener,
+// or a nil handler when the bot is not in events mode on it (Socket Mode, or an eventsListen
+// of its own). Its requests are answered 503, so that Slack retries them, while Run is not
+// running.
+func (b *Bot) WebEndpoint() (string, http.Handler) {
+	if b.cfg.Mode != ModeEvents || b.cfg.EventsListen != "" {
+		return "", nil
+	}
+	return b.cfg.EventsPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		in := b.web
+		b.mu.Unlock()
+		if in == nil {
+			http.Error(w, "not running", http.StatusServiceUnavailable)
+			return
+		}
+		b.handler(in.ctx, in.deliver, b.webOrder).ServeHTTP(w, r)
+	})
 }
 
 // handler is the Events API endpoint: it refuses requests without a valid signature, answers

@@ -64,8 +64,9 @@ type Config struct {
 	AppToken      string // xapp-…: Socket Mode (apps.connections.open)
 	SigningSecret string // Events API mode: verifies each request
 	Mode          string // socket (default) | events
-	// EventsListen is the local address of the Events API endpoint (events mode);
-	// EventsPath its path (default DefaultEventsPath).
+	// EventsListen is the local address of the Events API endpoint (events mode); empty:
+	// reef's web listener serves it (WebEndpoint). EventsPath is its path (default
+	// DefaultEventsPath).
 	EventsListen string
 	EventsPath   string
 	// APIURL is the Web API's base (default DefaultAPIURL); tests point it at slacktest.
@@ -99,6 +100,9 @@ type Bot struct {
 	teamID  string
 	hookURL string // the events endpoint's URL while it listens
 	seen    *recent
+	web     *webIntake // set while Run lends WebEndpoint its deliver
+	// webOrder orders the deliveries of WebEndpoint.
+	webOrder *chatOrder
 }
 
 var (
@@ -136,9 +140,6 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		if cfg.SigningSecret == "" {
 			return nil, errors.New("slack: events mode needs signingSecret (Basic Information → App Credentials), or anyone could post events")
 		}
-		if cfg.EventsListen == "" {
-			return nil, errors.New("slack: events mode needs eventsListen (e.g. 127.0.0.1:3000)")
-		}
 	}
 	if cfg.EventsPath == "" {
 		cfg.EventsPath = DefaultEventsPath
@@ -162,7 +163,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 	}
 	b := &Bot{cfg: cfg, apiURL: u, log: log, mediaClient: cfg.MediaClient,
 		maxRetryWait: 30 * time.Second, deliverTimeout: 2500 * time.Millisecond, pingInterval: 30 * time.Second,
-		seen: newRecent(10_000)}
+		seen: newRecent(10_000), webOrder: newChatOrder()}
 	opts := []slackapi.Option{slackapi.OptionAPIURL(cfg.APIURL), slackapi.OptionHTTPClient(hc),
 		slackapi.OptionLog(&sdkLog{b: b})}
 	if cfg.AppToken != "" {

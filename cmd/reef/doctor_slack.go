@@ -32,7 +32,7 @@ func (d *doctor) checkSlack(cfg *configs.Config) {
 		cancel()
 		switch {
 		case err != nil:
-			d.fail(name, err.Error(), "check botToken (xoxb-…, OAuth & Permissions) and that Slack is reachable")
+			d.fail(name, strings.TrimPrefix(err.Error(), "slack: "), "check botToken (xoxb-…, OAuth & Permissions) and that Slack is reachable")
 		case len(missing) > 0:
 			d.fail(name, "the bot token lacks the scopes "+strings.Join(missing, ", "),
 				"add them under OAuth & Permissions → Bot Token Scopes, then reinstall the app to the workspace")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -166,4 +167,41 @@ func TestE2ESlackDisconnectMidBurst(t *testing.T) {
 		t.Errorf("%d connections, %d envelopes lost; want 3 or more and none", sl.Connections(), sl.Lost())
 	}
 	n.stop()
+}
+
+// TestE2ESlackEventsOnWebListener: the Events API mode with no listener of its own: Slack's
+// signed requests come to reef's web listener (no gateway token needed there, the signature
+// is checked instead), and a DM and a channel mention are answered once.
+func TestE2ESlackEventsOnWebListener(t *testing.T) {
+	sl := newSlack(t)
+	llm := newEchoLLM(t, 0, nil)
+	addr := freeAddr(t)
+	home, e := writeConfig(t, llm.srv, slackYAML(sl.APIURL)+"    mode: events\n    signingSecret: ${SLACK_SIGNING_SECRET}\n")
+	e["SLACK_BOT_TOKEN"], e["SLACK_APP_TOKEN"], e["SLACK_SIGNING_SECRET"] = slackBotToken, slackAppToken, sl.Config().SigningSecret
+	e["REEF_GATEWAY_LISTEN"] = addr
+	n := newNode(t, e)
+	url := "http://" + addr + "/slack/events"
+	ready := func() bool {
+		resp, err := http.Post(url, "application/json", strings.NewReader(`{"type":"url_verification","challenge":"x"}`))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized // listening, and refusing the unsigned request
+	}
+	if !eventually(30*time.Second, ready) {
+		t.Fatalf("no events endpoint on the web listener; logs:\n%s", tail(n.logs(), 6000))
+	}
+	sl.SetEventsURL(url)
+	sl.Post(slacktest.UserMessage{Channel: "d500", User: "U500", Text: "answer " + tok("e", 1)})
+	sl.Post(slacktest.UserMessage{Channel: "C500", User: "U500", Text: "<@" + slacktest.DefaultBotUserID + "> answer " + tok("e", 2)})
+	answeredOnce(t, n, sl.Sent, time.Minute, map[string]string{"d500": tok("e", 1), "C500": tok("e", 2)})
+	n.stop()
+	for chat, marker := range map[string]string{"d500": tok("e", 1), "C500": tok("e", 2)} {
+		if c := countOf(sl.Sent(chat), replyTo(marker)); c != 1 {
+			t.Errorf("%s answered %d times", marker, c)
+		}
+	}
+	checkSettled(t, home)
+	noSecrets(t, home, n.logs(), slackBotToken, sl.Config().SigningSecret)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/channels/webchat"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/channels/slack"
 	"github.com/reefgw/reef/internal/openaiapi"
 	"github.com/reefgw/reef/internal/web"
 	"github.com/reefgw/reef/messages"
@@ -86,6 +87,13 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 		apiHandler, metricsHandler := webHandlers(cfg, rt, api, log)
 		srv.Mount("/v1/", apiHandler) // Bearer only: JSON clients, no cookie, no CSRF form
 		srv.Mount("GET /metrics", metricsHandler)
+	}
+	for _, ch := range set.chans { // Slack apps whose events come to this listener
+		if sb, ok := ch.(*slack.Bot); ok {
+			if path, h := sb.WebEndpoint(); h != nil {
+				srv.MountSigned("POST "+path, h)
+			}
+		}
 	}
 	addr, err := srv.Start()
 	if err != nil {

@@ -90,6 +90,11 @@ func Loopback(listen string) bool {
 // limits. Call it before Start.
 func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, s.protect(h)) }
 
+// MountSigned serves h at pattern without the gateway's authentication: for a platform's
+// callbacks that carry their own signature, which h checks on every request (Slack's Events
+// API). Call it before Start.
+func (s *Server) MountSigned(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
 // Handler is the server's whole handler (for tests and for embedding).
 func (s *Server) Handler() http.Handler { return securityHeaders(s.mux) }
 
