@@ -18,9 +18,9 @@ import (
 
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/channels/slack"
 	"github.com/reefgw/reef/channels/webchat"
 	"github.com/reefgw/reef/configs"
-	"github.com/reefgw/reef/channels/slack"
 	"github.com/reefgw/reef/internal/openaiapi"
 	"github.com/reefgw/reef/internal/web"
 	"github.com/reefgw/reef/messages"
