@@ -52,6 +52,9 @@ type Config struct {
 	// EventsURL, when set, makes the fake deliver events by HTTP to it (Events API mode)
 	// instead of over Socket Mode.
 	EventsURL string
+	// OnSend, when set, is called with every message the bot posts and every text it
+	// updates a message to (the fake's lock is held: it must not call the Server).
+	OnSend func(channel, ts, text string)
 }
 
 // Message is a message in a channel.

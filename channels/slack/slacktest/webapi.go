@@ -187,6 +187,9 @@ func (s *Server) postMessage(w http.ResponseWriter, v url.Values) {
 	}
 	m := &Message{TS: s.nextTS(), Channel: ch, ThreadTS: thread, User: s.cfg.BotUserID, Text: text, Bot: true}
 	s.record(m)
+	if s.cfg.OnSend != nil {
+		s.cfg.OnSend(ch, m.TS, text)
+	}
 	reply(w, map[string]any{"ok": true, "channel": ch, "ts": m.TS,
 		"message": map[string]any{"type": "message", "text": text, "user": s.cfg.BotUserID, "ts": m.TS, "thread_ts": thread}})
 }
@@ -226,6 +229,9 @@ func (s *Server) update(w http.ResponseWriter, v url.Values) {
 	}
 	m.Text = text
 	m.Edits++
+	if s.cfg.OnSend != nil {
+		s.cfg.OnSend(m.Channel, m.TS, text)
+	}
 	reply(w, map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "text": text})
 }
 
