@@ -2,9 +2,11 @@ package slack_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,14 +114,15 @@ func TestMentionInChannelStartsThread(t *testing.T) {
 
 func TestAckOnlyAfterAccepted(t *testing.T) {
 	b, srv := newBot(t, slacktest.Config{AckTimeout: 500 * time.Millisecond})
-	refuse := make(chan bool, 1)
-	refuse <- true
+	refusals := 3 // every try of the first delivery: the envelope stays unacknowledged
+	var mu sync.Mutex
 	in := newInbox()
 	run(t, b, func(ctx context.Context, m messages.Inbound) error {
-		select {
-		case <-refuse:
-			return context.DeadlineExceeded
-		default:
+		mu.Lock()
+		defer mu.Unlock()
+		if refusals > 0 {
+			refusals--
+			return errors.New("storage unavailable")
 		}
 		return in.deliver(ctx, m)
 	})
@@ -128,9 +131,10 @@ func TestAckOnlyAfterAccepted(t *testing.T) {
 		t.Fatalf("got %q", got.Text)
 	}
 	waitFor(t, func() bool { return srv.Acked() == 1 && srv.Pending() == 0 })
-	if srv.Lost() != 0 {
-		t.Errorf("lost %d envelopes", srv.Lost())
+	if srv.Lost() != 0 || srv.BadAcks() != 0 {
+		t.Errorf("lost %d envelopes, %d acks of unknown envelopes", srv.Lost(), srv.BadAcks())
 	}
+	in.none(t, 300*time.Millisecond)
 }
 
 func TestClientDuplicateDelivesOnce(t *testing.T) {
