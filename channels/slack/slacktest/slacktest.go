@@ -90,7 +90,6 @@ type Server struct {
 	tickets  map[string]bool
 	conn     *wsConn
 	conns    int
-	queue    []*envelope // waiting for a socket
 	pending  map[string]*envelope
 	acked    int
 	lost     int
@@ -312,7 +311,7 @@ func (s *Server) BadAcks() int { s.mu.Lock(); defer s.mu.Unlock(); return s.badA
 func (s *Server) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.pending) + len(s.queue)
+	return len(s.pending)
 }
 
 // Connections is how many Socket Mode connections were opened.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ const maxRetries = 3
 
 // envelope is one events_api envelope on its way to the bot.
 type envelope struct {
+	seq     int64 // the order envelopes were made in
 	id      string
 	kind    string // events_api | slash_commands
 	payload json.RawMessage
@@ -62,7 +64,7 @@ func (s *Server) emit(ev map[string]any) {
 		return
 	}
 	s.seq++
-	env := &envelope{id: fmt.Sprintf("env-%d", s.seq), kind: "events_api", payload: payload}
+	env := &envelope{seq: s.seq, id: fmt.Sprintf("env-%d", s.seq), kind: "events_api", payload: payload}
 	s.pending[env.id] = env
 	s.sendLocked(env)
 }
@@ -76,7 +78,7 @@ func (s *Server) SlashCommand(channel, user, command, text string) {
 	payload, _ := json.Marshal(map[string]any{"token": "unused", "team_id": s.cfg.TeamID, "channel_id": channel,
 		"user_id": user, "user_name": "user-" + user, "command": command, "text": text,
 		"trigger_id": fmt.Sprintf("trig-%d", s.seq), "response_url": s.URL + "/commands/respond", "api_app_id": "AFAKE"})
-	env := &envelope{id: fmt.Sprintf("env-%d", s.seq), kind: "slash_commands", payload: payload}
+	env := &envelope{seq: s.seq, id: fmt.Sprintf("env-%d", s.seq), kind: "slash_commands", payload: payload}
 	s.pending[env.id] = env
 	s.sendLocked(env)
 }
@@ -119,7 +121,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	n := s.conns
 	_ = c.write(map[string]any{"type": "hello", "num_connections": 1, "connection_info": map[string]any{"app_id": "AFAKE"},
 		"debug_info": map[string]any{"host": "fake-" + strconv.Itoa(n), "approximate_connection_time": 18060}})
-	for _, env := range s.pending { // what the old sockets left unacknowledged goes out now
+	for _, env := range s.inOrder() { // what the old sockets left unacknowledged goes out now
 		s.retryLocked(env, "")
 	}
 	s.mu.Unlock()
@@ -131,6 +133,16 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		s.conn = nil
 	}
 	s.mu.Unlock()
+}
+
+// inOrder returns the pending envelopes in the order they were made. s.mu is held.
+func (s *Server) inOrder() []*envelope {
+	out := make([]*envelope, 0, len(s.pending))
+	for _, env := range s.pending {
+		out = append(out, env)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
 }
 
 // retryLocked sends env again: with the next retry_attempt when it was sent before (it is
@@ -199,7 +211,7 @@ func (s *Server) redeliverLoop() {
 			return
 		case now := <-t.C:
 			s.mu.Lock()
-			for _, env := range s.pending {
+			for _, env := range s.inOrder() {
 				switch {
 				case env.on == nil && s.conn != nil && !s.conn.draining:
 					s.retryLocked(env, "")
