@@ -21,6 +21,7 @@ type ChannelAccount struct {
 	Telegram *TelegramConfig // exactly one of these is set, by Channel
 	Discord  *DiscordConfig
 	Feishu   *FeishuConfig
+	Slack    *SlackConfig
 }
 
 // Access returns the account's access settings with defaults.
@@ -32,6 +33,8 @@ func (a ChannelAccount) Access() AccessConfig {
 		return a.Discord.Access()
 	case a.Feishu != nil:
 		return a.Feishu.Access()
+	case a.Slack != nil:
+		return a.Slack.Access()
 	}
 	return AccessConfig{}
 }
@@ -62,6 +65,10 @@ func (c *ChannelsConfig) Accounts() []ChannelAccount {
 		out = appendAccounts(out, "feishu", f, f.Accounts, f.AppID != "" || f.AppSecret != "",
 			func(a ChannelAccount, cfg *FeishuConfig) ChannelAccount { a.Feishu = cfg; return a })
 	}
+	if s := c.Slack; s != nil {
+		out = appendAccounts(out, "slack", s, s.Accounts, s.BotToken != "",
+			func(a ChannelAccount, cfg *SlackConfig) ChannelAccount { a.Slack = cfg; return a })
+	}
 	return out
 }
 
@@ -86,6 +93,7 @@ var notInherited = map[string]bool{
 	"botToken": true, "token": true, "appId": true, "appSecret": true,
 	"webhookUrl": true, "webhookSecret": true, "verificationToken": true, "encryptKey": true,
 	"webhookListen": true, "webhookPath": true, "accounts": true,
+	"appToken": true, "signingSecret": true, "eventsListen": true, "eventsPath": true,
 }
 
 // inherit returns acc with the zero fields (other than notInherited) taken from base.
@@ -125,6 +133,8 @@ func (a ChannelAccount) credential() (key, value string) {
 		return "token", a.Discord.Token
 	case a.Feishu != nil:
 		return "appId", a.Feishu.AppID
+	case a.Slack != nil:
+		return "botToken", a.Slack.BotToken
 	}
 	return "", ""
 }

@@ -3,6 +3,7 @@ package configs
 import (
 	"net/url"
 	"slices"
+	"strings"
 )
 
 var dmPolicies = []string{"pairing", "allowlist", "open", "disabled"}
@@ -18,6 +19,8 @@ func (c *Config) validateChannels(v *validator) {
 			validateDiscord(v, a.Path, a.Discord)
 		case a.Feishu != nil:
 			validateFeishu(v, a.Path, a.Account != "", a.Feishu)
+		case a.Slack != nil:
+			validateSlack(v, a.Path, c.Gateway.HTTP.Off(), a.Slack)
 		}
 	}
 	c.validateAccounts(v)
@@ -64,6 +67,29 @@ func validateFeishu(v *validator, path string, named bool, f *FeishuConfig) {
 	}
 	validateAccess(v, path, f.Access())
 	validateStreaming(v, path, f.Streaming)
+}
+
+func validateSlack(v *validator, path string, webOff bool, s *SlackConfig) {
+	if !strings.HasPrefix(s.BotToken, "xoxb-") {
+		v.addf("%s.botToken: set SLACK_BOT_TOKEN to the app's Bot User OAuth Token (xoxb-…, OAuth & Permissions)", path)
+	}
+	v.oneOf(path+".mode", s.Mode, []string{"socket", "events"})
+	switch s.Mode {
+	case "socket", "":
+		if !strings.HasPrefix(s.AppToken, "xapp-") {
+			v.addf("%s.appToken: Socket Mode needs an app-level token (xapp-…): set SLACK_APP_TOKEN (Basic Information → App-Level Tokens, scope connections:write)", path)
+		}
+	case "events":
+		if s.SigningSecret == "" {
+			v.addf("%s.signingSecret: events mode needs the app's signing secret (Basic Information → App Credentials) so forged events are refused", path)
+		}
+		if s.EventsListen == "" && webOff {
+			v.addf("%s.eventsListen: events come to reef's web listener, which gateway.http turns off: set eventsListen (e.g. 127.0.0.1:3000) or turn the listener on", path)
+		}
+	}
+	validateURL(v, path+".apiUrl", s.APIURL)
+	validateAccess(v, path, s.Access())
+	validateStreaming(v, path, s.Streaming)
 }
 
 func validateAccess(v *validator, path string, a AccessConfig) {

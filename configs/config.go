@@ -261,12 +261,13 @@ type ExecBackgroundConfig struct {
 
 // ChannelsConfig lists the channels to run with `reef gateway`. A platform runs when its
 // block is present (or its token variable is set: TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN,
-// FEISHU_APP_ID with FEISHU_APP_SECRET).
+// FEISHU_APP_ID with FEISHU_APP_SECRET, SLACK_BOT_TOKEN with SLACK_APP_TOKEN).
 type ChannelsConfig struct {
 	Terminal *TerminalConfig `yaml:"terminal"`
 	Telegram *TelegramConfig `yaml:"telegram"`
 	Discord  *DiscordConfig  `yaml:"discord"`
 	Feishu   *FeishuConfig   `yaml:"feishu"`
+	Slack    *SlackConfig    `yaml:"slack"`
 }
 
 // AccessConfig says who may talk to a channel's bot. Each platform block carries these keys.
@@ -345,6 +346,39 @@ type DiscordConfig struct {
 	// Each inherits the keys of this block it does not set, except credentials and webhook
 	// endpoints; this block's own keys run as the account "default" when it has a credential.
 	Accounts map[string]*DiscordConfig `yaml:"accounts"`
+}
+
+// SlackConfig is a Slack app's bot user.
+type SlackConfig struct {
+	BotToken       string   `yaml:"botToken"`      // xoxb-…; usually ${SLACK_BOT_TOKEN}
+	AppToken       string   `yaml:"appToken"`      // xapp-… (Socket Mode); usually ${SLACK_APP_TOKEN}
+	SigningSecret  string   `yaml:"signingSecret"` // events mode: verifies Slack's requests
+	Mode           string   `yaml:"mode"`          // socket (default) | events
+	EventsListen   string   `yaml:"eventsListen"`  // events mode: a local address of its own; default: the web listener
+	EventsPath     string   `yaml:"eventsPath"`    // events mode: path, default /slack/events (an account's /slack/events/<name>)
+	APIURL         string   `yaml:"apiUrl"`        // default https://slack.com/api/ (tests)
+	DMPolicy       string   `yaml:"dmPolicy"`
+	AllowFrom      []string `yaml:"allowFrom"` // Slack user ids (U…)
+	Groups         []string `yaml:"groups"`    // channel ids (C…, G…)
+	RequireMention *bool    `yaml:"requireMention"`
+	// Tools for guests on this channel (GuestTools): tools.allow / tools.deny, groupTools.<id>,
+	// toolsBySender.<id>.
+	Tools         ToolPolicy                 `yaml:"tools"`
+	GroupTools    map[string]GroupToolPolicy `yaml:"groupTools"`
+	ToolsBySender map[string]ToolPolicy      `yaml:"toolsBySender"`
+	// Streaming is how a run shows while the agent works (off, partial, block, progress).
+	Streaming *StreamingConfig `yaml:"streaming"`
+	// Accounts are more apps (workspaces) by name (a-z, 0-9, '_', '-'; not "default"). Each
+	// inherits the keys of this block it does not set, except credentials and the endpoint;
+	// this block's own keys run as the account "default" when it has a credential.
+	Accounts map[string]*SlackConfig `yaml:"accounts"`
+}
+
+// Access returns the channel's access settings with defaults.
+func (s *SlackConfig) Access() AccessConfig {
+	a := access(s.DMPolicy, s.AllowFrom, s.Groups, s.RequireMention)
+	a.Guests = GuestTools{Tools: s.Tools, GroupTools: s.GroupTools, ToolsBySender: s.ToolsBySender}
+	return a
 }
 
 // FeishuConfig is a Feishu (Lark) app bot.

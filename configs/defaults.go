@@ -248,6 +248,18 @@ func channelsFromEnv(ch *ChannelsConfig, env func(string) string) {
 	if id, secret := env("FEISHU_APP_ID"), env("FEISHU_APP_SECRET"); id != "" && secret != "" && ch.Feishu == nil {
 		ch.Feishu = &FeishuConfig{AppID: id, AppSecret: secret}
 	}
+	if bot, app := env("SLACK_BOT_TOKEN"), env("SLACK_APP_TOKEN"); bot != "" && app != "" && ch.Slack == nil {
+		ch.Slack = &SlackConfig{BotToken: bot, AppToken: app}
+	}
+	if s := ch.Slack; s != nil {
+		s.Mode = orDefault(s.Mode, "socket")
+		s.EventsPath = orDefault(s.EventsPath, "/slack/events")
+		for name, a := range s.Accounts {
+			if a != nil {
+				a.EventsPath = orDefault(a.EventsPath, "/slack/events/"+name)
+			}
+		}
+	}
 	if t := ch.Telegram; t != nil {
 		t.Mode = orDefault(t.Mode, "polling")
 		t.WebhookListen = orDefault(t.WebhookListen, "127.0.0.1:8443")

@@ -101,6 +101,8 @@ func (a ChannelAccount) Streaming() streaming.Settings {
 		return a.Discord.Streaming.Settings()
 	case a.Feishu != nil:
 		return a.Feishu.Streaming.Settings()
+	case a.Slack != nil:
+		return a.Slack.Streaming.Settings()
 	}
 	return streaming.Defaults()
 }

@@ -60,6 +60,7 @@ Flags:
 
 // benchOpts are the flags of reef-bench.
 type benchOpts struct {
+	platform   string // burst: telegram (default) or slack
 	n, k, m    int
 	atOnce     bool   // chats: every message of a chat sent at once, not each after the previous reply
 	floor      bool   // burst: run the floor gateway, not reef gateway
@@ -102,6 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
+	flags.StringVar(&o.platform, "platform", "telegram", "burst: the platform the messages come from: telegram | slack (Socket Mode)")
 	flags.StringVar(&o.streaming, "streaming", "", "channels.telegram.streaming.mode of the gateway: off | partial | block | progress (default: reef's, progress)")
 	flags.StringVar(&o.database, "database-url", "", "run the gateway on this PostgreSQL database (storage.driver: postgres; give an empty one) instead of bbolt")
 	flags.StringVar(&o.queueMode, "queue", "", "session.queue.mode of the gateway: steer | followup | collect | interrupt (default: reef's)")
@@ -245,6 +247,10 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	if name == "idle" {
 		rig.startPlatforms()
 	}
+	if o.platform == "slack" {
+		rig.startSlack()
+		res.Platform = "slack"
+	}
 	if err := rig.writeConfig(o.llmCap, name == "idle"); err != nil {
 		return res, err
 	}
@@ -259,6 +265,11 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	// Measure from the first poll on: the gateway is then fully up.
 	if err := waitFor(ctx, 10*time.Second, func() bool { n, _ := rig.pollsSeen(); return n > 0 }); err != nil {
 		return res, fmt.Errorf("no getUpdates within 10s of start: %w\n%s", err, child.log.tail())
+	}
+	if rig.sl != nil {
+		if err := waitFor(ctx, 10*time.Second, func() bool { return rig.sl.Connections() > 0 }); err != nil {
+			return res, fmt.Errorf("no Socket Mode connection within 10s of start: %w\n%s", err, child.log.tail())
+		}
 	}
 	before, err := readProc(child.pid())
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // benchResult is what one scenario measured.
 type benchResult struct {
 	Scenario      string  `json:"scenario"`
+	Platform      string  `json:"platform,omitempty"`  // burst: where the messages came from, when not Telegram
 	Floor         bool    `json:"floor,omitempty"`     // measured the floor gateway (-floor), not reef
 	AtOnce        bool    `json:"atOnce,omitempty"`    // chats: each chat's messages sent at once
 	QueueMode     string  `json:"queueMode,omitempty"` // the gateway's session.queue.mode, when set

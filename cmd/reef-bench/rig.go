@@ -21,6 +21,7 @@ import (
 
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/channels/feishu/feishutest"
+	"github.com/reefgw/reef/channels/slack/slacktest"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/providers/fake"
 )
@@ -64,6 +65,7 @@ type benchRig struct {
 	tg        *telegramtest.Server
 	dc        *discordtest.Server // idle only: Discord's gateway and REST API
 	fs        *feishutest.Server  // idle only: Feishu's REST API and long connection
+	sl        *slacktest.Server   // -platform slack: the Web API and Socket Mode
 	llm       *http.Server
 	llmStop   chan struct{}
 	llmURL    string
@@ -161,6 +163,9 @@ func (r *benchRig) Close() {
 	if r.fs != nil {
 		r.fs.Close()
 	}
+	if r.sl != nil {
+		r.sl.Close()
+	}
 	os.RemoveAll(r.dir)
 }
 
@@ -237,6 +242,11 @@ channels:
     domain: %s
     mode: websocket
 `, benchDiscordToken, r.dc.URL, benchFeishuApp, benchFeishuSecret, r.fs.URL)
+	}
+	if r.sl != nil {
+		c := r.sl.Config()
+		y += fmt.Sprintf("  slack:\n    botToken: %s\n    appToken: %s\n    apiUrl: %s\n    dmPolicy: open\n    allowFrom: [\"*\"]\n",
+			c.BotToken, c.AppToken, r.sl.APIURL)
 	}
 	if r.database != "" {
 		y += fmt.Sprintf("storage:\n  driver: postgres\n  url: %q\n", r.database)
@@ -323,6 +333,10 @@ func (r *benchRig) inject(chat int64, i int, tool bool) *benchMsg {
 	r.msgs[mk] = m
 	m.injected = time.Now()
 	r.mu.Unlock()
+	if r.sl != nil {
+		r.sl.Post(slacktest.UserMessage{Channel: fmt.Sprintf("D%d", chat), ChannelType: "im", User: fmt.Sprintf("U%d", chat), Text: text})
+		return m
+	}
 	r.tg.UserSays(chat, chat, text)
 	return m
 }

@@ -21,6 +21,9 @@ func configuredChannels(cfg *configs.Config) []string {
 	if cfg.Channels.Feishu != nil {
 		names = append(names, "feishu")
 	}
+	if cfg.Channels.Slack != nil {
+		names = append(names, "slack")
+	}
 	if cfg.Channels.Telegram != nil {
 		names = append(names, "telegram")
 	}

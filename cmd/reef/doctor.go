@@ -62,6 +62,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	d.checkSandbox(cfg)
 	d.checkWebSearch(cfg)
 	channels := d.checkChannels(cfg, path)
+	d.checkSlack(cfg) // doctor_slack.go
 	d.checkGuestTools(cfg)
 	d.checkSecurity(cfg) // audit_exposure.go
 	if d.problems > 0 {

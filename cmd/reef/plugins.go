@@ -14,6 +14,7 @@ import (
 	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/discord"
 	"github.com/reefgw/reef/channels/feishu"
+	"github.com/reefgw/reef/channels/slack"
 	"github.com/reefgw/reef/channels/telegram"
 	"github.com/reefgw/reef/channels/terminal"
 	"github.com/reefgw/reef/configs"
@@ -219,6 +220,11 @@ func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, lo
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
 			VerificationToken: f.VerificationToken, EncryptKey: f.EncryptKey,
 			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath, MediaClient: media}, log)
+	case a.Slack != nil:
+		s := a.Slack
+		return slack.New(slack.Config{BotToken: s.BotToken, AppToken: s.AppToken, SigningSecret: s.SigningSecret,
+			Mode: s.Mode, EventsListen: s.EventsListen, EventsPath: s.EventsPath, APIURL: s.APIURL, Account: a.Account,
+			MediaClient: media}, log)
 	}
 	return nil, fmt.Errorf("%s: no platform", a.Path)
 }

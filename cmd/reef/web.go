@@ -18,6 +18,7 @@ import (
 
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/channels/slack"
 	"github.com/reefgw/reef/channels/webchat"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/internal/openaiapi"
@@ -87,6 +88,13 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 		apiHandler, metricsHandler := webHandlers(cfg, rt, api, log)
 		srv.MountOpen("/v1/", apiHandler) // checks the gateway token or an API key itself, Bearer only: no cookie, no CSRF form
 		srv.Mount("GET /metrics", metricsHandler)
+	}
+	for _, ch := range set.chans { // Slack apps whose events come to this listener
+		if sb, ok := ch.(*slack.Bot); ok {
+			if path, h := sb.WebEndpoint(); h != nil {
+				srv.MountOpen("POST "+path, h)
+			}
+		}
 	}
 	addr, err := srv.Start()
 	if err != nil {

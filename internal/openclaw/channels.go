@@ -34,6 +34,11 @@ type channelBlock struct {
 	Guilds            map[string]discordGuild    `json:"guilds"`
 	RequireMention    *bool                      `json:"requireMention"`
 	Accounts          map[string]json.RawMessage `json:"accounts"`
+	// Slack (slack.go)
+	AppToken      json.RawMessage `json:"appToken"`
+	SigningSecret json.RawMessage `json:"signingSecret"`
+	Mode          string          `json:"mode"`
+	Channels      json.RawMessage `json:"channels"`
 }
 
 type discordGuild struct {
@@ -70,8 +75,10 @@ func (m *mapper) channels() {
 			out.Discord = m.discord("channels.discord", "", b, true)
 		case "feishu", "lark":
 			out.Feishu = m.feishu("channels."+name, "", b, true)
+		case "slack":
+			out.Slack = m.slack("channels.slack", "", b, true)
 		default:
-			m.skip("channels."+name, "reef has no %s channel (it has Telegram, Discord and Feishu/Lark)", name)
+			m.skip("channels."+name, "reef has no %s channel (it has Telegram, Discord, Feishu/Lark and Slack)", name)
 		}
 	}
 	if *out != (outChannels{}) {
@@ -230,6 +237,7 @@ var idPrefixes = map[string][]string{
 	"telegram": {"telegram:", "tg:"},
 	"discord":  {"discord:", "user:", "<@"},
 	"feishu":   {"feishu:", "lark:", "user:"},
+	"slack":    {"slack:", "user:", "<@"},
 }
 
 // access maps dmPolicy, allowFrom, groups, groupPolicy and requireMention. An account
@@ -404,13 +412,14 @@ var channelKeys = map[string]bool{"enabled": true, "botToken": true, "tokenFile"
 	"appSecret": true, "domain": true, "connectionMode": true, "verificationToken": true, "encryptKey": true,
 	"webhookPath": true, "webhookHost": true, "webhookPort": true, "webhookUrl": true, "webhookSecret": true,
 	"dmPolicy": true, "dm": true, "allowFrom": true, "groupPolicy": true, "groupAllowFrom": true, "groups": true,
-	"guilds": true, "requireMention": true, "accounts": true, "name": true, "botName": true, "defaultAccount": true}
+	"guilds": true, "requireMention": true, "accounts": true, "name": true, "botName": true, "defaultAccount": true,
+	"appToken": true, "signingSecret": true, "mode": true, "channels": true}
 
 // channelKeys reports the keys of a Telegram, Discord or Feishu block that have no reef
 // equivalent (streaming, chunk limits, actions...).
 func (m *mapper) channelKeys(path string, raw json.RawMessage) {
 	switch path {
-	case "channels.telegram", "channels.discord", "channels.feishu", "channels.lark":
+	case "channels.telegram", "channels.discord", "channels.feishu", "channels.lark", "channels.slack":
 	default:
 		return
 	}

@@ -104,6 +104,7 @@ type outChannels struct {
 	Telegram *outTelegram `yaml:"telegram,omitempty"`
 	Discord  *outDiscord  `yaml:"discord,omitempty"`
 	Feishu   *outFeishu   `yaml:"feishu,omitempty"`
+	Slack    *outSlack    `yaml:"slack,omitempty"`
 }
 
 // outAccess are the access keys every platform block has.

@@ -93,9 +93,10 @@ func Loopback(listen string) bool {
 // limits. Call it before Start.
 func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, s.protect(h)) }
 
-// MountOpen serves h at pattern without the pages' authentication: h checks its callers
-// itself (the OpenAI-compatible API: the gateway token or one of its API keys, Bearer only).
-// Call it before Start.
+// MountOpen serves h at pattern without the pages' authentication, for handlers that check
+// their callers themselves: the OpenAI-compatible API (the gateway token or one of its API
+// keys, Bearer only) and a platform's callbacks that carry their own signature (Slack's
+// Events API). Call it before Start.
 func (s *Server) MountOpen(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Handler is the server's whole handler (for tests and for embedding).
