@@ -113,6 +113,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /logout", s.protect(http.HandlerFunc(s.logout)))
 	s.pages.routes(s)
 	s.chatRoutes()
+	s.consoleRoutes() // cron editing, logs, usage (console.go)
 	s.mux.Handle("/", s.protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, "no such page: "+r.URL.Path)
 	})))
