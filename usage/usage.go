@@ -119,7 +119,8 @@ func (l Line) Total() int { return l.InputTokens + l.OutputTokens }
 
 // Report is the ledger summed four ways.
 type Report struct {
-	From, To string // the days it covers
+	From     string `json:"from"` // the days it covers
+	To       string `json:"to"`
 	Days     []Line `json:"days"` // every day From..To, oldest first (zero lines included)
 	Agents   []Line `json:"agents"`
 	Models   []Line `json:"models"`

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -110,7 +111,7 @@ func (s *Server) cronSave(w http.ResponseWriter, r *http.Request, c Console) {
 				http.Redirect(w, r, "/cron/job?id="+j.ID, http.StatusSeeOther)
 				return
 			}
-			writeJSON(w, http.StatusOK, j)
+			s.writeRedactedJSON(w, j)
 			return
 		}
 	}
@@ -196,10 +197,22 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request, c Console) {
 		return
 	}
 	if r.URL.Query().Get("format") == "json" {
-		writeJSON(w, http.StatusOK, rep)
+		s.writeRedactedJSON(w, rep)
 		return
 	}
 	s.render(w, http.StatusOK, "usage", "Usage", map[string]any{"R": rep, "Days": days, "Chart": usageChart(rep.Days)})
+}
+
+// writeRedactedJSON answers v as JSON with every secret redacted (as the pages are).
+func (s *Server) writeRedactedJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.backendError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write([]byte(s.pages.red.String(string(b))))
 }
 
 // badInput marks err as ErrBadInput unless it is already a Backend error.
@@ -218,5 +231,7 @@ func init() { // the management pages' template functions (funcs in pages.go hol
 
 func init() {
 	funcs["list"] = func(v ...int) []int { return v }
-	funcs["pair"] = func(name string, lines []usage.Line) map[string]any { return map[string]any{"Name": name, "Lines": lines} }
+	funcs["pair"] = func(name string, lines []usage.Line) map[string]any {
+		return map[string]any{"Name": name, "Lines": lines}
+	}
 }
