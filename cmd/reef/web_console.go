@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/reefgw/reef/internal/logring"
 	"github.com/reefgw/reef/internal/web"
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/redact"
 	"github.com/reefgw/reef/schedule"
 	ledger "github.com/reefgw/reef/usage"
@@ -94,4 +97,67 @@ func (b *webBackend) FollowLogs() (<-chan logring.Line, func()) {
 
 func (b *webBackend) Usage(_ context.Context, days int) (ledger.Report, error) {
 	return usageReport(b.rt.store, b.cfg, days, time.Now())
+}
+
+// sessionSummaries fills the Sessions page's title (the first user line), preview (the last
+// message's first line) and cost (the session's tokens at its model's price) of the first
+// summaryRows rows; reading transcripts costs, so the rest show the key only.
+func (b *webBackend) sessionSummaries(rows []web.SessionRow) error {
+	prices := modelPrices(b.cfg)
+	models := map[string]string{}
+	for _, a := range b.cfg.Agents {
+		models[a.ID] = a.Model
+	}
+	return b.rt.store.View(func(r persistence.Reader) error {
+		for i := range rows {
+			row := &rows[i]
+			model := cmp.Or(row.Model, models[row.AgentID])
+			if p, ok := prices[model]; ok {
+				row.Cost, row.Priced = p.Cost(row.Usage), true
+			}
+			if i >= summaryRows {
+				continue
+			}
+			entries, err := r.Messages(row.Key, 0)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if e.Role == messages.RoleUser {
+					if t := firstLineOf(splitInbound(e.Content).text); t != "" {
+						row.Title = t
+						break
+					}
+				}
+			}
+			for j := len(entries) - 1; j >= 0; j-- {
+				e := entries[j]
+				text := e.Content
+				if e.Role == messages.RoleUser {
+					text = splitInbound(text).text
+				}
+				if e.Role != messages.RoleTool && strings.TrimSpace(text) != "" {
+					row.Preview = firstLineOf(text)
+					break
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// summaryRows is how many sessions the Sessions page shows a title and preview for.
+const summaryRows = 200
+
+// firstLineOf is s's first non-empty line, cut to 100 characters.
+func firstLineOf(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > 100 {
+				return string(r[:100]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
 }

@@ -170,7 +170,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		s.backendError(w, err)
 		return
 	}
-	s.render(w, http.StatusOK, "sessions", "Sessions", map[string]any{"Query": q, "Rows": rows})
+	s.render(w, http.StatusOK, "sessions", "Sessions", filterSessions(r, q, rows)) // sessions_filter.go
 }
 
 func (s *Server) conversation(w http.ResponseWriter, r *http.Request) {
