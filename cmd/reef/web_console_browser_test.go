@@ -38,7 +38,7 @@ func startConsoleGateway(t *testing.T) *webGateway {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	yaml := "channels:\n  telegram:\n    botToken: 999999:AAHrefusedByThePlatform0123456789abcdef\n    apiRoot: " + tg.URL + "\n" +
+	yaml := "channels:\n  telegram:\n    botToken: 999999:AAHrefusedByThePlatformInReefTestsX\n    apiRoot: " + tg.URL + "\n" +
 		"models:\n  openai/test-model:\n    cost: {input: 2, output: 8}\n"
 	if err := os.WriteFile(filepath.Join(home, "reef.yaml"), []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestControlUIConsoleInABrowser(t *testing.T) {
 			if err := chromedp.OuterHTML("html", &html).Do(ctx); err != nil {
 				return err
 			}
-			for _, s := range []string{canary, w.token, "AAHrefusedByThePlatform0123456789abcdef"} {
+			for _, s := range []string{canary, w.token, "AAHrefusedByThePlatformInReefTestsX"} {
 				if strings.Contains(html, s) {
 					return fmt.Errorf("%s shows a secret (%.6s…)", page, s)
 				}

@@ -217,7 +217,8 @@ func fileName(key string) string {
 }
 
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusOK, "live", "Live", map[string]string{"Session": r.URL.Query().Get("session")})
+	s.render(w, http.StatusOK, "live", "Live", map[string]any{"Session": r.URL.Query().Get("session"),
+		"Kind": r.URL.Query().Get("kind"), "Kinds": liveKinds}) // liveKinds: backlog.go
 }
 
 func (s *Server) cron(w http.ResponseWriter, r *http.Request) {

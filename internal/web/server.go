@@ -47,6 +47,7 @@ type Server struct {
 	srv    *http.Server
 	ln     net.Listener
 	cancel context.CancelFunc // ends the streams (SSE) of every request at Close
+	back   backlog            // the Live page's last events (backlog.go)
 	mu     sync.Mutex
 }
 
@@ -142,6 +143,9 @@ func (s *Server) Start() (string, error) {
 	s.mu.Lock()
 	s.srv, s.ln, s.cancel = srv, ln, cancel
 	s.mu.Unlock()
+	if s.cfg.Events != nil {
+		go s.back.follow(base, s.cfg.Events) // until Close
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error().Err(err).Msg("web: serve")
