@@ -86,9 +86,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		failed = s.deps.redactor().apply(msg.err.Error())
 	}
 	var seqs []uint64
-	attempts := s.attempts       // never changed after the Session loaded it
-	ran := len(s.turnUser) > 0   // a run, not a /compact: its started records go (turn_started.go)
-	waited := ran && s.endWait() // it waited for the model: the wait is over (session_outage.go)
+	attempts := s.attempts                      // never changed after the Session loaded it
+	ran := len(s.turnUser) > 0                  // a run, not a /compact: its started records go (turn_started.go)
+	waited := ran && s.endWait()                // it waited for the model: the wait is over (session_outage.go)
 	ledger, spent := s.usageKey(now), msg.usage // the token ledger's row (session_usage.go)
 	write := &storeWrite{
 		Apply: func(tx persistence.Tx) error {
