@@ -161,3 +161,21 @@ func firstLineOf(s string) string {
 	}
 	return ""
 }
+
+func (b *webBackend) ChannelAction(ctx context.Context, action, name string) error {
+	if !slices.Contains(b.channelNames(), name) {
+		return fmt.Errorf("%w: no channel %q", web.ErrNotFound, name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return b.rt.ControlChannel(ctx, name, action)
+}
+
+// channelNames are the running channels' names (their connectors').
+func (b *webBackend) channelNames() []string {
+	var out []string
+	for _, h := range b.rt.Health() {
+		out = append(out, h.Name)
+	}
+	return out
+}

@@ -60,7 +60,7 @@ func TestControlUIConsoleInABrowser(t *testing.T) {
 			t.Fatalf("chat send: %d %s", code, body)
 		}
 	}
-	waitUsage(t, w, func(r ledger.Report) bool { return r.Total.OutputTokens >= 900 })
+	waitUsage(t, w, func(r ledger.Report) bool { return r.Total.OutputTokens >= 600 })
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900), chromedp.UserDataDir(profileDir(t)))
@@ -158,6 +158,11 @@ func TestControlUIConsoleInABrowser(t *testing.T) {
 		}
 	}
 
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(w.stderr.String(), "fix the credentials"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the refused bot token logged no error:\n%s", w.stderr)
+		}
+	}
 	run("the log viewer filters an error",
 		chromedp.Navigate(w.url+"/logs"),
 		chromedp.WaitVisible("#logs-filter", chromedp.ByID),

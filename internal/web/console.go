@@ -30,6 +30,9 @@ type Console interface {
 	FollowLogs() (lines <-chan logring.Line, stop func())
 	// Usage is the token ledger of the last days days, priced (reef usage).
 	Usage(ctx context.Context, days int) (usage.Report, error)
+	// ChannelAction pauses, resumes or restarts a channel's platform connection (action
+	// pause|resume|restart); ErrNotFound for an unknown channel.
+	ChannelAction(ctx context.Context, action, name string) error
 }
 
 // CronDetail is one job's page.
@@ -53,6 +56,36 @@ func (s *Server) consoleRoutes() {
 	s.page("GET /logs", s.withConsole(s.logs))
 	s.page("GET /logs/events", s.withConsole(s.logEvents))
 	s.page("GET /usage", s.withConsole(s.usage))
+	s.page("GET /channels", s.withConsole(s.channels))
+	s.page("POST /channels/{action}", s.withConsole(s.channelAction))
+}
+
+// channels is each channel's state with its controls, and the pairing requests waiting.
+func (s *Server) channels(w http.ResponseWriter, r *http.Request, c Console) {
+	o, err := s.cfg.Backend.Overview(r.Context())
+	if err != nil {
+		s.backendError(w, err)
+		return
+	}
+	ps, err := s.cfg.Backend.Pairings(r.Context())
+	if err != nil {
+		s.backendError(w, err)
+		return
+	}
+	s.render(w, http.StatusOK, "channels", "Channels", map[string]any{"Channels": o.Channels, "Pairings": ps})
+}
+
+func (s *Server) channelAction(w http.ResponseWriter, r *http.Request, c Console) {
+	action, name := r.PathValue("action"), r.PostFormValue("channel")
+	if !oneOf(action, "pause", "resume", "restart") {
+		jsonError(w, http.StatusBadRequest, "unknown action "+quote(action)+": use pause, resume or restart")
+		return
+	}
+	if name == "" {
+		jsonError(w, http.StatusBadRequest, "channel is required")
+		return
+	}
+	s.done(w, r, "/channels", c.ChannelAction(r.Context(), action, name))
 }
 
 func (s *Server) withConsole(h func(http.ResponseWriter, *http.Request, Console)) http.HandlerFunc {

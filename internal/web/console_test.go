@@ -138,3 +138,41 @@ func TestCronPreviewAndPages(t *testing.T) {
 		t.Errorf("logs filtered to errors:\n%s", body)
 	}
 }
+
+func (b *fakeBackend) ChannelAction(_ context.Context, action, name string) error {
+	if name != "telegram" {
+		return fmt.Errorf("%w: no channel %q", ErrNotFound, name)
+	}
+	b.record("channel " + action + " " + name)
+	return nil
+}
+
+func TestChannelsPage(t *testing.T) {
+	r := newRig(t)
+	body := readAll(t, r.do(t, "GET", "/channels", "bearer", "", "", ""))
+	if !strings.Contains(body, "telegram") || !strings.Contains(body, "failed") || !strings.Contains(body, "ABCD2345") ||
+		strings.Contains(body, canary) || !strings.Contains(body, "[redacted]") {
+		t.Errorf("channels page:\n%s", body)
+	}
+	form := "channel=telegram"
+	if resp := r.do(t, "POST", "/channels/pause", "cookie", "", "application/x-www-form-urlencoded", form); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("pause with the cookie and no CSRF token: %d, want 403", resp.StatusCode)
+	}
+	if resp := r.do(t, "POST", "/channels/pause", "", "", "application/x-www-form-urlencoded", form); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("pause without the token: %d, want 401", resp.StatusCode)
+	}
+	for _, action := range []string{"pause", "resume", "restart"} {
+		if resp := r.do(t, "POST", "/channels/"+action, "cookie", r.srv.auth.csrf(), "application/x-www-form-urlencoded", form); resp.StatusCode != 200 {
+			t.Errorf("%s: %d", action, resp.StatusCode)
+		}
+	}
+	if resp := r.do(t, "POST", "/channels/explode", "bearer", "", "application/x-www-form-urlencoded", form); resp.StatusCode != 400 {
+		t.Errorf("unknown action: %d", resp.StatusCode)
+	}
+	if resp := r.do(t, "POST", "/channels/pause", "bearer", "", "application/x-www-form-urlencoded", "channel=nope"); resp.StatusCode != 404 {
+		t.Errorf("unknown channel: %d", resp.StatusCode)
+	}
+	if got := strings.Join(r.backend.recorded(), "|"); got != "channel pause telegram|channel resume telegram|channel restart telegram" {
+		t.Errorf("changes: %s", got)
+	}
+}
