@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/actors"
-	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/internal/testutil"
+	"github.com/reefgw/reef/messages"
 )
 
 // TestChannelPauseResumeRestart: a paused channel receives nothing and says so in its

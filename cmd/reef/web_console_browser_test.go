@@ -85,7 +85,7 @@ func TestControlUIConsoleInABrowser(t *testing.T) {
 	shot := func(name string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			var png []byte
-			if err := chromedp.FullScreenshot(&png, 90).Do(ctx); err != nil {
+			if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
 				return err
 			}
 			return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
@@ -202,12 +202,48 @@ func TestControlUIConsoleInABrowser(t *testing.T) {
 		t.Errorf("reef usage (code %d) does not show the page's numbers (cost %s):\n%s%s", cli.code, cost, cli.stdout, cli.stderr)
 	}
 
+	var state string
+	run("channels: the refused bot's state, pause and resume",
+		chromedp.Navigate(w.url+"/channels"),
+		chromedp.WaitVisible(`//table[@id="channels"]//tr[contains(., "telegram")]//td[contains(., "failed")]`),
+		chromedp.Text(`//table[@id="channels"]//tr[contains(., "telegram")]/td[@class="state"]`, &state),
+		noSecret("channels"),
+		shot("console-09-channels"),
+		chromedp.Click(`//table[@id="channels"]//tr[contains(., "webchat")]//button[. = "Pause"]`),
+		chromedp.WaitVisible(`//table[@id="channels"]//tr[contains(., "webchat")]//td[contains(., "paused")]`),
+		shot("console-10-channel-paused"),
+		chromedp.Click(`//table[@id="channels"]//tr[contains(., "webchat")]//button[. = "Resume"]`),
+		chromedp.WaitVisible(`//table[@id="channels"]//tr[contains(., "webchat")]//td[contains(., "connected")]`),
+	)
+	if !strings.Contains(state, "401") && !strings.Contains(state, "refused") {
+		t.Errorf("the refused bot's state says no why: %q", state)
+	}
+
+	var title string
+	run("sessions with titles, filtered by channel",
+		chromedp.Navigate(w.url+"/sessions?channel=webchat"),
+		chromedp.WaitVisible(`#sessions a.title`),
+		chromedp.Text(`#sessions a.title`, &title),
+		shot("console-11-sessions"),
+	)
+	if title != "hello" {
+		t.Errorf("the webchat session's title is %q, want its first line", title)
+	}
+
+	run("live opens with the backlog, text folded per run",
+		chromedp.Navigate(w.url+"/live?kind=text.delta"),
+		chromedp.WaitVisible(`#live li.text-delta`),
+		shot("console-12-live-backlog"),
+	)
+
 	run("the same pages on a phone",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
 		chromedp.Navigate(w.url+"/cron/edit"), chromedp.WaitVisible("#cron-form", chromedp.ByID), shot("console-05-phone-cron-form"),
 		chromedp.Navigate(w.url+"/cron"), chromedp.WaitVisible("#cron", chromedp.ByID), shot("console-06-phone-cron"),
 		chromedp.Navigate(w.url+"/logs?level=warn"), chromedp.WaitVisible("#logs", chromedp.ByID), shot("console-07-phone-logs"),
 		chromedp.Navigate(w.url+"/usage"), chromedp.WaitVisible(`figure.chart svg`), shot("console-08-phone-usage"),
+		chromedp.Navigate(w.url+"/sessions"), chromedp.WaitVisible(`#sessions`), shot("console-13-phone-sessions"),
+		chromedp.Navigate(w.url+"/channels"), chromedp.WaitVisible(`#channels`), shot("console-14-phone-channels"),
 	)
 	for _, p := range problems {
 		t.Error(p)
