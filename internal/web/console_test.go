@@ -176,3 +176,16 @@ func TestChannelsPage(t *testing.T) {
 		t.Errorf("changes: %s", got)
 	}
 }
+
+func TestSessionsFilteredByChannelAndAgent(t *testing.T) {
+	r := newRig(t)
+	body := readAll(t, r.do(t, "GET", "/sessions?channel=webchat", "bearer", "", "", ""))
+	if !strings.Contains(body, "agent:main:webchat:direct:owner") || strings.Contains(body, ">agent:main:subagent:1<") ||
+		!strings.Contains(body, `<option value="webchat" selected>`) || !strings.Contains(body, "format=md") {
+		t.Errorf("sessions of channel webchat:\n%s", body)
+	}
+	body = readAll(t, r.do(t, "GET", "/sessions?agent=other", "bearer", "", "", ""))
+	if strings.Contains(body, "agent:main:webchat:direct:owner</a>") || !strings.Contains(body, "no sessions") {
+		t.Errorf("sessions of agent other:\n%s", body)
+	}
+}
