@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/reefgw/reef/actors"
 	"github.com/reefgw/reef/internal/logring"
 	"github.com/reefgw/reef/internal/web"
 	"github.com/reefgw/reef/messages"
@@ -178,4 +180,18 @@ func (b *webBackend) channelNames() []string {
 		out = append(out, h.Name)
 	}
 	return out
+}
+
+// SessionAction resets or deletes a session through the runtime (actors.Runtime.SessionAdmin).
+func (b *webBackend) SessionAction(ctx context.Context, action, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := b.rt.SessionAdmin(ctx, key, action)
+	switch {
+	case errors.Is(err, actors.ErrNoSession):
+		return fmt.Errorf("%w: no session %q", web.ErrNotFound, key)
+	case errors.Is(err, actors.ErrSessionLive):
+		return fmt.Errorf("%w: %v", web.ErrBadInput, err)
+	}
+	return err
 }

@@ -33,6 +33,9 @@ type Console interface {
 	// ChannelAction pauses, resumes or restarts a channel's platform connection (action
 	// pause|resume|restart); ErrNotFound for an unknown channel.
 	ChannelAction(ctx context.Context, action, name string) error
+	// SessionAction resets or deletes a session (action reset|delete); ErrNotFound for an
+	// unknown key, ErrBadInput when it cannot be done now (deleting an active session).
+	SessionAction(ctx context.Context, action, key string) error
 }
 
 // CronDetail is one job's page.
@@ -58,6 +61,20 @@ func (s *Server) consoleRoutes() {
 	s.page("GET /usage", s.withConsole(s.usage))
 	s.page("GET /channels", s.withConsole(s.channels))
 	s.page("POST /channels/{action}", s.withConsole(s.channelAction))
+	s.page("POST /sessions/{action}", s.withConsole(s.sessionAction))
+}
+
+func (s *Server) sessionAction(w http.ResponseWriter, r *http.Request, c Console) {
+	action, key := r.PathValue("action"), r.PostFormValue("key")
+	if !oneOf(action, "reset", "delete") {
+		jsonError(w, http.StatusBadRequest, "unknown action "+quote(action)+": use reset or delete")
+		return
+	}
+	if key == "" {
+		jsonError(w, http.StatusBadRequest, "key is required")
+		return
+	}
+	s.done(w, r, "/sessions", c.SessionAction(r.Context(), action, key))
 }
 
 // channels is each channel's state with its controls, and the pairing requests waiting.

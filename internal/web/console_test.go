@@ -189,3 +189,40 @@ func TestSessionsFilteredByChannelAndAgent(t *testing.T) {
 		t.Errorf("sessions of agent other:\n%s", body)
 	}
 }
+
+func (b *fakeBackend) SessionAction(_ context.Context, action, key string) error {
+	if key != "agent:main:webchat:direct:owner" {
+		return fmt.Errorf("%w: no session %q", ErrNotFound, key)
+	}
+	b.record("session " + action + " " + key)
+	return nil
+}
+
+func TestSessionResetAndDelete(t *testing.T) {
+	r := newRig(t)
+	form := "key=agent:main:webchat:direct:owner"
+	for _, action := range []string{"reset", "delete"} {
+		if resp := r.do(t, "POST", "/sessions/"+action, "cookie", "", "application/x-www-form-urlencoded", form); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s with the cookie and no CSRF token: %d, want 403", action, resp.StatusCode)
+		}
+		if resp := r.do(t, "POST", "/sessions/"+action, "", "", "application/x-www-form-urlencoded", form); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s without the token: %d, want 401", action, resp.StatusCode)
+		}
+		if resp := r.do(t, "POST", "/sessions/"+action, "cookie", r.srv.auth.csrf(), "application/x-www-form-urlencoded", form); resp.StatusCode != 200 {
+			t.Errorf("%s: %d", action, resp.StatusCode)
+		}
+	}
+	if resp := r.do(t, "POST", "/sessions/delete", "bearer", "", "application/x-www-form-urlencoded", "key=nope"); resp.StatusCode != 404 {
+		t.Errorf("unknown session: %d", resp.StatusCode)
+	}
+	if resp := r.do(t, "POST", "/sessions/explode", "bearer", "", "application/x-www-form-urlencoded", form); resp.StatusCode != 400 {
+		t.Errorf("unknown action: %d", resp.StatusCode)
+	}
+	if got := strings.Join(r.backend.recorded(), "|"); got != "session reset agent:main:webchat:direct:owner|session delete agent:main:webchat:direct:owner" {
+		t.Errorf("changes: %s", got)
+	}
+	body := readAll(t, r.do(t, "GET", "/sessions", "bearer", "", "", ""))
+	if !strings.Contains(body, `data-confirm="Delete this conversation`) || !strings.Contains(body, "/assets/confirm.js") {
+		t.Error("the sessions page does not ask before deleting")
+	}
+}

@@ -1,10 +1,7 @@
-// reef Control UI, Cron pages: the schedule's preview as you type, and a confirmation before
-// a job is removed. No inline script (the CSP forbids it).
+// reef Control UI, Cron form: the schedule's preview as you type. No inline script (the CSP
+// forbids it).
 "use strict";
 (function () {
-  document.querySelectorAll("form[data-confirm]").forEach((f) => {
-    f.addEventListener("submit", (e) => { if (!window.confirm(f.dataset.confirm)) e.preventDefault(); });
-  });
   const form = document.getElementById("cron-form");
   if (!form) return;
   const preview = document.getElementById("cron-preview");
