@@ -15,6 +15,9 @@ import (
 const (
 	backlogSize = 300
 	foldedText  = 2000
+	// followBuffer is the backlog's subscription buffer: small, for it only appends (the
+	// default, 256 events, would cost ~70 KB at idle).
+	followBuffer = 32
 )
 
 type backlog struct {
@@ -68,7 +71,7 @@ func (b *backlog) events(session, kind string) []messages.RunEvent {
 
 // follow keeps the bus's events in b until ctx ends or the bus closes.
 func (b *backlog) follow(ctx context.Context, bus *events.Bus) {
-	sub := bus.Subscribe("", 0)
+	sub := bus.Subscribe("", followBuffer)
 	defer sub.Close()
 	for {
 		select {
