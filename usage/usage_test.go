@@ -26,7 +26,10 @@ func TestLedgerAddsAndReports(t *testing.T) {
 	add(b, messages.Usage{InputTokens: 500, OutputTokens: 50})
 	add(usage.Key{Day: "2026-11-01", Agent: "main", Model: "openai/gpt"}, messages.Usage{InputTokens: 7}) // out of range
 	var rows []usage.Row
-	if err := store.View(func(r persistence.Reader) (err error) { rows, err = usage.Read(r, "2026-12-01", "2026-12-06"); return err }); err != nil {
+	if err := store.View(func(r persistence.Reader) (err error) {
+		rows, err = usage.Read(r, "2026-12-01", "2026-12-06")
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	rep := usage.Build(rows, map[string]usage.Price{"openai/gpt": {Input: 2, Output: 8, CacheRead: 0.5}}, "2026-12-04", "2026-12-06")
