@@ -57,6 +57,13 @@ type Connector struct {
 	probe   func() bool   // stops the armed send-side probe (connector_retry.go); nil: none
 	wakeRun chan struct{} // a reply went out: the platform loop reconnects now, not after its backoff
 	journal *draftJournal // notes drafts' ids as their sends return (connector_journal.go); nil: none
+
+	// The platform loop, which the owner may pause and restart (connector_control.go).
+	loopCancel    context.CancelFunc
+	loopGen       uint64 // the newest loop's number
+	looping       bool   // that loop runs, or has not reported its end yet
+	loopStopped   bool   // that loop was stopped by a pause or restart
+	restartWanted bool   // start a new loop once the stopped one has ended
 }
 
 // Self-messages of the Connector.
@@ -65,6 +72,7 @@ type (
 		err     error
 		final   bool          // the channel will not be restarted
 		retryIn time.Duration // when it is restarted
+		gen     uint64        // the loop's number (connector_control.go)
 	}
 	jobDone struct {
 		chat  string
@@ -119,7 +127,11 @@ func (c *Connector) Receive(ctx actor.Context) {
 	case *probeDue:
 		c.onProbeDue(ctx)
 	case *runExited:
-		c.onRunExited(msg)
+		if !c.staleExit(ctx, msg) { // a paused or restarted loop's (connector_control.go)
+			c.onRunExited(msg)
+		}
+	case *channelControl:
+		c.onChannelControl(ctx, msg)
 	case *healthRequest:
 		msg.reply <- c.health
 	case *reactRequest:
@@ -151,19 +163,13 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	deliver := c.deliverAllFunc(root, self)
 	if r, ok := c.ch.(channels.Reachable); ok {
 		r.OnReachable(func() { root.Send(self, &reachable{}) })
 	}
 	if u, ok := c.ch.(channels.Unreachable); ok {
 		u.OnUnreachable(func(err error, retryIn time.Duration) { root.Send(self, &unreachable{err: err, retryIn: retryIn}) })
 	}
-	go func() {
-		err := c.runLoop(runCtx, deliver, func(err error, retryIn time.Duration) {
-			root.Send(self, &runExited{err: err, retryIn: retryIn})
-		})
-		root.Send(self, &runExited{err: err, final: true})
-	}()
+	c.startLoop(ctx) // connector_control.go
 }
 
 // sendGrace is how long a stopping Connector lets replies in flight finish (and their outbox

@@ -62,6 +62,8 @@ func (h ChannelHealth) Status(now time.Time) string {
 		return fmt.Sprintf("reconnecting (since %s, %s)", h.Since.Local().Format("15:04:05"), next)
 	case ChannelFailed:
 		return "failed"
+	case ChannelPaused:
+		return "paused"
 	}
 	if h.Connected { // from a gateway that knew no states
 		return "connected"
@@ -112,13 +114,13 @@ func (c *Connector) setState(state, reason string, retryIn time.Duration) {
 }
 
 func (c *Connector) onReachable() {
-	if c.health.State != ChannelFailed {
+	if c.health.State != ChannelFailed && c.health.State != ChannelPaused {
 		c.setState(ChannelConnected, "", 0)
 	}
 }
 
 func (c *Connector) onUnreachable(msg *unreachable) {
-	if c.health.State != ChannelFailed {
+	if c.health.State != ChannelFailed && c.health.State != ChannelPaused {
 		c.setState(ChannelReconnecting, c.reason(msg.err), msg.retryIn)
 	}
 }

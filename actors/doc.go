@@ -23,7 +23,8 @@
 //	└── Connector [connector-<id>]  one per channel account (channels.ID: telegram, telegram:work,
 //	                            terminal, webchat, openai): platform goroutine, durable accept,
 //	                            ordered sends, drafts; replies leave by the account that received
-//	                            the message (Session.toConnector)
+//	                            the message (Session.toConnector); the owner may pause, resume
+//	                            or restart its platform loop (connector_control.go)
 //
 // The Router gets the Connectors' PIDs in its props (computed from their names before they
 // are spawned). In Started, at its first start and after every restart, it builds the

@@ -90,6 +90,8 @@ func (r *Router) Receive(ctx actor.Context) {
 		r.onRouteInbound(ctx, msg)
 	case *messages.CancelRun:
 		r.forward(ctx, msg.SessionKey, msg)
+	case *sessionAdmin:
+		r.onSessionAdmin(ctx, msg) // session_admin.go
 	case *messages.OutboundSent:
 		r.forward(ctx, msg.SessionKey, msg)
 	case *toolMessage:

@@ -147,6 +147,8 @@ func (s *Session) Receive(ctx actor.Context) {
 		s.onApprovalNotice(ctx, msg)
 	case *approvalAnswer:
 		s.onApprovalAnswer(ctx, msg)
+	case *adminReset:
+		s.onAdminReset(ctx, msg) // session_admin.go
 	case *messages.CancelRun:
 		if s.turn != nil {
 			ctx.Send(s.turn, &cancelTurn{})

@@ -15,6 +15,7 @@ import (
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/providers"
 	"github.com/reefgw/reef/sessionkey"
+	"github.com/reefgw/reef/usage"
 )
 
 // onTurnFinished records a finished run in one transaction — the user messages, every entry
@@ -85,9 +86,10 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 		failed = s.deps.redactor().apply(msg.err.Error())
 	}
 	var seqs []uint64
-	attempts := s.attempts       // never changed after the Session loaded it
-	ran := len(s.turnUser) > 0   // a run, not a /compact: its started records go (turn_started.go)
-	waited := ran && s.endWait() // it waited for the model: the wait is over (session_outage.go)
+	attempts := s.attempts                      // never changed after the Session loaded it
+	ran := len(s.turnUser) > 0                  // a run, not a /compact: its started records go (turn_started.go)
+	waited := ran && s.endWait()                // it waited for the model: the wait is over (session_outage.go)
+	ledger, spent := s.usageKey(now), msg.usage // the token ledger's row (session_usage.go)
 	write := &storeWrite{Owner: s.key, Epoch: s.epoch,
 		Apply: func(tx persistence.Tx) error {
 			var err error
@@ -111,6 +113,9 @@ func (s *Session) onTurnFinished(ctx actor.Context, msg *turnFinished) error {
 				return err
 			}
 			if err := ending.put(tx); err != nil {
+				return err
+			}
+			if err := usage.Add(tx, ledger, spent); err != nil {
 				return err
 			}
 			if sessionkey.IsStateless(key) { // it lived for this run: nothing of it stays

@@ -71,6 +71,16 @@ type ModelConfig struct {
 	ToolMode      string `yaml:"toolMode"`      // native (default) | prompt (tools described in the prompt)
 	// Vision says whether the model takes image input; default from a table of known models.
 	Vision *bool `yaml:"vision"`
+	// Cost is the model's price per million tokens, for the usage report (reef usage, the
+	// Control UI's Usage page); zero: not priced.
+	Cost ModelCost `yaml:"cost"`
+}
+
+// ModelCost is a model's price per million tokens, in whatever currency you read it in.
+type ModelCost struct {
+	Input     float64 `yaml:"input"`
+	Output    float64 `yaml:"output"`
+	CacheRead float64 `yaml:"cacheRead"` // cached input; 0: charged as input
 }
 
 // AgentConfig is one agent.

@@ -80,6 +80,9 @@ func (c *Config) Validate() error {
 		v.nonNegative(path+".contextWindow", m.ContextWindow)
 		v.nonNegative(path+".maxTokens", m.MaxTokens)
 		v.oneOf(path+".toolMode", m.ToolMode, toolModes)
+		if c := m.Cost; c.Input < 0 || c.Output < 0 || c.CacheRead < 0 {
+			v.addf("%s.cost: a price is negative: give input, output and cacheRead per million tokens, 0 or more", path)
+		}
 	}
 	v.nonNegative("llm.maxConcurrent", c.LLM.MaxConcurrent)
 	v.nonNegative("llm.maxRetries", c.LLM.MaxRetries)

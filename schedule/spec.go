@@ -125,7 +125,7 @@ func (s Spec) Describe() string {
 	case "cron":
 		return fmt.Sprintf("cron %q %s", s.Expr, orUTC(s.TZ))
 	case "every":
-		return "every " + (time.Duration(s.EveryMs) * time.Millisecond).String()
+		return "every " + FormatEvery(time.Duration(s.EveryMs)*time.Millisecond)
 	case "at":
 		return "at " + s.At
 	}

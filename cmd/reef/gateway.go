@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/reefgw/reef/internal/logring"
 	"github.com/reefgw/reef/internal/openaiapi"
 	"io"
 	"net"
@@ -25,7 +26,8 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return 2
 	}
-	log, closeLog, err := newLogger(cfg, false)
+	logs := logring.New(cfg.Secrets()...) // the web UI's Logs page
+	log, closeLog, err := newLogger(cfg, false, logs)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: logs: %v\n", err)
 		return 1
@@ -60,6 +62,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
+	logs.SetSecrets(cfg.Secrets()...) // with the gateway token now
 	chat := addWebChat(cfg, set)
 	var api *openaiapi.Channel // the OpenAI-compatible API is a channel; it is served on the web listener
 	if !cfg.Gateway.HTTP.Off() {
@@ -72,6 +75,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
+	rt.logs = logs
 	stopWeb, err := startWeb(cfg, *configPath, rt, set, chat, api, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)

@@ -13,7 +13,8 @@ import (
 
 // newLogger builds the process logger. toFile sends logs to $REEF_HOME/logs/reef.log (for
 // `reef chat`, whose terminal belongs to the conversation) unless log.file says otherwise.
-func newLogger(cfg *configs.Config, toFile bool) (zerolog.Logger, func(), error) {
+// Each line goes to the also writers too (the gateway's log ring, internal/logring).
+func newLogger(cfg *configs.Config, toFile bool, also ...io.Writer) (zerolog.Logger, func(), error) {
 	level, err := zerolog.ParseLevel(cfg.Log.Level)
 	if err != nil || cfg.Log.Level == "" {
 		level = zerolog.InfoLevel
@@ -35,6 +36,9 @@ func newLogger(cfg *configs.Config, toFile bool) (zerolog.Logger, func(), error)
 		w, closer = f, func() { f.Close() }
 	} else if cfg.Log.Format != "json" && isatty.IsTerminal(os.Stderr.Fd()) {
 		w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05"}
+	}
+	if len(also) > 0 {
+		w = zerolog.MultiLevelWriter(append([]io.Writer{w}, also...)...)
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), closer, nil
 }

@@ -59,6 +59,8 @@ Usage:
                                 decide who may talk to your bots
   reef cron list | add ... | rm|run|runs|enable|disable <id> [-json]
                                 scheduled jobs (next runs shown in each job's time zone)
+  reef usage   [-days N] [-json]
+                                tokens and cost per day, agent, model and channel (models.<ref>.cost)
   reef memory status | index [--force] | search QUERY [-agent ID] [-json]
                                 the agents' memory index: what is indexed, rebuild it, search it
   reef skills list [-agent ID] [-json] | info NAME
@@ -119,6 +121,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPairing(args[1:], stdout, stderr)
 	case "cron":
 		return runCron(args[1:], stdout, stderr)
+	case "usage":
+		return runUsage(args[1:], stdout, stderr)
 	case "memory":
 		return runMemory(args[1:], stdout, stderr)
 	case "skills":

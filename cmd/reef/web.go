@@ -199,7 +199,7 @@ func (b *webBackend) Sessions(_ context.Context, query string) ([]web.SessionRow
 		}
 		out = append(out, web.SessionRow{SessionInfo: r.SessionInfo, Live: r.Live != nil && *r.Live, Parent: r.Parent})
 	}
-	return out, nil
+	return out, b.sessionSummaries(out) // title, preview, cost (web_console.go)
 }
 
 func (b *webBackend) Conversation(_ context.Context, key string) (web.Conversation, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/events"
+	"github.com/reefgw/reef/internal/logring"
 	"github.com/reefgw/reef/internal/metrics"
 	"github.com/reefgw/reef/memory"
 	"github.com/reefgw/reef/persistence"
@@ -233,6 +234,7 @@ type running struct {
 	metrics *metrics.Metrics    // what /metrics serves (webapi.go)
 	webURL  string              // where the web UI listens ("" when off); set before the control socket serves
 	stop    func()              // stops the actors, then closes the database
+	logs    *logring.Ring       // the gateway's last log lines, for the web UI's Logs page (nil: none)
 }
 
 // routes is the routing table of the configuration's bindings.

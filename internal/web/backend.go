@@ -64,6 +64,11 @@ type SessionRow struct {
 	persistence.SessionInfo
 	Live   bool
 	Parent string // the spawning session, for a sub-agent
+	// Title is the conversation's first user line; Preview its last message's (both cut).
+	Title, Preview string
+	// Cost is the session's tokens at its model's configured price; Priced is false without one.
+	Cost   float64
+	Priced bool
 }
 
 // Conversation is a whole stored session.

@@ -41,18 +41,27 @@ func (s *Server) send(w http.ResponseWriter, f http.Flusher, event string, v any
 	return nil
 }
 
-// liveEvents streams the run events of one session (?session=) or of all, as SSE events
-// named "run" whose data is a messages.RunEvent.
+// liveEvents streams the run events of one session (?session=) or of all, of one kind
+// (?kind=) or of all, as SSE events named "run" whose data is a messages.RunEvent: first the
+// backlog (backlog.go), then each event as it happens.
 func (s *Server) liveEvents(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Events == nil {
 		jsonError(w, http.StatusServiceUnavailable, "this gateway publishes no run events")
 		return
 	}
-	sub := s.cfg.Events.Subscribe(r.URL.Query().Get("session"), 0)
+	session, kind := r.URL.Query().Get("session"), r.URL.Query().Get("kind")
+	sub := s.cfg.Events.Subscribe(session, 0)
 	defer sub.Close()
 	f := sse(w)
 	if f == nil {
 		return
+	}
+	var sent uint64 // the backlog's newest event: the live ones start after it
+	for _, ev := range s.back.events(session, kind) {
+		if s.send(w, f, "run", ev) != nil {
+			return
+		}
+		sent = max(sent, ev.Seq)
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
@@ -68,6 +77,9 @@ func (s *Server) liveEvents(w http.ResponseWriter, r *http.Request) {
 		case ev, ok := <-sub.Events():
 			if !ok {
 				return
+			}
+			if ev.Seq != 0 && ev.Seq <= sent || kind != "" && string(ev.Kind) != kind && ev.Kind != messages.EventsLost {
+				continue
 			}
 			if s.send(w, f, "run", ev) != nil {
 				return

@@ -34,7 +34,7 @@ func assetHandler() http.Handler {
 // pages renders the Control UI.
 type pages struct {
 	cfg  Config
-	tmpl map[string]*template.Template
+	tmpl *lazyTemplates // parsed on first use (templates.go)
 	red  *redact.Redactor
 }
 
@@ -81,7 +81,7 @@ var funcs = template.FuncMap{
 }
 
 func newPages(cfg Config) (*pages, error) {
-	p := &pages{cfg: cfg, tmpl: map[string]*template.Template{}, red: redact.New(cfg.Secrets...)}
+	p := &pages{cfg: cfg, tmpl: &lazyTemplates{}, red: redact.New(cfg.Secrets...)}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -91,11 +91,10 @@ func newPages(cfg Config) (*pages, error) {
 		if base == "layout" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", name)
-		if err != nil {
-			return nil, fmt.Errorf("web: template %s: %w", name, err)
+		if _, err := parseTemplate(base, name); err != nil { // checked now, kept once used
+			return nil, err
 		}
-		p.tmpl[base] = t
+		p.tmpl.add(base, name)
 	}
 	return p, nil
 }
@@ -110,7 +109,7 @@ type view struct {
 func (s *Server) render(w http.ResponseWriter, code int, name, title string, data any) {
 	var buf bytes.Buffer
 	v := view{Title: title, Nav: name, CSRF: s.auth.csrf(), Version: s.cfg.Version, Data: data}
-	if err := s.pages.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+	if err := s.pages.tmpl.execute(&buf, name, v); err != nil {
 		s.log.Error().Err(err).Str("page", name).Msg("web: render")
 		jsonError(w, http.StatusInternalServerError, "internal error (see the gateway's log)")
 		return
@@ -131,7 +130,7 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, problem str
 	}
 	var buf bytes.Buffer
 	v := view{Title: "Log in", Nav: "login", Data: map[string]string{"Next": next, "Problem": problem}}
-	if err := s.pages.tmpl["login"].ExecuteTemplate(&buf, "layout", v); err != nil {
+	if err := s.pages.tmpl.execute(&buf, "login", v); err != nil {
 		s.log.Error().Err(err).Msg("web: render login")
 		return
 	}
@@ -171,7 +170,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		s.backendError(w, err)
 		return
 	}
-	s.render(w, http.StatusOK, "sessions", "Sessions", map[string]any{"Query": q, "Rows": rows})
+	s.render(w, http.StatusOK, "sessions", "Sessions", filterSessions(r, q, rows)) // sessions_filter.go
 }
 
 func (s *Server) conversation(w http.ResponseWriter, r *http.Request) {
@@ -218,7 +217,8 @@ func fileName(key string) string {
 }
 
 func (s *Server) live(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusOK, "live", "Live", map[string]string{"Session": r.URL.Query().Get("session")})
+	s.render(w, http.StatusOK, "live", "Live", map[string]any{"Session": r.URL.Query().Get("session"),
+		"Kind": r.URL.Query().Get("kind"), "Kinds": liveKinds}) // liveKinds: backlog.go
 }
 
 func (s *Server) cron(w http.ResponseWriter, r *http.Request) {

@@ -47,6 +47,7 @@ type Server struct {
 	srv    *http.Server
 	ln     net.Listener
 	cancel context.CancelFunc // ends the streams (SSE) of every request at Close
+	back   backlog            // the Live page's last events (backlog.go)
 	mu     sync.Mutex
 }
 
@@ -122,6 +123,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /logout", s.protect(http.HandlerFunc(s.logout)))
 	s.pages.routes(s)
 	s.chatRoutes()
+	s.consoleRoutes() // cron editing, logs, usage (console.go)
 	s.mux.Handle("/", s.protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, "no such page: "+r.URL.Path)
 	})))
@@ -150,6 +152,9 @@ func (s *Server) Start() (string, error) {
 	s.mu.Lock()
 	s.srv, s.ln, s.cancel = srv, ln, cancel
 	s.mu.Unlock()
+	if s.cfg.Events != nil {
+		go s.back.follow(base, s.cfg.Events) // until Close
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error().Err(err).Msg("web: serve")
