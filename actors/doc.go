@@ -264,7 +264,10 @@
 // tools.Idempotent tool, and during the memory flush); Session.onTurnFinished deletes the
 // session's records in the transaction that records the run. Records left by a crash are loaded
 // by Session.onStarted and given to the first run, which starts from them (Turn.resume): calls
-// without a result get "interrupted: ..." unless their tool is idempotent, which runs again.
+// without a result get "interrupted: ..." unless their tool is idempotent, which runs again,
+// or tools.Resumable (sessions_spawn, sessions_yield), which runs again and finds what the
+// call did before: a spawn whose child is recorded under the call (subagent.Link.Call, the
+// run's first inbox seq and the call id) is answered with that child (Session.childOfCall).
 // Steered user entries in a record are skipped: those messages are still in the inbox.
 // An exec call that was waiting for the owner's approval (its request still stored in
 // approvals/pending) never ran: it is not answered as interrupted but waits again, joined to
