@@ -297,24 +297,6 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 				}
 			}
 			runErr = waitAll(ctx, all)
-			if os.Getenv("RB_DEBUG") != "" {
-				rig.mu.Lock()
-				var worst *benchMsg
-				for _, m := range all {
-					if worst == nil || m.replied.Sub(m.injected) > worst.replied.Sub(worst.injected) {
-						worst = m
-					}
-				}
-				for _, m := range all {
-					if m.chat == worst.chat {
-						fmt.Fprintf(os.Stderr, "msg replied %v asked %v\n", m.replied.Sub(m.injected), m.asked.Sub(m.injected))
-					}
-				}
-				for _, m := range rig.tg.Messages(worst.chat) {
-					fmt.Fprintf(os.Stderr, "#%d %q\n", m.MessageID, m.History)
-				}
-				rig.mu.Unlock()
-			}
 			break
 		}
 		var wg sync.WaitGroup
