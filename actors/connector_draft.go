@@ -62,11 +62,19 @@ type draft struct {
 	// after is the newest message reef had sent in the chat when the draft was recorded
 	// ("" unknown): a draft sent then, but not noted, has an id above it (sweepStrays).
 	after string
+	// due: earlier sends of the draft may have been cut off by kills, and what they left has
+	// not been swept yet (sweepDue). Recorded with a draft sent again, and set for one whose
+	// id came from the journal (its record never got it: a kill followed the send).
+	due bool
 }
 
 // record is a draft as draftBucket stores it.
 func (d draft) record() []byte {
-	return []byte(d.chat + "\n" + d.id + "\n" + d.key + "\n" + draftMark + "\n" + d.after)
+	due := ""
+	if d.due {
+		due = "sweep"
+	}
+	return []byte(d.chat + "\n" + d.id + "\n" + d.key + "\n" + draftMark + "\n" + d.after + "\n" + due)
 }
 
 // draftRecordKey is the record of a session's run draft (seq 0) or of the draft that holds
@@ -97,9 +105,23 @@ func (c *Connector) loadDraft(rec string) (draft, bool) {
 		return nil
 	})
 	if ok && d.id == "" && d.key != "" {
-		d.id, _ = c.journal.lookup(d.key)
+		d.id, d.due = c.journal.lookup(d.key)
 	}
 	return d, ok
+}
+
+// sweepDue sweeps what earlier sends of the draft recorded under rec left behind, when that
+// is due, then records that it was done (a kill meanwhile leaves it due). It returns d.
+func (c *Connector) sweepDue(ctx context.Context, root *actor.RootContext, rec string, d draft) draft {
+	if !d.due || d.legacy || d.id == "" {
+		return d
+	}
+	c.sweepStrays(ctx, d)
+	d.due = false
+	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) }); err != nil {
+		c.log.Debug().Err(err).Msg("draft: sweep not recorded")
+	}
+	return d
 }
 
 func parseDraft(v string) draft {
@@ -108,7 +130,9 @@ func parseDraft(v string) draft {
 	d.chat, rest, _ = strings.Cut(v, "\n")
 	d.id, rest, _ = strings.Cut(rest, "\n")
 	d.key, rest, _ = strings.Cut(rest, "\n")
-	mark, d.after, _ = strings.Cut(rest, "\n")
+	mark, rest, _ = strings.Cut(rest, "\n")
+	d.after, rest, _ = strings.Cut(rest, "\n")
+	d.due = rest == "sweep"
 	d.legacy = mark != draftMark
 	return d
 }
@@ -123,6 +147,7 @@ func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *
 	}
 	d, ok := c.loadDraft(ev.SessionKey)
 	if ok && !d.legacy && d.chat == ev.ChatID && d.id != "" {
+		c.sweepDue(ctx, root, ev.SessionKey, d)
 		return d.id
 	}
 	if !ok || d.legacy || d.chat != ev.ChatID {
@@ -137,7 +162,8 @@ func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *
 }
 
 // newDraft records a draft in prev's chat under rec, sends it and records its id; only a
-// recorded draft is ever edited. prev, when it has a key, is a draft recorded before and
+// recorded draft is ever edited (prev.after, for a new record: the message it answers, if
+// known). prev, when it has a key, is a draft recorded before and
 // maybe sent: sending it again with the same key finds it where the platform honours
 // idempotency keys, and where it does not, what the earlier send left is swept away once
 // the new draft's id shows where to look (sweepStrays).
@@ -145,12 +171,27 @@ func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, rec s
 	return c.newDraftText(ctx, root, rec, prev, thread, draftText)
 }
 
+// newer returns whichever of two message ids of a chat is the later ("" when neither is
+// numbered): a new draft's "after" is the newest message reef sent in the chat, or the
+// message it answers when that is newer or reef sent nothing there yet.
+func newer(a, b string) string {
+	_, na, okA := messageNumberIn(a)
+	_, nb, okB := messageNumberIn(b)
+	switch {
+	case okA && (!okB || na >= nb):
+		return a
+	case okB:
+		return b
+	}
+	return ""
+}
+
 // newDraftText is newDraft with the draft showing text.
 func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, rec string, prev draft, thread, text string) (draft, error) {
 	d := draft{chat: prev.chat, key: prev.key, after: prev.after}
 	again := d.key != ""
 	if !again {
-		d.key, d.after = strconv.FormatUint(rand.Uint64(), 36), c.journal.newest(d.chat)
+		d.key, d.after = strconv.FormatUint(rand.Uint64(), 36), newer(c.journal.newest(d.chat), prev.after)
 		err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) })
 		if err != nil {
 			return draft{}, err
@@ -171,14 +212,14 @@ func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, r
 	if len(ids) == 0 {
 		return draft{}, errors.New("the platform returned no message id")
 	}
-	d.id = ids[0]
+	d.id, d.due = ids[0], again
 	err = writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		return tx.Put(draftBucket, rec, d.record())
 	})
-	if err == nil && again {
-		c.sweepStrays(ctx, d)
+	if err != nil {
+		return d, err
 	}
-	return d, err
+	return c.sweepDue(ctx, root, rec, d), nil
 }
 
 // draftSlots bounds the drafts a Connector has on the wire at once. A kill while a draft's
@@ -251,6 +292,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 			}
 		}
 	}
+	d = c.sweepDue(ctx, root, rec, d)
 	err := c.editInto(ctx, e, out, d)
 	if errors.Is(err, channels.ErrPermanent) {
 		// The draft cannot take the reply (deleted or recalled, past the platform's edit
@@ -258,7 +300,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 		// one, recorded in its place, so that a resend after a crash still edits.
 		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply gets a new one")
 		c.dropMessage(ctx, d)
-		if d, err = c.newDraft(ctx, root, rec, draft{chat: out.ChatID}, out.ThreadID); err != nil {
+		if d, err = c.newDraft(ctx, root, rec, draft{chat: out.ChatID, after: out.ReplyToID}, out.ThreadID); err != nil {
 			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 			return false, nil
 		}
@@ -300,10 +342,10 @@ func (c *Connector) editInto(ctx context.Context, e channels.Editor, out *messag
 func (c *Connector) takeRunDraft(ctx context.Context, root *actor.RootContext, out *messages.Outbound, rec string) (draft, error) {
 	d, ok := c.loadDraft(out.SessionKey) // one without draftMark is taken too: as reef did before
 	if !ok || d.chat != out.ChatID {
-		return draft{chat: out.ChatID}, nil
+		return draft{chat: out.ChatID, after: out.ReplyToID}, nil
 	}
 	if d.id == "" && d.key == "" {
-		return draft{chat: out.ChatID}, nil
+		return draft{chat: out.ChatID, after: out.ReplyToID}, nil
 	}
 	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		if err := tx.Delete(draftBucket, out.SessionKey); err != nil {
@@ -329,6 +371,9 @@ func (c *Connector) closeDraft(ctx context.Context, root *actor.RootContext, ses
 		if found, err := c.newDraft(ctx, root, session, d, ""); err == nil {
 			d = found
 		}
+	}
+	if d.due && !d.legacy && d.id != "" {
+		c.sweepStrays(ctx, d) // the record goes below
 	}
 	e, isEditor := c.editor()
 	switch {
