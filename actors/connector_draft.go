@@ -43,8 +43,8 @@ import (
 // enforced nonce for a few minutes) a draft sent just before a kill is found again after the
 // restart — sending it again returns the same message. Telegram has none: the id is noted in
 // the draft journal (connector_journal.go) the moment the send returns, so that a kill before
-// the id's commit does not lose it; only a kill while the platform's answer is on the wire
-// leaves a draft nobody can find.
+// the id's commit does not lose it; a draft whose send a kill cut off before that is swept
+// away when the next attempt's draft is sent (connector_sweep.go).
 
 const (
 	draftText    = "…"

@@ -45,6 +45,9 @@ type draftJournal struct {
 	size  int64
 	found map[string]string // draft key → platform id, from the journal of the last run
 	high  map[string]int64  // chat → the highest message number noted (ids "<chat>:<n>")
+	// blind: there was no journal when the Connector started (a first start, or one deleted
+	// while reef was stopped): what reef sent before is unknown, so no sweep runs.
+	blind bool
 	store persistence.Store
 	log   zerolog.Logger
 }
@@ -58,6 +61,9 @@ func openDraftJournal(path string, store persistence.Store, log zerolog.Logger) 
 	j := &draftJournal{path: path, store: store, log: log, high: map[string]int64{}}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		j.blind = true
+	}
 	lines, err := j.compact()
 	if err != nil {
 		return nil, err
@@ -219,13 +225,16 @@ func (j *draftJournal) newest(chat string) string {
 
 // sentIn returns the numbers of the messages noted as reef's in chat between lo and hi
 // (both excluded), reading the journal: the last run's lines kept for this chat and this
-// run's. ok is false when the journal cannot be read.
+// run's. ok is false when the journal cannot be read, or did not exist at the start.
 func (j *draftJournal) sentIn(chat string, lo, hi int64) (map[int64]bool, bool) {
 	if j == nil {
 		return nil, false
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.blind {
+		return nil, false
+	}
 	data, err := os.ReadFile(j.path)
 	if err != nil {
 		return nil, false

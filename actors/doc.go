@@ -173,7 +173,9 @@
 //	connector_send.go:Connector.onOutbound      queued behind the chat's earlier jobs (Connector.enqueue)
 //	connector_send.go:Connector.send            connector_draft.go:Connector.deliverByEdit moves the
 //	                                            run's draft to the reply (one write, before the edit:
-//	                                            Connector.takeRunDraft) or records a new one for it,
+//	                                            Connector.takeRunDraft) or records a new one for it
+//	                                            (a draft sent again after a kill first sweeps what
+//	                                            the cut-off send left: connector_sweep.go),
 //	                                            and edits it into the reply (telegram/call.go:Bot.Edit;
 //	                                            too long, or no draft possible: telegram/send.go:Bot.Send),
 //	                                            then deletes the outbox row in Storage: marked sent;
