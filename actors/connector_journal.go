@@ -44,7 +44,7 @@ type draftJournal struct {
 	f     *os.File
 	size  int64
 	found map[string]string // draft key → platform id, from the journal of the last run
-	high  map[string]int64  // chat → the highest message number noted (ids "<chat>:<n>")
+	high  map[string]int64  // chat → the highest message number noted or seen (ids "<chat>:<n>")
 	// blind: there was no journal when the Connector started (a first start, or one deleted
 	// while reef was stopped): what reef sent before is unknown, so no sweep runs.
 	blind bool
@@ -209,8 +209,8 @@ func (j *draftJournal) lookup(key string) (string, bool) {
 	return id, ok
 }
 
-// newest returns the highest message id noted in chat ("" none, or not a platform that
-// numbers a chat's messages).
+// newest returns the highest message id noted or seen in chat ("" none, or not a platform
+// that numbers a chat's messages).
 func (j *draftJournal) newest(chat string) string {
 	if j == nil {
 		return ""
@@ -222,6 +222,24 @@ func (j *draftJournal) newest(chat string) string {
 	}
 	return ""
 }
+
+// seen notes a message that exists in chat (one reef received): a draft sent later has a
+// higher id, so it may serve as a draft's "after" (kept in memory only: it is not reef's).
+func (j *draftJournal) seen(chat, id string) {
+	c, n, ok := messageNumberIn(id)
+	if j == nil || !ok || c != chat {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, known := j.high[chat]; !known && len(j.high) >= maxChats {
+		clear(j.high) // a bound, not a policy: a chat without a floor is not swept
+	}
+	j.high[chat] = max(j.high[chat], n)
+}
+
+// maxChats bounds the chats whose newest message the journal keeps in memory.
+const maxChats = 1 << 16
 
 // sentIn returns the numbers of the messages noted as reef's in chat between lo and hi
 // (both excluded), reading the journal: the last run's lines kept for this chat and this
