@@ -30,6 +30,7 @@ import (
 type lossyBot struct {
 	*telegram.Bot
 	lose, dead atomic.Bool
+	loseEdit   atomic.Bool // the kill comes at the next edit instead (before it reaches Telegram)
 	dies       func()
 }
 
@@ -50,6 +51,11 @@ func (b *lossyBot) Send(ctx context.Context, out messages.Outbound) ([]string, e
 
 func (b *lossyBot) Edit(ctx context.Context, chat, id, text string) error {
 	if b.dead.Load() {
+		return errDead
+	}
+	if b.loseEdit.Load() {
+		b.dead.Store(true)
+		b.dies()
 		return errDead
 	}
 	return b.Bot.Edit(ctx, chat, id, text)
@@ -144,4 +150,46 @@ func TestStrayDraftSweptAfterRestart(t *testing.T) {
 		t.Errorf("%d edits refused by the per-chat limit", n)
 	}
 	t.Logf("bot messages %v", ids)
+}
+
+// TestStraySweepSurvivesKill: the restart after the lost draft is killed too, after its new
+// draft was sent and recorded but before the sweep asked about anything. The sweep stays
+// due in the draft's record, and the next start does it: the lost draft is deleted. Before,
+// only the start that sent the new draft swept, and a kill in its sweep left the stray.
+func TestStraySweepSurvivesKill(t *testing.T) {
+	srv := telegramtest.New(t)
+	db, journals := filepath.Join(t.TempDir(), "reef.db"), t.TempDir()
+	const chat = 43
+	store := &killStore{kill: func(string, string, []byte) bool { return false }}
+	bot := &lossyBot{Bot: telegramBot(t, srv), dies: func() { store.dead.Store(true) }}
+	stop := startDraftGateway(t, bot, db, journals, store.wrapOnce(), "the answer 1", "the answer 2")
+	srv.UserSays(chat, chat, "one")
+	until(t, "the first answer", func() bool { return strings.Contains(strings.Join(srv.Sent(chat), "|"), "the answer 1") })
+	bot.lose.Store(true)
+	srv.UserSays(chat, chat, "two")
+	until(t, "the kill", bot.dead.Load)
+	stop()
+
+	store2 := &killStore{kill: func(string, string, []byte) bool { return false }}
+	bot2 := &lossyBot{Bot: telegramBot(t, srv), dies: func() { store2.dead.Store(true) }}
+	bot2.loseEdit.Store(true) // the sweep's first question, or the answer's edit
+	stop = startDraftGateway(t, bot2, db, journals, store2.wrapOnce())
+	until(t, "the second kill", bot2.dead.Load)
+	stop()
+
+	startDraftGateway(t, telegramBot(t, srv), db, journals, nil)
+	shown := func() string {
+		var out []string
+		for _, m := range srv.Messages(chat) {
+			if !m.Deleted {
+				out = append(out, m.Text)
+			}
+		}
+		return strings.Join(out, "|")
+	}
+	until(t, "the second answer", func() bool { return strings.Contains(shown(), "the answer 2") })
+	until(t, "the stray drafts deleted", func() bool { return !strings.Contains(shown(), "…") })
+	if got := shown(); got != "the answer 1|the answer 2" {
+		t.Errorf("the chat shows %q from the bot, want the two answers", got)
+	}
 }
