@@ -239,7 +239,7 @@ func (j *draftJournal) seen(chat, id string) {
 }
 
 // maxChats bounds the chats whose newest message the journal keeps in memory.
-const maxChats = 1 << 16
+const maxChats = 4096
 
 // sentIn returns the numbers of the messages noted as reef's in chat between lo and hi
 // (both excluded), reading the journal: the last run's lines kept for this chat and this
