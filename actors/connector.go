@@ -54,9 +54,10 @@ type Connector struct {
 	pace   *editPacer          // per chat: when the last edit ended
 	budget editBudget          // per account: progress edits
 
-	probe   func() bool   // stops the armed send-side probe (connector_retry.go); nil: none
-	wakeRun chan struct{} // a reply went out: the platform loop reconnects now, not after its backoff
-	journal *draftJournal // notes drafts' ids as their sends return (connector_journal.go); nil: none
+	probe    func() bool   // stops the armed send-side probe (connector_retry.go); nil: none
+	wakeRun  chan struct{} // a reply went out: the platform loop reconnects now, not after its backoff
+	journal  *draftJournal // notes drafts' ids as their sends return (connector_journal.go); nil: none
+	drafting slots         // the draft sends on the wire at once (connector_draft.go)
 
 	// The platform loop, which the owner may pause and restart (connector_control.go).
 	loopCancel    context.CancelFunc
@@ -160,6 +161,7 @@ func (c *Connector) onStarted(ctx actor.Context) {
 	c.startHealth()
 	c.wakeRun = make(chan struct{}, 1)
 	c.openJournal()
+	c.drafting = make(slots, draftSlots)
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.runCtx, c.cancel = runCtx, cancel
 	self, root := ctx.Self(), ctx.ActorSystem().Root

@@ -43,12 +43,12 @@ import (
 // enforced nonce for a few minutes) a draft sent just before a kill is found again after the
 // restart — sending it again returns the same message. Telegram has none: the id is noted in
 // the draft journal (connector_journal.go) the moment the send returns, so that a kill before
-// the id's commit does not lose it; only a kill while the platform's answer is on the wire
-// leaves a draft nobody can find.
+// the id's commit does not lose it; a draft whose send a kill cut off before that is swept
+// away when the next attempt's draft is sent (connector_sweep.go).
 
 const (
 	draftText    = "…"
-	draftBucket  = "drafts" // see draftRecordKey; value: chat id \n platform message id ("" until sent) \n key \n owner mark
+	draftBucket  = "drafts" // see draftRecordKey; value: chat id \n platform message id ("" until sent) \n key \n owner mark \n after
 	draftMaxRune = 1900     // longer replies are sent as new messages (the smallest platform limit is 2000)
 	// draftMark ends the records of this layout. A run's record without it was written by a
 	// reef before drafts had owners: it may hold a delivered reply, so no run reuses or
@@ -59,10 +59,23 @@ const (
 type draft struct {
 	chat, id, key string
 	legacy        bool // recorded without draftMark
+	// after is the newest message reef had sent in the chat when the draft was recorded
+	// ("" unknown): a draft sent then, but not noted, has an id above it (sweepStrays).
+	after string
+	// due: earlier sends of the draft may have been cut off by kills, and what they left has
+	// not been swept yet (sweepDue). Recorded with a draft sent again, and set for one whose
+	// id came from the journal (its record never got it: a kill followed the send).
+	due bool
 }
 
 // record is a draft as draftBucket stores it.
-func (d draft) record() []byte { return []byte(d.chat + "\n" + d.id + "\n" + d.key + "\n" + draftMark) }
+func (d draft) record() []byte {
+	due := ""
+	if d.due {
+		due = "sweep"
+	}
+	return []byte(d.chat + "\n" + d.id + "\n" + d.key + "\n" + draftMark + "\n" + d.after + "\n" + due)
+}
 
 // draftRecordKey is the record of a session's run draft (seq 0) or of the draft that holds
 // outbox row seq.
@@ -92,9 +105,23 @@ func (c *Connector) loadDraft(rec string) (draft, bool) {
 		return nil
 	})
 	if ok && d.id == "" && d.key != "" {
-		d.id, _ = c.journal.lookup(d.key)
+		d.id, d.due = c.journal.lookup(d.key)
 	}
 	return d, ok
+}
+
+// sweepDue sweeps what earlier sends of the draft recorded under rec left behind, when that
+// is due, then records that it was done (a kill meanwhile leaves it due). It returns d.
+func (c *Connector) sweepDue(ctx context.Context, root *actor.RootContext, rec string, d draft) draft {
+	if !d.due || d.legacy || d.id == "" {
+		return d
+	}
+	c.sweepStrays(ctx, d)
+	d.due = false
+	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) }); err != nil {
+		c.log.Debug().Err(err).Msg("draft: sweep not recorded")
+	}
+	return d
 }
 
 func parseDraft(v string) draft {
@@ -102,7 +129,10 @@ func parseDraft(v string) draft {
 	var rest, mark string
 	d.chat, rest, _ = strings.Cut(v, "\n")
 	d.id, rest, _ = strings.Cut(rest, "\n")
-	d.key, mark, _ = strings.Cut(rest, "\n")
+	d.key, rest, _ = strings.Cut(rest, "\n")
+	mark, rest, _ = strings.Cut(rest, "\n")
+	d.after, rest, _ = strings.Cut(rest, "\n")
+	d.due = rest == "sweep"
 	d.legacy = mark != draftMark
 	return d
 }
@@ -117,49 +147,111 @@ func (c *Connector) openDraft(ctx context.Context, root *actor.RootContext, ev *
 	}
 	d, ok := c.loadDraft(ev.SessionKey)
 	if ok && !d.legacy && d.chat == ev.ChatID && d.id != "" {
+		c.sweepDue(ctx, root, ev.SessionKey, d)
 		return d.id
 	}
 	if !ok || d.legacy || d.chat != ev.ChatID {
 		d = draft{}
 	}
-	d, err := c.newDraftText(ctx, root, ev.SessionKey, ev.ChatID, ev.ThreadID, d.key, text)
+	d.chat = ev.ChatID
+	d, err := c.newDraftText(ctx, root, ev.SessionKey, d, ev.ThreadID, text)
 	if err != nil {
 		c.log.Warn().Err(err).Str("chat", ev.ChatID).Bool("draft", true).Msg("send failed")
 	}
 	return d.id
 }
 
-// newDraft records a draft under rec, sends it and records its id; only a recorded draft is
-// ever edited. key, when set, is that of a draft recorded before and maybe sent: sending it
-// again with the same key finds it where the platform honours idempotency keys.
-func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, rec, chat, thread, key string) (draft, error) {
-	return c.newDraftText(ctx, root, rec, chat, thread, key, draftText)
+// newDraft records a draft in prev's chat under rec, sends it and records its id; only a
+// recorded draft is ever edited (prev.after, for a new record: the message it answers, if
+// known). prev, when it has a key, is a draft recorded before and
+// maybe sent: sending it again with the same key finds it where the platform honours
+// idempotency keys, and where it does not, what the earlier send left is swept away once
+// the new draft's id shows where to look (sweepStrays).
+func (c *Connector) newDraft(ctx context.Context, root *actor.RootContext, rec string, prev draft, thread string) (draft, error) {
+	return c.newDraftText(ctx, root, rec, prev, thread, draftText)
+}
+
+// newer returns whichever of two message ids of a chat is the later ("" when neither is
+// numbered): a new draft's "after" is the newest message reef sent in the chat, or the
+// message it answers when that is newer or reef sent nothing there yet.
+func newer(a, b string) string {
+	_, na, okA := messageNumberIn(a)
+	_, nb, okB := messageNumberIn(b)
+	switch {
+	case okA && (!okB || na >= nb):
+		return a
+	case okB:
+		return b
+	}
+	return ""
 }
 
 // newDraftText is newDraft with the draft showing text.
-func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, rec, chat, thread, key, text string) (draft, error) {
-	d := draft{chat: chat, key: key}
-	if d.key == "" {
-		d.key = strconv.FormatUint(rand.Uint64(), 36)
+func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, rec string, prev draft, thread, text string) (draft, error) {
+	d := draft{chat: prev.chat, key: prev.key, after: prev.after}
+	again := d.key != ""
+	if !again {
+		d.key, d.after = strconv.FormatUint(rand.Uint64(), 36), newer(c.journal.newest(d.chat), prev.after)
 		err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) })
 		if err != nil {
 			return draft{}, err
 		}
 	}
-	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: chat, ThreadID: thread, Text: text,
+	if !c.drafting.take(ctx) {
+		return draft{}, ctx.Err()
+	}
+	ids, err := c.ch.Send(ctx, messages.Outbound{Channel: c.channel, Account: c.account, ChatID: d.chat, ThreadID: thread, Text: text,
 		SessionKey: "draft:" + d.key, OutboxSeq: 1}) // the key the platform dedups by (Feishu: uuid, Discord: nonce)
+	if err == nil && len(ids) > 0 {
+		c.journal.note(d.key, ids[0]) // before the commit: a kill meanwhile does not lose the id
+	}
+	c.drafting.give()
 	if err != nil {
 		return draft{}, err
 	}
 	if len(ids) == 0 {
 		return draft{}, errors.New("the platform returned no message id")
 	}
-	d.id = ids[0]
-	c.journal.note(d.key, d.id) // before the commit: a kill meanwhile does not lose the id
+	d.id, d.due = ids[0], again
 	err = writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		return tx.Put(draftBucket, rec, d.record())
 	})
-	return d, err
+	if err != nil {
+		return d, err
+	}
+	return c.sweepDue(ctx, root, rec, d), nil
+}
+
+// draftSlots bounds the drafts a Connector has on the wire at once. A kill while a draft's
+// send is answered but its id not yet noted leaves that draft behind (Telegram has no
+// idempotency key to find it again); how many a kill can catch is how many are in that
+// instant at once. Unbounded, a burst (a restart resending every waiting reply, a thousand
+// chats answered together) put dozens there, and a loaded machine kept them there for
+// milliseconds, waiting for a core: measured 332 stray drafts for 50 kills at load 29. A
+// few sends at a time keep the account's own rate (Telegram: about 30 messages a second).
+const draftSlots = 4
+
+// slots is a counting semaphore of draft sends.
+type slots chan struct{}
+
+// take waits for a slot; false when ctx ended first. A nil slots never waits.
+func (s slots) take(ctx context.Context) bool {
+	if s == nil {
+		return true
+	}
+	select {
+	case s <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// give returns a slot.
+func (s slots) give() {
+	if s != nil {
+		<-s
+	}
 }
 
 // deliverByEdit delivers out by editing a draft the reply owns: the run's draft, moved to the
@@ -184,7 +276,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	case owned && d.id != "": // this reply's draft: delivered again after a crash, or a retry
 	case owned: // recorded for this reply, maybe sent: find it again where the platform can
 		var err error
-		if d, err = c.newDraft(ctx, root, rec, out.ChatID, out.ThreadID, d.key); err != nil {
+		if d, err = c.newDraft(ctx, root, rec, d, out.ThreadID); err != nil {
 			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 			return false, nil
 		}
@@ -194,7 +286,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 			return false, err
 		}
 		if d.id == "" {
-			if d, err = c.newDraft(ctx, root, rec, out.ChatID, out.ThreadID, d.key); err != nil {
+			if d, err = c.newDraft(ctx, root, rec, d, out.ThreadID); err != nil {
 				c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 				return false, nil
 			}
@@ -203,6 +295,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	if c.moved(out) { // cluster mode: frozen while the draft was sent; the new owner delivers
 		return false, errMoved
 	}
+	d = c.sweepDue(ctx, root, rec, d)
 	err := c.editInto(ctx, e, out, d)
 	if errors.Is(err, channels.ErrPermanent) {
 		// The draft cannot take the reply (deleted or recalled, past the platform's edit
@@ -210,7 +303,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 		// one, recorded in its place, so that a resend after a crash still edits.
 		c.log.Info().Err(err).Str("chat", out.ChatID).Msg("draft not editable; the reply gets a new one")
 		c.dropMessage(ctx, d)
-		if d, err = c.newDraft(ctx, root, rec, out.ChatID, out.ThreadID, ""); err != nil {
+		if d, err = c.newDraft(ctx, root, rec, draft{chat: out.ChatID, after: out.ReplyToID}, out.ThreadID); err != nil {
 			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 			return false, nil
 		}
@@ -252,10 +345,10 @@ func (c *Connector) editInto(ctx context.Context, e channels.Editor, out *messag
 func (c *Connector) takeRunDraft(ctx context.Context, root *actor.RootContext, out *messages.Outbound, rec string) (draft, error) {
 	d, ok := c.loadDraft(out.SessionKey) // one without draftMark is taken too: as reef did before
 	if !ok || d.chat != out.ChatID {
-		return draft{chat: out.ChatID}, nil
+		return draft{chat: out.ChatID, after: out.ReplyToID}, nil
 	}
 	if d.id == "" && d.key == "" {
-		return draft{chat: out.ChatID}, nil
+		return draft{chat: out.ChatID, after: out.ReplyToID}, nil
 	}
 	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		if err := tx.Delete(draftBucket, out.SessionKey); err != nil {
@@ -278,9 +371,12 @@ func (c *Connector) closeDraft(ctx context.Context, root *actor.RootContext, ses
 	}
 	del, isDel := c.ch.(channels.Deleter)
 	if !d.legacy && isDel && d.id == "" && d.key != "" { // recorded, maybe sent: find it
-		if found, err := c.newDraft(ctx, root, session, d.chat, "", d.key); err == nil {
+		if found, err := c.newDraft(ctx, root, session, d, ""); err == nil {
 			d = found
 		}
+	}
+	if d.due && !d.legacy && d.id != "" {
+		c.sweepStrays(ctx, d) // the record goes below
 	}
 	e, isEditor := c.editor()
 	switch {

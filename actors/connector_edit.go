@@ -51,9 +51,16 @@ const sentPerChat = 64
 type sentLog struct {
 	mu     sync.Mutex
 	byChat map[string][]string // chat → ids, oldest first
+	used   map[string]uint64   // chat → when it was last noted (a count), for forgetting idle chats
+	clock  uint64
 	byOut  map[string][]string // outKey → ids, until asked for (opIDs)
 	failed map[string]error    // outKey → why the platform refused it, until asked for
 }
+
+// sentChats is how many chats the record keeps: past twice as many, the chats noted longest
+// ago are forgotten (a soak of 5,000 chats grew the heap by a list per chat that was never
+// used again).
+const sentChats = 1024
 
 // note records the ids of a sent Outbound.
 func (l *sentLog) note(chat, out string, ids []string) {
@@ -63,7 +70,12 @@ func (l *sentLog) note(chat, out string, ids []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.byChat == nil {
-		l.byChat, l.byOut = map[string][]string{}, map[string][]string{}
+		l.byChat, l.byOut, l.used = map[string][]string{}, map[string][]string{}, map[string]uint64{}
+	}
+	l.clock++
+	l.used[chat] = l.clock
+	if len(l.byChat) >= 2*sentChats {
+		l.forgetIdle()
 	}
 	list := append(l.byChat[chat], ids...)
 	if n := len(list); n > sentPerChat {
@@ -75,6 +87,17 @@ func (l *sentLog) note(chat, out string, ids []string) {
 			clear(l.byOut)
 		}
 		l.byOut[out] = append([]string(nil), ids...)
+	}
+}
+
+// forgetIdle drops the chats noted longest ago, keeping sentChats; l.mu is held.
+func (l *sentLog) forgetIdle() {
+	cut := l.clock - sentChats // the sentChats chats noted last have a later count
+	for chat, at := range l.used {
+		if at <= cut {
+			delete(l.byChat, chat)
+			delete(l.used, chat)
+		}
 	}
 }
 

@@ -47,6 +47,7 @@ func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) cha
 		batch := make([]*intake, 0, len(ins))
 		for i := range ins {
 			in := &ins[i]
+			c.journal.seen(in.ChatID, in.MessageID) // a floor for the chat's next draft (connector_sweep.go)
 			if refused[in.ChatID] {
 				errs[i] = channels.ErrNotAttempted
 				continue

@@ -145,11 +145,14 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	if !edited && err == nil {
 		var ids []string
 		ids, err = c.ch.Send(ctx, *out)
+		c.journal.sent(ids)                          // known as reef's: no sweep takes it for a stray (connector_sweep.go)
 		c.sentIDs.note(out.ChatID, outKey(out), ids) // for the message tool (connector_edit.go)
 	} else if edited && err == nil && len(out.Media) > 0 { // the draft took the text; the files follow
 		files := *out
 		files.Text, files.ReplyToID, files.Quote = "", "", false
-		_, err = c.ch.Send(ctx, files)
+		var ids []string
+		ids, err = c.ch.Send(ctx, files)
+		c.journal.sent(ids)
 	}
 	if errors.Is(err, channels.ErrPermanent) {
 		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply refused by the platform; dropped")

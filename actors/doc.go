@@ -176,7 +176,9 @@
 //	connector_send.go:Connector.onOutbound      queued behind the chat's earlier jobs (Connector.enqueue)
 //	connector_send.go:Connector.send            connector_draft.go:Connector.deliverByEdit moves the
 //	                                            run's draft to the reply (one write, before the edit:
-//	                                            Connector.takeRunDraft) or records a new one for it,
+//	                                            Connector.takeRunDraft) or records a new one for it
+//	                                            (a draft sent again after a kill first sweeps what
+//	                                            the cut-off send left: connector_sweep.go),
 //	                                            and edits it into the reply (telegram/call.go:Bot.Edit;
 //	                                            too long, or no draft possible: telegram/send.go:Bot.Send),
 //	                                            then deletes the outbox row in Storage: marked sent;
@@ -289,7 +291,10 @@
 // tools.Idempotent tool, and during the memory flush); Session.onTurnFinished deletes the
 // session's records in the transaction that records the run. Records left by a crash are loaded
 // by Session.onStarted and given to the first run, which starts from them (Turn.resume): calls
-// without a result get "interrupted: ..." unless their tool is idempotent, which runs again.
+// without a result get "interrupted: ..." unless their tool is idempotent, which runs again,
+// or tools.Resumable (sessions_spawn, sessions_yield), which runs again and finds what the
+// call did before: a spawn whose child is recorded under the call (subagent.Link.Call, the
+// run's first inbox seq and the call id) is answered with that child (Session.childOfCall).
 // Steered user entries in a record are skipped: those messages are still in the inbox.
 // An exec call that was waiting for the owner's approval (its request still stored in
 // approvals/pending) never ran: it is not answered as interrupted but waits again, joined to

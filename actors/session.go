@@ -63,6 +63,7 @@ type Session struct {
 	resume    []messages.ChatMessage // entries of a run a crash interrupted, for the next run (turn_started.go)
 	resumeN   int                    // how many started records hold them
 	awaiting  map[string]bool        // calls of that run waiting for approval (session_approval.go)
+	respawns  map[string]bool        // its sessions_spawn calls without a result, for the run that resumes it (subagent.go)
 	approvals map[string]string      // the running Turn's calls waiting for approval: request id → command
 
 	cmp    sessionCompact // history seqs, summary flag, waiting /compact commands (session_compact.go)
@@ -407,6 +408,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 		timeout:    s.runTimeout(),
 		client:     clientTools(s.answering),
 	}))
+	s.respawns = openSpawns(s.resume)
 	s.resume, s.awaiting = nil, nil
 	ctx.Send(s.router, &sessionBusy{key: s.key})
 }

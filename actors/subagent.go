@@ -147,8 +147,16 @@ func (s *Session) onSessionsCall(ctx actor.Context, call *sessionsCall) {
 }
 
 // spawnChild checks the limits and records the child; the tool is answered after the commit.
+// A call that a crash interrupted, run again by the run that resumes, is answered with the
+// child it spawned before the crash, if that was recorded: a call spawns at most one child.
 func (s *Session) spawnChild(ctx actor.Context, call *sessionsCall) {
-	link, task, info, err := s.newChild(call.args.(*subagent.SpawnArgs))
+	args := call.args.(*subagent.SpawnArgs)
+	if l := s.childOfCall(args.CallID); l != nil {
+		s.log.Info().Str("session", s.key).Str("child", l.Child).Msg("sub-agent spawned before the restart: found again")
+		s.answerSpawned(call, l)
+		return
+	}
+	link, task, info, err := s.newChild(args)
 	if err != nil {
 		call.answer(nil, err)
 		return
@@ -227,7 +235,7 @@ func (s *Session) newChild(a *subagent.SpawnArgs) (*subagent.Link, messages.Inbo
 	if s.subs.self != nil { // a grandchild's result goes to its parent, never to a chat
 		deliver = subagent.Target{}
 	}
-	link := &subagent.Link{Child: subagent.ChildKey(s.key, s.agent.ID, agentID, id), Parent: s.key, RunID: id,
+	link := &subagent.Link{Child: subagent.ChildKey(s.key, s.agent.ID, agentID, id), Parent: s.key, RunID: id, Call: s.spawnCall(a.CallID),
 		AgentID: agentID, Label: a.Label, Task: s.deps.redactor().apply(a.Task), Model: model, Mode: a.Mode,
 		Cleanup: a.Cleanup, Context: a.Context, Depth: depth, RunTimeout: timeout, ArchiveAfter: lim.ArchiveAfter, Deliver: deliver,
 		Tools: s.turnTools.Allowed(), Owner: s.turnReach.Owner, Status: messages.SubagentRunning, Created: now}
@@ -268,14 +276,67 @@ func (s *Session) onChildSpawned(ctx actor.Context, msg *childSpawned) {
 	}
 	ctx.Send(s.router, &startSubagent{key: msg.link.Child})
 	s.log.Info().Str("session", s.key).Str("child", msg.link.Child).Str("label", msg.link.Label).Msg("sub-agent spawned")
+	s.answerSpawned(msg.call, msg.link)
+}
+
+// answerSpawned answers a sessions_spawn call with its child.
+func (s *Session) answerSpawned(call *sessionsCall, link *subagent.Link) {
 	note := "The sub-agent runs on its own. Its result is push-based: it arrives in this conversation as a completion " +
 		"event when it finishes. Do not poll or sleep; call sessions_yield to end your turn and wait, or go on with other work."
-	if msg.link.Persistent() {
+	if link.Persistent() {
 		note += " It stays after its run (mode session): send it more work with sessions_send or subagents steer; each run " +
 			"reports with a completion of its own."
 	}
-	msg.call.answer(map[string]any{"status": "accepted", "childSessionKey": msg.link.Child, "runId": msg.link.RunID,
-		"mode": msg.link.Mode, "note": note}, nil)
+	call.answer(map[string]any{"status": "accepted", "childSessionKey": link.Child, "runId": link.RunID,
+		"mode": link.Mode, "note": note}, nil)
+}
+
+// spawnCall is Link.Call of a child spawned by the running run's call id: the inbox seq of
+// the first message the run answers (the same when it is resumed after a crash) and the id.
+func (s *Session) spawnCall(id string) string {
+	if id == "" || len(s.answering) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d %s", s.answering[0].InboxSeq, id)
+}
+
+// childOfCall returns the child the call id spawned before a crash, when the running run
+// resumes the run that made the call (its sessions_spawn calls without a result); nil
+// otherwise. Call ids are matched only there: some providers number calls per step.
+func (s *Session) childOfCall(id string) *subagent.Link {
+	key := s.spawnCall(id)
+	if key == "" || !s.respawns[id] {
+		return nil
+	}
+	for _, l := range s.subs.children {
+		if l.Call == key {
+			return l
+		}
+	}
+	return nil
+}
+
+// openSpawns returns the ids of the sessions_spawn calls without a result in the entries of
+// an interrupted run (its last step's).
+func openSpawns(entries []messages.ChatMessage) map[string]bool {
+	var open map[string]bool
+	for _, m := range entries {
+		switch {
+		case m.Role == messages.RoleAssistant && len(m.ToolCalls) > 0:
+			open = nil
+			for _, c := range m.ToolCalls {
+				if c.Name == subagent.ToolSpawn {
+					if open == nil {
+						open = map[string]bool{}
+					}
+					open[c.ID] = true
+				}
+			}
+		case m.Role == messages.RoleTool:
+			delete(open, m.ToolCallID)
+		}
+	}
+	return open
 }
 
 // yield lets the run end after this step (Turn.maybeNextStep) when there is something to

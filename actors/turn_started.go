@@ -19,8 +19,8 @@ import (
 // that records the run (Session.onTurnFinished). A crash leaves them behind; the Session
 // that reloads the conversation hands them to its first run, which starts from them instead
 // of from scratch: a call that has no result is not run again but answered with
-// interruptedNote, unless its tool is tools.Idempotent, which is run again; then the model
-// goes on. A step whose calls are all idempotent is not written (no latency added).
+// interruptedNote, unless its tool is tools.Idempotent or tools.Resumable, which is run
+// again; then the model goes on. A step whose calls are all idempotent is not written (no latency added).
 const startedBucket = "runs/started"
 
 // interruptedNote is the result of a call a crash interrupted.
@@ -165,7 +165,9 @@ func (t *Turn) resume(ctx actor.Context) bool {
 	t.pending = open
 	for _, c := range open {
 		tool, ok := t.in.agent.Tools.Get(c.Name)
-		if _, idem := tool.(tools.Idempotent); ok && idem {
+		_, idem := tool.(tools.Idempotent)
+		_, resumable := tool.(tools.Resumable)
+		if ok && (idem || resumable) {
 			continue // runCalls runs it again
 		}
 		if t.in.awaiting[c.ID] { // it waited for the owner's approval: it waits again (turn_approval.go)

@@ -31,6 +31,9 @@ type SpawnArgs struct {
 	Cleanup           string `json:"cleanup,omitempty"` // keep (default) | delete
 	Context           string `json:"context,omitempty"` // isolated (default) | fork
 	Runtime           string `json:"runtime,omitempty"` // "subagent" (the only one reef has)
+	// CallID is the id of the tool call that asks for the child (not the model's to set): the
+	// same call run again after a crash finds the child it spawned (Link.Call).
+	CallID string `json:"-"`
 }
 
 // MaxTask caps a task, in bytes.

@@ -38,6 +38,10 @@ type Link struct {
 	Cleanup string `json:"cleanup"` // keep | delete
 	Context string `json:"context"` // isolated | fork
 	Depth   int    `json:"depth"`   // 1 for a child of a conversation, 2 for a grandchild...
+	// Call names the parent's tool call that spawned it: the inbox seq of the first message
+	// the parent's run answered and the call's id ("12 call_abc"). A run resumed after a
+	// crash that calls sessions_spawn again with that id is given this child, not a second.
+	Call string `json:"call,omitempty"`
 	// RunTimeout stops the child's run after this long (0: only the agent's limits).
 	RunTimeout time.Duration `json:"runTimeout,omitempty"`
 	// ArchiveAfter is how long after its (last) run ends the child is archived: the spawning

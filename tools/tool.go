@@ -132,3 +132,13 @@ type Idempotent interface {
 	Tool
 	Idempotent()
 }
+
+// Resumable is implemented by tools whose calls change something, yet may be run again after
+// a crash: a repeat of the same call (the same Call.ID, in the run the crash interrupted)
+// finds what the first one did instead of doing it twice (sessions_spawn finds the child
+// spawned for that call). Their calls are recorded as started like any other tool's that is
+// not Idempotent; after a crash an interrupted one is run again, not answered "interrupted".
+type Resumable interface {
+	Tool
+	Resumable()
+}

@@ -24,12 +24,21 @@ type Tool struct {
 
 var _ tools.Tool = Tool{}
 
+// resumable is a session tool whose call, interrupted by a crash, is run again by the run
+// that resumes (tools.Resumable): sessions_spawn finds the child it spawned for that call
+// (the runtime matches the call id), and sessions_yield only waits again.
+type resumable struct{ Tool }
+
+var _ tools.Resumable = resumable{}
+
+func (resumable) Resumable() {}
+
 // Tools returns the six session tools.
 func Tools() []tools.Tool {
 	return []tools.Tool{
-		Tool{subagent.ToolSpawn, spawnDescription, spawnSchema, func() any { return &subagent.SpawnArgs{} },
-			func(a any) error { return a.(*subagent.SpawnArgs).Check() }},
-		Tool{subagent.ToolYield, yieldDescription, yieldSchema, func() any { return &subagent.YieldArgs{} }, nil},
+		resumable{Tool{subagent.ToolSpawn, spawnDescription, spawnSchema, func() any { return &subagent.SpawnArgs{} },
+			func(a any) error { return a.(*subagent.SpawnArgs).Check() }}},
+		resumable{Tool{subagent.ToolYield, yieldDescription, yieldSchema, func() any { return &subagent.YieldArgs{} }, nil}},
 		Tool{subagent.ToolSubagents, subagentsDescription, subagentsSchema, func() any { return &subagent.SubagentsArgs{} },
 			func(a any) error { return a.(*subagent.SubagentsArgs).Check() }},
 		Tool{subagent.ToolList, listDescription, listSchema, func() any { return &subagent.ListArgs{} }, nil},
@@ -58,6 +67,9 @@ func (t Tool) Run(ctx context.Context, call tools.Call) (tools.Result, error) {
 		if err := t.check(a); err != nil {
 			return tools.Result{}, err
 		}
+	}
+	if spawn, ok := a.(*subagent.SpawnArgs); ok {
+		spawn.CallID = call.ID // a repeat after a crash finds the child of this call
 	}
 	rt, ok := call.Env.Runtime.(tools.Sessions)
 	if !ok || call.Env.SessionKey == "" {
