@@ -31,6 +31,12 @@ func (c *Connector) sweepStrays(ctx context.Context, d draft) {
 	if !canEdit || !canDelete || d.after == "" {
 		return
 	}
+	if c.deps.Cluster != nil {
+		// The journal is this node's file: what another node sent in the chat (the
+		// session's earlier owner, a cron delivery) is unknown to it, and would look like a
+		// lost draft. In cluster mode a stray draft stays (docs/scaling.md).
+		return
+	}
 	chat, lo, ok1 := messageNumberIn(d.after)
 	_, hi, ok2 := messageNumberIn(d.id)
 	if !ok1 || !ok2 || chat != d.chat || hi-lo <= 1 || hi-lo > 4*sweepMax {
