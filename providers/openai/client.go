@@ -76,7 +76,7 @@ func defaultHTTPClient() *http.Client {
 		ResponseHeaderTimeout: 5 * time.Minute,
 		ExpectContinueTimeout: time.Second,
 		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConnsPerHost:   64, // llm.maxConcurrent's default: fewer keeps dialing under load
+		MaxIdleConnsPerHost:   256, // calls in flight under the adaptive limit: fewer keeps dialing under load
 		ForceAttemptHTTP2:     true,
 	}}
 }
