@@ -42,7 +42,7 @@ func TestLoadReportsFileProblems(t *testing.T) {
 		{
 			name: "unknown top-level key lists known keys when nothing is close",
 			body: "llm:\n  maxRetries: 2\nfrobnicate: true\n",
-			want: []string{`reef.yaml:3: unknown key "frobnicate" at the top level (known keys: agents, backup, bindings, channels, cron, dataDir, gateway, llm, log, mcp, media, memory, models, providers, session, storage, tools)`},
+			want: []string{`reef.yaml:3: unknown key "frobnicate" at the top level (known keys: agents, backup, bindings, channels, cluster, cron, dataDir, gateway, llm, log, mcp, media, memory, models, providers, session, storage, tools)`},
 		},
 		{
 			name: "unknown keys inside maps and nested structs, all reported",

@@ -146,6 +146,7 @@ func (c *Config) Validate() error {
 	c.validateCron(&v)
 	c.validateBackup(&v)
 	c.validateStorage(&v)
+	c.validateCluster(&v)
 	c.validateGateway(&v)
 	c.validateMCP(&v)
 	return errors.Join(v.problems...)
