@@ -17,16 +17,9 @@ import (
 // Names of the units of work a cluster hands out besides partitions (WorkLeases).
 const (
 	WorkTimer = "timer" // the Timer: cron jobs and heartbeats (actors.Timer)
+	// A channel's inbound loop is "channel:<platform>:<account>" (channels.InboundWork), a
+	// Discord shard "channel:discord:<account>:shard:<id>/<count>".
 )
-
-// ChannelWork names the inbound loop of a channel account (a Telegram long poll, a Feishu
-// long connection): "channel:telegram:default", "channel:feishu:work".
-func ChannelWork(channel, account string) string {
-	if account == "" {
-		account = "default"
-	}
-	return "channel:" + channel + ":" + account
-}
 
 // workSchema creates the table of named work leases.
 const workSchema = `
