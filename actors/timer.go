@@ -37,8 +37,9 @@ type Timer struct {
 	polling  bool
 	beats    map[string]*beatState // by agent id
 	seqFires uint64
-	passive  bool   // in a cluster, another node fires (timer_cluster.go)
-	leadGen  uint64 // the lead goroutine's generation; older ones' messages are dropped
+	passive  bool          // in a cluster, another node fires (timer_cluster.go)
+	leadGen  uint64        // the lead goroutine's generation; older ones' messages are dropped
+	leadDone chan struct{} // closed when the lead goroutine ended (its lease given back)
 }
 
 // TimerSettings configure the Timer.
@@ -180,6 +181,7 @@ func (t *Timer) stop() {
 		close(t.cancel)
 		t.cancel = nil
 	}
+	t.waitLead()
 }
 
 // schedule puts a wake-up for key at at, replacing any earlier one for key.

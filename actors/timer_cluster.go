@@ -49,6 +49,8 @@ func (t *Timer) startLead(ctx actor.Context) {
 	t.leadGen++
 	gen, self, root, gate, stop := t.leadGen, ctx.Self(), ctx.ActorSystem().Root, t.deps.Work, t.cancel
 	c, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.leadDone = done
 	go func() {
 		defer cancel()
 		tick := time.NewTicker(t.set.Refresh)
@@ -63,6 +65,7 @@ func (t *Timer) startLead(ctx actor.Context) {
 		}
 	}()
 	go func() {
+		defer close(done)
 		for {
 			held, release, err := gate.Hold(c, TimerWork)
 			if err != nil {
@@ -74,6 +77,22 @@ func (t *Timer) startLead(ctx actor.Context) {
 			release()
 		}
 	}()
+}
+
+// leaseRelease bounds how long a stopping Timer waits for its lease to be given back.
+const leaseRelease = 3 * time.Second
+
+// waitLead waits (bounded) until the lead goroutine gave the timer's lease back, so another
+// node takes the timer over at once rather than when the lease expires.
+func (t *Timer) waitLead() {
+	if t.leadDone == nil {
+		return
+	}
+	select {
+	case <-t.leadDone:
+	case <-time.After(leaseRelease):
+	}
+	t.leadDone = nil
 }
 
 // onLead starts firing when this node took the timer over: it re-reads the jobs, gives each
