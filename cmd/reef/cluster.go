@@ -188,6 +188,10 @@ func serveCluster(rt *running, node string) http.HandlerFunc {
 
 // runCluster is `reef cluster status [-json]` and `reef cluster forget NODE`.
 func runCluster(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(stdout, "usage: reef cluster status [-json] | forget NODE (cluster mode: docs/scaling.md)")
+		return 0
+	}
 	if len(args) == 0 || args[0] != "status" && args[0] != "forget" {
 		fmt.Fprintln(stderr, "usage: reef cluster status [-json] | forget NODE")
 		return 2

@@ -8,7 +8,11 @@
 // It is the pattern of Temporal's and Cadence's history shards, on PostgreSQL alone: no
 // gossip, no Raft. Times are the database's (now()), never a node's clock.
 //
-// Status: this package and its tests are the foundation; the gateway does not use it yet
-// (no LISTEN/NOTIFY wake-ups, no rebalancing loop, no leased channel connections), and one
-// node holds the database alone (postgres.Options.Exclusive).
+// Named units of work (work.go) are leased the same way: a channel's inbound loop, the
+// Timer. A Holder (hold.go) is one node's gate to them; cmd/reef hands it to the channels
+// (channels.Gate) and the Timer (actors.WorkGate) in cluster mode. CheckShared
+// (workspace.go) refuses a workspace that is not the same folder on every node.
+//
+// Status: the partitions are not used by the gateway yet (no LISTEN/NOTIFY wake-ups, no
+// rebalancing loop).
 package cluster
