@@ -29,6 +29,9 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 	if b.cfg.Mode == ModeWebhook {
 		err = b.runWebhook(ctx, deliver)
 	} else { // in a cluster only the node that holds the app's inbound loop connects
+		if b.cfg.Gate != nil {
+			b.reachable() // the bot's info answered: this node sends, whoever receives
+		}
 		err = channels.Gated(ctx, b.cfg.Gate, channels.InboundWork("feishu", b.cfg.Account), func(ctx context.Context) error {
 			return b.runWebSocket(ctx, deliver)
 		})
