@@ -262,6 +262,10 @@ func (c *Connector) runLoop(ctx context.Context, deliver channels.DeliverAll, fa
 		if errors.Is(err, channels.ErrAuth) {
 			return err
 		}
+		if errors.Is(err, channels.ErrWorkMoved) { // cluster: another node receives now; wait for our turn
+			c.log.Info().Msg("another node of the cluster runs this channel's inbound loop now; sending goes on here")
+			continue
+		}
 		if err == nil {
 			err = errors.New("channel stopped unexpectedly")
 		}

@@ -48,6 +48,9 @@ type Deps struct {
 	OutageWait time.Duration
 	Now        func() time.Time // default time.Now
 	Clock      Clock            // the Timer's clock; default the real one
+	// Work, in cluster mode, hands out the cluster's units of work: the Timer fires only on
+	// the node that holds TimerWork (timer_cluster.go). Nil: one node.
+	Work WorkGate
 	// Secrets are the secret values reef holds (API keys, tokens). They are replaced by
 	// "[redacted]" in tool results and replies before anything stores or sends them.
 	Secrets []string

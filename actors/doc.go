@@ -74,6 +74,8 @@
 //	reader goroutines
 //	Timer poll timer (real time)   Timer, while cron runs     no run in flight; Timer.Stopping
 //	                               are in flight
+//	Timer lead and refresh         Timer.Started, cluster     Timer.Stopping/Restarting; stop waits
+//	goroutines (timer_cluster.go)  mode (Deps.Work)           up to 3 s for the lease to be given back
 //	sweep ticker goroutine         Router (connectorsReady)   Router.Stopping/Restarting
 //	cluster sweep ticker and its   Router (connectorsReady,   Router.Stopping/Restarting; the read
 //	store read (cluster mode)      router_cluster.go)         ends and answers (pendingFound)

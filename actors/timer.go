@@ -37,6 +37,9 @@ type Timer struct {
 	polling  bool
 	beats    map[string]*beatState // by agent id
 	seqFires uint64
+	passive  bool          // in a cluster, another node fires (timer_cluster.go)
+	leadGen  uint64        // the lead goroutine's generation; older ones' messages are dropped
+	leadDone chan struct{} // closed when the lead goroutine ended (its lease given back)
 }
 
 // TimerSettings configure the Timer.
@@ -47,6 +50,7 @@ type TimerSettings struct {
 	MaxConcurrentRuns int           // cron runs in flight at once; the rest wait (default 4)
 	CatchUpSpread     time.Duration // missed jobs run once after downtime, spread over this (default 5 s)
 	PollEvery         time.Duration // how often runs in flight are checked for completion (default 500 ms)
+	Refresh           time.Duration // in a cluster, how often jobs changed on other nodes are read (default 5 s)
 }
 
 // WithDefaults fills the zero fields with the defaults (what the Timer uses).
@@ -64,6 +68,9 @@ func (s TimerSettings) withDefaults() TimerSettings {
 	}
 	if s.PollEvery <= 0 {
 		s.PollEvery = 500 * time.Millisecond
+	}
+	if s.Refresh <= 0 {
+		s.Refresh = defaultRefresh
 	}
 	return s
 }
@@ -108,6 +115,10 @@ func (t *Timer) Receive(ctx actor.Context) {
 		t.onBeatOutcome(msg)
 	case *beatPausesRequest:
 		msg.reply <- t.beatPauses()
+	case *timerLead:
+		err = t.onLead(ctx, msg) // timer_cluster.go
+	case *timerRefresh:
+		err = t.onRefresh(ctx)
 	case *actor.Stopping, *actor.Restarting:
 		t.stop()
 	}
@@ -134,6 +145,18 @@ func (t *Timer) onStarted(ctx actor.Context) error {
 	for i := range jobs {
 		t.jobs[jobs[i].ID] = &jobs[i]
 	}
+	if t.clustered() { // fires only once it holds the cluster's timer
+		t.passive = true
+		t.startLead(ctx)
+		return nil
+	}
+	t.begin(ctx, jobs)
+	return nil
+}
+
+// begin schedules every job at its next run, gives each whose run was missed one catch-up
+// run, spread over CatchUpSpread, and starts the heartbeats.
+func (t *Timer) begin(ctx actor.Context, jobs []schedule.Job) {
 	now := t.clock.Now()
 	missed := 0
 	for _, w := range schedule.Resume(jobs, now, t.set.CatchUpSpread) {
@@ -147,7 +170,6 @@ func (t *Timer) onStarted(ctx actor.Context) error {
 	}
 	t.startBeats(now)
 	t.arm(ctx)
-	return nil
 }
 
 func (t *Timer) stop() {
@@ -159,6 +181,7 @@ func (t *Timer) stop() {
 		close(t.cancel)
 		t.cancel = nil
 	}
+	t.waitLead()
 }
 
 // schedule puts a wake-up for key at at, replacing any earlier one for key.
@@ -172,6 +195,9 @@ func (t *Timer) unschedule(key string) { t.gens[key]++ }
 
 // arm sets the clock timer to the earliest live wake-up.
 func (t *Timer) arm(ctx actor.Context) {
+	if t.passive {
+		return
+	}
 	for len(t.wakes) > 0 && t.wakes[0].gen != t.gens[t.wakes[0].key] {
 		heap.Pop(&t.wakes)
 	}

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -88,6 +89,9 @@ func (t *Timer) fire(ctx actor.Context, j *schedule.Job, reason string) error {
 	old := j.State.NextRunAtMs
 	run := schedule.Run{JobID: j.ID, AtMs: now.UnixMilli(), SessionKey: in.SessionKey, Reason: reason, Status: "started"}
 	apply := func(tx persistence.Tx) error {
+		if err := t.unmoved(tx, j.ID, old); err != nil {
+			return err
+		}
 		if err := schedule.Unindex(tx, old, j.ID); err != nil {
 			return err
 		}
@@ -148,6 +152,12 @@ func (t *Timer) onEnqueued(ctx actor.Context, msg *cronEnqueued) {
 		return
 	}
 	delete(t.running, msg.key)
+	if errors.Is(msg.err, errJobMoved) { // another node ran it: take the job as stored
+		t.log.Info().Str("key", msg.key).Msg("the cron job ran on another node")
+		t.reloadJob(ctx, strings.TrimPrefix(msg.key, "job:"))
+		t.next(ctx)
+		return
+	}
 	t.log.Error().Err(msg.err).Str("key", msg.key).Msg("could not enqueue the event; it did not run")
 	t.finish(msg.key, "error", msg.err.Error())
 	t.next(ctx)
@@ -249,6 +259,9 @@ func (t *Timer) saveJob(j *schedule.Job, oldNext int64) {
 	c := *j
 	t.root.Send(t.storage, &storeWrite{Apply: func(tx persistence.Tx) error {
 		if ok, err := schedule.JobExists(tx, c.ID); err != nil || !ok {
+			return err
+		}
+		if done, err := t.outcomeOnly(tx, &c, oldNext); done || err != nil {
 			return err
 		}
 		if oldNext != c.State.NextRunAtMs {

@@ -28,7 +28,7 @@ type Config struct {
 	Media    MediaConfig     `yaml:"media"`   // files people send and agents send back (docs/media.md)
 	Gateway  GatewayConfig   `yaml:"gateway"` // the gateway's web face (docs/web.md)
 	Storage  StorageConfig   `yaml:"storage"` // where the state lives: bbolt (default) or postgres (docs/scaling.md)
-	Cluster  ClusterConfig   `yaml:"cluster"` // several nodes on one PostgreSQL (docs/scaling.md)
+	Cluster  ClusterConfig   `yaml:"cluster"` // several reef nodes on one PostgreSQL (docs/scaling.md)
 
 	unset   []unsetRef // ${VAR} references left empty by Load, reported by Validate
 	aliases []string   // OpenClaw-shaped keys Load rewrote (aliases.go), reported by Notes

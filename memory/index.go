@@ -44,6 +44,11 @@ type Config struct {
 	// every ScanEvery (default 2s).
 	NoWatch   bool
 	ScanEvery time.Duration
+	// Shared says the workspace is shared with other reef nodes (cluster mode, a network
+	// file system): a watcher sees only this machine's writes, so there is none, and every
+	// sync stats every note and re-reads those whose size or mtime changed. A note written
+	// through another node is found by the next search.
+	Shared bool
 }
 
 func (c Config) withDefaults() Config {

@@ -53,7 +53,9 @@ func (x *Index) Status(ctx context.Context) (Stats, error) {
 	}
 	st.LastSync, st.EmbedError = x.synced, x.embedWhy
 	st.Watching = "inotify"
-	if x.watch == nil {
+	if x.cfg.Shared {
+		st.Watching = "scan at every search (shared workspace)"
+	} else if x.watch == nil {
 		st.Watching = "scan every " + x.cfg.ScanEvery.String()
 		if x.watchErr != nil {
 			st.Watching += ": " + x.watchErr.Error()

@@ -28,7 +28,7 @@ const safetyScanEvery = 5 * time.Minute
 // scans at most every cfg.ScanEvery, else only touched files. x.mu is held.
 func (x *Index) filesToCheck(root *os.Root) (found []statFile, gone []string, full bool, err error) {
 	now := x.clock()
-	if x.watch == nil && x.watchErr == nil && !x.cfg.NoWatch {
+	if x.watch == nil && x.watchErr == nil && !x.cfg.NoWatch && !x.cfg.Shared {
 		if x.watch, x.watchErr = newWatcher(x.cfg.Workspace); x.watchErr != nil {
 			x.log.Info().Err(x.watchErr).Str("agent", x.cfg.AgentID).Str("every", x.cfg.ScanEvery.Round(time.Millisecond).String()).
 				Msg("memory: no file watcher; notes changed outside reef are found by a periodic scan")
@@ -46,7 +46,7 @@ func (x *Index) filesToCheck(root *os.Root) (found []statFile, gone []string, fu
 		}
 		full = full || all || now.Sub(x.scanned) >= safetyScanEvery
 	} else {
-		full = full || now.Sub(x.scanned) >= x.cfg.ScanEvery
+		full = full || x.cfg.Shared || now.Sub(x.scanned) >= x.cfg.ScanEvery
 	}
 	if full {
 		found, err = scanFiles(root)

@@ -96,3 +96,16 @@ func putJSON(tx persistence.Tx, bucket, key string, v any) error {
 	}
 	return tx.Put(bucket, key, b)
 }
+
+// GetJob reads job id, and whether it is stored.
+func GetJob(r persistence.Reader, id string) (Job, bool, error) {
+	raw, ok, err := r.Get(bucketJobs, id)
+	if err != nil || !ok {
+		return Job{}, false, err
+	}
+	var j Job
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return Job{}, false, fmt.Errorf("cron: job %s: %w", id, err)
+	}
+	return j, true, nil
+}

@@ -60,6 +60,11 @@ type Config struct {
 	// MediaClient fetches the https URLs of a reply's MEDIA: lines (the SSRF guard's client);
 	// nil: such lines are refused with a note.
 	MediaClient *http.Client
+	// Gate, in a cluster, lets only the node that holds the app's inbound loop open the long
+	// connection (channels.Gate, unit channels.InboundWork("feishu", Account)); nil: this
+	// node does. Webhook mode accepts on every node.
+	Gate    channels.Gate
+	Account string
 }
 
 // Mode values.

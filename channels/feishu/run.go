@@ -28,8 +28,13 @@ func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
 	var err error
 	if b.cfg.Mode == ModeWebhook {
 		err = b.runWebhook(ctx, deliver)
-	} else {
-		err = b.runWebSocket(ctx, deliver)
+	} else { // in a cluster only the node that holds the app's inbound loop connects
+		if b.cfg.Gate != nil {
+			b.reachable() // the bot's info answered: this node sends, whoever receives
+		}
+		err = channels.Gated(ctx, b.cfg.Gate, channels.InboundWork("feishu", b.cfg.Account), func(ctx context.Context) error {
+			return b.runWebSocket(ctx, deliver)
+		})
 	}
 	if ctx.Err() != nil {
 		return nil

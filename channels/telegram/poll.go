@@ -38,6 +38,21 @@ func (b *Bot) run(ctx context.Context, deliver channels.DeliverAll) error {
 		}
 		return b.runWebhook(ctx, deliver)
 	}
+	// In a cluster only the node that holds the bot's inbound loop polls (a second poller
+	// would get 409 Conflict); every node sends. A node waiting for the loop learns first
+	// that the bot is reachable, so it shows as connected (it sends) and /readyz says ready.
+	if b.cfg.Gate != nil {
+		if err := b.getMe(ctx); err != nil {
+			return err
+		}
+	}
+	return channels.Gated(ctx, b.cfg.Gate, channels.InboundWork("telegram", b.cfg.Account), func(ctx context.Context) error {
+		return b.startPolling(ctx, deliver)
+	})
+}
+
+// startPolling learns who the bot is, takes the bot off any webhook, and polls.
+func (b *Bot) startPolling(ctx context.Context, deliver channels.DeliverAll) error {
 	// getMe and deleteWebhook do not depend on each other: both at once spare the first poll
 	// a round trip to Telegram.
 	hook := make(chan error, 1)

@@ -46,6 +46,9 @@ type Config struct {
 	// MediaClient fetches the https URLs of a reply's MEDIA: lines (the SSRF guard's client);
 	// nil: such lines are refused with a note.
 	MediaClient *http.Client
+	// Gate, in a cluster, lets only the node that holds the bot's inbound loop poll
+	// (channels.Gate); nil: this node polls. Webhook mode accepts on every node.
+	Gate channels.Gate
 }
 
 // Modes of receiving updates.

@@ -102,6 +102,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	mux.HandleFunc("GET /backup", serveBackup(rt.store))
 	mux.HandleFunc("GET /events", serveEvents(rt.events))
 	mux.HandleFunc("GET /usage", serveUsage(rt.store, cfg))
+	mux.HandleFunc("GET /cluster", serveCluster(rt, cfg.Cluster.Node())) // cluster.go
 	serveApprovals(mux, rt)
 	serveSessions(mux, storeSessions{store: rt.store, live: gatewayLive(rt.Runtime)})
 	srv := &http.Server{Handler: guardPeers(mux, log), ConnContext: peerContext, ReadHeaderTimeout: 5 * time.Second}

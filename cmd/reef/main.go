@@ -79,6 +79,9 @@ Usage:
   reef migrate --to postgres [-url URL] [-json]
                                 copy the bbolt database into PostgreSQL (reef stopped; a backup first),
                                 verified by counting; then set storage.driver: postgres (docs/scaling.md)
+  reef cluster status [-json] | forget NODE
+                                cluster mode: nodes, heartbeats, partitions, who holds each channel's
+                                inbound loop and the timer; forget a node gone for good
   reef import openclaw [--from DIR] [--dry-run] [--force]
                                 move an OpenClaw installation to reef: config, workspaces, skills,
                                 cron jobs; secrets become ${ENV} references (docs/openclaw.md)
@@ -135,6 +138,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runRestore(args[1:], stdout, stderr)
 	case "migrate":
 		return runMigrate(args[1:], stdout, stderr)
+	case "cluster":
+		return runCluster(args[1:], stdout, stderr)
 	case "import":
 		return runImport(args[1:], stdout, stderr)
 	case "service":

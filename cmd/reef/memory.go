@@ -37,7 +37,7 @@ func newMemory(cfg *configs.Config, store persistence.Store, log zerolog.Logger)
 			continue
 		}
 		mc := memory.Config{AgentID: ac.ID, Workspace: ac.Workspace, ChunkTokens: m.ChunkTokens, OverlapTokens: m.OverlapTokens,
-			Sessions: m.Sessions()}
+			Sessions: m.Sessions(), Shared: cfg.Cluster.Enabled} // a cluster shares the workspace: notes written through another node
 		if name, typ, model := cfg.EmbeddingProvider(ac); name != "" {
 			if e := newEmbedder(name, typ, cfg.Providers[name], m.BaseURL, retry); e != nil {
 				mc.Embedder, mc.Provider, mc.Model = e, typ, model

@@ -177,6 +177,7 @@ type channelSet struct {
 	chans     map[string]channels.Channel
 	access    map[string]*access.Rules
 	streaming map[string]streaming.Settings // how each account shows a run while it goes
+	gate      *workGate                     // cluster mode: who runs the inbound loops (cluster.go); nil on one node
 }
 
 // newChannels builds every configured channel. This is the one place that knows every
@@ -189,8 +190,13 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 		set.chans["terminal"] = terminal.New(terminal.Config{In: os.Stdin, Out: os.Stdout})
 	}
 	media := mediaClient(cfg)
+	var gate channels.Gate
+	if cfg.Cluster.Enabled { // only the holder of an account's inbound loop receives (cluster.go)
+		set.gate = newWorkGate()
+		gate = set.gate
+	}
 	for _, a := range c.Accounts() {
-		ch, err := newChannel(a, cfg.DataDir, media, log)
+		ch, err := newChannel(a, cfg.DataDir, media, gate, log)
 		if err != nil {
 			return set, err
 		}
@@ -201,13 +207,13 @@ func newChannels(cfg *configs.Config, log zerolog.Logger) (channelSet, error) {
 }
 
 // newChannel builds the client of one bot account.
-func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, log zerolog.Logger) (channels.Channel, error) {
+func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, gate channels.Gate, log zerolog.Logger) (channels.Channel, error) {
 	log = log.With().Str("account", a.Name()).Logger()
 	switch {
 	case a.Telegram != nil:
 		t := a.Telegram
 		return telegram.New(telegram.Config{Token: t.BotToken, APIRoot: t.APIRoot, Mode: t.Mode, Account: a.Account,
-			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen, MediaClient: media}, log)
+			WebhookURL: t.WebhookURL, WebhookSecret: t.WebhookSecret, WebhookListen: t.WebhookListen, MediaClient: media, Gate: gate}, log)
 	case a.Discord != nil:
 		d := a.Discord
 		state := "discord-state.json" // the last message handled per channel, for the backfill
@@ -219,7 +225,7 @@ func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, lo
 		f := a.Feishu
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
 			VerificationToken: f.VerificationToken, EncryptKey: f.EncryptKey,
-			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath, MediaClient: media}, log)
+			WebhookListen: f.WebhookListen, WebhookPath: f.WebhookPath, MediaClient: media, Gate: gate, Account: a.Account}, log)
 	case a.Slack != nil:
 		s := a.Slack
 		return slack.New(slack.Config{BotToken: s.BotToken, AppToken: s.AppToken, SigningSecret: s.SigningSecret,

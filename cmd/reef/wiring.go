@@ -46,6 +46,10 @@ func openStoreSaying(cfg *configs.Config, say func(string)) (persistence.Store, 
 		if err != nil {
 			return nil, err // not a nil *postgres.Store in a non-nil interface
 		}
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil { // the control socket and journals live there
+			st.Close()
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
 		return st, nil
 	}
 	path := filepath.Join(cfg.DataDir, "reef.db")
@@ -258,6 +262,15 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	if err != nil {
 		return nil, err
 	}
+	gate, err := startCluster(cfg, store, set.gate, log) // cluster.go: nil on one node
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	var work actors.WorkGate
+	if gate != nil {
+		work = gate
+	}
 	mem := newMemory(cfg, store, log)
 	outages := providers.NewBreakers(providers.BreakerConfig{})
 	mcpServers, stopMCP, err := startMCP(cfg, log)
@@ -295,7 +308,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
 			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
 		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
-		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"),
+		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"), Work: work,
 		Cluster: cl.ownership(),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {

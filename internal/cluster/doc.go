@@ -12,4 +12,9 @@
 // statement, and moves partitions by Plan (plan.go: even shares, as few moves as it can);
 // cmd/reef starts it in cluster mode and tells the gateway's Router what it gained and lost.
 // Node.Fence is what the Storage actor checks in every batch's transaction.
+//
+// Named units of work (work.go) are leased the same way: a channel's inbound loop, the
+// Timer. A Holder (hold.go) is one node's gate to them; cmd/reef hands it to the channels
+// (channels.Gate) and the Timer (actors.WorkGate) in cluster mode. CheckShared
+// (workspace.go) refuses a workspace that is not the same folder on every node.
 package cluster
