@@ -91,6 +91,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			n, st.Approvals[0].ID, termtext.Quote(shorten(st.Approvals[0].Command, 60)))
 	}
 	printOutages(stdout, st)
+	printReload(stdout, st.Reload)
 	for agent, why := range st.HeartbeatsPaused {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}

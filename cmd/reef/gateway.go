@@ -78,6 +78,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		rt.stop()
 		return 1
 	}
+	stopWatch := newReloader(*configPath, cfg, rt, log).watch() // SIGHUP, reef.yaml edited (reload.go)
 	stopBackups := startBackups(cfg, rt.store, log)
 	stopControl, err := serveControl(cfg, rt, configuredChannels(cfg), log)
 	if err != nil {
@@ -107,6 +108,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	sig := <-sigs
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
 	signal.Stop(sigs)
+	stopWatch()   // no reload while the gateway stops
 	stopBackups() // before the store closes
 	stopWeb()     // its streams end; no request reaches a stopping runtime
 	stopControl() // likewise, and its requests in flight end before the store closes

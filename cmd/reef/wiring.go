@@ -233,6 +233,9 @@ type running struct {
 	metrics *metrics.Metrics    // what /metrics serves (webapi.go)
 	webURL  string              // where the web UI listens ("" when off); set before the control socket serves
 	stop    func()              // stops the actors, then closes the database
+	procs   *exec.Processes     // exec's background processes, which rebuilt agents' tools share
+	mcp     *mcpSet             // the MCP servers the agents' tools come from
+	reload  *reloader           // the gateway's config reloads (reload.go); nil for reef chat
 }
 
 // routes is the routing table of the configuration's bindings.
@@ -258,11 +261,13 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	}
 	mem := newMemory(cfg, store, log)
 	outages := providers.NewBreakers(providers.BreakerConfig{})
-	mcpServers, stopMCP, err := startMCP(cfg, log)
+	mcpServers, stopFirstMCP, err := startMCP(cfg, log)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	mcps := &mcpSet{sources: mcpServers, stop: stopFirstMCP} // a reload may replace them (reload_build.go)
+	stopMCP := mcps.close
 	met := metrics.New()
 	procs := exec.NewProcesses(processConfig(cfg))
 	agents, err := buildAgents(cfg, mem, outages, met, procs, mcpServers...)
@@ -284,8 +289,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Streaming: set.streaming, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
-		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
-			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
+		Approvals: approvalSettings(cfg),
 		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
 		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"),
 	}, actors.WithTimer(timerSettings(cfg)))
@@ -322,7 +326,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, metrics: met, stop: stop}, nil
+	return &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, metrics: met, stop: stop,
+		procs: procs, mcp: mcps}, nil
 }
 
 // settle waits until every message the session accepted was answered and every reply marked
