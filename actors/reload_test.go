@@ -30,11 +30,11 @@ func TestReloadChannelsAgentsAccess(t *testing.T) {
 	next := h.rt.Settings()
 	next.Channels = maps.Clone(next.Channels)
 	next.Channels["fake:two"] = two
-	agent := *h.agent
-	agent.Model = "fake/second"
+	agent := &actors.Agent{ID: h.agent.ID, Name: h.agent.Name, Workspace: h.agent.Workspace, Tools: h.agent.Tools,
+		Policy: h.agent.Policy, ContextWindow: h.agent.ContextWindow, Model: "fake/second"}
 	agent.Provider = fakellm.New(fakellm.NewScript(fakellm.Reply{Text: "second model"}, fakellm.Reply{Text: "second again"},
 		fakellm.Reply{Text: "after removal"}))
-	next.Agents = []*actors.Agent{&agent}
+	next.Agents = []*actors.Agent{agent}
 	if err := h.rt.Reload(next); err != nil {
 		t.Fatal(err)
 	}

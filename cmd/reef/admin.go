@@ -35,7 +35,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(flags, args, stdout); !ok {
 		return code
 	}
-	cfg := adminConfig(*configPath, stderr)
+	cfg := runningConfig(*configPath, stderr) // reload_cmd.go
 	if cfg == nil {
 		return 2
 	}

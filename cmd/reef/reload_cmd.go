@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/reefgw/reef/configs"
 	"github.com/reefgw/reef/internal/termtext"
 )
 
@@ -21,7 +23,7 @@ func runReload(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(flags, args, stdout); !ok {
 		return code
 	}
-	cfg := adminConfig(*configPath, stderr)
+	cfg := runningConfig(*configPath, stderr)
 	if cfg == nil {
 		return 2
 	}
@@ -82,4 +84,24 @@ func printReload(w io.Writer, st *ReloadStatus) {
 		fmt.Fprintf(w, "config: %s changed; takes effect after a restart (`reef service` restarts, or stop and start `reef gateway`)\n",
 			strings.Join(st.Restart, ", "))
 	}
+}
+
+// runningConfig is adminConfig for the commands that talk to a running gateway (status,
+// reload): a reef.yaml with problems (an edit the gateway refused) must not hide the gateway
+// that runs on the old one. Its problems are said on stderr; the data directory it names
+// (else the default) leads to the gateway's control socket.
+func runningConfig(path string, stderr io.Writer) *configs.Config {
+	cfg, err := loadConfig(path)
+	if err == nil || cfg != nil && len(readOnlyProblems(err)) == 0 {
+		return cfg
+	}
+	if cfg == nil { // not even YAML: the data directory is the default one
+		cfg, _ = configs.LoadBytes(configs.DefaultPath(os.Getenv), nil, os.Getenv)
+	}
+	if cfg != nil && dialControl(cfg) != nil {
+		fmt.Fprintf(stderr, "reef: %s has problems (a running gateway refuses it and keeps its previous configuration):\n%v\n",
+			configFile(path), err)
+		return cfg
+	}
+	return adminConfig(path, stderr)
 }

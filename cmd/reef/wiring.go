@@ -290,7 +290,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Streaming: set.streaming, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
 		Approvals: approvalSettings(cfg),
-		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
+		Outages:   outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
 		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"),
 	}, actors.WithTimer(timerSettings(cfg)))
 	if err != nil {
