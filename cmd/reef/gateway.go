@@ -72,13 +72,14 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
+	reloads := newReloader(*configPath, cfg, rt, log) // reload.go; before the web UI and control socket use it
 	stopWeb, err := startWeb(cfg, *configPath, rt, set, chat, api, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		rt.stop()
 		return 1
 	}
-	stopWatch := newReloader(*configPath, cfg, rt, log).watch() // SIGHUP, reef.yaml edited (reload.go)
+	stopWatch := reloads.watch() // SIGHUP, reef.yaml edited
 	stopBackups := startBackups(cfg, rt.store, log)
 	stopControl, err := serveControl(cfg, rt, configuredChannels(cfg), log)
 	if err != nil {

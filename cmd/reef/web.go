@@ -76,7 +76,7 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 			if err := rt.store.View(func(persistence.Reader) error { return nil }); err != nil {
 				return fmt.Errorf("storage: %w", err)
 			}
-			return channelsReady(rt.Health(), len(set.chans))
+			return channelsReady(rt.Health(), len(rt.Settings().Channels)) // a reload may add or remove some
 		},
 	}, log)
 	if err != nil {
@@ -148,6 +148,14 @@ type webBackend struct {
 }
 
 var _ web.Backend = (*webBackend)(nil)
+
+// config is the configuration the gateway runs now (a reload changes it).
+func (b *webBackend) config() *configs.Config {
+	if b.rt.reload != nil {
+		return b.rt.reload.current()
+	}
+	return b.cfg
+}
 
 func (b *webBackend) sessions() storeSessions {
 	return storeSessions{store: b.rt.store, live: gatewayLive(b.rt.Runtime)}
@@ -282,25 +290,26 @@ func (b *webBackend) Pairing(ctx context.Context, action, channel, code string) 
 }
 
 func (b *webBackend) Config(context.Context) (web.ConfigView, error) {
-	raw, err := yaml.Marshal(effectiveConfig(b.cfg)) // defaults applied: what reef uses
+	cfg := b.config() // after a reload, what runs now
+	raw, err := yaml.Marshal(effectiveConfig(cfg)) // defaults applied: what reef uses
 	if err != nil {
 		return web.ConfigView{}, err
 	}
-	red := redact.New(b.cfg.Secrets()...)
+	red := redact.New(cfg.Secrets()...)
 	var out bytes.Buffer
 	d := &doctor{out: &out}
-	for _, note := range b.cfg.Notes() {
+	for _, note := range cfg.Notes() {
 		fmt.Fprintf(d.out, "  ! %s\n", note)
 	}
-	d.checkDisk(b.cfg.DataDir)
-	d.checkFileModes(configFile(b.configPath), b.cfg.DataDir)
-	for _, a := range b.cfg.Agents {
+	d.checkDisk(cfg.DataDir)
+	d.checkFileModes(configFile(b.configPath), cfg.DataDir)
+	for _, a := range cfg.Agents {
 		d.checkWorkspace(a)
 	}
-	d.checkSandbox(b.cfg)
-	d.checkWebSearch(b.cfg)
-	d.checkChannels(b.cfg, configFile(b.configPath))
-	d.checkGuestTools(b.cfg)
+	d.checkSandbox(cfg)
+	d.checkWebSearch(cfg)
+	d.checkChannels(cfg, configFile(b.configPath))
+	d.checkGuestTools(cfg)
 	return web.ConfigView{YAML: red.String(string(raw)), Checks: parseChecks(red.String(out.String()))}, nil
 }
 
