@@ -36,8 +36,8 @@ func (b *webBackend) ConfigSource(context.Context) (web.ConfigEdit, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return web.ConfigEdit{}, err
 	}
-	red := redact.New(l.current().Secrets()...)
-	return web.ConfigEdit{Path: l.file(), YAML: red.String(string(data))}, nil
+	cfg := l.current()
+	return web.ConfigEdit{Path: l.file(), YAML: redact.New(cfg.Secrets()...).String(string(data)), Form: settingsForm(cfg, data)}, nil
 }
 
 func (b *webBackend) EditConfig(_ context.Context, text string, save bool) (web.ConfigEdit, error) {
@@ -45,6 +45,15 @@ func (b *webBackend) EditConfig(_ context.Context, text string, save bool) (web.
 	if err != nil {
 		return web.ConfigEdit{}, err
 	}
+	out, err := editConfig(l, text, save)
+	cfg := l.current()
+	out.YAML = redact.New(cfg.Secrets()...).String(out.YAML) // a key written in the file is never shown
+	out.Form = settingsForm(cfg, []byte(text))
+	return out, err
+}
+
+// editConfig checks text as the new reef.yaml and, with save, writes and applies it.
+func editConfig(l *reloader, text string, save bool) (web.ConfigEdit, error) {
 	out := web.ConfigEdit{Path: l.file(), YAML: text, Checked: true}
 	if strings.Contains(text, redactedMark) {
 		out.Problems = []string{"a value is " + redactedMark + ": put the secret in the environment and write a ${NAME} reference " +

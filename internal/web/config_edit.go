@@ -15,6 +15,39 @@ type ConfigEditor interface {
 	// also writes it (atomically, keeping a backup of the old file) and applies it as a
 	// reload does. A problem is in ConfigEdit.Problems, not the error.
 	EditConfig(ctx context.Context, text string, save bool) (ConfigEdit, error)
+	// EditSettings is EditConfig of reef.yaml with the form's common settings changed
+	// (fields named as ConfigForm's inputs: agent.<i>.model, agent.<i>.heartbeat,
+	// provider.<name>.apiKey, account.<id>.streaming|dmPolicy|allowFrom, approvals).
+	EditSettings(ctx context.Context, fields map[string]string, save bool) (ConfigEdit, error)
+}
+
+// ConfigForm is the form of the common settings, filled with the running values.
+type ConfigForm struct {
+	Agents    []AgentSetting
+	Providers []ProviderSetting
+	Accounts  []AccountSetting
+	Approvals string
+	// The choices of the selects.
+	StreamingModes, DMPolicies, ApprovalModes []string
+}
+
+// AgentSetting is one agent's model and heartbeat interval ("30m", "off").
+type AgentSetting struct {
+	Index            int
+	ID, Model, Every string
+}
+
+// ProviderSetting is a provider's API key as its ${NAME} reference; Literal says the file
+// holds the key itself (never shown: the form offers to replace it by a reference).
+type ProviderSetting struct {
+	Name, APIKey string
+	Literal      bool
+}
+
+// AccountSetting is one bot account's streaming mode and access.
+type AccountSetting struct {
+	ID                             string // channels.ID: telegram, telegram:work
+	Streaming, DMPolicy, AllowFrom string // AllowFrom comma-separated
 }
 
 // ConfigEdit is the editor's page: the text, and what checking or saving it found.
@@ -27,6 +60,7 @@ type ConfigEdit struct {
 	Saved    bool     // written and applied
 	Applied  []string // what the reload applied
 	Restart  []string // what waits for a restart
+	Form     ConfigForm
 }
 
 func (s *Server) configEditor() (ConfigEditor, bool) {
@@ -75,3 +109,37 @@ func (s *Server) configSave(w http.ResponseWriter, r *http.Request) {
 	s.render(w, code, "config_edit", "Edit config", c)
 }
 
+
+// configSettings is POST /config/settings: the form of the common settings, checked or
+// saved as the editor's text is.
+func (s *Server) configSettings(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.configEditor()
+	if !ok {
+		jsonError(w, http.StatusNotFound, "this gateway does not edit its configuration")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	fields := map[string]string{}
+	for k, v := range r.PostForm {
+		if k != "csrf" && k != "action" && len(v) > 0 {
+			fields[k] = v[0]
+		}
+	}
+	c, err := e.EditSettings(r.Context(), fields, r.FormValue("action") == "save")
+	if err != nil {
+		s.backendError(w, err)
+		return
+	}
+	code := http.StatusOK
+	if len(c.Problems) > 0 {
+		code = http.StatusUnprocessableEntity
+	}
+	if !wantsHTML(r) {
+		writeJSON(w, code, c)
+		return
+	}
+	s.render(w, code, "config_edit", "Edit config", c)
+}
