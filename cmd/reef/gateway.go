@@ -31,6 +31,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	startEnv := envSnapshot() // reloads expand ${NAME} from it: hardenProcess removes the credentials
 	if err := hardenProcess(cfg); err != nil {
 		log.Warn().Err(err).Msg("commands run by the agent may read reef's environment")
 	}
@@ -72,7 +73,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		return 1
 	}
-	reloads := newReloader(*configPath, cfg, rt, log) // reload.go; before the web UI and control socket use it
+	reloads := newReloader(*configPath, cfg, rt, startEnv, log) // reload.go; before the web UI and control socket use it
 	stopWeb, err := startWeb(cfg, *configPath, rt, set, chat, api, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)

@@ -27,7 +27,8 @@ import (
 // reloader owns the gateway's configuration after start: one reload at a time.
 type reloader struct {
 	mu       sync.Mutex
-	path     string // the -config flag ("" for $REEF_HOME/reef.yaml)
+	path     string              // the -config flag ("" for $REEF_HOME/reef.yaml)
+	env      func(string) string // the environment reef started with (envSnapshot)
 	log      zerolog.Logger
 	rt       *running
 	started  *configs.Config // what the gateway started with: restart-only keys compare to it
@@ -49,8 +50,8 @@ type ReloadStatus struct {
 	Restart []string `json:"restart,omitempty"`
 }
 
-func newReloader(path string, cfg *configs.Config, rt *running, log zerolog.Logger) *reloader {
-	l := &reloader{path: path, log: log, rt: rt, started: cfg, cfg: cfg, accounts: map[string]configs.ChannelAccount{}}
+func newReloader(path string, cfg *configs.Config, rt *running, env func(string) string, log zerolog.Logger) *reloader {
+	l := &reloader{path: path, env: env, log: log, rt: rt, started: cfg, cfg: cfg, accounts: map[string]configs.ChannelAccount{}}
 	for _, a := range cfg.Channels.Accounts() {
 		l.accounts[accountID(a)] = a
 	}
@@ -67,7 +68,7 @@ func (l *reloader) file() string {
 	if l.path != "" {
 		return l.path
 	}
-	return configs.DefaultPath(os.Getenv)
+	return configs.DefaultPath(l.env)
 }
 
 // current is the configuration that runs now.
@@ -93,7 +94,15 @@ func (l *reloader) reload(source string) ReloadStatus {
 		return l.refuse(source, fmt.Errorf("config: %w", err))
 	}
 	l.loaded = sha256.Sum256(data)
-	next, err := loadConfig(l.path)
+	var next *configs.Config
+	if l.path != "" {
+		next, err = configs.Load(l.path, l.env)
+	} else {
+		next, err = configs.LoadDefault(l.env)
+	}
+	if err == nil {
+		err = gatewayToken(next, l.log) // the token kept in the data directory, as at start
+	}
 	if err != nil {
 		return l.refuse(source, err)
 	}
@@ -154,7 +163,10 @@ func (l *reloader) refuse(source string, err error) ReloadStatus {
 // check loads data as the configuration would be read from the file and says what saving
 // it would change, without applying anything (the web UI's editor).
 func (l *reloader) check(data []byte) ([]configs.Change, *configs.Config, error) {
-	next, err := configs.LoadBytes(l.file(), data, os.Getenv)
+	next, err := configs.LoadBytes(l.file(), data, l.env)
+	if err == nil {
+		err = gatewayToken(next, l.log)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
