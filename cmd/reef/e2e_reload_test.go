@@ -25,6 +25,7 @@ func TestE2EReload(t *testing.T) {
 	llm := newEchoLLM(t, 0, nil)
 	first := telegramYAML(tg1.URL, "dmPolicy: open", `allowFrom: ["*"]`)
 	home, e := writeConfig(t, llm.srv, first)
+	e["TG_WORK_BOT_TOKEN"] = tgToken2
 	path := filepath.Join(home, "reef.yaml")
 	n := newNode(t, e)
 	answered := func(tg *telegramtest.Server, chat int64, marker string) {
@@ -37,7 +38,9 @@ func TestE2EReload(t *testing.T) {
 	answered(tg1, 11, tok(11, 0))
 
 	// SIGHUP after adding the account work.
-	second := first + "    accounts:\n      work:\n        botToken: \"" + tgToken2 + "\"\n        apiRoot: " + tg2.URL + "\n"
+	// The new bot's token comes from the environment, which reef scrubbed of credentials at
+	// start (hardenProcess): the reload reads the copy it kept.
+	second := first + "    accounts:\n      work:\n        botToken: ${TG_WORK_BOT_TOKEN}\n        apiRoot: " + tg2.URL + "\n"
 	write(t, path, second)
 	if err := n.cur.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -61,8 +64,8 @@ func TestE2EReload(t *testing.T) {
 	answered(tg2, 21, tok(21, 1))
 
 	// reef reload after removing the first bot: the second goes on; the first is stopped.
-	removed := "channels:\n  telegram:\n    dmPolicy: open\n    allowFrom: [\"*\"]\n    accounts:\n      work:\n        botToken: \"" +
-		tgToken2 + "\"\n        apiRoot: " + tg2.URL + "\n"
+	removed := "channels:\n  telegram:\n    dmPolicy: open\n    allowFrom: [\"*\"]\n    accounts:\n      work:\n        botToken: ${TG_WORK_BOT_TOKEN}\n" +
+		"        apiRoot: " + tg2.URL + "\n"
 	write(t, path, removed)
 	r := reef(t, e, "", "reload")
 	if r.code != 0 || !strings.Contains(r.stdout, "channels.telegram removed") {
