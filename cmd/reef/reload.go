@@ -100,12 +100,10 @@ func (l *reloader) reload(source string) ReloadStatus {
 	} else {
 		next, err = configs.LoadDefault(l.env)
 	}
-	if err == nil {
-		err = gatewayToken(next, l.log) // the token kept in the data directory, as at start
-	}
 	if err != nil {
 		return l.refuse(source, err)
 	}
+	l.keepToken(next)
 	return l.apply(source, next)
 }
 
@@ -164,13 +162,19 @@ func (l *reloader) refuse(source string, err error) ReloadStatus {
 // it would change, without applying anything (the web UI's editor).
 func (l *reloader) check(data []byte) ([]configs.Change, *configs.Config, error) {
 	next, err := configs.LoadBytes(l.file(), data, l.env)
-	if err == nil {
-		err = gatewayToken(next, l.log)
-	}
 	if err != nil {
 		return nil, nil, err
 	}
+	l.keepToken(next)
 	return configs.Diff(l.current(), next), next, nil
+}
+
+// keepToken gives next the running gateway token when it names none: the one generated in
+// the data directory at the first start (gatewayToken) is not in the file.
+func (l *reloader) keepToken(next *configs.Config) {
+	if h := &next.Gateway.HTTP; h.Token == "" && !h.Off() {
+		h.Token = l.started.Gateway.HTTP.Token
+	}
 }
 
 // restartPending names the settings next has that the gateway did not start with and

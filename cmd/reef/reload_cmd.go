@@ -87,20 +87,24 @@ func printReload(w io.Writer, st *ReloadStatus) {
 }
 
 // runningConfig is adminConfig for the commands that talk to a running gateway (status,
-// reload): a reef.yaml with problems (an edit the gateway refused) must not hide the gateway
-// that runs on the old one. Its problems are said on stderr; the data directory it names
-// (else the default) leads to the gateway's control socket.
+// reload): an edit the gateway refused (reef.yaml has problems) or has not applied yet (a new
+// dataDir waits for a restart) must not hide the gateway that runs. The data directory the
+// file names, else the default one, leads to its control socket; the file's problems are
+// said on stderr.
 func runningConfig(path string, stderr io.Writer) *configs.Config {
 	cfg, err := loadConfig(path)
-	if err == nil || cfg != nil && len(readOnlyProblems(err)) == 0 {
-		return cfg
+	usable := err == nil || cfg != nil && len(readOnlyProblems(err)) == 0
+	defaults, _ := configs.LoadBytes(configs.DefaultPath(os.Getenv), nil, os.Getenv)
+	for _, c := range []*configs.Config{cfg, defaults} {
+		if c != nil && dialControl(c) != nil {
+			if !usable {
+				fmt.Fprintf(stderr, "reef: %s has problems (a running gateway refuses it and keeps its previous configuration):\n%v\n",
+					configFile(path), err)
+			}
+			return c
+		}
 	}
-	if cfg == nil { // not even YAML: the data directory is the default one
-		cfg, _ = configs.LoadBytes(configs.DefaultPath(os.Getenv), nil, os.Getenv)
-	}
-	if cfg != nil && dialControl(cfg) != nil {
-		fmt.Fprintf(stderr, "reef: %s has problems (a running gateway refuses it and keeps its previous configuration):\n%v\n",
-			configFile(path), err)
+	if usable {
 		return cfg
 	}
 	return adminConfig(path, stderr)

@@ -167,7 +167,7 @@ func (b *webBackend) Overview(context.Context) (web.Overview, error) {
 		return web.Overview{}, err
 	}
 	o := web.Overview{Version: version, Started: b.started, LiveSessions: b.rt.LiveSessions(), Sessions: st.Sessions,
-		DeadLetters: len(st.DeadLetters), TokensToday: map[string]int{}}
+		DeadLetters: len(st.DeadLetters), TokensToday: map[string]int{}, Reload: reloadOutcome(b.rt)}
 	for _, h := range b.rt.Health() {
 		o.Channels = append(o.Channels, web.ChannelRow{Name: h.Name, Connected: h.Connected, State: h.Status(time.Now()),
 			LastMessage: h.LastEvent, Restarts: h.Restarts, Reason: h.Reason})

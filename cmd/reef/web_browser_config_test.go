@@ -176,6 +176,23 @@ func TestConfigEditInABrowser(t *testing.T) {
 	if !eventually(30*time.Second, func() bool { return len(tg.Sent(77)) >= n+2 }) {
 		t.Errorf("no answer after the refused edit: %q", tg.Sent(77)) // the gateway answers on its configuration
 	}
+	// An invalid edit made on disk is found by the watcher, refused, and shown on the Overview.
+	if err := os.WriteFile(path, append(data, []byte("    dmPolicy: sometimes\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(30*time.Second, func() bool { return strings.Contains(w.stderr.String(), "config reload refused") }) {
+		t.Fatalf("the watcher did not refuse the edit:\n%s", tail(w.stderr.String(), 3000))
+	}
+	var overview string
+	run("the Overview shows the refused reload",
+		chromedp.Navigate(w.url+"/"),
+		chromedp.WaitVisible(`#reload.refused`, chromedp.ByQuery),
+		chromedp.Text(`#reload`, &overview, chromedp.ByID),
+		shot("config-edit-4-overview-refused"),
+	)
+	if !strings.Contains(overview, "Config reload refused") || !strings.Contains(overview, "sometimes") {
+		t.Errorf("the Overview says %q", overview)
+	}
 	for _, p := range problems {
 		t.Error(p)
 	}

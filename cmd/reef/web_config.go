@@ -120,3 +120,12 @@ func writeConfigFile(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// reloadOutcome is the Overview's view of the last reload.
+func reloadOutcome(rt *running) *web.ReloadOutcome {
+	st := reloadStatusOf(rt)
+	if st == nil {
+		return nil
+	}
+	return &web.ReloadOutcome{At: st.At, Source: st.Source, Refused: st.Refused, Applied: st.Applied, Restart: st.Restart}
+}
