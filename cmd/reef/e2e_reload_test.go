@@ -95,3 +95,91 @@ func write(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// TestE2EReloadMidConversation is #37's check: reef.yaml is edited while 50 chats wait for
+// their answers (a second Telegram bot added, streaming switched off, the model changed).
+// Every message is answered exactly once, the runs in flight finish on the old model, and
+// the next turns use the new one.
+func TestE2EReloadMidConversation(t *testing.T) {
+	const chats = 50
+	tg1 := telegramtest.NewWithToken(t, tgToken)
+	tg2 := telegramtest.NewWithToken(t, tgToken2)
+	llm := newEchoLLM(t, 100*time.Millisecond, func(m string) time.Duration {
+		if strings.HasSuffix(m, "-0") {
+			return 2 * time.Second // the first round is still running when the file changes
+		}
+		return 0
+	})
+	base := "agents:\n  - id: main\n    model: openai/test-model\n"
+	home, e := writeConfig(t, llm.srv, base+telegramYAML(tg1.URL, "dmPolicy: open", `allowFrom: ["*"]`))
+	path := filepath.Join(home, "reef.yaml")
+	n := newNode(t, e)
+	for c := range chats {
+		tg1.UserSays(int64(100+c), int64(100+c), "first "+tok(100+c, 0))
+	}
+	if !eventually(60*time.Second, func() bool {
+		for c := range chats {
+			if llm.requests(tok(100+c, 0)) == 0 {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("the first round did not reach the model; logs:\n%s", tail(n.logs(), 3000))
+	}
+	edited := "agents:\n  - id: main\n    model: openai/second-model\n" +
+		telegramYAML(tg1.URL, "dmPolicy: open", `allowFrom: ["*"]`, "streaming: {mode: \"off\"}",
+			"accounts:", "  work:", "    botToken: \""+tgToken2+"\"", "    apiRoot: "+tg2.URL)
+	write(t, path, edited)
+	if !eventually(30*time.Second, func() bool { return strings.Contains(n.logs(), "config reloaded") }) {
+		t.Fatalf("the edit was not applied; logs:\n%s", tail(n.logs(), 3000))
+	}
+	for _, want := range []string{"agents.main changed", "channels.telegram changed", "channels.telegram.accounts.work added"} {
+		if !strings.Contains(n.logs(), want) {
+			t.Errorf("the reload's log lacks %q", want)
+		}
+	}
+	answeredAll := func(round int) bool {
+		for c := range chats {
+			if !slices.Contains(tg1.Sent(int64(100+c)), replyTo(tok(100+c, round))) {
+				return false
+			}
+		}
+		return true
+	}
+	if !eventually(60*time.Second, func() bool { return answeredAll(0) }) {
+		t.Fatalf("the first round was not answered after the reload; logs:\n%s", tail(n.logs(), 3000))
+	}
+	for c := range chats {
+		tg1.UserSays(int64(100+c), int64(100+c), "second "+tok(100+c, 1))
+	}
+	tg2.UserSays(900, 900, "hello work bot "+tok(900, 0))
+	if !eventually(60*time.Second, func() bool {
+		return answeredAll(1) && slices.Contains(tg2.Sent(900), replyTo(tok(900, 0)))
+	}) {
+		t.Fatalf("the second round was not answered; logs:\n%s", tail(n.logs(), 3000))
+	}
+	n.stop()
+	for c := range chats {
+		chat := int64(100 + c)
+		if got, want := tg1.Sent(chat), []string{replyTo(tok(chat, 0)), replyTo(tok(chat, 1))}; !slices.Equal(got, want) {
+			t.Errorf("chat %d got %q, want %q", chat, got, want)
+		}
+	}
+	models := map[string]string{} // marker → the model it was asked of
+	for _, req := range llm.srv.Script().Requests() {
+		for _, m := range tokenRE.FindAllString(lastUser(req), -1) {
+			models[m] = req.Model
+		}
+	}
+	for c := range chats {
+		if m := models[tok(100+c, 0)]; m != "test-model" {
+			t.Errorf("chat %d's run in flight used %q, want the old model", 100+c, m)
+		}
+		if m := models[tok(100+c, 1)]; m != "second-model" {
+			t.Errorf("chat %d's next turn used %q, want the new model", 100+c, m)
+		}
+	}
+	checkSettled(t, home)
+	noSecrets(t, home, n.logs(), tgToken, tgToken2, canary)
+}
