@@ -133,7 +133,9 @@ func (l *reloader) apply(source string, next *configs.Config) ReloadStatus {
 		}
 	}
 	l.cfg = next
-	l.last = st
+	if len(changes) > 0 || l.last.Refused != "" { // "nothing changed" does not hide what the last reload did
+		l.last = st
+	}
 	ev := l.log.Info().Str("source", source).Strs("applied", st.Applied)
 	if len(st.Restart) > 0 {
 		ev = l.log.Warn().Str("source", source).Strs("applied", st.Applied).Strs("needsRestart", st.Restart)

@@ -162,7 +162,7 @@ func (b *webBackend) sessions() storeSessions {
 }
 
 func (b *webBackend) Overview(context.Context) (web.Overview, error) {
-	st, err := readStatus(b.rt.store, b.channels)
+	st, err := readStatus(b.rt.store, liveChannelNames(b.rt, b.channels))
 	if err != nil {
 		return web.Overview{}, err
 	}
@@ -274,7 +274,7 @@ func (b *webBackend) Cron(ctx context.Context, action, id string) error {
 }
 
 func (b *webBackend) Pairings(context.Context) ([]access.Pairing, error) {
-	st, err := readStatus(b.rt.store, b.channels)
+	st, err := readStatus(b.rt.store, liveChannelNames(b.rt, b.channels))
 	return st.Pairing, err
 }
 
