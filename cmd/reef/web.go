@@ -290,7 +290,7 @@ func (b *webBackend) Pairing(ctx context.Context, action, channel, code string) 
 }
 
 func (b *webBackend) Config(context.Context) (web.ConfigView, error) {
-	cfg := b.config() // after a reload, what runs now
+	cfg := b.config()                              // after a reload, what runs now
 	raw, err := yaml.Marshal(effectiveConfig(cfg)) // defaults applied: what reef uses
 	if err != nil {
 		return web.ConfigView{}, err

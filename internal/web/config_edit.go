@@ -109,7 +109,6 @@ func (s *Server) configSave(w http.ResponseWriter, r *http.Request) {
 	s.render(w, code, "config_edit", "Edit config", c)
 }
 
-
 // configSettings is POST /config/settings: the form of the common settings, checked or
 // saved as the editor's text is.
 func (s *Server) configSettings(w http.ResponseWriter, r *http.Request) {
