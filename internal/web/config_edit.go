@@ -103,7 +103,7 @@ func (s *Server) configSave(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusUnprocessableEntity
 	}
 	if !wantsHTML(r) {
-		writeJSON(w, code, c)
+		writeJSON(w, code, s.redactEdit(c)) // a page is redacted whole by render
 		return
 	}
 	s.render(w, code, "config_edit", "Edit config", c)
@@ -137,8 +137,17 @@ func (s *Server) configSettings(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusUnprocessableEntity
 	}
 	if !wantsHTML(r) {
-		writeJSON(w, code, c)
+		writeJSON(w, code, s.redactEdit(c)) // a page is redacted whole by render
 		return
 	}
 	s.render(w, code, "config_edit", "Edit config", c)
+}
+
+// redactEdit removes the secrets the server knows from what a script gets.
+func (s *Server) redactEdit(c ConfigEdit) ConfigEdit {
+	c.YAML = s.pages.red.String(c.YAML)
+	for i, p := range c.Problems {
+		c.Problems[i] = s.pages.red.String(p)
+	}
+	return c
 }
