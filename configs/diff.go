@@ -1,8 +1,10 @@
 package configs
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // Change is one setting that differs between two configurations, named by its key path
@@ -62,7 +64,7 @@ func Diff(old, next *Config) []Change {
 			}
 			return -1
 		}
-		return cmpString(a.Key, b.Key)
+		return cmp.Compare(a.Key, b.Key)
 	})
 	return out
 }
@@ -90,7 +92,7 @@ func diffValue(key string, a, b reflect.Value) []Change {
 
 func hasRestartBelow(key string) bool {
 	for _, k := range restartKeys {
-		if len(k) > len(key) && k[:len(key)+1] == key+"." {
+		if strings.HasPrefix(k, key+".") {
 			return true
 		}
 	}
@@ -191,14 +193,4 @@ func connection(a ChannelAccount) any {
 		}
 	}
 	return c.Interface()
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
