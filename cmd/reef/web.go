@@ -151,7 +151,7 @@ var _ web.Backend = (*webBackend)(nil)
 
 // config is the configuration the gateway runs now (a reload changes it).
 func (b *webBackend) config() *configs.Config {
-	if b.rt.reload != nil {
+	if b.rt != nil && b.rt.reload != nil {
 		return b.rt.reload.current()
 	}
 	return b.cfg
