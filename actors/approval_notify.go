@@ -31,7 +31,7 @@ const terminalChat = "local"
 func (a *Approvals) store(ctx actor.Context, w *approvalWait, put bool) {
 	req, deps := w.req, a.deps
 	connected := map[string]bool{}
-	for name := range deps.Channels {
+	for name := range deps.live().Channels {
 		connected[name] = true
 	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
@@ -97,8 +97,9 @@ func ownerChat(r persistence.Reader, deps *Deps, req access.ExecRequest, connect
 	if req.Channel == "terminal" {
 		return &messages.Outbound{Channel: "terminal", ChatID: req.ChatID}, "the terminal", nil
 	}
-	names := make([]string, 0, len(deps.Access))
-	for name := range deps.Access {
+	live := deps.live()
+	names := make([]string, 0, len(live.Access))
+	for name := range live.Access {
 		if connected[name] && name != req.Channel {
 			names = append(names, name)
 		}
@@ -107,9 +108,9 @@ func ownerChat(r persistence.Reader, deps *Deps, req access.ExecRequest, connect
 	if connected[req.Channel] {
 		names = slices.Insert(names, 0, req.Channel)
 	}
-	scope := deps.Session.withDefaults().DMScope
+	scope := live.Session.withDefaults().DMScope
 	for _, name := range names {
-		rules := deps.Access[name]
+		rules := live.Access[name]
 		if rules == nil || scope == "main" {
 			continue
 		}
@@ -117,7 +118,7 @@ func ownerChat(r persistence.Reader, deps *Deps, req access.ExecRequest, connect
 			if owner == "*" {
 				continue
 			}
-			for _, ag := range deps.Agents {
+			for _, ag := range live.Agents {
 				in := messages.Inbound{Channel: name, ChatType: messages.ChatDirect, SenderID: owner}
 				info, ok, err := r.Session(sessionkey.For(ag.ID, scope, &in))
 				if err != nil {

@@ -234,7 +234,7 @@ func (a *Approvals) onAsk(ctx actor.Context, msg *approvalAsk, prefixes bool) {
 	}
 	now := a.deps.now()
 	req := msg.req
-	req.Created, req.Deadline = now, now.Add(a.deps.Approvals.timeout())
+	req.Created, req.Deadline = now, now.Add(a.deps.approvalSettings().timeout())
 	req.Prefix, _ = access.Prefix(req.Command)
 	if prefix, ok := access.MatchPrefix(req.Command, a.prefixes); ok && prefixes {
 		req.ID = access.NewExecRequestID(func(string) bool { return false })

@@ -133,6 +133,8 @@ func (c *Connector) Receive(ctx actor.Context) {
 		}
 	case *channelControl:
 		c.onChannelControl(ctx, msg)
+	case *settingsChanged:
+		c.onSettingsChanged() // live.go
 	case *healthRequest:
 		msg.reply <- c.health
 	case *reactRequest:
@@ -306,7 +308,7 @@ func safeRun(ctx context.Context, ch channels.Channel, deliver channels.DeliverA
 // unknown sender under the pairing policy is sent a pairing code (once while it is pending), or
 // told to try later when the channel's pairing queue is full.
 func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *actor.PID, in *messages.Inbound) (bool, error) {
-	acc := c.deps.Access[c.name]
+	acc := c.deps.rules(c.name)
 	if acc == nil {
 		return true, nil
 	}

@@ -105,7 +105,7 @@ func (c *Connector) staleExit(ctx actor.Context, msg *runExited) bool {
 // ControlChannel pauses, resumes or restarts the platform connection of channel account
 // name (channels.ID), as the Control UI's Channels page does.
 func (rt *Runtime) ControlChannel(ctx context.Context, name, action string) error {
-	pid := rt.connectors[name]
+	pid := rt.deps.connector(name)
 	if pid == nil {
 		return fmt.Errorf("no channel %q", name)
 	}

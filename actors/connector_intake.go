@@ -33,7 +33,7 @@ type intake struct {
 // a Telegram getUpdates answer of 100 messages costs one commit, and the next poll follows
 // sooner.
 func (c *Connector) deliverAllFunc(root *actor.RootContext, self *actor.PID) channels.DeliverAll {
-	settings := c.deps.Session.withDefaults()
+	settings := c.deps.session().withDefaults()
 	limiter := newRateLimiter(c.channel, settings.RateLimit)
 	meter := media.NewMeter()
 	return func(ctx context.Context, ins []messages.Inbound) []error {
@@ -105,7 +105,7 @@ func (c *Connector) ready(ctx context.Context, root *actor.RootContext, self *ac
 	if ok, err := c.admit(ctx, root, self, in); !ok || err != nil {
 		return false, err
 	}
-	owner := c.deps.Access[c.name].IsOwner(in) // with dmScope main only the owner shares main
+	owner := c.deps.rules(c.name).IsOwner(in) // with dmScope main only the owner shares main
 	in.SessionKey = sessionkey.ForSender(c.deps.agentFor(in).ID, settings.DMScope, in, owner)
 	if in.Time.IsZero() {
 		in.Time = c.deps.now()

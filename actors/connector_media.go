@@ -23,9 +23,9 @@ const mediaNotice = "You've sent more files than I can take this hour; I'm not k
 // answered, as over the rate limit), one with text keeps its text with a note. The sender is
 // told once. It reports whether in is still to be stored.
 func (c *Connector) meterMedia(root *actor.RootContext, self *actor.PID, m *media.Meter, in *messages.Inbound) bool {
-	q := c.deps.Media.Guest
-	if c.deps.Access[c.name].IsOwner(in) {
-		q = c.deps.Media.Owner
+	q := c.deps.media().Guest
+	if c.deps.rules(c.name).IsOwner(in) {
+		q = c.deps.media().Owner
 	}
 	var bytes int64
 	for _, md := range in.Media {
@@ -53,16 +53,16 @@ func (c *Connector) meterMedia(root *actor.RootContext, self *actor.PID, m *medi
 // pruneInbox removes the oldest files of the inbox past MediaSettings.MaxInbox, keeping the
 // files just saved.
 func pruneInbox(f *media.Fetcher, deps *Deps, saved []messages.Media) {
-	if deps.Media.MaxInbox <= 0 {
+	if deps.media().MaxInbox <= 0 {
 		return
 	}
 	keep := make([]string, 0, len(saved))
 	for _, m := range saved {
 		keep = append(keep, m.Path)
 	}
-	if n, err := media.PruneInbox(f.Workspace, deps.Media.MaxInbox, keep); err != nil {
+	if n, err := media.PruneInbox(f.Workspace, deps.media().MaxInbox, keep); err != nil {
 		f.Log.Warn().Err(err).Msg("pruning the inbox")
 	} else if n > 0 {
-		f.Log.Info().Int("removed", n).Int64("maxBytes", deps.Media.MaxInbox).Msg("inbox over media.maxInboxMB: oldest files removed")
+		f.Log.Info().Int("removed", n).Int64("maxBytes", deps.media().MaxInbox).Msg("inbox over media.maxInboxMB: oldest files removed")
 	}
 }

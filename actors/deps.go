@@ -2,7 +2,7 @@ package actors
 
 import (
 	"fmt"
-	"sync"
+	"sync/atomic"
 
 	"time"
 
@@ -23,7 +23,8 @@ import (
 )
 
 // Deps is everything the actor tree needs from the outside, assembled by cmd/reef.
-// It is read-only once the Gateway starts.
+// It is read-only once the Gateway starts; the fields Settings repeats are where the tree
+// starts from, and a reload replaces them by a new Settings snapshot (live.go).
 type Deps struct {
 	Log    zerolog.Logger
 	Store  persistence.Store
@@ -72,8 +73,8 @@ type Deps struct {
 	// router_cluster.go); nil on a single node: every session is this node's, no write fenced.
 	Cluster Ownership
 
-	redactOnce sync.Once
-	redact     redactor
+	current atomic.Pointer[Settings] // the live settings (live.go)
+	gateway *actor.PID               // set by the Gateway like toolRuntime
 	// toolRuntime is what tools get as tools.Env.Runtime; the Gateway sets it before it
 	// spawns the Router (and so before any Session runs a tool).
 	toolRuntime tools.Runtime
@@ -82,11 +83,8 @@ type Deps struct {
 	started     time.Time  // when Start was called, for /status
 }
 
-// redactor returns the secret redactor, built on first use.
-func (d *Deps) redactor() redactor {
-	d.redactOnce.Do(func() { d.redact = newRedactor(d.Secrets) })
-	return d.redact
-}
+// redactor returns the redactor of the current secrets.
+func (d *Deps) redactor() redactor { return d.live().redact }
 
 // Agent is one configured agent, ready to run.
 type Agent struct {
@@ -189,7 +187,7 @@ type RateLimit struct {
 
 // streaming returns the streaming settings of the channel account name.
 func (d *Deps) streaming(name string) streaming.Settings {
-	if s, ok := d.Streaming[name]; ok {
+	if s, ok := d.live().Streaming[name]; ok {
 		return s
 	}
 	return streaming.Defaults()
@@ -203,7 +201,7 @@ func (d *Deps) now() time.Time {
 }
 
 func (d *Deps) agent(id string) *Agent {
-	for _, a := range d.Agents {
+	for _, a := range d.agents() {
 		if a.ID == id {
 			return a
 		}
@@ -219,12 +217,13 @@ func (d *Deps) agentFor(in *messages.Inbound) *Agent {
 			return a
 		}
 	}
-	if id := d.Routes.Agent(in); id != "" {
+	live := d.live()
+	if id := live.Routes.Agent(in); id != "" {
 		if a := d.agent(id); a != nil {
 			return a
 		}
 	}
-	return d.Agents[0]
+	return live.Agents[0]
 }
 
 func (l Limits) withDefaults() Limits {

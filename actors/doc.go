@@ -26,8 +26,10 @@
 //	                            the message (Session.toConnector); the owner may pause, resume
 //	                            or restart its platform loop (connector_control.go)
 //
-// The Router gets the Connectors' PIDs in its props (computed from their names before they
-// are spawned). In Started, at its first start and after every restart, it builds the
+// Sessions find a Connector by its name (Deps.connector, live.go: the accounts the live
+// Settings run). A reload (Runtime.Reload, gateway_reload.go) swaps the Settings snapshot and
+// has the Gateway stop the Connectors of removed or changed accounts, spawn the new ones, and
+// send settingsChanged to the Connectors it keeps and to the Timer. In Started, at its first start and after every restart, it builds the
 // Sessions' props, reads from the store the sessions with pending work and the sub-agents
 // marked queued, and asks the Gateway (routerStarted); the Gateway answers connectorsReady
 // once every Connector is spawned, and only then does the Router respawn those sessions and
@@ -51,8 +53,10 @@
 //	                               Storage, before the Router (it reloads the waiting requests)
 //	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping/Restarting
 //	approval backstop timer        ToolRun.ask                the decision; ToolRun.Stopping
-//	Connector                      Gateway.Started, after     Gateway shutdown; restarted on panic
-//	                               the Timer, one per account
+//	Connector                      Gateway.Started, after     Gateway shutdown; restarted on panic;
+//	                               the Timer, one per account; a reload that removes or changes its
+//	                               Gateway.onReload for an    account (gateway_reload.go)
+//	                               account a reload adds
 //	channel Run goroutine          Connector.Started          Connector.Stopping cancels its ctx
 //	send/progress goroutine        Connector.next (per chat)  the job ends; Stopping waits up to 5 s
 //	show timer (per started run)   Connector, TurnStarted     fires after the account's startDelayMs

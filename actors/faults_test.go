@@ -181,8 +181,8 @@ func TestSecretsRedacted(t *testing.T) {
 		}
 		return fakellm.Reply{ToolCalls: []messages.ToolCall{call("l", "leak", map[string]any{})}}
 	}
-	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{leak}})
-	h.deps.Secrets = []string{secret}
+	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{leak},
+		depsHook: func(d *actors.Deps) { d.Secrets = []string{secret} }})
 	h.say("1", "show me the environment")
 	out := h.reply()
 	if strings.Contains(out.Text, secret) || !strings.Contains(out.Text, "[redacted]") {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -23,9 +25,10 @@ type Gateway struct {
 	log     zerolog.Logger
 
 	storage    *actor.PID
-	connectors map[string]*actor.PID // by channel ID, for a (re)started Router (routerStarted)
-	timer      TimerSettings
-	draining   map[string]bool // children still stopping before Storage may stop
+	router     *actor.PID
+	connectors map[string]*actor.PID // the running Connectors by channel ID
+	stopping   map[string]string     // Connectors a reload stopped: pid id → channel ID (gateway_reload.go)
+	draining   map[string]bool       // children still stopping before Storage may stop
 }
 
 // shutdown asks the Gateway to stop the tree in order: Connectors and the Router (with every
@@ -33,10 +36,10 @@ type Gateway struct {
 type shutdown struct{}
 
 // GatewayProps is the recipe for the Gateway; ready receives the running tree's handle.
-func gatewayProps(deps *Deps, timer TimerSettings, ready chan<- *Runtime, stopped chan<- struct{}) *actor.Props {
+func gatewayProps(deps *Deps, ready chan<- *Runtime, stopped chan<- struct{}) *actor.Props {
 	log := deps.Log.With().Str("actor", "gateway").Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Gateway{deps: deps, timer: timer, ready: ready, stopped: stopped, log: log}
+		return &Gateway{deps: deps, ready: ready, stopped: stopped, log: log}
 	},
 		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)),
 		actor.WithSupervisor(actor.NewExponentialBackoffStrategy(time.Minute, 500*time.Millisecond)))
@@ -50,6 +53,8 @@ func (g *Gateway) Receive(ctx actor.Context) {
 		g.onRouterStarted(ctx)
 	case *shutdown:
 		g.onShutdown(ctx)
+	case *reloadRequest:
+		g.onReload(ctx, msg) // gateway_reload.go
 	case *actor.Terminated:
 		g.onTerminated(ctx, msg)
 	case *actor.Stopped:
@@ -86,6 +91,7 @@ func (g *Gateway) onShutdown(ctx actor.Context) {
 
 func (g *Gateway) onTerminated(ctx actor.Context, msg *actor.Terminated) {
 	if g.draining == nil {
+		g.onConnectorStopped(ctx, msg.Who) // gateway_reload.go
 		return
 	}
 	if msg.Who.Id == g.storage.Id {
@@ -113,49 +119,37 @@ func (g *Gateway) onStarted(ctx actor.Context) {
 	g.deps.approvals = approvals
 	// Tools reach the Timer through toolRuntime; its PID is known before it is spawned.
 	g.deps.timer = timerPID(ctx.Self())
+	g.deps.gateway = ctx.Self()
 	router := actor.NewPID(ctx.Self().Address, ctx.Self().Id+"/router")
 	g.deps.toolRuntime = &toolsRuntime{root: ctx.ActorSystem().Root, timer: g.deps.timer, router: router, store: g.deps.Store}
-	names := make([]string, 0, len(g.deps.Channels))
-	for name := range g.deps.Channels {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	// The Router gets the Connectors' PIDs in its props, so that a restarted Router has them
-	// too; they are spawned after it (they send to it), under these names.
-	g.connectors = map[string]*actor.PID{}
-	for _, name := range names {
-		g.connectors[name] = actor.NewPID(ctx.Self().Address, ctx.Self().Id+"/"+connectorName(name))
-	}
-	router, _ = ctx.SpawnNamed(RouterProps(g.deps, storage, g.connectors), "router")
-	if _, err := ctx.SpawnNamed(TimerProps(g.deps, g.timer, storage, router), "timer"); err != nil {
+	// The Connectors are spawned after the Router (they send to it); Sessions find them by
+	// name (Deps.connector).
+	router, _ = ctx.SpawnNamed(RouterProps(g.deps, storage), "router")
+	if _, err := ctx.SpawnNamed(TimerProps(g.deps, storage, router), "timer"); err != nil {
 		g.log.Error().Err(err).Msg("start timer")
 	}
-	connectors := map[string]*actor.PID{}
-	for _, name := range names {
-		pid, err := ctx.SpawnNamed(ConnectorProps(name, g.deps.Channels[name], g.deps, storage, router), connectorName(name))
-		if err != nil {
-			g.log.Error().Err(err).Str("channel", name).Msg("start connector")
-			continue
-		}
-		connectors[name] = pid
+	g.router = router
+	g.connectors, g.stopping = map[string]*actor.PID{}, map[string]string{}
+	chans := g.deps.live().Channels
+	for _, name := range slices.Sorted(maps.Keys(chans)) {
+		g.spawnConnector(ctx, name, chans[name])
 	}
 	// The Router's routerStarted waits in the mailbox until this handler ends: every
 	// Connector is spawned when it is answered (onRouterStarted).
 	if g.ready != nil {
-		g.ready <- &Runtime{deps: g.deps, system: ctx.ActorSystem(), gateway: ctx.Self(), router: router, storage: storage, connectors: connectors}
+		g.ready <- &Runtime{deps: g.deps, system: ctx.ActorSystem(), gateway: ctx.Self(), router: router, storage: storage}
 		g.ready = nil
 	}
 }
 
 // Runtime is a running actor tree.
 type Runtime struct {
-	deps       *Deps
-	system     *actor.ActorSystem
-	gateway    *actor.PID
-	router     *actor.PID
-	storage    *actor.PID
-	connectors map[string]*actor.PID
-	stopped    <-chan struct{}
+	deps    *Deps
+	system  *actor.ActorSystem
+	gateway *actor.PID
+	router  *actor.PID
+	storage *actor.PID
+	stopped <-chan struct{}
 }
 
 // StartOption adjusts how Start builds the tree.
@@ -179,10 +173,11 @@ func Start(deps *Deps, opts ...StartOption) (*Runtime, error) {
 		return nil, errors.New("actors: no agent")
 	}
 	deps.started = deps.now()
+	deps.current.Store(settingsOf(deps, o.timer))
 	system := actor.NewActorSystemWithConfig(SystemConfig(deps.Log))
 	ready := make(chan *Runtime, 1)
 	stopped := make(chan struct{})
-	if _, err := system.Root.SpawnNamed(gatewayProps(deps, o.timer, ready, stopped), "gateway"); err != nil {
+	if _, err := system.Root.SpawnNamed(gatewayProps(deps, ready, stopped), "gateway"); err != nil {
 		return nil, fmt.Errorf("actors: start gateway: %w", err)
 	}
 	select {
@@ -269,7 +264,8 @@ func (rt *Runtime) Write(ctx context.Context, fn func(persistence.Tx) error) err
 // Health returns the state of every channel connector.
 func (rt *Runtime) Health() []ChannelHealth {
 	var out []ChannelHealth
-	for _, pid := range rt.connectors {
+	for name := range rt.deps.live().Channels {
+		pid := connectorPID(rt.gateway, name)
 		reply := make(chan ChannelHealth, 1)
 		rt.system.Root.Send(pid, &healthRequest{reply: reply})
 		select {

@@ -29,6 +29,9 @@ type HeartbeatSettings struct {
 	Target string
 }
 
+// defaultBeatEvery is how often an agent's heartbeat runs when its settings do not say.
+const defaultBeatEvery = 30 * time.Minute
+
 // beatState is the Timer's record of one agent's heartbeats.
 type beatState struct {
 	set     HeartbeatSettings
@@ -96,7 +99,7 @@ func (t *Timer) beat(agentID string) *beatState {
 	if b == nil {
 		set := t.set.Heartbeats[agentID]
 		if set.Every == 0 {
-			set.Every = 30 * time.Minute
+			set.Every = defaultBeatEvery
 		}
 		b = &beatState{set: set}
 		t.beats[agentID] = b
@@ -106,7 +109,7 @@ func (t *Timer) beat(agentID string) *beatState {
 
 // startBeats schedules every agent's first heartbeat one interval from now.
 func (t *Timer) startBeats(now time.Time) {
-	for _, a := range t.deps.Agents {
+	for _, a := range t.deps.agents() {
 		if b := t.beat(a.ID); b.set.Every > 0 {
 			t.schedule("hb:"+a.ID, now.Add(b.set.Every), "heartbeat")
 		}

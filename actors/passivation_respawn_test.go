@@ -121,7 +121,7 @@ func newRespawnRig(b *testing.B, n int) *respawnRig {
 		switch msg := ctx.Message().(type) {
 		case *respawn:
 			spawned++
-			child, _ = ctx.SpawnNamed(SessionProps(deps, storage, ctx.Self(), nil), sessionName(respawnKey, spawned))
+			child, _ = ctx.SpawnNamed(SessionProps(deps, storage, ctx.Self()), sessionName(respawnKey, spawned))
 			if msg.inbound {
 				ctx.Send(child, msg.in)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/reefgw/reef/actors"
 	"strings"
 	"testing"
 
@@ -32,8 +33,8 @@ func TestSecretsRedactedEverywhere(t *testing.T) {
 	}
 	store := &inboxStore{}
 	h := newHarness(t, harnessOpts{script: script, extra: []tools.Tool{echo},
-		wrapStore: func(s persistence.Store) persistence.Store { store.Store = s; return store }})
-	h.deps.Secrets = []string{secret}
+		wrapStore: func(s persistence.Store) persistence.Store { store.Store = s; return store },
+		depsHook:  func(d *actors.Deps) { d.Secrets = []string{secret} }})
 	h.say("1", "my key is "+secret+", and its start is "+secret[:14])
 	if out := h.reply(); strings.Contains(out.Text, secret) {
 		t.Errorf("reply = %q, holds the secret", out.Text)

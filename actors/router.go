@@ -20,7 +20,6 @@ import (
 type Router struct {
 	deps       *Deps
 	storage    *actor.PID
-	connectors map[string]*actor.PID
 	props      *actor.Props // shared by every Session
 	sessions   map[string]*route
 	byPID      map[string]string // pid id → session key, until the Session has terminated
@@ -68,12 +67,12 @@ type (
 	sessionCounts struct{ reply chan<- [2]int }
 )
 
-// RouterProps is the recipe for the Router; connectors are the Connectors' PIDs by channel
-// ID (known before they are spawned: a PID is its parent's id and its name).
-func RouterProps(deps *Deps, storage *actor.PID, connectors map[string]*actor.PID) *actor.Props {
+// RouterProps is the recipe for the Router. Its Sessions find the Connectors through Deps
+// (Deps.connector: the channels the live settings run).
+func RouterProps(deps *Deps, storage *actor.PID) *actor.Props {
 	log := deps.Log.With().Str("actor", "router").Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Router{deps: deps, storage: storage, connectors: connectors, log: log}
+		return &Router{deps: deps, storage: storage, log: log}
 	},
 		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(3, time.Minute, actor.DefaultDecider)))

@@ -40,7 +40,7 @@ const compactMin = 1024
 
 // onSweep sends an idle check to every session idle for longer than IdleAfter.
 func (r *Router) onSweep(ctx actor.Context) {
-	idleAfter := r.deps.Session.withDefaults().IdleAfter
+	idleAfter := r.deps.session().withDefaults().IdleAfter
 	now := r.deps.now()
 	for _, rt := range r.sessions {
 		if rt.idleSince.IsZero() || now.Sub(rt.idleSince) < idleAfter {

@@ -31,7 +31,7 @@ type recovery struct {
 func (r *Router) onStarted(ctx actor.Context) error {
 	r.sessions, r.byPID = map[string]*route{}, map[string]string{}
 	if r.props == nil { // tests put a stand-in here
-		r.props = SessionProps(r.deps, r.storage, ctx.Self(), r.connectors)
+		r.props = SessionProps(r.deps, r.storage, ctx.Self())
 	}
 	err := r.loadRecovery()
 	if parent := ctx.Parent(); parent != nil { // a Router under test has no Gateway

@@ -20,13 +20,12 @@ import (
 // to give them are handled here without a model call; other messages start a run, or wait
 // by the session's queue mode while one is active (session_queue.go).
 type Session struct {
-	key        string
-	deps       *Deps
-	agent      *Agent
-	storage    *actor.PID
-	router     *actor.PID
-	connectors map[string]*actor.PID
-	log        zerolog.Logger
+	key     string
+	deps    *Deps
+	agent   *Agent
+	storage *actor.PID
+	router  *actor.PID
+	log     zerolog.Logger
 
 	info     persistence.SessionInfo
 	history  []messages.ChatMessage // what the model sees: latest summary + entries after it
@@ -96,9 +95,9 @@ var turnSeqs atomic.Uint64
 // SessionProps is the recipe for every Session. One Props serves all of them, so an idle
 // Session costs only its own state: a Session learns its key from its actor name, which the
 // Router sets with sessionName.
-func SessionProps(deps *Deps, storage, router *actor.PID, connectors map[string]*actor.PID) *actor.Props {
+func SessionProps(deps *Deps, storage, router *actor.PID) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Session{deps: deps, storage: storage, router: router, connectors: connectors, log: deps.Log}
+		return &Session{deps: deps, storage: storage, router: router, log: deps.Log}
 	},
 		actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(deps.Log)),
 		actor.WithSupervisor(actor.NewOneForOneStrategy(0, 0, stopDecider)))
@@ -208,7 +207,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 			s.epoch = e
 		}
 	}
-	s.agent = s.deps.Agents[0]
+	s.agent = s.deps.agents()[0]
 	if id := agentOf(s.key); id != "" {
 		if a := s.deps.agent(id); a != nil {
 			s.agent = a
@@ -353,6 +352,7 @@ func (s *Session) maybeStartTurn(ctx actor.Context) {
 	if !last.System { // "the last channel the user used" stays a person's channel
 		s.info.Channel, s.info.Account, s.info.ChatID, s.info.ThreadID = last.Channel, last.Account, last.ChatID, last.ThreadID
 	}
+	s.refreshAgent() // live.go: a reload may have changed the agent
 	if s.skipOverBudget(ctx) {
 		return
 	}

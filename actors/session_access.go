@@ -18,7 +18,7 @@ func (s *Session) isOwner(in messages.Inbound) bool {
 	if in.System {
 		return in.Standing != nil && (in.Standing.Caller == messages.CallerOwner || in.Standing.Raised())
 	}
-	return s.deps.Access[channels.ID(in.Channel, in.Account)].IsOwner(&in)
+	return s.deps.rules(channels.ID(in.Channel, in.Account)).IsOwner(&in)
 }
 
 // toolPolicy is what a run answering ins may use: what every one of their senders may use
@@ -34,7 +34,7 @@ func (s *Session) toolPolicy(ins ...messages.Inbound) tools.Policy {
 		}
 		c := tools.Caller{Owner: s.isOwner(in), ChatID: in.ChatID, SenderID: in.SenderID,
 			Group: in.ChatType == messages.ChatGroup || in.ChatType == messages.ChatThread}
-		p = p.Intersect(s.deps.ToolGrants[channels.ID(in.Channel, in.Account)].Resolve(s.agent.Policy, c))
+		p = p.Intersect(s.deps.grants(channels.ID(in.Channel, in.Account)).Resolve(s.agent.Policy, c))
 	}
 	if sessionkey.IsStateless(s.key) { // deleted when its run ends: nothing may outlive it
 		p = p.Without(outliveRun...)

@@ -51,7 +51,7 @@ func (s *Session) approvalLine() string {
 // onApprovalCommand carries out /approve <id> [always], /deny <id> and /approvals [revoke
 // <prefix>] for the owner; anyone else is refused.
 func (s *Session) onApprovalCommand(ctx actor.Context, in messages.Inbound, cmd command) {
-	if !s.deps.Access[in.Channel].MayApprove(&in) {
+	if !s.deps.rules(in.Channel).MayApprove(&in) {
 		s.answer(ctx, in, "Only the owner may approve or deny commands, or list them.", nil)
 		return
 	}

@@ -28,7 +28,7 @@ func (s *Session) dailyBudget() int {
 	if b := s.agent.Limits.DailyTokenBudget; b > 0 {
 		return b
 	}
-	return s.deps.Session.DailyTokenBudget
+	return s.deps.session().DailyTokenBudget
 }
 
 // budgetDay is the date of now in the agent's time zone.

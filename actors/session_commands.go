@@ -85,7 +85,7 @@ func (s *Session) isSkill(name string) bool {
 
 // mayCommand reports whether the sender of in may use commands.
 func (s *Session) mayCommand(in *messages.Inbound) bool {
-	return s.deps.Access[channels.ID(in.Channel, in.Account)].MayCommand(in)
+	return s.deps.rules(channels.ID(in.Channel, in.Account)).MayCommand(in)
 }
 
 // onCommand runs a command; each one answers exactly once.

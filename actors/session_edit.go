@@ -27,7 +27,7 @@ func (s *Session) changeMessage(ctx actor.Context, last messages.Inbound, msg *t
 		msg.reply <- fmt.Errorf("%s acts on messages of this conversation only", action)
 		return
 	}
-	pid := s.connectors[channels.ID(last.Channel, last.Account)]
+	pid := s.deps.connector(channels.ID(last.Channel, last.Account))
 	if pid == nil {
 		msg.reply <- errors.New("there is no conversation here whose messages could be changed")
 		return
@@ -42,7 +42,7 @@ func (s *Session) changeMessage(ctx actor.Context, last messages.Inbound, msg *t
 
 // askSentIDs asks the Connector for the platform ids of out once it delivered it.
 func (s *Session) askSentIDs(ctx actor.Context, out *messages.Outbound, ids chan sentResult) {
-	if pid := s.connectors[channels.ID(out.Channel, out.Account)]; pid != nil {
+	if pid := s.deps.connector(channels.ID(out.Channel, out.Account)); pid != nil {
 		ctx.Send(pid, &messageOp{kind: opIDs, chatID: out.ChatID, out: outKey(out), ids: ids})
 	}
 }

@@ -25,7 +25,7 @@ const greetingText = agent.NewSessionPrompt + " The user just started a new sess
 // in, or nil when greetings are off or in has no chat to answer. Its run has the rights of
 // whoever sent the /new: a guest's greeting gets a guest's tools.
 func (s *Session) greeting(in messages.Inbound, now time.Time) *messages.Inbound {
-	if !s.deps.Session.GreetOnNew || in.Channel == "" || in.System {
+	if !s.deps.session().GreetOnNew || in.Channel == "" || in.System {
 		return nil
 	}
 	standing := messages.GuestStanding()

@@ -129,14 +129,14 @@ func (s *Session) toConnector(ctx actor.Context, msg any) {
 		channel = channels.ID(m.Channel, m.Account)
 	case *messages.Outbound:
 		channel = channels.ID(m.Channel, m.Account)
-		if m.OutboxSeq != 0 && s.connectors[channel] != nil {
+		if m.OutboxSeq != 0 && s.deps.connector(channel) != nil {
 			if s.unsent == nil {
 				s.unsent = map[uint64]time.Time{}
 			}
 			s.unsent[m.OutboxSeq] = s.deps.now()
 		}
 	}
-	if pid := s.connectors[channel]; pid != nil {
+	if pid := s.deps.connector(channel); pid != nil {
 		ctx.Send(pid, msg)
 	}
 }

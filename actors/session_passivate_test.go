@@ -30,7 +30,7 @@ func TestSessionConfirmsIdleOnlyWhenIdle(t *testing.T) {
 	router := system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		switch msg := ctx.Message().(type) {
 		case *actor.Started:
-			pid, err := ctx.SpawnNamed(SessionProps(deps, storage, ctx.Self(), nil), sessionName(key, 1))
+			pid, err := ctx.SpawnNamed(SessionProps(deps, storage, ctx.Self()), sessionName(key, 1))
 			if err != nil {
 				t.Error(err)
 			}

@@ -216,7 +216,7 @@ type collectDue struct{}
 
 // queueSettings resolves the queue settings for messages on channel.
 func (s *Session) queueSettings(channel string) persistence.QueueSettings {
-	return s.deps.Session.queueFor(channel, s.info.Queue)
+	return s.deps.session().queueFor(channel, s.info.Queue)
 }
 
 // onMessage starts a run for a message, or queues it by the queue mode when a run is active,

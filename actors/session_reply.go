@@ -59,7 +59,7 @@ func (s *Session) react(ctx actor.Context, last messages.Inbound, msg *toolMessa
 		msg.reply <- fmt.Errorf("message %q is not one of this conversation's that reef knows", id)
 		return
 	}
-	pid := s.connectors[channels.ID(last.Channel, last.Account)]
+	pid := s.deps.connector(channels.ID(last.Channel, last.Account))
 	if pid == nil || id == "" {
 		msg.reply <- fmt.Errorf("reactions are not supported on %s", last.Channel)
 		return

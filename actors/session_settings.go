@@ -74,7 +74,7 @@ func (s *Session) statusText() string {
 // does not offer (its model and models); a guest may choose among those, or, with
 // session.guestModels: none, not at all.
 func (s *Session) resolveModel(name string, owner bool) (string, error) {
-	if !owner && s.deps.Session.GuestModels == GuestModelsNone {
+	if !owner && s.deps.session().GuestModels == GuestModelsNone {
 		return "", errors.New("Only the owner may choose the model here.")
 	}
 	offered := append([]string{s.agent.Model}, s.agent.Models...)
@@ -145,7 +145,7 @@ func (s *Session) setThink(args []string, owner bool) string {
 	level := strings.ToLower(args[0])
 	switch {
 	case owner:
-	case s.deps.Session.GuestModels == GuestModelsNone:
+	case s.deps.session().GuestModels == GuestModelsNone:
 		return "Only the owner may change the thinking level here."
 	case level == "medium" || level == "high":
 		return "Only the owner may raise the thinking level; you may use /think off|low|default."

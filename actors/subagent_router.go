@@ -49,7 +49,7 @@ type (
 )
 
 func (r *Router) maxSubagents() int {
-	return r.deps.Agents[0].Subagents.withDefaults().MaxConcurrent
+	return r.deps.agents()[0].Subagents.withDefaults().MaxConcurrent
 }
 
 // onStartSubagent starts the child now (a running one is sent in), or queues it when the

@@ -89,10 +89,12 @@ type (
 func jobKey(id string) string { return "job:" + id }
 
 // TimerProps is the recipe for the Timer.
-func TimerProps(deps *Deps, set TimerSettings, storage, router *actor.PID) *actor.Props {
+// Its settings are the live ones (Settings.Timer), read at every start and when a reload
+// changes them (timer_reload.go).
+func TimerProps(deps *Deps, storage, router *actor.PID) *actor.Props {
 	log := deps.Log.With().Str("actor", "timer").Logger()
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Timer{deps: deps, set: set.withDefaults(), storage: storage, router: router, clock: deps.clock(), log: log}
+		return &Timer{deps: deps, set: deps.live().Timer.withDefaults(), storage: storage, router: router, clock: deps.clock(), log: log}
 	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
@@ -113,6 +115,8 @@ func (t *Timer) Receive(ctx actor.Context) {
 		t.onBeatRead(ctx, msg)
 	case *beatOutcome:
 		t.onBeatOutcome(msg)
+	case *settingsChanged:
+		t.onSettingsChanged(ctx) // timer_reload.go
 	case *beatPausesRequest:
 		msg.reply <- t.beatPauses()
 	case *timerLead:

@@ -163,7 +163,7 @@ func (t *Timer) add(ctx actor.Context, req *cronRequest, now time.Time) {
 	}
 	agentID := req.agentID
 	if agentID == "" {
-		agentID = t.deps.Agents[0].ID
+		agentID = t.deps.agents()[0].ID
 	}
 	if n := len(t.list(agentID)); n >= t.set.MaxJobsPerAgent {
 		req.answer(nil, fmt.Errorf("cron: agent %s already has %d jobs (the limit); remove some first", agentID, n))

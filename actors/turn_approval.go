@@ -25,7 +25,7 @@ type approvalNotice struct {
 // gate returns what the ToolRun of c needs to ask the owner first, or nil when c runs at once.
 func (t *Turn) gate(c messages.ToolCall) *approvalGate {
 	deps := t.in.deps
-	if c.Name != "exec" || deps.approvals == nil || !deps.Approvals.asks(t.in.owner) {
+	if c.Name != "exec" || deps.approvals == nil || !deps.approvalSettings().asks(t.in.owner) {
 		return nil
 	}
 	command, workdir, ok := access.Describe(c.Arguments)
@@ -36,7 +36,7 @@ func (t *Turn) gate(c messages.ToolCall) *approvalGate {
 	req := access.ExecRequest{SessionKey: t.in.sessionKey, CallID: c.ID, Command: red.apply(command), Workdir: red.apply(workdir),
 		Channel: t.in.channel, ChatID: t.in.chatID, ChatType: t.in.chatType, SenderID: t.in.senderID, SenderName: t.in.senderName}
 	return &approvalGate{ask: approvalAsk{req: req, resumed: t.resumedCalls[c.ID]}, approvals: deps.approvals,
-		timeout: deps.Approvals.timeout()}
+		timeout: deps.approvalSettings().timeout()}
 }
 
 func (t *Turn) onApprovalWaiting(ctx actor.Context, msg *approvalWaiting) {

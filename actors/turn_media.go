@@ -50,8 +50,8 @@ func (t *Turn) fetchMedia(ctx actor.Context) bool {
 		return false
 	}
 	user, deps, log := t.in.user, t.in.deps, t.log
-	f := &media.Fetcher{Workspace: t.in.agent.Workspace, Limits: deps.Media.Limits,
-		Transcriber: deps.Media.Transcriber, Log: log}
+	f := &media.Fetcher{Workspace: t.in.agent.Workspace, Limits: deps.media().Limits,
+		Transcriber: deps.media().Transcriber, Log: log}
 	runCtx, self, root := t.runCtx, ctx.Self(), ctx.ActorSystem().Root
 	go func() {
 		defer func() {
@@ -77,7 +77,7 @@ func fetchEntries(ctx context.Context, f *media.Fetcher, deps *Deps, user []mess
 		fc := *f
 		if len(m.Media) > 0 {
 			via := m.Media[0].Via
-			if fe, ok := deps.Channels[via].(channels.Fetcher); ok {
+			if fe, ok := deps.channel(via).(channels.Fetcher); ok {
 				open = func(ctx context.Context, md messages.Media) (io.ReadCloser, error) {
 					body, err := fe.Fetch(ctx, md)
 					if errors.Is(err, channels.ErrPermanent) { // not worth trying again
@@ -86,7 +86,7 @@ func fetchEntries(ctx context.Context, f *media.Fetcher, deps *Deps, user []mess
 					return body, err
 				}
 			}
-			if fl, ok := deps.Channels[via].(channels.FetchLimiter); ok {
+			if fl, ok := deps.channel(via).(channels.FetchLimiter); ok {
 				name, _ := channels.SplitID(via)
 				fc.PlatformMax, fc.Platform = fl.MaxFetch(), platformName(name)
 			}

@@ -216,3 +216,9 @@ func redactor(used []expansion) func(string) string {
 		return s
 	}
 }
+
+// LoadBytes is Load of data, read from file by the caller (the web UI's editor checks a
+// configuration before it writes it).
+func LoadBytes(file string, data []byte, env func(string) string) (*Config, error) {
+	return load(file, data, env)
+}

@@ -38,7 +38,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(flags, args, stdout); !ok {
 		return code
 	}
-	cfg := adminConfig(*configPath, stderr)
+	cfg := runningConfig(*configPath, stderr) // reload_cmd.go
 	if cfg == nil {
 		return 2
 	}
@@ -94,6 +94,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 			n, st.Approvals[0].ID, termtext.Quote(shorten(st.Approvals[0].Command, 60)))
 	}
 	printOutages(stdout, st)
+	printReload(stdout, st.Reload)
 	for agent, why := range st.HeartbeatsPaused {
 		fmt.Fprintf(stdout, "heartbeats of agent %s PAUSED: %s\n", agent, why)
 	}

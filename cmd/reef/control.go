@@ -54,6 +54,8 @@ type Status struct {
 	WaitingForModel []actors.WaitingForModel `json:"waitingForModel,omitempty"`
 	// Web is the running gateway's web UI address ("" when off or not running).
 	Web string `json:"web,omitempty"`
+	// Reload is the last configuration reload's outcome (none since the start: nil).
+	Reload *ReloadStatus `json:"reload,omitempty"`
 }
 
 // serveControl serves the control socket until the returned stop function is called. It is
@@ -72,7 +74,7 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	started := time.Now()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-		st, err := readStatus(rt.store, channelNames)
+		st, err := readStatus(rt.store, liveChannelNames(rt, channelNames))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -81,8 +83,10 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 		st.HeartbeatsPaused = rt.HeartbeatPauses()
 		st.ModelOutages = rt.outages.Outages()
 		st.Web = rt.webURL
+		st.Reload = reloadStatusOf(rt)
 		json.NewEncoder(w).Encode(st)
 	})
+	serveReload(mux, rt) // reload.go
 	mux.HandleFunc("POST /pairing/{action}", func(w http.ResponseWriter, r *http.Request) {
 		channel, code := r.FormValue("channel"), r.FormValue("code")
 		var p access.Pairing

@@ -33,6 +33,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeLog()
+	startEnv := envSnapshot() // reloads expand ${NAME} from it: hardenProcess removes the credentials
 	if err := hardenProcess(cfg); err != nil {
 		log.Warn().Err(err).Msg("commands run by the agent may read reef's environment")
 	}
@@ -76,12 +77,14 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	rt.logs = logs
+	reloads := newReloader(*configPath, cfg, rt, startEnv, log) // reload.go; before the web UI and control socket use it
 	stopWeb, err := startWeb(cfg, *configPath, rt, set, chat, api, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "reef: %v\n", err)
 		rt.stop()
 		return 1
 	}
+	stopWatch := reloads.watch() // SIGHUP, reef.yaml edited
 	stopBackups := startBackups(cfg, rt.store, log)
 	stopControl, err := serveControl(cfg, rt, configuredChannels(cfg), log)
 	if err != nil {
@@ -111,6 +114,7 @@ func runGateway(args []string, stdout, stderr io.Writer) int {
 	sig := <-sigs
 	log.Info().Str("signal", sig.String()).Msg("shutting down")
 	signal.Stop(sigs)
+	stopWatch()   // no reload while the gateway stops
 	stopBackups() // before the store closes
 	stopWeb()     // its streams end; no request reaches a stopping runtime
 	stopControl() // likewise, and its requests in flight end before the store closes

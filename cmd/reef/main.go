@@ -51,6 +51,9 @@ Usage:
   reef doctor  [-config FILE]   check config, data directory, workspace and provider reachability
   reef status  [-config FILE] [-json]
                                 channels, sessions and pending pairing requests (live while reef runs)
+  reef reload  [-config FILE] [-json]
+                                make the running gateway re-read reef.yaml (as SIGHUP or saving the
+                                file does): applied without a restart where the setting allows
   reef events  [-session KEY] [-json]
                                 follow the running gateway's run events: tools, plans, answers
   reef sessions list | show <key> | export <key> [-format jsonl|md] [-o FILE]
@@ -116,6 +119,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDoctor(args[1:], stdout, stderr)
 	case "status":
 		return runStatus(args[1:], stdout, stderr)
+	case "reload":
+		return runReload(args[1:], stdout, stderr)
 	case "events":
 		return runEvents(args[1:], stdout, stderr)
 	case "sessions":

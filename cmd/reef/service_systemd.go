@@ -29,6 +29,8 @@ Group={{.Account}}
 Environment=REEF_HOME={{.Home}}
 EnvironmentFile={{.EnvFile}}
 ExecStart={{.Exec}}
+# systemctl reload reef: re-read reef.yaml without a restart (docs/configuration.md)
+ExecReload=/bin/kill -HUP $MAINPID
 Restart=on-failure
 RestartSec=5s
 # SIGTERM stops reef gracefully (runs stopped, writes committed, replies in flight sent);

@@ -94,7 +94,7 @@ func TestServiceUnitPassesSystemdAnalyzeVerify(t *testing.T) {
 		}
 		unit := dryRunFile(t, out, unitPath)
 		for _, want := range []string{"Restart=on-failure", "KillSignal=SIGTERM", "ProtectSystem=strict",
-			"PrivateTmp=true", "NoNewPrivileges=true", "EnvironmentFile=", "ReadWritePaths=", "ExecStart="} {
+			"PrivateTmp=true", "NoNewPrivileges=true", "EnvironmentFile=", "ReadWritePaths=", "ExecStart=", "ExecReload=/bin/kill -HUP $MAINPID"} {
 			if !strings.Contains(unit, "\n"+want) {
 				t.Errorf("%v: the unit has no %q:\n%s", args, want, unit)
 			}

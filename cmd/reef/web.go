@@ -78,7 +78,7 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 			if err := rt.store.View(func(persistence.Reader) error { return nil }); err != nil {
 				return fmt.Errorf("storage: %w", err)
 			}
-			return channelsReady(rt.Health(), len(set.chans))
+			return channelsReady(rt.Health(), len(rt.Settings().Channels)) // a reload may add or remove some
 		},
 	}, log)
 	if err != nil {
@@ -158,17 +158,25 @@ type webBackend struct {
 
 var _ web.Backend = (*webBackend)(nil)
 
+// config is the configuration the gateway runs now (a reload changes it).
+func (b *webBackend) config() *configs.Config {
+	if b.rt != nil && b.rt.reload != nil {
+		return b.rt.reload.current()
+	}
+	return b.cfg
+}
+
 func (b *webBackend) sessions() storeSessions {
 	return storeSessions{store: b.rt.store, live: gatewayLive(b.rt.Runtime)}
 }
 
 func (b *webBackend) Overview(context.Context) (web.Overview, error) {
-	st, err := readStatus(b.rt.store, b.channels)
+	st, err := readStatus(b.rt.store, liveChannelNames(b.rt, b.channels))
 	if err != nil {
 		return web.Overview{}, err
 	}
 	o := web.Overview{Version: version, Started: b.started, LiveSessions: b.rt.LiveSessions(), Sessions: st.Sessions,
-		DeadLetters: len(st.DeadLetters), TokensToday: map[string]int{}}
+		DeadLetters: len(st.DeadLetters), TokensToday: map[string]int{}, Reload: reloadOutcome(b.rt)}
 	for _, h := range b.rt.Health() {
 		o.Channels = append(o.Channels, web.ChannelRow{Name: h.Name, Connected: h.Connected, State: h.Status(time.Now()),
 			LastMessage: h.LastEvent, Restarts: h.Restarts, Reason: h.Reason})
@@ -275,7 +283,7 @@ func (b *webBackend) Cron(ctx context.Context, action, id string) error {
 }
 
 func (b *webBackend) Pairings(context.Context) ([]access.Pairing, error) {
-	st, err := readStatus(b.rt.store, b.channels)
+	st, err := readStatus(b.rt.store, liveChannelNames(b.rt, b.channels))
 	return st.Pairing, err
 }
 
@@ -291,25 +299,26 @@ func (b *webBackend) Pairing(ctx context.Context, action, channel, code string) 
 }
 
 func (b *webBackend) Config(context.Context) (web.ConfigView, error) {
-	raw, err := yaml.Marshal(effectiveConfig(b.cfg)) // defaults applied: what reef uses
+	cfg := b.config()                              // after a reload, what runs now
+	raw, err := yaml.Marshal(effectiveConfig(cfg)) // defaults applied: what reef uses
 	if err != nil {
 		return web.ConfigView{}, err
 	}
-	red := redact.New(b.cfg.Secrets()...)
+	red := redact.New(cfg.Secrets()...)
 	var out bytes.Buffer
 	d := &doctor{out: &out}
-	for _, note := range b.cfg.Notes() {
+	for _, note := range cfg.Notes() {
 		fmt.Fprintf(d.out, "  ! %s\n", note)
 	}
-	d.checkDisk(b.cfg.DataDir)
-	d.checkFileModes(configFile(b.configPath), b.cfg.DataDir)
-	for _, a := range b.cfg.Agents {
+	d.checkDisk(cfg.DataDir)
+	d.checkFileModes(configFile(b.configPath), cfg.DataDir)
+	for _, a := range cfg.Agents {
 		d.checkWorkspace(a)
 	}
-	d.checkSandbox(b.cfg)
-	d.checkWebSearch(b.cfg)
-	d.checkChannels(b.cfg, configFile(b.configPath))
-	d.checkGuestTools(b.cfg)
+	d.checkSandbox(cfg)
+	d.checkWebSearch(cfg)
+	d.checkChannels(cfg, configFile(b.configPath))
+	d.checkGuestTools(cfg)
 	return web.ConfigView{YAML: red.String(string(raw)), Checks: parseChecks(red.String(out.String()))}, nil
 }
 

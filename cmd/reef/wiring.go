@@ -239,6 +239,10 @@ type running struct {
 	webURL  string              // where the web UI listens ("" when off); set before the control socket serves
 	stop    func()              // stops the actors, then closes the database
 	logs    *logring.Ring       // the gateway's last log lines, for the web UI's Logs page (nil: none)
+	procs   *exec.Processes     // exec's background processes, which rebuilt agents' tools share
+	mcp     *mcpSet             // the MCP servers the agents' tools come from
+	reload  *reloader           // the gateway's config reloads (reload.go); nil for reef chat
+	gate    *workGate           // cluster mode: the channels' inbound loops run where their leases are; nil on one node
 }
 
 // routes is the routing table of the configuration's bindings.
@@ -273,11 +277,13 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	}
 	mem := newMemory(cfg, store, log)
 	outages := providers.NewBreakers(providers.BreakerConfig{})
-	mcpServers, stopMCP, err := startMCP(cfg, log)
+	mcpServers, stopFirstMCP, err := startMCP(cfg, log)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
+	mcps := &mcpSet{sources: mcpServers, stop: stopFirstMCP} // a reload may replace them (reload_build.go)
+	stopMCP := mcps.close
 	met := metrics.New()
 	procs := exec.NewProcesses(processConfig(cfg))
 	agents, err := buildAgents(cfg, mem, outages, met, procs, mcpServers...)
@@ -305,9 +311,8 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Streaming: set.streaming, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
-		Approvals: actors.ApprovalSettings{Mode: cfg.Tools.Exec.Approvals,
-			Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSeconds) * time.Second},
-		Outages: outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
+		Approvals: approvalSettings(cfg),
+		Outages:   outages, OutageWait: time.Duration(cfg.LLM.OutageWaitMinutes) * time.Minute, Processes: procs,
 		Media: mediaSettings(cfg), Journals: filepath.Join(cfg.DataDir, "journal"), Work: work,
 		Cluster: cl.ownership(),
 	}, actors.WithTimer(timerSettings(cfg)))
@@ -346,7 +351,10 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	return &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, metrics: met, stop: stop}, nil
+	r := &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, metrics: met, stop: stop,
+		procs: procs, mcp: mcps}
+	r.gate = gate // a reload's new accounts ask the same gate
+	return r, nil
 }
 
 // settle waits until every message the session accepted was answered and every reply marked

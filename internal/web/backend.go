@@ -47,6 +47,17 @@ type Overview struct {
 	DeadLetters  int
 	// TokensToday are today's tokens per agent (the daily budget's count).
 	TokensToday map[string]int
+	// Reload is the last configuration reload's outcome (nil: none since the start).
+	Reload *ReloadOutcome
+}
+
+// ReloadOutcome is what the last reload of reef.yaml did: applied changes, or why it was
+// refused (the gateway keeps its configuration), and what waits for a restart.
+type ReloadOutcome struct {
+	At              time.Time
+	Source, Refused string
+	Applied         []string
+	Restart         []string
 }
 
 // ChannelRow is one channel account's health.

@@ -152,6 +152,9 @@ func (p *pages) routes(s *Server) {
 	s.page("POST /pairing/{action}", s.pairingAction)
 	s.page("GET /config", s.config)
 	s.page("POST /config/providers", s.probeProviders)
+	s.page("GET /config/edit", s.configEdit)  // config_edit.go
+	s.page("POST /config/edit", s.configSave) // config_edit.go
+	s.page("POST /config/settings", s.configSettings)
 }
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
