@@ -174,7 +174,7 @@ func (b *Bot) call(ctx context.Context, op string, fn func() error) error {
 			return b.sendError(op, err)
 		}
 		wait := max(rl.RetryAfter, 100*time.Millisecond)
-		b.log.Debug().Str("method", op).Dur("retry_after", wait).Msg("slack: rate limited")
+		b.log.Debug().Str("method", op).Str("retry_after", wait.Round(time.Millisecond).String()).Msg("slack: rate limited")
 		select {
 		case <-ctx.Done():
 			return b.sendError(op, ctx.Err())

@@ -86,7 +86,7 @@ func (b *Bot) onSocketEvent(ctx context.Context, sm *socketmode.Client, ev socke
 	case socketmode.EventTypeConnectionError:
 		if ce, ok := ev.Data.(*slackapi.ConnectionErrorEvent); ok {
 			err := b.apiError("apps.connections.open", ce.ErrorObj)
-			b.log.Warn().Err(err).Dur("retry_in", ce.Backoff).Msg("slack: socket mode connection failed")
+			b.log.Warn().Err(err).Str("retry_in", ce.Backoff.Round(time.Millisecond).String()).Msg("slack: socket mode connection failed")
 			b.unreachable(err, ce.Backoff)
 		}
 	case socketmode.EventTypeIncomingError:
