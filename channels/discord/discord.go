@@ -58,6 +58,10 @@ type Config struct {
 	// MediaClient downloads attachments from the urls Discord gives and fetches a reply's
 	// https MEDIA: urls: the SSRF guard's client. nil: neither is fetched.
 	MediaClient *http.Client
+	// Gate, in a cluster, lets only the node that holds the bot's inbound loop open the
+	// gateway connection (channels.Gate); nil: this node connects. Every node sends.
+	Gate    channels.Gate
+	Account string // the account's name in reef.yaml ("": default), naming the loop's unit
 }
 
 // Bot is one Discord bot account.
@@ -67,6 +71,8 @@ type Bot struct {
 	log    zerolog.Logger
 
 	mediaClient *http.Client       // Config.MediaClient
+	gate        channels.Gate      // Config.Gate
+	account     string             // Config.Account
 	rest        *discordgo.Session // REST only; Run opens its own session for the gateway
 
 	reconnectWaits []time.Duration
@@ -148,7 +154,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
 	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits,
-		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient}
+		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient, gate: cfg.Gate, account: cfg.Account}
 	b.rest = b.newSession(client)
 	return b, nil
 }

@@ -30,8 +30,26 @@ var defaultReconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * tim
 
 // Run connects to the gateway and delivers each message to reef until ctx ends (nil). It
 // returns an error wrapping channels.ErrAuth when Discord rejects the token or the intents,
-// and another error when the session was lost and could not be resumed.
+// and another error when the session was lost and could not be resumed. In a cluster
+// (Config.Gate) it connects only while this node holds the bot's inbound loop (a second
+// gateway session would be told every message too); a node waiting for it checks the token
+// first, so it shows as connected (it sends) and /readyz says ready.
 func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
+	if b.gate != nil {
+		if _, err := b.rest.User("@me", discordgo.WithContext(ctx)); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return b.apiError("get the bot user", err)
+		}
+		b.reachable()
+	}
+	return channels.Gated(ctx, b.gate, channels.InboundWork("discord", b.account), func(ctx context.Context) error {
+		return b.run(ctx, deliver)
+	})
+}
+
+func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 	if b.checkpoint == nil { // the first Run: what reef handled before it stopped
 		cp, err := loadCheckpoint(b.stateFile)
 		if err != nil {

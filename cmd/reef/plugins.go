@@ -220,7 +220,8 @@ func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, ga
 		if a.Account != "" {
 			state = "discord-state-" + a.Account + ".json"
 		}
-		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state), MediaClient: media}, log)
+		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state), MediaClient: media,
+			Gate: gate, Account: a.Account}, log)
 	case a.Feishu != nil:
 		f := a.Feishu
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
