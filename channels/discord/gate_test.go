@@ -2,37 +2,17 @@ package discord_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/channeltest"
 	"github.com/reefgw/reef/channels/discord"
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/messages"
 )
-
-// gate hands out the unit when granted is closed; units records what was asked.
-type gate struct {
-	mu      sync.Mutex
-	units   []string
-	granted chan struct{}
-}
-
-func (g *gate) Hold(ctx context.Context, unit string) (context.Context, context.CancelFunc, error) {
-	g.mu.Lock()
-	g.units = append(g.units, unit)
-	g.mu.Unlock()
-	select {
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
-	case <-g.granted:
-	}
-	c, cancel := context.WithCancel(ctx)
-	return c, cancel, nil
-}
 
 // TestGatedGateway: in a cluster a node that does not hold the bot's inbound loop never
 // opens a gateway session (it would be told every message as well), yet checks the token,
@@ -40,7 +20,7 @@ func (g *gate) Hold(ctx context.Context, unit string) (context.Context, context.
 func TestGatedGateway(t *testing.T) {
 	srv := discordtest.New(t, discordtest.Config{})
 	srv.AddChannel(discordtest.Channel{ID: "c1", Type: 1})
-	g := &gate{granted: make(chan struct{})}
+	g := channeltest.NewGate()
 	bot, err := discord.New(discord.Config{Token: srv.Token(), APIBase: srv.URL, Gate: g, Account: "work"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -67,13 +47,11 @@ func TestGatedGateway(t *testing.T) {
 	if n := srv.Identifies(); n != 0 {
 		t.Fatalf("%d gateway sessions opened before the node held the loop", n)
 	}
-	g.mu.Lock()
-	units := append([]string(nil), g.units...)
-	g.mu.Unlock()
+	units := g.Units()
 	if len(units) != 1 || units[0] != channels.InboundWork("discord", "work") {
 		t.Fatalf("units asked = %q; want channel:discord:work", units)
 	}
-	close(g.granted)
+	g.Grant()
 	deadline := time.Now().Add(10 * time.Second)
 	for srv.Identifies() == 0 {
 		if time.Now().After(deadline) {

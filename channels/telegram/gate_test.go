@@ -7,29 +7,10 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/channels"
+	"github.com/reefgw/reef/channels/channeltest"
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
 	"github.com/reefgw/reef/messages"
 )
-
-// gate hands out the unit when granted is closed; units records what was asked.
-type gate struct {
-	mu      sync.Mutex
-	units   []string
-	granted chan struct{}
-}
-
-func (g *gate) Hold(ctx context.Context, unit string) (context.Context, context.CancelFunc, error) {
-	g.mu.Lock()
-	g.units = append(g.units, unit)
-	g.mu.Unlock()
-	select {
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
-	case <-g.granted:
-	}
-	c, cancel := context.WithCancel(ctx)
-	return c, cancel, nil
-}
 
 // TestGatedPolling: in a cluster a node that does not hold the bot's inbound loop never
 // polls (a second poller would take updates from the holder), yet learns the bot is
@@ -39,7 +20,7 @@ func TestGatedPolling(t *testing.T) {
 	var mu sync.Mutex
 	calls := map[string]int{}
 	s.OnCall(func(m string) { mu.Lock(); calls[m]++; mu.Unlock() })
-	g := &gate{granted: make(chan struct{})}
+	g := channeltest.NewGate()
 	b, _ := newTestBot(t, s, func(c *Config) { c.Gate, c.Account = g, "work" })
 	reachable := make(chan struct{}, 1)
 	b.OnReachable(func() {
@@ -63,13 +44,11 @@ func TestGatedPolling(t *testing.T) {
 	if polled != 0 {
 		t.Fatalf("getUpdates called %d times before the node held the loop", polled)
 	}
-	g.mu.Lock()
-	units := append([]string(nil), g.units...)
-	g.mu.Unlock()
+	units := g.Units()
 	if len(units) != 1 || units[0] != channels.InboundWork("telegram", "work") {
 		t.Fatalf("units asked = %q; want channel:telegram:work", units)
 	}
-	close(g.granted)
+	g.Grant()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		mu.Lock()
