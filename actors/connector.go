@@ -61,10 +61,11 @@ type Connector struct {
 
 	// The platform loop, which the owner may pause and restart (connector_control.go).
 	loopCancel    context.CancelFunc
-	loopGen       uint64 // the newest loop's number
-	looping       bool   // that loop runs, or has not reported its end yet
-	loopStopped   bool   // that loop was stopped by a pause or restart
-	restartWanted bool   // start a new loop once the stopped one has ended
+	loopGen       uint64         // the newest loop's number
+	looping       bool           // that loop runs, or has not reported its end yet
+	loopStopped   bool           // that loop was stopped by a pause or restart
+	restartWanted bool           // start a new loop once the stopped one has ended
+	pauseWaits    []chan<- error // pauses answered once the stopped loop has ended
 }
 
 // Self-messages of the Connector.

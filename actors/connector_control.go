@@ -56,6 +56,10 @@ func (c *Connector) onChannelControl(ctx actor.Context, msg *channelControl) {
 		c.restartWanted = false
 		c.setState(ChannelPaused, "paused by the owner", 0)
 		c.log.Info().Msg("channel paused by the owner")
+		if c.looping { // answered when the loop has ended: nothing is received after that
+			c.pauseWaits = append(c.pauseWaits, msg.reply)
+			return
+		}
 	case ChannelResume, ChannelRestart:
 		restarts := c.health.Restarts + 1
 		c.startHealth()
@@ -91,6 +95,10 @@ func (c *Connector) staleExit(ctx actor.Context, msg *runExited) bool {
 	}
 	if msg.final {
 		c.looping = false
+		for _, reply := range c.pauseWaits {
+			reply <- nil
+		}
+		c.pauseWaits = nil
 	}
 	if !c.loopStopped {
 		return false
