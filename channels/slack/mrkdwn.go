@@ -3,6 +3,8 @@ package slack
 import (
 	"regexp"
 	"strings"
+
+	"github.com/reefgw/reef/internal/markdown"
 )
 
 // Mrkdwn turns the Markdown a model writes into Slack's mrkdwn: **bold** and __bold__ as
@@ -37,14 +39,10 @@ func Mrkdwn(md string) string {
 }
 
 var (
-	heading  = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
-	bullet   = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
-	quote    = regexp.MustCompile(`^\s*>\s?(.*)$`)
-	rule     = regexp.MustCompile(`^\s*([-*_])(\s*[-*_]){2,}\s*$`)
-	linkRe   = regexp.MustCompile(`\[([^\]\n]+)\]\(([^)\s]+)\)`)
-	boldRe   = regexp.MustCompile(`\*\*([^*\n]+?)\*\*|__([^_\n]+?)__`)
-	italicRe = regexp.MustCompile(`(^|[^*\w])\*([^*\s][^*\n]*?)\*([^*\w]|$)`)
-	strikeRe = regexp.MustCompile(`~~([^~\n]+?)~~`)
+	heading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
+	bullet  = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
+	quote   = regexp.MustCompile(`^\s*>\s?(.*)$`)
+	rule    = regexp.MustCompile(`^\s*([-*_])(\s*[-*_]){2,}\s*$`)
 )
 
 // renderLine renders one line outside code blocks.
@@ -63,58 +61,51 @@ func renderLine(line string) string {
 	return inline(line)
 }
 
-// inline renders a line's spans: code spans are kept as they are (escaped), the text between
-// them gets links and emphasis.
-func inline(s string) string {
-	var out strings.Builder
-	for {
-		i := strings.IndexByte(s, '`')
-		if i < 0 {
-			break
+// mrkdwn is Slack's inline syntax, parsed by the same renderer as the web's and Telegram's
+// HTML: code spans kept (escaped), emphasis as *bold*, _italic_ and ~strike~, links as
+// <url|text> to http(s) and mailto URLs.
+var mrkdwn = &markdown.Dialect{
+	WriteText: writeEscaped,
+	CodeOpen:  "`",
+	CodeClose: "`",
+	Emphasis: func(c byte, n int) (open, end string) {
+		switch {
+		case c == '~':
+			return "~", "~"
+		case n == 1:
+			return "_", "_"
+		case n == 2:
+			return "*", "*"
+		default:
+			return "*_", "_*"
 		}
-		j := strings.IndexByte(s[i+1:], '`')
-		if j < 0 {
-			break
-		}
-		out.WriteString(emphasis(s[:i]))
-		out.WriteString("`" + escape(s[i+1:i+1+j]) + "`")
-		s = s[i+j+2:]
-	}
-	out.WriteString(emphasis(s))
-	return out.String()
+	},
+	Linkable: markdown.Linkable,
+	Link: func(out *strings.Builder, href, text string) {
+		out.WriteString("<" + escapeURL(href) + "|" + strings.ReplaceAll(text, "|", "¦") + ">")
+	},
+	Autolink: func(out *strings.Builder, url string) { out.WriteString("<" + escapeURL(url) + ">") },
 }
 
-// emphasis renders links, bold, italics and strikes of text without code spans.
-func emphasis(s string) string {
-	// Links first, kept out of the escaping and emphasis by placeholders.
-	var links []string
-	s = linkRe.ReplaceAllStringFunc(s, func(m string) string {
-		p := linkRe.FindStringSubmatch(m)
-		url := p[2]
-		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "mailto:") {
-			return m
-		}
-		label := strings.NewReplacer("|", "¦", ">", "›", "<", "‹").Replace(p[1])
-		links = append(links, "<"+escapeURL(url)+"|"+escape(label)+">")
-		return "\x00" + string(rune('0'+len(links)-1)) + "\x00"
-	})
-	s = escape(s)
-	s = italicRe.ReplaceAllString(s, "${1}\x01${2}\x01${3}")
-	s = boldRe.ReplaceAllStringFunc(s, func(m string) string {
-		p := boldRe.FindStringSubmatch(m)
-		return "*" + p[1] + p[2] + "*"
-	})
-	s = strings.ReplaceAll(s, "\x01", "_")
-	s = strikeRe.ReplaceAllString(s, "~${1}~")
-	for i, l := range links {
-		s = strings.Replace(s, "\x00"+string(rune('0'+i))+"\x00", l, 1)
-	}
-	return s
-}
+// inline renders a line's spans.
+func inline(s string) string { return mrkdwn.Inline(s) }
 
 // escape escapes Slack's three control characters.
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func writeEscaped(out *strings.Builder, c byte) {
+	switch c {
+	case '&':
+		out.WriteString("&amp;")
+	case '<':
+		out.WriteString("&lt;")
+	case '>':
+		out.WriteString("&gt;")
+	default:
+		out.WriteByte(c)
+	}
 }
 
 // escapeURL keeps a URL from closing the <url|text> it is put in.

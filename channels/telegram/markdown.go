@@ -94,7 +94,7 @@ var (
 // renderLine writes one line outside code blocks.
 func renderLine(out *strings.Builder, line string) {
 	if m := heading.FindStringSubmatch(line); m != nil && m[1] != "" {
-		out.WriteString("<b>" + renderInline(m[1], true) + "</b>")
+		out.WriteString("<b>" + renderInline(m[1]) + "</b>")
 		return
 	}
 	if rule.MatchString(line) {
@@ -102,10 +102,10 @@ func renderLine(out *strings.Builder, line string) {
 		return
 	}
 	if m := bullet.FindStringSubmatch(line); m != nil {
-		out.WriteString(m[1] + "• " + renderInline(m[2], true))
+		out.WriteString(m[1] + "• " + renderInline(m[2]))
 		return
 	}
-	out.WriteString(renderInline(line, true))
+	out.WriteString(renderInline(line))
 }
 
 // escapeHTML escapes the three characters Telegram's HTML treats specially.

@@ -6,8 +6,41 @@ import (
 	"unicode/utf8"
 )
 
+// Dialect is the inline syntax one target writes: how text is escaped and which tags and
+// links stand for code, emphasis and URLs. HTML is the web's; a channel with its own HTML
+// subset (Telegram) brings its own, and shares the parsing.
+type Dialect struct {
+	// WriteText writes one byte of text, escaped.
+	WriteText func(out *strings.Builder, c byte)
+	// CodeOpen and CodeClose wrap a code span.
+	CodeOpen, CodeClose string
+	// Emphasis gives the tags for a run of n (1 to 3) '*' or '_', or two '~'.
+	Emphasis func(c byte, n int) (open, end string)
+	// Linkable reports whether a URL may be a link's target.
+	Linkable func(url string) bool
+	// Link writes a link to href (unescaped) around html (rendered).
+	Link func(out *strings.Builder, href, html string)
+	// Autolink writes <url> (Linkable, unescaped).
+	Autolink func(out *strings.Builder, url string)
+}
+
+// HTML is the web's dialect: the tags the web pages allow, links that open in a new tab.
+var HTML = &Dialect{
+	WriteText: writeEscaped,
+	CodeOpen:  "<code>",
+	CodeClose: "</code>",
+	Emphasis:  htmlEmphasis,
+	Linkable:  Linkable,
+	Link:      writeLink,
+	Autolink:  func(out *strings.Builder, url string) { writeLink(out, url, Escape(url)) },
+}
+
 // inline renders the inline Markdown of one block's text.
-func inline(s string) string { return renderInline(s, true, 0) }
+func inline(s string) string { return HTML.Inline(s) }
+
+// Inline renders code spans, links, emphasis and backslash escapes of one line of Markdown;
+// everything else is escaped text. Every tag it writes is closed in order, whatever the input.
+func (d *Dialect) Inline(s string) string { return d.render(s, true, 0) }
 
 // maxNest bounds emphasis inside emphasis (and so the work on hostile input).
 const maxNest = 6
@@ -18,19 +51,18 @@ const window = 2048
 
 func ahead(s string, i int) string { return s[i:min(len(s), i+window)] }
 
-// renderInline renders code spans, links (when links is true: link text holds no link),
-// emphasis and backslash escapes; everything else is escaped text.
-func renderInline(s string, links bool, nest int) string {
+// render renders s; links is false inside a link's text, which holds no other link.
+func (d *Dialect) render(s string, links bool, nest int) string {
 	var out strings.Builder
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_~[]()#+-.!<>&|{}", s[i+1]) >= 0:
-			writeEscaped(&out, s[i+1])
+			d.WriteText(&out, s[i+1])
 			i += 2
 			continue
 		case c == '`':
-			if n := renderCode(&out, ahead(s, i)); n > 0 {
+			if n := d.code(&out, ahead(s, i)); n > 0 {
 				i += n
 				continue
 			}
@@ -39,17 +71,17 @@ func renderInline(s string, links bool, nest int) string {
 			i += n
 			continue
 		case c == '[' && links:
-			if n := renderLink(&out, ahead(s, i), nest); n > 0 {
+			if n := d.link(&out, ahead(s, i), nest); n > 0 {
 				i += n
 				continue
 			}
 		case c == '<' && links:
-			if n := renderAutolink(&out, ahead(s, i)); n > 0 {
+			if n := d.autolink(&out, ahead(s, i)); n > 0 {
 				i += n
 				continue
 			}
 		case (c == '*' || c == '_' || c == '~') && nest < maxNest:
-			if n := renderEmphasis(&out, s[:min(len(s), i+window)], i, links, nest); n > 0 {
+			if n := d.emphasis(&out, s[:min(len(s), i+window)], i, links, nest); n > 0 {
 				i += n
 				continue
 			}
@@ -58,14 +90,14 @@ func renderInline(s string, links bool, nest int) string {
 			i += n
 			continue
 		}
-		writeEscaped(&out, c)
+		d.WriteText(&out, c)
 		i++
 	}
 	return out.String()
 }
 
-// renderCode renders the code span at the start of s and returns its length, or 0.
-func renderCode(out *strings.Builder, s string) int {
+// code renders the code span at the start of s and returns its length, or 0.
+func (d *Dialect) code(out *strings.Builder, s string) int {
 	n := runLength(s, '`')
 	fence := s[:n]
 	for j := n; j < len(s); {
@@ -85,15 +117,19 @@ func renderCode(out *strings.Builder, s string) int {
 		if len(inner) > 2 && inner[0] == ' ' && inner[len(inner)-1] == ' ' {
 			inner = inner[1 : len(inner)-1]
 		}
-		out.WriteString("<code>" + Escape(inner) + "</code>")
+		out.WriteString(d.CodeOpen)
+		for i := 0; i < len(inner); i++ {
+			d.WriteText(out, inner[i])
+		}
+		out.WriteString(d.CodeClose)
 		return k + n
 	}
 	return 0
 }
 
-// renderLink renders [text](url) at the start of s and returns its length, or 0 (then the
+// link renders [text](url) at the start of s and returns its length, or 0 (then the
 // brackets are text).
-func renderLink(out *strings.Builder, s string, nest int) int {
+func (d *Dialect) link(out *strings.Builder, s string, nest int) int {
 	mid := strings.Index(s, "](")
 	if mid < 0 {
 		return 0
@@ -116,20 +152,20 @@ func renderLink(out *strings.Builder, s string, nest int) int {
 			return 0
 		}
 	}
-	if end < 0 || !Linkable(s[mid+2:end]) {
+	if end < 0 || !d.Linkable(s[mid+2:end]) {
 		return 0
 	}
-	writeLink(out, s[mid+2:end], renderInline(text, false, nest+1))
+	d.Link(out, s[mid+2:end], d.render(text, false, nest+1))
 	return end + 1
 }
 
-// renderAutolink renders <https://...> at the start of s.
-func renderAutolink(out *strings.Builder, s string) int {
+// autolink renders <https://...> at the start of s.
+func (d *Dialect) autolink(out *strings.Builder, s string) int {
 	end := strings.IndexByte(s, '>')
-	if end < 0 || !Linkable(s[1:end]) || strings.ContainsAny(s[1:end], " <\t") {
+	if end < 0 || !d.Linkable(s[1:end]) || strings.ContainsAny(s[1:end], " <\t") {
 		return 0
 	}
-	writeLink(out, s[1:end], Escape(s[1:end]))
+	d.Autolink(out, s[1:end])
 	return end + 1
 }
 
@@ -137,15 +173,18 @@ func writeLink(out *strings.Builder, href, html string) {
 	out.WriteString(`<a href="` + Escape(href) + `" rel="nofollow noopener noreferrer" target="_blank">` + html + "</a>")
 }
 
-// Linkable reports whether url may be a link's target: http, https or mailto, with no
-// control character or space (a browser would strip them and could read another scheme).
-func Linkable(url string) bool {
+// Linkable reports whether url may be a link's target on the web: http, https or mailto.
+func Linkable(url string) bool { return LinkableScheme(url, "https://", "http://", "mailto:") }
+
+// LinkableScheme reports whether url starts with one of schemes (case-insensitive) and has
+// no control character or space (a browser would strip them and could read another scheme).
+func LinkableScheme(url string, schemes ...string) bool {
 	for i := 0; i < len(url); i++ {
 		if url[i] <= ' ' || url[i] == 0x7f {
 			return false
 		}
 	}
-	for _, p := range []string{"https://", "http://", "mailto:"} {
+	for _, p := range schemes {
 		if len(url) > len(p) && strings.EqualFold(url[:len(p)], p) {
 			return true
 		}
@@ -153,9 +192,9 @@ func Linkable(url string) bool {
 	return false
 }
 
-// renderEmphasis renders the emphasis opening at s[i] and returns its length, or 0 when the
-// run does not open one or is not closed in s.
-func renderEmphasis(out *strings.Builder, s string, i int, links bool, nest int) int {
+// emphasis renders the emphasis opening at s[i] and returns its length, or 0 when the run
+// does not open one or is not closed in s.
+func (d *Dialect) emphasis(out *strings.Builder, s string, i int, links bool, nest int) int {
 	c := s[i]
 	n := runLength(s[i:], c)
 	if n > 3 || c == '~' && n != 2 || i+n >= len(s) || isSpace(s[i+n:]) {
@@ -180,14 +219,14 @@ func renderEmphasis(out *strings.Builder, s string, i int, links bool, nest int)
 			j = k + m
 			continue
 		}
-		open, end := emphasisTags(c, n)
-		out.WriteString(open + renderInline(s[i+n:k], links, nest+1) + end)
+		open, end := d.Emphasis(c, n)
+		out.WriteString(open + d.render(s[i+n:k], links, nest+1) + end)
 		return k + n - i
 	}
 	return 0
 }
 
-func emphasisTags(c byte, n int) (open, end string) {
+func htmlEmphasis(c byte, n int) (open, end string) {
 	switch {
 	case c == '~':
 		return "<del>", "</del>"
