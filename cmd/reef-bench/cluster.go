@@ -58,6 +58,7 @@ type clusterOpts struct {
 	latency, idle, timer time.Duration
 	timeout, msgWait     time.Duration
 	statements           int
+	mix                  []string // the kinds of a chat's messages, in turn
 }
 
 // clusterNode is one node: its home, its id and its processes.
@@ -88,6 +89,7 @@ func runBenchCluster(args []string, stdout, stderr io.Writer) int {
 	flags.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound of the whole run")
 	flags.DurationVar(&o.msgWait, "message-wait", time.Minute, "a chat gives up on a message without a reply after this long (counted lost)")
 	flags.IntVar(&o.statements, "statements", 0, "print the N statements called most during the burst")
+	mix := flags.String("mix", strings.Join(clusterKinds, ","), "the kinds of each chat's messages, in turn: plain | tool (an ls call) | delegate (a sub-agent)")
 	if code, done := parseFlags(flags, args, clusterUsage, stdout, stderr); done {
 		return code
 	}
@@ -109,6 +111,13 @@ func runBenchCluster(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.reef = *reefPath
+	o.mix = strings.Split(*mix, ",")
+	for _, k := range o.mix {
+		if k != "plain" && k != "tool" && k != "delegate" {
+			fmt.Fprintf(stderr, "reef-bench cluster: -mix: %q is not plain, tool or delegate\n", k)
+			return 2
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -413,9 +422,9 @@ func (c *clusterRun) burst(ctx context.Context, stderr io.Writer, kill func()) (
 			for k := range perChat(i) {
 				var m *benchMsg
 				if onDiscord {
-					m = c.dcChats.inject(chat, k)
+					m = c.dcChats.inject(chat, k, clusterText(c.o.mix, k, benchMark(chat, k)))
 				} else {
-					m = c.rig.injectText(chat, k, clusterText(k, benchMark(chat, k)))
+					m = c.rig.injectText(chat, k, clusterText(c.o.mix, k, benchMark(chat, k)))
 				}
 				sent.Add(1)
 				wctx, cancel := context.WithTimeout(ctx, c.o.msgWait)

@@ -21,12 +21,12 @@ import (
 // chat's messages cycle through five kinds: plain, an ls tool call, a sub-agent delegation,
 // plain, a delegation.
 
-// clusterKinds are the kinds of a chat's messages, by index modulo 5.
+// clusterKinds are the kinds of a chat's messages by default, by index modulo 5 (-mix).
 var clusterKinds = []string{"plain", "tool", "delegate", "plain", "delegate"}
 
-// clusterText is the text of message i, with its marker mk.
-func clusterText(i int, mk string) string {
-	switch clusterKinds[i%len(clusterKinds)] {
+// clusterText is the text of message i of the mix, with its marker mk.
+func clusterText(mix []string, i int, mk string) string {
+	switch mix[i%len(mix)] {
 	case "tool":
 		return benchToolWord + " then answer " + mk
 	case "delegate":
@@ -58,14 +58,14 @@ func newDiscordChats(dc *discordtest.Server) *discordChats {
 func discordChannel(chat int64) string { return strconv.FormatInt(900000000000000000+chat, 10) }
 
 // inject makes chat's user send message i.
-func (d *discordChats) inject(chat int64, i int) *benchMsg {
+func (d *discordChats) inject(chat int64, i int, text string) *benchMsg {
 	mk := benchMark(chat, i)
 	m := &benchMsg{chat: chat, done: make(chan struct{}), injected: time.Now()}
 	ch := discordChannel(chat)
 	d.mu.Lock()
 	d.msgs[mk], d.wait[mk] = m, ch
 	d.mu.Unlock()
-	d.dc.Say(benchTB{}, discordtest.Message{ChannelID: ch, AuthorID: ch, Content: clusterText(i, mk)})
+	d.dc.Say(benchTB{}, discordtest.Message{ChannelID: ch, AuthorID: ch, Content: text})
 	return m
 }
 

@@ -198,6 +198,7 @@ type pgCounters struct {
 	deleted    int64
 	fetched    int64
 	returned   int64
+	wal        int64         // pg_current_wal_lsn in bytes (the whole server's)
 	cpu        time.Duration // the postmaster's and its children's CPU, reaped ones included
 	rigQueries int64         // statements the rig itself ran until this reading
 }
@@ -223,6 +224,10 @@ func (w *pgWatch) read(ctx context.Context) (pgCounters, error) {
 	err := w.conn.QueryRow(ctx, `SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted, tup_fetched, tup_returned
 		FROM pg_stat_database WHERE datname = current_database()`).Scan(&c.commits, &c.rollbacks, &c.inserted, &c.updated, &c.deleted, &c.fetched, &c.returned)
 	if err != nil {
+		return c, err
+	}
+	w.queries.Add(1)
+	if err := w.conn.QueryRow(ctx, "SELECT (pg_current_wal_lsn() - '0/0')::bigint").Scan(&c.wal); err != nil {
 		return c, err
 	}
 	c.cpu = postgresCPU(w.postmaster)
@@ -260,6 +265,7 @@ func (w *pgWatch) holders(ctx context.Context) (parts map[string]int, work map[s
 type pgDelta struct {
 	statements, commits, rollbacks       int64
 	inserted, updated, deleted, returned int64
+	wal                                  int64
 	cpu                                  time.Duration
 	byQuery                              map[string]int64
 }
@@ -268,7 +274,7 @@ func (a pgCounters) to(b pgCounters) pgDelta {
 	rig := b.rigQueries - a.rigQueries
 	d := pgDelta{statements: b.calls - a.calls - rig, commits: b.commits - a.commits - rig,
 		rollbacks: b.rollbacks - a.rollbacks, inserted: b.inserted - a.inserted, updated: b.updated - a.updated,
-		deleted: b.deleted - a.deleted, returned: b.returned - a.returned, cpu: b.cpu - a.cpu, byQuery: map[string]int64{}}
+		deleted: b.deleted - a.deleted, returned: b.returned - a.returned, wal: b.wal - a.wal, cpu: b.cpu - a.cpu, byQuery: map[string]int64{}}
 	for q, n := range b.byQuery {
 		if k := n - a.byQuery[q]; k > 0 {
 			d.byQuery[q] = k
@@ -285,7 +291,7 @@ func (d pgDelta) statementKinds() map[string]int64 {
 		var k string
 		switch {
 		case strings.Contains(l, "pg_stat_") || strings.Contains(l, "pg_backend_pid") || strings.Contains(l, "pg_database") ||
-			strings.Contains(l, "group by owner") || strings.HasPrefix(l, "select name, owner from"):
+			strings.Contains(l, "group by owner") || strings.Contains(l, "pg_current_wal_lsn") || strings.HasPrefix(l, "select name, owner from"):
 			k = "rig"
 		case strings.Contains(l, "pg_notify") || strings.HasPrefix(l, "notify") || strings.HasPrefix(l, "listen"):
 			k = "notify/listen"

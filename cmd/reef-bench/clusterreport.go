@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -139,7 +140,7 @@ func (c *clusterRun) run(ctx context.Context, stdout, stderr io.Writer) int {
 		dcN = c.o.chats / 2
 	}
 	fmt.Fprintf(stdout, "reef-bench cluster: %s; %d chats (%d Telegram, %d Discord) sent %d messages (%s); %d model calls, %d tool calls, %d sub-agent runs\n",
-		mode, c.o.chats, c.o.chats-dcN, dcN, injected, "plain, ls, delegation, plain, delegation", c.rig.llmCalls.Load(), c.rig.toolCalls.Load(), c.rig.childRuns.Load())
+		mode, c.o.chats, c.o.chats-dcN, dcN, injected, strings.Join(c.o.mix, ", "), c.rig.llmCalls.Load(), c.rig.toolCalls.Load(), c.rig.childRuns.Load())
 	wall := last.Sub(start).Seconds()
 	fmt.Fprintf(stdout, "  answered %d in %.1fs: %.1f replies/s; latency p50 %.0fms, p99 %.0fms, max %.0fms; Telegram p50/p99 %.0f/%.0fms, Discord %.0f/%.0fms (its replies found by polling every 20 ms)\n",
 		len(lat), wall, float64(len(lat))/wall, ms(percentile(lat, 0.5)), ms(percentile(lat, 0.99)), ms(percentile(lat, 1)),
@@ -232,7 +233,8 @@ func (c *clusterRun) printWindow(w io.Writer, name string, x clusterWindow, msgs
 	for _, id := range ids {
 		fmt.Fprintf(w, " %s %.2fs", id, x.reef[id].Seconds())
 	}
-	fmt.Fprintf(w, "; rows inserted %.1f, updated %.1f, deleted %.1f per %s; rollbacks %d\n", f(x.db.inserted), f(x.db.updated), f(x.db.deleted), unit, x.db.rollbacks)
+	fmt.Fprintf(w, "; per %s: WAL %.0f bytes, rows inserted %.1f, updated %.1f, deleted %.1f, read-only transactions and rollbacks %.2f\n",
+		unit, f(x.db.wal), f(x.db.inserted), f(x.db.updated), f(x.db.deleted), f(x.db.rollbacks))
 	kinds := x.db.statementKinds()
 	var names []string
 	for k := range kinds {

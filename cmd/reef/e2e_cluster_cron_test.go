@@ -50,6 +50,10 @@ func TestE2EClusterCronOnce(t *testing.T) {
 	if !eventually(20*time.Second, func() bool { j := readJob(t, url, id[1]); return j.State.LastStatus == "ok" }) {
 		t.Fatalf("the first run did not finish: %+v", readJob(t, url, id[1]).State)
 	}
+	time.Sleep(2 * time.Second) // a copy of the run on another node would have reached the model by now
+	if got := llm.requests(mark); got != 1 {
+		t.Errorf("the job ran %d times at its first due time on three nodes; want once", got)
+	}
 	holder := workHolder(t, url, "timer")
 	victim := -1
 	for i, n := range []string{"n1", "n2", "n3"} {
