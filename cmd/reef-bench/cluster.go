@@ -58,6 +58,7 @@ type clusterOpts struct {
 	latency, idle, timer time.Duration
 	timeout, msgWait     time.Duration
 	statements           int
+	keepSchema           bool
 	mix                  []string // the kinds of a chat's messages, in turn
 }
 
@@ -88,6 +89,7 @@ func runBenchCluster(args []string, stdout, stderr io.Writer) int {
 	flags.DurationVar(&o.idle, "idle", 10*time.Second, "measure the idle cluster this long before the burst (0: skip)")
 	flags.DurationVar(&o.timeout, "timeout", 10*time.Minute, "bound of the whole run")
 	flags.DurationVar(&o.msgWait, "message-wait", time.Minute, "a chat gives up on a message without a reply after this long (counted lost)")
+	flags.BoolVar(&o.keepSchema, "keep-schema", false, "keep the run's schema in the database afterwards (its name is printed)")
 	flags.IntVar(&o.statements, "statements", 0, "print the N statements called most during the burst")
 	mix := flags.String("mix", strings.Join(clusterKinds, ","), "the kinds of each chat's messages, in turn: plain | tool (an ls call) | delegate (a sub-agent)")
 	if code, done := parseFlags(flags, args, clusterUsage, stdout, stderr); done {
@@ -140,6 +142,7 @@ type clusterRun struct {
 	proxy    *pgProxy
 	watch    *pgWatch
 	dbURL    string // the schema, straight to PostgreSQL (the rig's checks)
+	schema   string
 	nodesURL string // the same through the proxy (the nodes)
 	nodes    []*clusterNode
 }
@@ -158,8 +161,7 @@ func newClusterRun(ctx context.Context, o clusterOpts, stderr io.Writer) (*clust
 	c.rig.jitter, c.rig.subagents = o.latency, true
 	c.rig.dc = discordtest.Start(discordtest.Config{Token: benchDiscordToken, HeartbeatInterval: discordHeartbeat})
 	c.dcChats = newDiscordChats(c.rig.dc)
-	var schema string
-	if c.dbURL, schema, err = benchSchema(ctx, o.database); err != nil {
+	if c.dbURL, c.schema, err = benchSchema(ctx, o.database); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -177,7 +179,7 @@ func newClusterRun(ctx context.Context, o clusterOpts, stderr io.Writer) (*clust
 		return nil, err
 	}
 	// The rig's own connection keeps the server's search_path: pg_stat_statements is there.
-	if c.watch, err = openPGWatch(ctx, o.database, schema); err != nil {
+	if c.watch, err = openPGWatch(ctx, o.database, c.schema); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -200,6 +202,9 @@ func (c *clusterRun) close() {
 		}
 	}
 	if c.watch != nil {
+		if !c.o.keepSchema {
+			c.watch.dropSchema()
+		}
 		c.watch.Close()
 	}
 	if c.proxy != nil {

@@ -186,6 +186,13 @@ func openPGWatch(ctx context.Context, dbURL, schema string) (*pgWatch, error) {
 
 func (w *pgWatch) Close() { w.conn.Close(context.Background()) }
 
+// dropSchema drops the run's schema.
+func (w *pgWatch) dropSchema() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w.conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+w.schema+" CASCADE")
+}
+
 // pgCounters is a reading of the server's counters for the rig's database.
 type pgCounters struct {
 	at         time.Time

@@ -155,7 +155,17 @@ func (c *clusterRun) run(ctx context.Context, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "  in the chats at the end: lost %d, duplicated %d, stray drafts %d (Telegram %d/%d/%d, Discord %d/%d/%d); a reply ever in a second message: Telegram %d, Discord %d\n",
 		tgLost+dcLost, tgDup+dcDup, tgDrafts+dcDrafts, tgLost, tgDup, tgDrafts, dcLost, dcDup, dcDrafts, tgEverDup, dcEverDup)
-	fmt.Fprintf(stdout, "  database: %d sessions; reef doctor: %q (its other findings, not about the database: %q)\n", sessions, doctorLines, doctorOthers)
+	if tgDrafts > 0 {
+		c.rig.mu.Lock()
+		fmt.Fprintf(stdout, "  the Telegram stray drafts show: %v (chat %d, the bot's messages:", c.rig.strayTexts, c.rig.strayChat)
+		chat := c.rig.strayChat
+		c.rig.mu.Unlock()
+		for _, m := range c.rig.tg.Messages(chat) {
+			fmt.Fprintf(stdout, " #%d deleted=%v %q;", m.MessageID, m.Deleted, m.History)
+		}
+		fmt.Fprintln(stdout, ")")
+	}
+	fmt.Fprintf(stdout, "  database: schema %s, %d sessions; reef doctor: %q (its other findings, not about the database: %q)\n", c.schema, sessions, doctorLines, doctorOthers)
 	c.printWindow(stdout, "burst", burst, float64(max(injected, 1)))
 	if idle != nil {
 		c.printWindow(stdout, "idle", *idle, 0)
