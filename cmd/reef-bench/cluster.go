@@ -268,11 +268,27 @@ func (c *clusterRun) start(ctx context.Context, n *clusterNode) error {
 	return nil
 }
 
-// Units of work the kill moves.
+// Units of work the kill moves: the Telegram poller, and the Discord gateway session (one
+// unit, or with sharding one unit per shard, "channel:discord:default:shard:<id>").
 const (
 	tgUnit = "channel:telegram:default"
 	dcUnit = "channel:discord:default"
 )
+
+// discordHeldBy reports whether Discord units are held and node holds every one of them;
+// movedOff whether they are held and node holds none.
+func discordHeldBy(work map[string]string, node string) (all, none bool) {
+	n, mine := 0, 0
+	for unit, owner := range work {
+		if unit == dcUnit || strings.HasPrefix(unit, dcUnit+":") {
+			n++
+			if owner == node {
+				mine++
+			}
+		}
+	}
+	return n > 0 && mine == n, n > 0 && mine == 0
+}
 
 // spread reports whether the live partitions are all held, by the nodes in alive only, each
 // with at least its even share.
@@ -302,7 +318,8 @@ func (c *clusterRun) bringUp(ctx context.Context) error {
 	}
 	held := func() bool {
 		_, work, err := c.watch.holders(ctx)
-		return err == nil && work[tgUnit] == "n1" && work[dcUnit] == "n1" && c.rig.dc.Connected()
+		all, _ := discordHeldBy(work, "n1")
+		return err == nil && work[tgUnit] == "n1" && all && c.rig.dc.Connected()
 	}
 	if err := waitForEvery(ctx, 60*time.Second, 100*time.Millisecond, held); err != nil {
 		return fmt.Errorf("node 1 did not take the Telegram poller and the Discord session: %w\n%s", err, c.nodes[0].cur.log.tail())
@@ -386,7 +403,7 @@ func (c *clusterRun) kill(ctx context.Context) (takeover, error) {
 			if t.telegram < 0 && work[tgUnit] != "" && work[tgUnit] != n.id {
 				t.telegram = since
 			}
-			if t.discord < 0 && work[dcUnit] != "" && work[dcUnit] != n.id {
+			if _, moved := discordHeldBy(work, n.id); t.discord < 0 && moved {
 				t.discord = since
 			}
 		}

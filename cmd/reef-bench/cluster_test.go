@@ -69,3 +69,22 @@ func TestBenchClusterSmall(t *testing.T) {
 		}
 	}
 }
+
+// The Discord session is one unit, or one per shard once sharded.
+func TestDiscordHeldBy(t *testing.T) {
+	for _, c := range []struct {
+		work      map[string]string
+		all, none bool
+	}{
+		{map[string]string{"channel:telegram:default": "n1"}, false, false},
+		{map[string]string{"channel:discord:default": "n1"}, true, false},
+		{map[string]string{"channel:discord:default": "n2"}, false, true},
+		{map[string]string{"channel:discord:default:shard:0": "n1", "channel:discord:default:shard:1": "n2"}, false, false},
+		{map[string]string{"channel:discord:default:shard:0": "n3", "channel:discord:default:shard:1": "n2"}, false, true},
+		{map[string]string{"channel:discord:defaultx": "n1"}, false, false},
+	} {
+		if all, none := discordHeldBy(c.work, "n1"); all != c.all || none != c.none {
+			t.Errorf("%v: all %v none %v; want %v %v", c.work, all, none, c.all, c.none)
+		}
+	}
+}
