@@ -31,6 +31,7 @@ Usage:
   reef-bench [-reef PATH] -floor [-n 200] [-llm-latency 0s] [-max-concurrent N]
   reef-bench crash [-reef PATH] [-messages 300 -chats 100 -kills 20]
   reef-bench soak  [-reef PATH] [-duration 30m -rate 50]
+  reef-bench cluster -database-url URL [-reef PATH] [-nodes 3 -chats 200 -messages 1000]
 
 Each scenario runs "reef gateway" (the binary given by -reef; default: a reef next to
 reef-bench, else one built from ./cmd/reef with go build) as a child process on a temporary
@@ -88,6 +89,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runBenchCrash(args[1:], stdout, stderr)
 		case "soak":
 			return runBenchSoak(args[1:], stdout, stderr)
+		case "cluster":
+			return runBenchCluster(args[1:], stdout, stderr)
 		case floorCommand: // the child of -floor; not in the usage
 			return runFloorGateway(args[1:], stdout, stderr)
 		case "help":

@@ -8,6 +8,7 @@
 //	reef-bench -floor ...   the burst against the floor gateway (reef's channel and model client only)
 //	reef-bench crash ...    SIGKILL and restart the gateway under load; nothing lost or doubled
 //	reef-bench soak ...     a steady load for a long time; memory, goroutines and files sampled
+//	reef-bench cluster ...  several nodes in cluster mode on one PostgreSQL, one SIGKILLed; per-message database costs
 //
 // It is not part of the product: it may link the test fakes, reef's own packages and the
 // testing package; `reef` may not (internal/depcheck).
