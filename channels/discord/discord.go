@@ -1,7 +1,7 @@
 // Package discord connects reef to Discord through a bot account, using discordgo for the
 // gateway WebSocket and the REST API.
 //
-// Run owns one gateway session: it identifies with the GuildMessages, DirectMessages and
+// Run owns the bot's gateway sessions, one per shard (shards.go): each identifies with the GuildMessages, DirectMessages and
 // MessageContent intents, hands each MESSAGE_CREATE to reef in arrival order, and after a
 // dropped socket reconnects and RESUMEs itself on READY's resume_gateway_url (discordgo's own
 // reconnect loop is off, because it retries for ever, even after Discord closed the socket
@@ -62,6 +62,9 @@ type Config struct {
 	// gateway connection (channels.Gate); nil: this node connects. Every node sends.
 	Gate    channels.Gate
 	Account string // the account's name in reef.yaml ("": default), naming the loop's unit
+	// Shards fixes the number of gateway shards; 0 runs as many as Discord recommends
+	// (GET /gateway/bot), and again after Discord asks for more (shards.go).
+	Shards int
 }
 
 // Bot is one Discord bot account.
@@ -76,6 +79,9 @@ type Bot struct {
 	rest        *discordgo.Session // REST only; Run opens its own session for the gateway
 
 	reconnectWaits []time.Duration
+	fixedShards    int           // Config.Shards
+	idents         *identifies   // paces IDENTIFYs (shards.go)
+	spreadEvery    time.Duration // how often a node checks its share of the shards
 	stateFile      string
 	checkpoint     *checkpoint                // loaded by the first Run
 	onReachable    func()                     // set by OnReachable before Run
@@ -86,6 +92,7 @@ type Bot struct {
 	selfID   string              // the bot's user id, from READY
 	channels map[string]chanInfo // channel id → kind, for threads
 	lastSeen map[string]string   // channel id → newest message id seen, for the backfill after a gap
+	guildOf  map[string]string   // channel id → its guild ("" for a DM), as the gateway said: whose shard reads its gap
 }
 
 var _ channels.Channel = (*Bot)(nil)
@@ -154,7 +161,8 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
 	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits,
-		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient, gate: cfg.Gate, account: cfg.Account}
+		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient, gate: cfg.Gate, account: cfg.Account,
+		fixedShards: max(cfg.Shards, 0), idents: newIdentifies(), spreadEvery: spreadEvery, guildOf: map[string]string{}}
 	b.rest = b.newSession(client)
 	return b, nil
 }

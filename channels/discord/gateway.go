@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -28,50 +29,17 @@ const drainTimeout = 10 * time.Second
 var defaultReconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
 	2 * time.Second, 4 * time.Second, 8 * time.Second}
 
-// Run connects to the gateway and delivers each message to reef until ctx ends (nil). It
-// returns an error wrapping channels.ErrAuth when Discord rejects the token or the intents,
-// and another error when the session was lost and could not be resumed. In a cluster
-// (Config.Gate) it connects only while this node holds the bot's inbound loop (a second
-// gateway session would be told every message too); a node waiting for it checks the token
-// first, so it shows as connected (it sends) and /readyz says ready.
-func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
-	if b.gate != nil {
-		if _, err := b.rest.User("@me", discordgo.WithContext(ctx)); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return b.apiError("get the bot user", err)
-		}
-		b.reachable()
-	}
-	return channels.Gated(ctx, b.gate, channels.InboundWork("discord", b.account), func(ctx context.Context) error {
-		return b.run(ctx, deliver)
-	})
-}
-
-func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
-	if b.checkpoint == nil { // the first Run: what reef handled before it stopped
-		cp, err := loadCheckpoint(b.stateFile)
-		if err != nil {
-			b.log.Warn().Err(err).Msg("discord: messages sent while reef was down are not read")
-		}
-		b.checkpoint = cp
-		b.mu.Lock()
-		for channel, id := range cp.snapshot() {
-			b.lastSeen[channel] = id
-		}
-		b.mu.Unlock()
-	}
-	defer func() {
-		if err := b.checkpoint.save(); err != nil {
-			b.log.Warn().Err(err).Msg("discord: the newest handled message ids were not saved")
-		}
-	}()
+// runShard runs the gateway session of one shard until ctx ends (nil), or it fails: an
+// error wrapping channels.ErrAuth for a fatal close code, errReshard for 4011, another when
+// the session was lost and could not be resumed.
+func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) error {
 	conns := &connTracker{run: ctx, target: newResumeTarget()}
 	client := *b.client
 	client.Transport = &boundTransport{ctx: ctx, next: transportOf(b.client)}
 	s := b.newSession(&client)
+	s.ShardID, s.ShardCount = sh.id, sh.count
 	s.Dialer = conns.dialer()
+	var identified atomic.Bool // a READY came: reconnecting RESUMEs rather than IDENTIFYs
 
 	q := newInbox()
 	workCtx, stopWork := context.WithCancel(ctx)
@@ -81,10 +49,11 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 	var resumeURL string // READY's resume_gateway_url; written on the read goroutine, read under s's events
 	var resumeMu sync.Mutex
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+		identified.Store(true)
 		if r.User != nil {
 			b.setSelf(r.User.ID)
 		}
-		if last := b.served(); len(last) > 0 { // a new session: what came meanwhile was not replayed
+		if last := b.served(sh); len(last) > 0 { // a new session: what came meanwhile was not replayed
 			q.hold()
 			fills.Go(func() { b.backfill(fillCtx, q, last) })
 		}
@@ -103,6 +72,7 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 			return
 		}
 		b.seen(m.Message)
+		b.noteGuild(m.Message)
 		if !q.push(m.Message) {
 			b.log.Error().Str("message", m.ID).Msg("discord: too many messages waiting for reef; dropped one")
 		}
@@ -135,13 +105,19 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 		<-workDone
 	}()
 
-	if err := b.open(ctx, s, conns); err != nil {
+	identDone, err := b.idents.wait(ctx, sh.id, b)
+	if err != nil {
+		return nil
+	}
+	err = b.open(ctx, s, conns)
+	identDone()
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return b.openError(err)
 	}
-	b.log.Info().Msg("discord: connected to the gateway")
+	b.log.Info().Int("shard", sh.id).Int("shards", sh.count).Msg("discord: connected to the gateway")
 	for {
 		select {
 		case <-ctx.Done():
@@ -150,7 +126,7 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 			resumeMu.Lock()
 			url := resumeURL
 			resumeMu.Unlock()
-			if err := b.reconnect(ctx, s, conns, url); err != nil {
+			if err := b.reconnect(ctx, s, sh, conns, url, &identified); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -164,7 +140,7 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 // (READY's resume_gateway_url), and on the gateway itself every other attempt should that
 // fail. When Discord refuses the RESUME, discordgo identifies on a new session, whose READY
 // starts the backfill (session.go).
-func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTracker, resumeURL string) error {
+func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, sh shard, conns *connTracker, resumeURL string, identified *atomic.Bool) error {
 	defer conns.target.set("")
 	var last error
 	for i, wait := range b.reconnectWaits {
@@ -181,7 +157,16 @@ func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTr
 			case <-time.After(wait/2 + rand.N(wait/2+1)):
 			}
 		}
+		identDone := func() {}
+		if !identified.Load() { // no session yet: this attempt IDENTIFYs
+			done, err := b.idents.wait(ctx, sh.id, b)
+			if err != nil {
+				return err
+			}
+			identDone = done
+		}
 		err := b.open(ctx, s, conns)
+		identDone()
 		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
 			b.log.Info().Int("attempt", i+1).Msg("discord: reconnected to the gateway")
 			return nil
@@ -190,7 +175,7 @@ func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTr
 			return ctx.Err()
 		}
 		last = b.openError(err)
-		if errors.Is(last, channels.ErrAuth) {
+		if errors.Is(last, channels.ErrAuth) || errors.Is(last, errReshard) {
 			return last
 		}
 		b.log.Warn().Err(last).Int("attempt", i+1).Msg("discord: reconnect failed")
@@ -227,6 +212,9 @@ func (b *Bot) open(ctx context.Context, s *discordgo.Session, conns *connTracker
 func (b *Bot) openError(err error) error {
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) {
+		if ce.Code == 4011 {
+			return b.errorf([]error{errReshard}, "discord: gateway closed the connection with 4011: sharding required")
+		}
 		if why, fatal := fatalClose(ce.Code); fatal {
 			return b.errorf([]error{channels.ErrAuth}, "discord: gateway closed the connection with %d: %s", ce.Code, why)
 		}

@@ -74,8 +74,8 @@ type Config struct {
 	MaxConcurrency int
 	IdentifyWindow time.Duration
 	// SessionStarts is session_start_limit.total: IDENTIFYs allowed until the reset (0: not
-	// counted). SessionStartsRemaining (default SessionStarts) and SessionStartsReset (the
-	// time until the counter refills; default 24h) set where the day starts.
+	// counted). SessionStartsRemaining and SessionStartsReset (the time until the counter
+	// refills; default 24h) set where the day stands: without either, all are left.
 	SessionStarts          int
 	SessionStartsRemaining int
 	SessionStartsReset     time.Duration

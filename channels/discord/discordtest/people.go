@@ -36,7 +36,7 @@ func (s *Server) Say(t testing.TB, m Message) string {
 	if !s.snowflakeOK(m.GuildID) {
 		t.Fatalf("discordtest: guild id %q is not a snowflake: a sharded bot cannot be told its events (use GuildOnShard)", m.GuildID)
 	}
-	s.waitSession(t, s.shardOfMessage(m.GuildID))
+	s.waitSession(t, m.GuildID)
 	s.mu.Lock()
 	m.ID = s.newID()
 	if m.AuthorName == "" {
@@ -81,15 +81,13 @@ func (s *Server) ThreadMessage(t testing.TB, guildID, parentID, threadID, userID
 	return s.Say(t, Message{GuildID: guildID, ChannelID: threadID, AuthorID: userID, Content: text})
 }
 
-// waitSession waits until the bot has identified shard at least once.
-func (s *Server) waitSession(t testing.TB, shard int) {
+// waitSession waits until a shard of the bot that receives guild's events ("" for DMs) has
+// identified at least once.
+func (s *Server) waitSession(t testing.TB, guild string) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
-		s.gw.mu.Lock()
-		ok := s.gw.lim.everShard[shard]
-		s.gw.mu.Unlock()
-		if ok {
+		if s.identifiedFor(guild) {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -38,7 +38,7 @@ type limits struct {
 	resetAt    time.Time
 	resetAfter time.Duration
 	bucketFree map[int]time.Time // rate limit key → when it may identify again
-	everShard  map[int]bool      // shard ids that identified at least once
+	everShard  map[shardKey]bool // shards that identified at least once
 	rateLimits int               // IDENTIFYs refused with op 9
 	overlaps   int               // IDENTIFYs of a shard while another live socket had it
 }
@@ -59,7 +59,7 @@ func (l *limits) init(cfg Config) {
 	}
 	l.resetAt = time.Now().Add(l.resetAfter)
 	l.bucketFree = map[int]time.Time{}
-	l.everShard = map[int]bool{}
+	l.everShard = map[shardKey]bool{}
 }
 
 // refill restores the session starts once the reset time has passed.
@@ -105,7 +105,7 @@ func (g *gateway) admit(c *gwConn, shard *[2]int) (shardKey, int) {
 			l.overlaps++
 		}
 	}
-	l.everShard[key[0]] = true
+	l.everShard[key] = true
 	return key, 0
 }
 
@@ -166,14 +166,9 @@ func (s *Server) SetShards(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.lim.shards = max(n, 1)
-	for id, sess := range g.sessions {
-		if sess.shard[1] >= g.lim.shards {
-			continue
-		}
-		delete(g.sessions, id)
-		delete(g.active, sess.shard)
-		if sess.conn != nil {
-			g.closeWith(sess.conn, 4011, closeText(4011))
+	for _, sess := range g.sessions {
+		if sess.shard[1] < g.lim.shards && sess.conn != nil {
+			g.closeWith(sess.conn, 4011, closeText(4011)) // and a RESUME of it gets 4011 too
 		}
 	}
 }
@@ -231,12 +226,16 @@ func (s *Server) SessionStartsRemaining() int {
 	return s.gw.lim.remaining
 }
 
-// shardOfMessage is the shard of the configured count that receives a message of guild.
-func (s *Server) shardOfMessage(guild string) int {
+// identifiedFor reports whether a shard that receives guild's events has identified once.
+func (s *Server) identifiedFor(guild string) bool {
 	s.gw.mu.Lock()
-	n := s.gw.lim.shards
-	s.gw.mu.Unlock()
-	return ShardOf(guild, n)
+	defer s.gw.mu.Unlock()
+	for key := range s.gw.lim.everShard {
+		if routes(key, guild) {
+			return true
+		}
+	}
+	return false
 }
 
 // snowflakeOK reports whether guild can be routed: any id with one shard, a snowflake (or
