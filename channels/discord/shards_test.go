@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -189,5 +190,31 @@ func TestWaitsForSessionStarts(t *testing.T) {
 	}
 	if n := srv.SessionStartsRemaining(); n != 9 {
 		t.Errorf("%d session starts left, want 9", n)
+	}
+}
+
+// TestEachShardReadsOnlyItsOwnGaps: after a new session a shard reads the history of its own
+// guilds' channels; DMs and channels known only from the state file (guild unknown) are
+// shard 0's, so every gap is read once, by one shard.
+func TestEachShardReadsOnlyItsOwnGaps(t *testing.T) {
+	srv := discordtest.New(t, discordtest.Config{})
+	bot := newBot(t, srv)
+	bot.Seen("c-one", discordtest.GuildOnShard(1, 2, 1), "1001")
+	bot.Seen("c-zero", discordtest.GuildOnShard(0, 2, 1), "1002")
+	bot.Seen("dm1", "", "1003")
+	bot.SeenBeforeRestart("c-old", "999")
+	keys := func(m map[string]string) []string {
+		out := slices.Collect(maps.Keys(m))
+		slices.Sort(out)
+		return out
+	}
+	if got, want := keys(bot.Served(0, 2)), []string{"c-old", "c-zero", "dm1"}; !slices.Equal(got, want) {
+		t.Errorf("shard 0 reads %v, want %v", got, want)
+	}
+	if got, want := keys(bot.Served(1, 2)), []string{"c-one"}; !slices.Equal(got, want) {
+		t.Errorf("shard 1 reads %v, want %v", got, want)
+	}
+	if got, want := keys(bot.Served(0, 1)), []string{"c-old", "c-one", "c-zero", "dm1"}; !slices.Equal(got, want) {
+		t.Errorf("one shard reads %v, want %v", got, want)
 	}
 }
