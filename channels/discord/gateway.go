@@ -46,7 +46,8 @@ func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) 
 	fillCtx, stopFills := context.WithCancel(ctx)
 	var fills sync.WaitGroup // backfill goroutines, one per gap
 	disconnected := make(chan struct{}, 1)
-	var resumeURL string // READY's resume_gateway_url; written on the read goroutine, read under s's events
+	settled := make(chan struct{}, 1) // a READY or RESUMED: the connection attempt succeeded
+	var resumeURL string              // READY's resume_gateway_url; written on the read goroutine, read under s's events
 	var resumeMu sync.Mutex
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
 		identified.Store(true)
@@ -59,7 +60,11 @@ func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) 
 		}
 		b.reachable()
 	})
-	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { b.reachable() })
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
+		signal(settled)
+		signal(settled)
+		b.reachable()
+	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
 		if u := readyURL(e); u != "" {
 			resumeMu.Lock()
@@ -81,10 +86,7 @@ func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) 
 		if b.onUnreachable != nil && ctx.Err() == nil {
 			b.onUnreachable(errDropped, 0)
 		}
-		select {
-		case disconnected <- struct{}{}:
-		default:
-		}
+		signal(disconnected)
 	})
 
 	workDone := make(chan struct{})
@@ -126,7 +128,8 @@ func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) 
 			resumeMu.Lock()
 			url := resumeURL
 			resumeMu.Unlock()
-			if err := b.reconnect(ctx, s, sh, conns, url, &identified); err != nil {
+			at := &attempt{s: s, sh: sh, conns: conns, identified: &identified, settled: settled, disconnected: disconnected}
+			if err := b.reconnect(ctx, at, url); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -136,11 +139,28 @@ func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) 
 	}
 }
 
-// reconnect reopens the gateway connection of s, which RESUMEs its session: on resumeURL
-// (READY's resume_gateway_url), and on the gateway itself every other attempt should that
-// fail. When Discord refuses the RESUME, discordgo identifies on a new session, whose READY
-// starts the backfill (session.go).
-func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, sh shard, conns *connTracker, resumeURL string, identified *atomic.Bool) error {
+// attempt is what reconnect needs of a shard's session: the discordgo session, whether it
+// has had a READY (else an attempt IDENTIFYs), and the signals of its handlers.
+type attempt struct {
+	s            *discordgo.Session
+	sh           shard
+	conns        *connTracker
+	identified   *atomic.Bool
+	settled      chan struct{} // a READY or RESUMED
+	disconnected chan struct{}
+}
+
+// errClosedBeforeReady is a reconnect attempt whose socket closed before READY or RESUMED:
+// discordgo answers a refused RESUME by identifying on the same socket and reports success,
+// so a close that follows (a fatal code, a rate limit) is seen only as a disconnect.
+var errClosedBeforeReady = errors.New("the gateway closed the connection before READY or RESUMED")
+
+// reconnect reopens the gateway connection of a shard's session, which RESUMEs it: on
+// resumeURL (READY's resume_gateway_url), and on the gateway itself every other attempt
+// should that fail. When Discord refuses the RESUME, discordgo identifies on a new session,
+// whose READY starts the backfill (session.go). An attempt succeeds with READY or RESUMED.
+func (b *Bot) reconnect(ctx context.Context, at *attempt, resumeURL string) error {
+	conns := at.conns
 	defer conns.target.set("")
 	var last error
 	for i, wait := range b.reconnectWaits {
@@ -149,7 +169,7 @@ func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, sh shard, con
 		} else {
 			conns.target.set("")
 		}
-		s.Dialer = conns.dialer()
+		at.s.Dialer = conns.dialer()
 		if wait > 0 {
 			select {
 			case <-ctx.Done():
@@ -158,29 +178,74 @@ func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, sh shard, con
 			}
 		}
 		identDone := func() {}
-		if !identified.Load() { // no session yet: this attempt IDENTIFYs
-			done, err := b.idents.wait(ctx, sh.id, b)
+		if !at.identified.Load() { // no session yet: this attempt IDENTIFYs
+			done, err := b.idents.wait(ctx, at.sh.id, b)
 			if err != nil {
 				return err
 			}
 			identDone = done
 		}
-		err := b.open(ctx, s, conns)
+		drain(at.settled)
+		drain(at.disconnected)
+		err := b.open(ctx, at.s, conns)
+		switch {
+		case err == nil:
+			err = b.settle(ctx, at)
+		case errors.Is(err, discordgo.ErrWSAlreadyOpen):
+			err = nil
+		}
 		identDone()
-		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
-			b.log.Info().Int("attempt", i+1).Msg("discord: reconnected to the gateway")
+		if err == nil {
+			b.log.Info().Int("attempt", i+1).Int("shard", at.sh.id).Msg("discord: reconnected to the gateway")
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		last = b.openError(err)
+		last = err
+		if !errors.Is(err, errClosedBeforeReady) {
+			last = b.openError(err)
+		}
 		if errors.Is(last, channels.ErrAuth) || errors.Is(last, errReshard) {
 			return last
 		}
-		b.log.Warn().Err(last).Int("attempt", i+1).Msg("discord: reconnect failed")
+		b.log.Warn().Err(last).Int("attempt", i+1).Int("shard", at.sh.id).Msg("discord: reconnect failed")
 	}
 	return b.errorf(nil, "discord: gateway: gave up reconnecting after %d attempts: %v", len(b.reconnectWaits), last)
+}
+
+// settle waits after an Open that reported success for the READY or RESUMED that makes it
+// one. A READY slower than openTimeout (Discord holding the IDENTIFY) counts as success, as
+// Open's did.
+func (b *Bot) settle(ctx context.Context, at *attempt) error {
+	timer := time.NewTimer(openTimeout)
+	defer timer.Stop()
+	select {
+	case <-at.settled:
+		return nil
+	case <-at.disconnected:
+		return errClosedBeforeReady
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// signal sets a one-slot flag channel.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// drain clears a one-slot flag channel.
+func drain(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+	}
 }
 
 // open runs s.Open bounded by ctx and openTimeout: when either ends, it closes the socket

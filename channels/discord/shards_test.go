@@ -71,6 +71,29 @@ func (r *running) expectTexts(t *testing.T, want ...string) {
 	}
 }
 
+// expectDistinct collects deliveries until every text in want came, ignoring a message
+// delivered again (after a new session the bot reads its gap over REST, and reef's dedup
+// drops what the gateway told it as well).
+func (r *running) expectDistinct(t *testing.T, want ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, w := range want {
+		left[w] = true
+	}
+	seen := map[string]string{} // message id → text
+	for len(left) > 0 {
+		in := r.next(t)
+		if text, ok := seen[in.MessageID]; ok && text == in.Text {
+			continue
+		}
+		seen[in.MessageID] = in.Text
+		if !left[in.Text] {
+			t.Fatalf("delivered %q, want one of %v", in.Text, left)
+		}
+		delete(left, in.Text)
+	}
+}
+
 // TestShardsOnOneNode: the bot runs as many shards as /gateway/bot recommends (or as many as
 // config fixes), each identified with its [shard_id, num_shards], paced per max_concurrency
 // bucket; a guild message on every shard and a DM (shard 0's) each reach reef once.
@@ -148,7 +171,7 @@ func TestReshardRestartsWithTheNewCount(t *testing.T) {
 	g := discordtest.GuildOnShard(2, 3, 5)
 	srv.GuildMessage(t, g, "c9", "8", "on the new shard")
 	srv.UserSays(t, "dm1", "7", "after")
-	r.expectTexts(t, "on the new shard", "after")
+	r.expectDistinct(t, "on the new shard", "after")
 	for _, s := range srv.ShardIdentifies()[2:] {
 		if s == nil || s[1] != 3 {
 			t.Errorf("IDENTIFY %v after the reshard, want a count of 3", s)
@@ -216,5 +239,34 @@ func TestEachShardReadsOnlyItsOwnGaps(t *testing.T) {
 	}
 	if got, want := keys(bot.Served(0, 1)), []string{"c-old", "c-one", "c-zero", "dm1"}; !slices.Equal(got, want) {
 		t.Errorf("one shard reads %v, want %v", got, want)
+	}
+}
+
+// TestFatalCloseAfterRefusedResumeEndsRun: Discord refuses a RESUME (op 9), discordgo
+// identifies on the same socket and reports success, and Discord then closes with a fatal
+// code (here 4011: the bot needs more shards). The reconnect counts that as a failed
+// attempt, not a success, so Run ends (its caller starts it afresh) instead of identifying
+// again and again, which would spend the day's session starts.
+func TestFatalCloseAfterRefusedResumeEndsRun(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Config{})
+	bot := newBot(t, srv)
+	bot.SetReconnectWaits(0, 10*time.Millisecond, 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- bot.Run(ctx, func(context.Context, messages.Inbound) error { return nil }) }()
+	eventually(t, "a connection", srv.Connected)
+	srv.ExpireSessions() // the RESUME gets op 9; the IDENTIFY on its socket is closed with 4011
+	srv.SetShards(2)
+	err := <-done
+	if ctx.Err() != nil {
+		t.Fatalf("Run kept reconnecting until the deadline (%d IDENTIFYs)", srv.Identifies())
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "discord: ") {
+		t.Errorf("Run = %v, want a discord: error so that the connector starts it afresh", err)
+	}
+	if n := srv.Identifies(); n > 5 {
+		t.Errorf("%d IDENTIFYs, want one per attempt at most", n)
 	}
 }

@@ -50,6 +50,7 @@ type gwConn struct {
 	compress bool
 	session  *gwSession
 	onResume bool // connected through the resume_gateway_url listener
+	shut     bool // the server closed it (closeWith): the client's close frame no longer counts
 }
 
 type gwSession struct {
@@ -149,7 +150,7 @@ func (g *gateway) closed(c *gwConn, err error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if sess := c.session; sess != nil && g.sessions[sess.id] == sess {
+	if sess := c.session; !c.shut && sess != nil && g.sessions[sess.id] == sess {
 		delete(g.sessions, sess.id)
 		if g.active[sess.shard] == sess {
 			delete(g.active, sess.shard)
@@ -297,6 +298,7 @@ func (g *gateway) write(c *gwConn, f frame) {
 
 // closeWith sends a close frame with code and closes the socket. Callers hold g.mu.
 func (g *gateway) closeWith(c *gwConn, code int, text string) {
+	c.shut = true
 	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(time.Second))
 	c.ws.Close()
 }
