@@ -1,8 +1,9 @@
 // Package discord connects reef to Discord through a bot account, using discordgo for the
 // gateway WebSocket and the REST API.
 //
-// Run owns the bot's gateway sessions, one per shard (shards.go): each identifies with the GuildMessages, DirectMessages and
-// MessageContent intents, hands each MESSAGE_CREATE to reef in arrival order, and after a
+// Run owns the bot's gateway sessions, one per shard (shards.go). Each identifies with the
+// GuildMessages, DirectMessages and MessageContent intents and its [shard_id, num_shards]
+// (none with one shard), hands each MESSAGE_CREATE to reef in arrival order, and after a
 // dropped socket reconnects and RESUMEs itself on READY's resume_gateway_url (discordgo's own
 // reconnect loop is off, because it retries for ever, even after Discord closed the socket
 // with a fatal close code such as 4004 or 4014; and it never uses resume_gateway_url). Events
@@ -14,9 +15,11 @@
 // rejected token end Run with channels.ErrAuth; a gateway that stays unreachable ends Run
 // with an error, and the caller restarts it (the next Run's READY reads the gap too).
 //
-// Concurrency: Run's handlers run on discordgo's read goroutine (SyncEvents) and only queue
-// messages; one worker goroutine per Run normalises and delivers them, and after a gap one
-// backfill goroutine reads the missed messages (Run cancels and waits for it when it ends).
+// Concurrency: Run starts one goroutine per shard (and, in a cluster, one that keeps this
+// node's share of the shards), and waits for them. A shard's handlers run on discordgo's read
+// goroutine (SyncEvents) and only queue messages; one worker goroutine per shard normalises
+// and delivers them, and after a gap one backfill goroutine reads the missed messages (the
+// shard cancels and waits for it when it ends).
 // The newest handled message id of each channel is saved in Config.StateFile. Send, Edit and Typing
 // are safe for concurrent use; each REST call is bounded by its ctx, also while discordgo's
 // rate limiter waits.
