@@ -114,11 +114,11 @@ func TestShardsSpreadOverNodesAndMove(t *testing.T) {
 	srv := discordtest.New(t, discordtest.Config{Shards: 4, MaxConcurrency: 4, IdentifyWindow: window})
 	got := make(chan string, 100)
 	a := startNode(t, url, "node-a", srv, got)
-	eventually(t, "node-a holding all four shards alone", func() bool {
+	within(t, 30*time.Second, "node-a holding all four shards alone", func() bool {
 		return slices.Equal(a.shards(), []int{0, 1, 2, 3}) && slices.Equal(srv.LiveShards(), []int{0, 1, 2, 3})
 	})
 	b := startNode(t, url, "node-b", srv, got)
-	eventually(t, "two shards on each node", func() bool {
+	within(t, 30*time.Second, "two shards on each node", func() bool {
 		return len(a.shards()) == 2 && len(b.shards()) == 2 && slices.Equal(srv.LiveShards(), []int{0, 1, 2, 3})
 	})
 	t.Logf("node-a holds %v, node-b holds %v", a.shards(), b.shards())
@@ -167,11 +167,23 @@ func TestShardsSpreadOverNodesAndMove(t *testing.T) {
 	expect(say("first"), holders)
 
 	a.kill()
-	eventually(t, "node-b holding every shard", func() bool {
+	within(t, 30*time.Second, "node-b holding every shard", func() bool {
 		return slices.Equal(b.shards(), []int{0, 1, 2, 3}) && slices.Equal(srv.LiveShards(), []int{0, 1, 2, 3})
 	})
 	expect(say("after the failover"), map[int]string{0: "node-b", 1: "node-b", 2: "node-b", 3: "node-b"})
 	if n := srv.Overlaps(); n != 0 {
 		t.Errorf("%d times a shard was identified while another node's session of it was live", n)
+	}
+}
+
+// within polls cond until it holds or d passed (the cluster's steps take lease times).
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
