@@ -46,3 +46,10 @@ func Gated(ctx context.Context, gate Gate, unit string, loop func(context.Contex
 	}
 	return err
 }
+
+// Spreader is an optional ability of a Gate: it counts the live nodes of the cluster, so
+// that a connector with several units of work (a Discord bot's shards) holds only its share
+// of them (the units divided by the nodes, rounded up) and they spread over the nodes.
+type Spreader interface {
+	Nodes(ctx context.Context) (int, error)
+}

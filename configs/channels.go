@@ -1,8 +1,10 @@
 package configs
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -42,11 +44,31 @@ func validateTelegram(v *validator, path string, named bool, t *TelegramConfig) 
 	validateStreaming(v, path, t.Streaming)
 }
 
+// ShardCount is Shards as a number: 0 for auto.
+func (d *DiscordConfig) ShardCount() (int, error) {
+	switch s := strings.TrimSpace(d.Shards); s {
+	case "", "auto":
+		return 0, nil
+	default:
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxDiscordShards {
+			return 0, fmt.Errorf("%q is not auto or a number of shards from 1 to %d", d.Shards, maxDiscordShards)
+		}
+		return n, nil
+	}
+}
+
+// maxDiscordShards bounds a fixed shard count (Discord's largest bots run a few thousand).
+const maxDiscordShards = 65536
+
 func validateDiscord(v *validator, path string, d *DiscordConfig) {
 	if d.Token == "" {
 		v.addf("%s.token: empty: set DISCORD_BOT_TOKEN to your bot's token (Developer Portal → Bot → Reset Token)", path)
 	}
 	validateURL(v, path+".apiBase", d.APIBase)
+	if _, err := d.ShardCount(); err != nil {
+		v.addf("%s.shards: %v", path, err)
+	}
 	validateAccess(v, path, d.Access())
 	validateStreaming(v, path, d.Streaming)
 }

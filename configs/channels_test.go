@@ -49,6 +49,10 @@ func TestChannelsValidate(t *testing.T) {
 		{"feishu webhook unsigned", ChannelsConfig{Feishu: &FeishuConfig{AppID: "a", AppSecret: "b", Mode: "webhook"}}, "verificationToken"},
 		{"feishu bad domain", ChannelsConfig{Feishu: &FeishuConfig{AppID: "a", AppSecret: "b", Domain: "larksuite"}}, "channels.feishu.domain"},
 		{"fine", ChannelsConfig{Discord: &DiscordConfig{Token: "x", DMPolicy: "open", AllowFrom: []string{"*"}, RequireMention: &f}}, ""},
+		{"discord shards not a number", ChannelsConfig{Discord: &DiscordConfig{Token: "x", Shards: "many"}}, "channels.discord.shards"},
+		{"discord zero shards", ChannelsConfig{Discord: &DiscordConfig{Token: "x", Shards: "0"}}, "channels.discord.shards"},
+		{"discord shards auto", ChannelsConfig{Discord: &DiscordConfig{Token: "x", Shards: "auto"}}, ""},
+		{"discord shards fixed", ChannelsConfig{Discord: &DiscordConfig{Token: "x", Shards: "4"}}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -356,6 +356,9 @@ type DiscordConfig struct {
 	// Each inherits the keys of this block it does not set, except credentials and webhook
 	// endpoints; this block's own keys run as the account "default" when it has a credential.
 	Accounts map[string]*DiscordConfig `yaml:"accounts"`
+	// Shards is the number of gateway shards: "auto" (the default: as many as Discord
+	// recommends, GET /gateway/bot) or a number. In a cluster the shards spread over the nodes.
+	Shards string `yaml:"shards"`
 }
 
 // SlackConfig is a Slack app's bot user.

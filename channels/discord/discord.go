@@ -1,8 +1,9 @@
 // Package discord connects reef to Discord through a bot account, using discordgo for the
 // gateway WebSocket and the REST API.
 //
-// Run owns one gateway session: it identifies with the GuildMessages, DirectMessages and
-// MessageContent intents, hands each MESSAGE_CREATE to reef in arrival order, and after a
+// Run owns the bot's gateway sessions, one per shard (shards.go). Each identifies with the
+// GuildMessages, DirectMessages and MessageContent intents and its [shard_id, num_shards]
+// (none with one shard), hands each MESSAGE_CREATE to reef in arrival order, and after a
 // dropped socket reconnects and RESUMEs itself on READY's resume_gateway_url (discordgo's own
 // reconnect loop is off, because it retries for ever, even after Discord closed the socket
 // with a fatal close code such as 4004 or 4014; and it never uses resume_gateway_url). Events
@@ -14,9 +15,11 @@
 // rejected token end Run with channels.ErrAuth; a gateway that stays unreachable ends Run
 // with an error, and the caller restarts it (the next Run's READY reads the gap too).
 //
-// Concurrency: Run's handlers run on discordgo's read goroutine (SyncEvents) and only queue
-// messages; one worker goroutine per Run normalises and delivers them, and after a gap one
-// backfill goroutine reads the missed messages (Run cancels and waits for it when it ends).
+// Concurrency: Run starts one goroutine per shard (and, in a cluster, one that keeps this
+// node's share of the shards), and waits for them. A shard's handlers run on discordgo's read
+// goroutine (SyncEvents) and only queue messages; one worker goroutine per shard normalises
+// and delivers them, and after a gap one backfill goroutine reads the missed messages (the
+// shard cancels and waits for it when it ends).
 // The newest handled message id of each channel is saved in Config.StateFile. Send, Edit and Typing
 // are safe for concurrent use; each REST call is bounded by its ctx, also while discordgo's
 // rate limiter waits.
@@ -62,6 +65,9 @@ type Config struct {
 	// gateway connection (channels.Gate); nil: this node connects. Every node sends.
 	Gate    channels.Gate
 	Account string // the account's name in reef.yaml ("": default), naming the loop's unit
+	// Shards fixes the number of gateway shards; 0 runs as many as Discord recommends
+	// (GET /gateway/bot), and again after Discord asks for more (shards.go).
+	Shards int
 }
 
 // Bot is one Discord bot account.
@@ -76,6 +82,9 @@ type Bot struct {
 	rest        *discordgo.Session // REST only; Run opens its own session for the gateway
 
 	reconnectWaits []time.Duration
+	fixedShards    int           // Config.Shards
+	idents         *identifies   // paces IDENTIFYs (shards.go)
+	spreadEvery    time.Duration // how often a node checks its share of the shards
 	stateFile      string
 	checkpoint     *checkpoint                // loaded by the first Run
 	onReachable    func()                     // set by OnReachable before Run
@@ -86,6 +95,7 @@ type Bot struct {
 	selfID   string              // the bot's user id, from READY
 	channels map[string]chanInfo // channel id → kind, for threads
 	lastSeen map[string]string   // channel id → newest message id seen, for the backfill after a gap
+	guildOf  map[string]string   // channel id → its guild ("" for a DM), as the gateway said: whose shard reads its gap
 }
 
 var _ channels.Channel = (*Bot)(nil)
@@ -154,7 +164,8 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
 	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits,
-		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient, gate: cfg.Gate, account: cfg.Account}
+		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient, gate: cfg.Gate, account: cfg.Account,
+		fixedShards: max(cfg.Shards, 0), idents: newIdentifies(), spreadEvery: spreadEvery, guildOf: map[string]string{}}
 	b.rest = b.newSession(client)
 	return b, nil
 }

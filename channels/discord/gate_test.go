@@ -7,14 +7,13 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/channels/channeltest"
 	"github.com/reefgw/reef/channels/discord"
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/messages"
 )
 
-// TestGatedGateway: in a cluster a node that does not hold the bot's inbound loop never
+// TestGatedGateway: in a cluster a node that does not hold the bot's shard never
 // opens a gateway session (it would be told every message as well), yet checks the token,
 // shows as reachable and sends; once it holds the loop, it identifies and receives.
 func TestGatedGateway(t *testing.T) {
@@ -47,9 +46,10 @@ func TestGatedGateway(t *testing.T) {
 	if n := srv.Identifies(); n != 0 {
 		t.Fatalf("%d gateway sessions opened before the node held the loop", n)
 	}
+	eventually(t, "the gate asked", func() bool { return len(g.Units()) > 0 })
 	units := g.Units()
-	if len(units) != 1 || units[0] != channels.InboundWork("discord", "work") {
-		t.Fatalf("units asked = %q; want channel:discord:work", units)
+	if len(units) != 1 || units[0] != "channel:discord:work:shard:0" {
+		t.Fatalf("units asked = %q; want channel:discord:work:shard:0 (one shard)", units)
 	}
 	g.Grant()
 	deadline := time.Now().Add(10 * time.Second)

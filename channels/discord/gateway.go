@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -28,69 +29,42 @@ const drainTimeout = 10 * time.Second
 var defaultReconnectWaits = []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
 	2 * time.Second, 4 * time.Second, 8 * time.Second}
 
-// Run connects to the gateway and delivers each message to reef until ctx ends (nil). It
-// returns an error wrapping channels.ErrAuth when Discord rejects the token or the intents,
-// and another error when the session was lost and could not be resumed. In a cluster
-// (Config.Gate) it connects only while this node holds the bot's inbound loop (a second
-// gateway session would be told every message too); a node waiting for it checks the token
-// first, so it shows as connected (it sends) and /readyz says ready.
-func (b *Bot) Run(ctx context.Context, deliver channels.Deliver) error {
-	if b.gate != nil {
-		if _, err := b.rest.User("@me", discordgo.WithContext(ctx)); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return b.apiError("get the bot user", err)
-		}
-		b.reachable()
-	}
-	return channels.Gated(ctx, b.gate, channels.InboundWork("discord", b.account), func(ctx context.Context) error {
-		return b.run(ctx, deliver)
-	})
-}
-
-func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
-	if b.checkpoint == nil { // the first Run: what reef handled before it stopped
-		cp, err := loadCheckpoint(b.stateFile)
-		if err != nil {
-			b.log.Warn().Err(err).Msg("discord: messages sent while reef was down are not read")
-		}
-		b.checkpoint = cp
-		b.mu.Lock()
-		for channel, id := range cp.snapshot() {
-			b.lastSeen[channel] = id
-		}
-		b.mu.Unlock()
-	}
-	defer func() {
-		if err := b.checkpoint.save(); err != nil {
-			b.log.Warn().Err(err).Msg("discord: the newest handled message ids were not saved")
-		}
-	}()
+// runShard runs the gateway session of one shard until ctx ends (nil), or it fails: an
+// error wrapping channels.ErrAuth for a fatal close code, errReshard for 4011, another when
+// the session was lost and could not be resumed.
+func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) error {
 	conns := &connTracker{run: ctx, target: newResumeTarget()}
 	client := *b.client
 	client.Transport = &boundTransport{ctx: ctx, next: transportOf(b.client)}
 	s := b.newSession(&client)
+	s.ShardID, s.ShardCount = sh.id, sh.count
 	s.Dialer = conns.dialer()
+	var identified atomic.Bool // a READY came: reconnecting RESUMEs rather than IDENTIFYs
 
 	q := newInbox()
 	workCtx, stopWork := context.WithCancel(ctx)
 	fillCtx, stopFills := context.WithCancel(ctx)
 	var fills sync.WaitGroup // backfill goroutines, one per gap
 	disconnected := make(chan struct{}, 1)
-	var resumeURL string // READY's resume_gateway_url; written on the read goroutine, read under s's events
+	settled := make(chan struct{}, 1) // a READY or RESUMED: the connection attempt succeeded
+	var resumeURL string              // READY's resume_gateway_url; written on the read goroutine, read under s's events
 	var resumeMu sync.Mutex
 	s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
+		identified.Store(true)
 		if r.User != nil {
 			b.setSelf(r.User.ID)
 		}
-		if last := b.served(); len(last) > 0 { // a new session: what came meanwhile was not replayed
+		if last := b.served(sh); len(last) > 0 { // a new session: what came meanwhile was not replayed
 			q.hold()
 			fills.Go(func() { b.backfill(fillCtx, q, last) })
 		}
 		b.reachable()
 	})
-	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { b.reachable() })
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
+		signal(settled)
+		signal(settled)
+		b.reachable()
+	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
 		if u := readyURL(e); u != "" {
 			resumeMu.Lock()
@@ -103,6 +77,7 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 			return
 		}
 		b.seen(m.Message)
+		b.noteGuild(m.Message)
 		if !q.push(m.Message) {
 			b.log.Error().Str("message", m.ID).Msg("discord: too many messages waiting for reef; dropped one")
 		}
@@ -111,10 +86,7 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 		if b.onUnreachable != nil && ctx.Err() == nil {
 			b.onUnreachable(errDropped, 0)
 		}
-		select {
-		case disconnected <- struct{}{}:
-		default:
-		}
+		signal(disconnected)
 	})
 
 	workDone := make(chan struct{})
@@ -135,13 +107,19 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 		<-workDone
 	}()
 
-	if err := b.open(ctx, s, conns); err != nil {
+	identDone, err := b.idents.wait(ctx, sh.id, b)
+	if err != nil {
+		return nil
+	}
+	err = b.open(ctx, s, conns)
+	identDone()
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return b.openError(err)
 	}
-	b.log.Info().Msg("discord: connected to the gateway")
+	b.log.Info().Int("shard", sh.id).Int("shards", sh.count).Msg("discord: connected to the gateway")
 	for {
 		select {
 		case <-ctx.Done():
@@ -150,7 +128,8 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 			resumeMu.Lock()
 			url := resumeURL
 			resumeMu.Unlock()
-			if err := b.reconnect(ctx, s, conns, url); err != nil {
+			at := &attempt{s: s, sh: sh, conns: conns, identified: &identified, settled: settled, disconnected: disconnected}
+			if err := b.reconnect(ctx, at, url); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -160,11 +139,28 @@ func (b *Bot) run(ctx context.Context, deliver channels.Deliver) error {
 	}
 }
 
-// reconnect reopens the gateway connection of s, which RESUMEs its session: on resumeURL
-// (READY's resume_gateway_url), and on the gateway itself every other attempt should that
-// fail. When Discord refuses the RESUME, discordgo identifies on a new session, whose READY
-// starts the backfill (session.go).
-func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTracker, resumeURL string) error {
+// attempt is what reconnect needs of a shard's session: the discordgo session, whether it
+// has had a READY (else an attempt IDENTIFYs), and the signals of its handlers.
+type attempt struct {
+	s            *discordgo.Session
+	sh           shard
+	conns        *connTracker
+	identified   *atomic.Bool
+	settled      chan struct{} // a READY or RESUMED
+	disconnected chan struct{}
+}
+
+// errClosedBeforeReady is a reconnect attempt whose socket closed before READY or RESUMED:
+// discordgo answers a refused RESUME by identifying on the same socket and reports success,
+// so a close that follows (a fatal code, a rate limit) is seen only as a disconnect.
+var errClosedBeforeReady = errors.New("the gateway closed the connection before READY or RESUMED")
+
+// reconnect reopens the gateway connection of a shard's session, which RESUMEs it: on
+// resumeURL (READY's resume_gateway_url), and on the gateway itself every other attempt
+// should that fail. When Discord refuses the RESUME, discordgo identifies on a new session,
+// whose READY starts the backfill (session.go). An attempt succeeds with READY or RESUMED.
+func (b *Bot) reconnect(ctx context.Context, at *attempt, resumeURL string) error {
+	conns := at.conns
 	defer conns.target.set("")
 	var last error
 	for i, wait := range b.reconnectWaits {
@@ -173,7 +169,7 @@ func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTr
 		} else {
 			conns.target.set("")
 		}
-		s.Dialer = conns.dialer()
+		at.s.Dialer = conns.dialer()
 		if wait > 0 {
 			select {
 			case <-ctx.Done():
@@ -181,21 +177,75 @@ func (b *Bot) reconnect(ctx context.Context, s *discordgo.Session, conns *connTr
 			case <-time.After(wait/2 + rand.N(wait/2+1)):
 			}
 		}
-		err := b.open(ctx, s, conns)
-		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
-			b.log.Info().Int("attempt", i+1).Msg("discord: reconnected to the gateway")
+		identDone := func() {}
+		if !at.identified.Load() { // no session yet: this attempt IDENTIFYs
+			done, err := b.idents.wait(ctx, at.sh.id, b)
+			if err != nil {
+				return err
+			}
+			identDone = done
+		}
+		drain(at.settled)
+		drain(at.disconnected)
+		err := b.open(ctx, at.s, conns)
+		switch {
+		case err == nil:
+			err = b.settle(ctx, at)
+		case errors.Is(err, discordgo.ErrWSAlreadyOpen):
+			err = nil
+		}
+		identDone()
+		if err == nil {
+			b.log.Info().Int("attempt", i+1).Int("shard", at.sh.id).Msg("discord: reconnected to the gateway")
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		last = b.openError(err)
-		if errors.Is(last, channels.ErrAuth) {
+		last = err
+		if !errors.Is(err, errClosedBeforeReady) {
+			last = b.openError(err)
+		}
+		if errors.Is(last, channels.ErrAuth) || errors.Is(last, errReshard) {
 			return last
 		}
-		b.log.Warn().Err(last).Int("attempt", i+1).Msg("discord: reconnect failed")
+		b.log.Warn().Err(last).Int("attempt", i+1).Int("shard", at.sh.id).Msg("discord: reconnect failed")
 	}
 	return b.errorf(nil, "discord: gateway: gave up reconnecting after %d attempts: %v", len(b.reconnectWaits), last)
+}
+
+// settle waits after an Open that reported success for the READY or RESUMED that makes it
+// one. A READY slower than openTimeout (Discord holding the IDENTIFY) counts as success, as
+// Open's did.
+func (b *Bot) settle(ctx context.Context, at *attempt) error {
+	timer := time.NewTimer(openTimeout)
+	defer timer.Stop()
+	select {
+	case <-at.settled:
+		return nil
+	case <-at.disconnected:
+		return errClosedBeforeReady
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// signal sets a one-slot flag channel.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// drain clears a one-slot flag channel.
+func drain(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+	}
 }
 
 // open runs s.Open bounded by ctx and openTimeout: when either ends, it closes the socket
@@ -227,6 +277,9 @@ func (b *Bot) open(ctx context.Context, s *discordgo.Session, conns *connTracker
 func (b *Bot) openError(err error) error {
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) {
+		if ce.Code == 4011 {
+			return b.errorf([]error{errReshard}, "discord: gateway closed the connection with 4011: sharding required")
+		}
 		if why, fatal := fatalClose(ce.Code); fatal {
 			return b.errorf([]error{channels.ErrAuth}, "discord: gateway closed the connection with %d: %s", ce.Code, why)
 		}

@@ -239,6 +239,9 @@ func TestCancelWhileTheGatewayIsSilent(t *testing.T) {
 	mux.HandleFunc("GET /api/v9/gateway", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"url": "ws%s/ws"}`, strings.TrimPrefix(srv.URL, "http"))
 	})
+	mux.HandleFunc("GET /api/v9/gateway/bot", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"url": "ws%s/ws", "shards": 1}`, strings.TrimPrefix(srv.URL, "http"))
+	})
 	mux.HandleFunc("GET /ws/", func(w http.ResponseWriter, r *http.Request) {
 		c, err := upgrader.Upgrade(w, r, nil)
 		if err != nil {

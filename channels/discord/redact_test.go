@@ -41,11 +41,11 @@ func (b *syncBuffer) String() string {
 }
 
 // echoServer is a careless server that quotes the request's Authorization header in every
-// error. GET /gateway answers with gatewayURL unless it is empty.
+// error. GET /gateway and /gateway/bot answer with gatewayURL unless it is empty.
 func echoServer(t *testing.T, status int, gatewayURL string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/v9/gateway" && gatewayURL != "" {
-			json.NewEncoder(w).Encode(map[string]string{"url": gatewayURL})
+		if (r.URL.Path == "/api/v9/gateway" || r.URL.Path == "/api/v9/gateway/bot") && gatewayURL != "" {
+			json.NewEncoder(w).Encode(map[string]any{"url": gatewayURL, "shards": 1})
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -55,13 +55,28 @@ func newer(a, b string) bool {
 	return a > b
 }
 
-// served returns the channels the bot has seen messages in, with the newest id of each.
-func (b *Bot) served() map[string]string {
+// noteGuild remembers the guild of a channel the gateway told a message of ("" for a DM).
+func (b *Bot) noteGuild(m *discordgo.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.guildOf[m.ChannelID]; ok || len(b.guildOf) >= maxCachedChannels {
+		return
+	}
+	b.guildOf[m.ChannelID] = m.GuildID
+}
+
+// served returns the channels of shard sh the bot has seen messages in, with the newest id
+// of each. A channel whose guild the gateway has not told since this process started (read
+// from the checkpoint) is shard 0's, so exactly one shard reads its gap.
+func (b *Bot) served(sh shard) map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make(map[string]string, len(b.lastSeen))
 	for k, v := range b.lastSeen {
-		out[k] = v
+		guild, known := b.guildOf[k]
+		if known && shardOf(guild, sh.count) == sh.id || !known && sh.id == 0 {
+			out[k] = v
+		}
 	}
 	return out
 }

@@ -47,6 +47,17 @@ func (g *workGate) Hold(ctx context.Context, unit string) (context.Context, cont
 	return g.holder.Hold(ctx, unit)
 }
 
+// Nodes implements channels.Spreader: the live nodes, over which a Discord bot's shards
+// spread.
+func (g *workGate) Nodes(ctx context.Context) (int, error) {
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-g.ready:
+	}
+	return g.holder.Nodes(ctx)
+}
+
 // startCluster, in cluster mode, refuses a workspace that is not shared and installs the
 // node's work holder into gate (a new one when the channels have none). It returns the gate
 // the Timer asks, nil without cluster mode.

@@ -220,8 +220,9 @@ func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, ga
 		if a.Account != "" {
 			state = "discord-state-" + a.Account + ".json"
 		}
+		shards, _ := d.ShardCount() // checked by Validate
 		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state), MediaClient: media,
-			Gate: gate, Account: a.Account}, log)
+			Gate: gate, Account: a.Account, Shards: shards}, log)
 	case a.Feishu != nil:
 		f := a.Feishu
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,

@@ -39,6 +39,10 @@ func NewHolder(leases *WorkLeases, node string, log zerolog.Logger) *Holder {
 // Node is the name of the node whose leases this holder keeps.
 func (h *Holder) Node() string { return h.node }
 
+// Nodes counts the cluster's live nodes (WorkLeases.Nodes): a connector with several units
+// of work (a Discord bot's shards, channels.Spreader) holds only its share of them.
+func (h *Holder) Nodes(ctx context.Context) (int, error) { return h.leases.Nodes(ctx) }
+
 // Held lists the units this node holds now, by name.
 func (h *Holder) Held() []Work {
 	h.mu.Lock()

@@ -18,7 +18,7 @@ import (
 const (
 	WorkTimer = "timer" // the Timer: cron jobs and heartbeats (actors.Timer)
 	// A channel's inbound loop is "channel:<platform>:<account>" (channels.InboundWork), a
-	// Discord shard "channel:discord:<account>:shard:<id>/<count>".
+	// Discord shard "channel:discord:<account>:shard:<id>" (discord.ShardUnit).
 )
 
 // workSchema creates the table of named work leases.
@@ -107,6 +107,20 @@ func (w *WorkLeases) Release(ctx context.Context, work Work) error {
 		return fmt.Errorf("cluster: release %s: %w", work.Name, err)
 	}
 	return nil
+}
+
+// Nodes counts the live members of the cluster (a heartbeat younger than the ttl), at least
+// one; before any node's partition loop made the members table, one.
+func (w *WorkLeases) Nodes(ctx context.Context) (int, error) {
+	var n int
+	err := w.pool.QueryRow(ctx, `SELECT count(*) FROM reef_members WHERE heartbeat > now() - $1::interval`, w.ttl.String()).Scan(&n)
+	if isUndefinedTable(err) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: count nodes: %w", err)
+	}
+	return max(n, 1), nil
 }
 
 // List returns every unit of work ever leased, by name, with whether its lease is live.

@@ -6,7 +6,8 @@
 // code 40005 as Discord does), their files kept per message (Files). An enforced nonce is
 // remembered for NonceWindow only (Discord: "the past few minutes"), as ExpireNonces shows.
 //
-// The fake keeps one active gateway session at a time (the latest IDENTIFY). Every dispatch
+// The fake keeps one active gateway session per shard (the latest IDENTIFY of that
+// [shard_id, num_shards]); sharding is as strict as Discord's (shards.go). Every dispatch
 // is recorded in that session's log with its sequence number, so a client that RESUMEs after
 // a dropped socket gets every dispatch it missed, with the same message ids. As on Discord, a
 // client that closes its socket with code 1000 or 1001 ends its session: its next RESUME is
@@ -62,6 +63,22 @@ type Config struct {
 	// uniqueness only "in the past few minutes". Default DefaultNonceWindow; ExpireNonces
 	// ends the window at once.
 	NonceWindow time.Duration
+
+	// Sharding (shards.go). Shards is the count GET /gateway/bot recommends and the least
+	// an IDENTIFY must use (default 1: no shard array needed). MaxConcurrency is
+	// session_start_limit.max_concurrency (default 1). IdentifyWindow is how long a rate
+	// limit bucket stays used after an IDENTIFY: default DefaultIdentifyWindow with several
+	// shards, none (not enforced) with one, as the tests of one shard reconnect faster;
+	// negative: never enforced.
+	Shards         int
+	MaxConcurrency int
+	IdentifyWindow time.Duration
+	// SessionStarts is session_start_limit.total: IDENTIFYs allowed until the reset (0: not
+	// counted). SessionStartsRemaining and SessionStartsReset (the time until the counter
+	// refills; default 24h) set where the day stands: without either, all are left.
+	SessionStarts          int
+	SessionStartsRemaining int
+	SessionStartsReset     time.Duration
 }
 
 // DefaultNonceWindow is how long the fake remembers an enforced nonce by default.

@@ -24,8 +24,9 @@ type gateway struct {
 	mu         sync.Mutex
 	conns      map[*gwConn]bool
 	sessions   map[string]*gwSession
-	active     *gwSession // the latest identified session; dispatches go to it
-	reject     int        // close code every later IDENTIFY/RESUME gets (set by a fatal CloseWith)
+	active     map[shardKey]*gwSession // the latest identified session of each shard; dispatches go to them
+	lim        limits                  // sharding and identify limits (shards.go)
+	reject     int                     // close code every later IDENTIFY/RESUME gets (set by a fatal CloseWith)
 	identifies []Identify
 	resumes    int
 	replayed   int
@@ -49,13 +50,15 @@ type gwConn struct {
 	compress bool
 	session  *gwSession
 	onResume bool // connected through the resume_gateway_url listener
+	shut     bool // the server closed it (closeWith): the client's close frame no longer counts
 }
 
 type gwSession struct {
-	id   string
-	seq  int64
-	log  []frame // replayable dispatches
-	conn *gwConn // live connection, nil while disconnected
+	id    string
+	shard shardKey
+	seq   int64
+	log   []frame // replayable dispatches
+	conn  *gwConn // live connection, nil while disconnected
 }
 
 // frame is one gateway payload.
@@ -68,15 +71,18 @@ type frame struct {
 
 // Identify is what a client sent in an IDENTIFY.
 type Identify struct {
-	Token    string `json:"token"`
-	Intents  int    `json:"intents"`
-	Compress bool   `json:"compress"`
+	Token    string  `json:"token"`
+	Intents  int     `json:"intents"`
+	Compress bool    `json:"compress"`
+	Shard    *[2]int `json:"shard,omitempty"` // [shard_id, num_shards]; nil when not sent
 }
 
 func (g *gateway) init(s *Server) {
 	g.srv = s
 	g.conns = map[*gwConn]bool{}
 	g.sessions = map[string]*gwSession{}
+	g.active = map[shardKey]*gwSession{}
+	g.lim.init(s.cfg)
 }
 
 func (g *gateway) serve(w http.ResponseWriter, r *http.Request) {
@@ -144,10 +150,10 @@ func (g *gateway) closed(c *gwConn, err error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if sess := c.session; sess != nil && g.sessions[sess.id] == sess {
+	if sess := c.session; !c.shut && sess != nil && g.sessions[sess.id] == sess {
 		delete(g.sessions, sess.id)
-		if g.active == sess {
-			g.active = nil
+		if g.active[sess.shard] == sess {
+			delete(g.active, sess.shard)
 		}
 		g.invalid++
 	}
@@ -173,17 +179,37 @@ func (g *gateway) identify(c *gwConn, raw json.RawMessage) {
 		g.closeWith(c, 4014, closeText(4014))
 		return
 	}
+	key, code := g.admit(c, id.Shard)
+	switch code {
+	case 0:
+	case -1:
+		g.invalidSession(c)
+		return
+	case 4004: // out of session starts: Discord ends every session and resets the token
+		g.reject = 4004
+		for other := range g.conns {
+			g.closeWith(other, 4004, closeText(4004))
+		}
+		return
+	default:
+		g.closeWith(c, code, closeText(code))
+		return
+	}
 	c.compress = id.Compress
 	g.nsession++
-	sess := &gwSession{id: fmt.Sprintf("session-%d", g.nsession), conn: c}
+	sess := &gwSession{id: fmt.Sprintf("session-%d", g.nsession), conn: c, shard: key}
 	g.sessions[sess.id] = sess
-	g.active = sess
+	g.active[key] = sess
 	c.session = sess
 	sess.seq++
-	g.write(c, frame{Op: 0, T: "READY", S: ptr(sess.seq), D: map[string]any{
+	ready := map[string]any{
 		"v": 9, "session_id": sess.id, "resume_gateway_url": g.srv.ResumeURL, "user": g.srv.botUser(),
 		"guilds": []any{}, "private_channels": []any{}, "application": map[string]any{"id": g.srv.cfg.BotID},
-	}})
+	}
+	if id.Shard != nil {
+		ready["shard"] = *id.Shard
+	}
+	g.write(c, frame{Op: 0, T: "READY", S: ptr(sess.seq), D: ready})
 }
 
 // resume reattaches c to a session and replays what it missed. Callers hold g.mu.
@@ -207,8 +233,12 @@ func (g *gateway) resume(c *gwConn, raw json.RawMessage) {
 		return
 	}
 	sess := g.sessions[r.SessionID]
-	if sess == nil || sess != g.active {
+	if sess == nil || sess != g.active[sess.shard] {
 		g.write(c, frame{Op: 9, D: false}) // invalid session: the client must identify
+		return
+	}
+	if sess.shard[1] < g.lim.shards {
+		g.closeWith(c, 4011, closeText(4011))
 		return
 	}
 	if old := sess.conn; old != nil && old != c {
@@ -225,20 +255,26 @@ func (g *gateway) resume(c *gwConn, raw json.RawMessage) {
 	sess.conn, c.session = c, sess
 }
 
-// dispatch sends an event to the active session, recording it for replay.
-func (g *gateway) dispatch(t string, d any) {
+// dispatch sends an event of guild ("" for none: a direct message) to the active session of
+// the shard that owns it, recording it for replay.
+func (g *gateway) dispatch(t string, d any, guild string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	sess := g.active
-	if sess == nil {
-		g.missed++
-		return
+	sent := false
+	for key, sess := range g.active {
+		if !routes(key, guild) {
+			continue
+		}
+		sent = true
+		sess.seq++
+		f := frame{Op: 0, T: t, S: ptr(sess.seq), D: d}
+		sess.log = append(sess.log, f)
+		if sess.conn != nil {
+			g.write(sess.conn, f)
+		}
 	}
-	sess.seq++
-	f := frame{Op: 0, T: t, S: ptr(sess.seq), D: d}
-	sess.log = append(sess.log, f)
-	if sess.conn != nil {
-		g.write(sess.conn, f)
+	if !sent {
+		g.missed++
 	}
 }
 
@@ -262,6 +298,7 @@ func (g *gateway) write(c *gwConn, f frame) {
 
 // closeWith sends a close frame with code and closes the socket. Callers hold g.mu.
 func (g *gateway) closeWith(c *gwConn, code int, text string) {
+	c.shut = true
 	c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(time.Second))
 	c.ws.Close()
 }
@@ -270,6 +307,10 @@ func closeText(code int) string {
 	switch code {
 	case 4004:
 		return "Authentication failed."
+	case 4010:
+		return "Invalid shard."
+	case 4011:
+		return "Sharding required."
 	case 4013:
 		return "Invalid intent(s)."
 	case 4014:
@@ -346,7 +387,7 @@ func (s *Server) ExpireSessions() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	clear(g.sessions)
-	g.active = nil
+	clear(g.active)
 	for c := range g.conns {
 		c.ws.Close()
 	}
@@ -425,7 +466,12 @@ func (s *Server) Replayed() int {
 func (s *Server) Connected() bool {
 	s.gw.mu.Lock()
 	defer s.gw.mu.Unlock()
-	return s.gw.active != nil && s.gw.active.conn != nil
+	for _, sess := range s.gw.active {
+		if sess.conn != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -26,13 +26,17 @@ type Message struct {
 // waitTimeout bounds how long Say waits for the bot's gateway session.
 const waitTimeout = 10 * time.Second
 
-// Say makes m arrive at the bot as MESSAGE_CREATE and returns its id. It waits until the bot
-// has identified once, then queues the message in the bot's session: if the socket is down,
+// Say makes m arrive at the bot as MESSAGE_CREATE and returns its id. It waits until the
+// bot's shard for m (shard 0 for a direct message) has identified once, then queues the
+// message in that shard's session: if the socket is down,
 // the message arrives when the bot resumes; if the bot has no session (it closed with 1000),
 // the dispatch is lost, as on Discord, and only GET /channels/{id}/messages shows it.
 func (s *Server) Say(t testing.TB, m Message) string {
 	t.Helper()
-	s.waitSession(t)
+	if !s.snowflakeOK(m.GuildID) {
+		t.Fatalf("discordtest: guild id %q is not a snowflake: a sharded bot cannot be told its events (use GuildOnShard)", m.GuildID)
+	}
+	s.waitSession(t, m.GuildID)
 	s.mu.Lock()
 	m.ID = s.newID()
 	if m.AuthorName == "" {
@@ -51,7 +55,7 @@ func (s *Server) Say(t testing.TB, m Message) string {
 	s.messages[m.ID] = &m
 	wire := s.wireLocked(&m)
 	s.mu.Unlock()
-	s.gw.dispatch("MESSAGE_CREATE", wire)
+	s.gw.dispatch("MESSAGE_CREATE", wire, m.GuildID)
 	return m.ID
 }
 
@@ -77,15 +81,13 @@ func (s *Server) ThreadMessage(t testing.TB, guildID, parentID, threadID, userID
 	return s.Say(t, Message{GuildID: guildID, ChannelID: threadID, AuthorID: userID, Content: text})
 }
 
-// waitSession waits until the bot has identified at least once.
-func (s *Server) waitSession(t testing.TB) {
+// waitSession waits until a shard of the bot that receives guild's events ("" for DMs) has
+// identified at least once.
+func (s *Server) waitSession(t testing.TB, guild string) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
-		s.gw.mu.Lock()
-		ok := s.gw.nsession > 0
-		s.gw.mu.Unlock()
-		if ok {
+		if s.identifiedFor(guild) {
 			return
 		}
 		if time.Now().After(deadline) {

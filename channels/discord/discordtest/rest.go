@@ -32,7 +32,7 @@ const MaxMessage = 2000
 func (s *Server) routes(mux *http.ServeMux) {
 	handlers := map[string]http.HandlerFunc{
 		RouteGateway:    s.getGateway,
-		RouteGatewayBot: s.getGateway,
+		RouteGatewayBot: s.getGatewayBot,
 		RouteMe:         s.getMe,
 		RouteCreateDM:   s.createDM,
 		RouteChannel:    s.getChannel,
@@ -86,11 +86,7 @@ func (s *Server) wrap(route string, h http.HandlerFunc) http.Handler {
 }
 
 func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, 200, map[string]any{
-		"url":                 s.WSURL,
-		"shards":              1,
-		"session_start_limit": map[string]int{"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
-	})
+	writeJSON(w, 200, map[string]any{"url": s.WSURL})
 }
 
 func (s *Server) botUser() map[string]any {
@@ -196,7 +192,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	wire := s.wireLocked(m)
 	s.mu.Unlock()
-	s.gw.dispatch("MESSAGE_CREATE", wire)
+	s.gw.dispatch("MESSAGE_CREATE", wire, m.GuildID)
 	writeJSON(w, 200, wire)
 }
 
