@@ -58,6 +58,9 @@ type Config struct {
 	// after a restart it reads the messages sent while reef was down (Discord replays none
 	// to a new session). Empty: kept in memory, for the gaps within one process only.
 	StateFile string
+	// State, in a cluster, keeps that checkpoint in the shared database instead, where the
+	// node that takes a shard over reads it.
+	State SharedState
 	// MediaClient downloads attachments from the urls Discord gives and fetches a reply's
 	// https MEDIA: urls: the SSRF guard's client. nil: neither is fetched.
 	MediaClient *http.Client
@@ -86,6 +89,7 @@ type Bot struct {
 	idents         *identifies   // paces IDENTIFYs (shards.go)
 	spreadEvery    time.Duration // how often a node checks its share of the shards
 	stateFile      string
+	state          SharedState
 	checkpoint     *checkpoint                // loaded by the first Run
 	onReachable    func()                     // set by OnReachable before Run
 	onUnreachable  func(error, time.Duration) // set by OnUnreachable before Run
@@ -164,7 +168,7 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		client.Transport = &rewrite{scheme: u.Scheme, host: u.Host, next: next}
 	}
 	b := &Bot{token: token, client: client, log: log, channels: map[string]chanInfo{}, lastSeen: map[string]string{}, reconnectWaits: defaultReconnectWaits,
-		stateFile: cfg.StateFile, mediaClient: cfg.MediaClient, gate: cfg.Gate, account: cfg.Account,
+		stateFile: cfg.StateFile, state: cfg.State, mediaClient: cfg.MediaClient, gate: cfg.Gate, account: cfg.Account,
 		fixedShards: max(cfg.Shards, 0), idents: newIdentifies(), spreadEvery: spreadEvery, guildOf: map[string]string{}}
 	b.rest = b.newSession(client)
 	return b, nil

@@ -120,7 +120,7 @@ func (b *Bot) deliverLoop(ctx context.Context, q *inbox, deliver channels.Delive
 		if in, ok := b.normalise(ctx, m); ok && !b.deliver(ctx, deliver, in) {
 			continue // not handled: the checkpoint stays before it
 		}
-		if err := b.checkpoint.handled(m.ChannelID, m.ID); err != nil {
+		if err := b.checkpoint.handled(m.ChannelID, m.GuildID, m.ID); err != nil {
 			b.log.Warn().Err(err).Msg("discord: the newest handled message ids were not saved")
 		}
 	}

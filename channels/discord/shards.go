@@ -108,16 +108,42 @@ func (b *Bot) loadCheckpoint() {
 	if b.checkpoint != nil {
 		return
 	}
-	cp, err := loadCheckpoint(b.stateFile)
+	cp, err := loadCheckpoint(b.stateFile, b.state)
 	if err != nil {
 		b.log.Warn().Err(err).Msg("discord: messages sent while reef was down are not read")
 	}
 	b.checkpoint = cp
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	b.learn(cp.last, cp.guild)
+}
+
+// learn takes the newest handled id of channels as their gap's start, and their guilds.
+func (b *Bot) learn(last, guild map[string]string) {
 	b.mu.Lock()
-	for channel, id := range cp.snapshot() {
-		b.lastSeen[channel] = id
+	defer b.mu.Unlock()
+	for channel, id := range last {
+		if _, ok := b.lastSeen[channel]; ok || len(b.lastSeen) < maxCachedChannels {
+			b.lastSeen[channel] = id
+		}
 	}
-	b.mu.Unlock()
+	for channel, g := range guild {
+		if _, ok := b.guildOf[channel]; !ok && len(b.guildOf) < maxCachedChannels {
+			b.guildOf[channel] = g
+		}
+	}
+}
+
+// takeOver, on a cluster node that starts running a shard, reads the shared checkpoint
+// again: the shard's gap then starts at the last message any node handled, so what the
+// node before received and did not store is read again from the history.
+func (b *Bot) takeOver(sh shard) {
+	last, guild, err := b.checkpoint.refresh()
+	if err != nil {
+		b.log.Warn().Err(err).Int("shard", sh.id).Msg("discord: the messages the shard's previous node did not store are not read")
+		return
+	}
+	b.learn(last, guild)
 }
 
 // shardCount asks GET /gateway/bot for the recommended shard count and the session start
@@ -176,6 +202,7 @@ func (b *Bot) shardLoop(ctx context.Context, sh shard, sp *spread, deliver chann
 			defer cancel()
 			sp.take(sh.id, cancel)
 			defer sp.drop(sh.id)
+			b.takeOver(sh)
 			err := b.runShard(sess, sh, deliver)
 			gaveUp = sess.Err() != nil && held.Err() == nil
 			return err

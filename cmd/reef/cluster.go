@@ -29,12 +29,13 @@ type workGate struct {
 	once   sync.Once
 	ready  chan struct{}
 	holder *cluster.Holder
+	store  persistence.Store // the cluster's database, for the channels' shared state
 }
 
 func newWorkGate() *workGate { return &workGate{ready: make(chan struct{})} }
 
-func (g *workGate) install(h *cluster.Holder) {
-	g.once.Do(func() { g.holder = h; close(g.ready) })
+func (g *workGate) install(h *cluster.Holder, store persistence.Store) {
+	g.once.Do(func() { g.holder, g.store = h, store; close(g.ready) })
 }
 
 // Hold implements channels.Gate and actors.WorkGate.
@@ -87,7 +88,7 @@ func startCluster(cfg *configs.Config, store persistence.Store, gate *workGate, 
 		return nil, err
 	}
 	h := cluster.NewHolder(work, node, log)
-	gate.install(h)
+	gate.install(h, store)
 	log.Info().Str("node", node).Int("leaseSeconds", cfg.Cluster.LeaseTTL()).Msg("cluster mode: workspace shared; channels' inbound loops and the timer run where their leases are")
 	return gate, nil
 }

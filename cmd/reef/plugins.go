@@ -221,8 +221,12 @@ func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, ga
 			state = "discord-state-" + a.Account + ".json"
 		}
 		shards, _ := d.ShardCount() // checked by Validate
-		return discord.New(discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state), MediaClient: media,
-			Gate: gate, Account: a.Account, Shards: shards}, log)
+		cfg := discord.Config{Token: d.Token, APIBase: d.APIBase, StateFile: filepath.Join(dataDir, state), MediaClient: media,
+			Gate: gate, Account: a.Account, Shards: shards}
+		if g, ok := gate.(*workGate); ok && g != nil { // a cluster: the node taking a shard over reads the checkpoint
+			cfg.State = sharedState{gate: g, key: "discord/" + a.Name()}
+		}
+		return discord.New(cfg, log)
 	case a.Feishu != nil:
 		f := a.Feishu
 		return feishu.New(feishu.Config{AppID: f.AppID, AppSecret: f.AppSecret, Domain: f.Domain, Mode: f.Mode,
