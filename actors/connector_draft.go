@@ -86,6 +86,13 @@ func draftRecordKey(session string, seq uint64) string {
 	return fmt.Sprintf("%s\n%020d", session, seq)
 }
 
+// sendsOnce reports that the platform delivers a stored reply at most once by itself
+// (channels.OnceSender): a reply without a run's draft needs none.
+func (c *Connector) sendsOnce() bool {
+	o, ok := c.ch.(channels.OnceSender)
+	return ok && o.SendsOnce()
+}
+
 func (c *Connector) editor() (channels.Editor, bool) {
 	e, ok := c.ch.(channels.Editor)
 	return e, ok
@@ -284,6 +291,9 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 		var err error
 		if d, err = c.takeRunDraft(ctx, root, out, rec); err != nil {
 			return false, err
+		}
+		if d.id == "" && d.key == "" && c.sendsOnce() {
+			return false, nil // a quick answer: one new message, which the platform finds again after a crash
 		}
 		if d.id == "" {
 			if d, err = c.newDraft(ctx, root, rec, d, out.ThreadID); err != nil {

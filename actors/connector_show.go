@@ -48,7 +48,7 @@ func (c *Connector) onTurnEvent(ctx actor.Context, ev *messages.TurnEvent) {
 			old.stop()
 		}
 		sr := &showRun{ev: ev}
-		c.wake(ctx, sr, c.stream.StartDelay)
+		c.wake(ctx, sr, c.showDelay())
 		c.runs[key] = sr
 		c.dropLive(ev.SessionKey, ev.ChatID)
 		if lr := c.liveFor(ev); lr != nil {
@@ -88,6 +88,15 @@ func (c *Connector) onShowDue(ctx actor.Context, sr *showRun) {
 		return
 	}
 	c.wake(ctx, sr, typingEvery)
+}
+
+// showDelay is how long a run goes on before it is shown: the account's startDelay, or
+// longer where the platform asks (channels.ShowDelayer).
+func (c *Connector) showDelay() time.Duration {
+	if d, ok := c.ch.(channels.ShowDelayer); ok {
+		return max(c.stream.StartDelay, d.ShowDelay())
+	}
+	return c.stream.StartDelay
 }
 
 // wake has the Connector sent sr after d.

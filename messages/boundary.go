@@ -93,6 +93,10 @@ type Outbound struct {
 
 	SessionKey string `json:"sessionKey,omitempty"`
 	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`
+	// Resent marks a stored reply loaded from the outbox when its Session started (after a
+	// restart, a respawn, a move to another node): a reef before may have delivered it
+	// already. A channels.OnceSender looks for it on the platform before sending.
+	Resent bool `json:"resent,omitempty"`
 }
 
 // OutboundSent reports that a Connector is done with an Outbound: it reached the platform,

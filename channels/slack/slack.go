@@ -100,6 +100,7 @@ type Bot struct {
 	teamID  string
 	hookURL string // the events endpoint's URL while it listens
 	seen    *recent
+	maybe   maybeSent  // stored replies whose Send ended without a clear answer (once.go)
 	web     *webIntake // set while Run lends WebEndpoint its deliver
 	// webOrder orders the deliveries of WebEndpoint.
 	webOrder *chatOrder
@@ -116,6 +117,7 @@ var (
 	_ channels.Unreachable = (*Bot)(nil)
 	_ channels.EditPacer   = (*Bot)(nil)
 	_ channels.Fetcher     = (*Bot)(nil)
+	_ channels.ShowDelayer = (*Bot)(nil)
 )
 
 // New checks cfg and returns a Bot. It starts nothing and touches no network.
@@ -178,6 +180,14 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 func (b *Bot) EditLimits() channels.EditLimits {
 	return channels.EditLimits{PerChat: 1500 * time.Millisecond, PerSecond: 0.8}
 }
+
+// ShowAfter is how long a run goes on before Slack shows it: its "…" draft costs a
+// chat.update for the answer (Tier 3, shared by the workspace), so only runs that last get
+// one; a quicker answer is one chat.postMessage.
+const ShowAfter = 2 * time.Second
+
+// ShowDelay implements channels.ShowDelayer.
+func (b *Bot) ShowDelay() time.Duration { return ShowAfter }
 
 // OnReachable registers fn, called when a Socket Mode connection opens, so that replies
 // waiting for Slack go out at once. Call it before Run.

@@ -12,9 +12,13 @@
 // Retry-After past it; chat.update is Tier 3 (50 a minute, as a burst of 50); a bot can
 // update and delete only its own messages; apps.connections.open takes only the app-level
 // token; url_private answers the sign-in page without the bot token; an upload must be
-// completed with the size it announced. An envelope not acknowledged within AckTimeout, or
-// sent on a socket that closed before its ack, is sent again with retry_attempt+1, up to
-// three times as Slack does; after that it is lost (Lost counts them).
+// completed with the size it announced; message metadata must be an object with an
+// alphanumeric event_type and an event_payload object, within MaxMetadata bytes, and is
+// returned by conversations.history and conversations.replies only with include_all_metadata;
+// the methods of rate tiers 3 and 4 answer 429 past their calls a minute per workspace. An
+// envelope not acknowledged within AckTimeout, or sent on a socket that closed before its
+// ack, is sent again with retry_attempt+1, up to three times as Slack does; after that it is
+// lost (Lost counts them).
 //
 // A Server also implements channeltest.Platform.
 package slacktest
@@ -65,6 +69,9 @@ type Message struct {
 	Deleted                           bool
 	Files                             []string // names of the files shared with it
 	Reactions                         []string
+	// Metadata is the message metadata it was posted with (JSON: event_type,
+	// event_payload), nil when none.
+	Metadata json.RawMessage
 }
 
 // Server is a running fake Slack.
