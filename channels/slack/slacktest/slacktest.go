@@ -89,6 +89,7 @@ type Server struct {
 	gone     map[string]bool       // channels that do not exist
 	calls    map[string]int
 	force429 map[string]int
+	lose     map[string]int
 	buckets  map[string]*bucket
 	statuses []string
 	files    map[string]*upload
@@ -133,7 +134,7 @@ func Start(cfg Config) *Server {
 		cfg.AckTimeout = 3 * time.Second
 	}
 	s := &Server{cfg: cfg, msgs: map[string][]*Message{}, byTS: map[string]*Message{}, gone: map[string]bool{},
-		calls: map[string]int{}, force429: map[string]int{}, buckets: map[string]*bucket{}, files: map[string]*upload{},
+		calls: map[string]int{}, force429: map[string]int{}, lose: map[string]int{}, buckets: map[string]*bucket{}, files: map[string]*upload{},
 		private: map[string]privateFile{}, tickets: map[string]bool{}, pending: map[string]*envelope{},
 		closed: make(chan struct{}), seq: time.Now().Unix() * 1_000_000}
 	mux := http.NewServeMux()
@@ -299,6 +300,14 @@ func (s *Server) RateLimit(method string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.force429[method] += n
+}
+
+// LoseAnswers makes the next n calls of method be carried out but their answers lost: the
+// connection closes before the response (a timeout, a reset), so the bot cannot know.
+func (s *Server) LoseAnswers(method string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lose[method] += n
 }
 
 // Statuses returns the assistant thread statuses set, as "channel/thread_ts: status".

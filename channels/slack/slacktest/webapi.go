@@ -97,6 +97,11 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, time.Second)
 		return
 	}
+	if n := s.lose[method]; n > 0 {
+		s.lose[method] = n - 1
+		defer hangUp(w) // the call is carried out, its answer lost (runs after s.call's answer is discarded)
+		w = discard{w.Header().Clone()}
+	}
 	if method == "apps.connections.open" {
 		s.openConnection(w, token)
 		return
@@ -141,6 +146,22 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		s.completeUpload(w, v)
 	default:
 		fail(w, "unknown_method")
+	}
+}
+
+// discard is a ResponseWriter whose answer goes nowhere.
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header         { return d.h }
+func (d discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d discard) WriteHeader(int)             {}
+
+// hangUp closes the connection of w without an answer.
+func hangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
 	}
 }
 
