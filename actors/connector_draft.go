@@ -24,6 +24,9 @@ import (
 // marking a reply sent only after the platform accepted it always leaves that window.)
 // Threads and topics get no draft: Editor and Deleter take only a chat id, which cannot name
 // a message inside a thread on every platform.
+// A platform that finds its own sends again after a crash (channels.OnceSender: Slack's
+// message metadata) needs no draft for that: a reply there takes the run's draft when the run
+// was shown, and is otherwise sent as a new message.
 //
 // A draft belongs to one owner, and only its owner edits or deletes it:
 //   - the session's running run (record key: the session key): the run shows its progress in

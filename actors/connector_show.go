@@ -16,6 +16,7 @@ import (
 // user sees the answer as fast. And in a burst of messages the model requests go out first:
 // the draft and typing calls of a thousand runs no longer stand between the later messages
 // and the model. Half a second is below what a person notices as "no reaction" on a phone.
+// A platform whose edits are scarce asks for longer (channels.ShowDelayer: Slack).
 const showDelay = 500 * time.Millisecond
 
 // While a shown run goes on, its typing indicator is sent again every typingEvery: Telegram
