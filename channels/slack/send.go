@@ -85,7 +85,11 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 			ids = append(ids, ts)
 			continue
 		}
-		ts, err := b.post(ctx, out.ChatID, thread, c, row, i, len(chunks))
+		var blocks []slackapi.Block
+		if i == len(chunks)-1 {
+			blocks = b.choiceBlocks(c, out.Choices)
+		}
+		ts, err := b.post(ctx, out.ChatID, thread, c, row, i, len(chunks), blocks...)
 		if err != nil {
 			if row != "" && (len(ids) > 0 || unclear(err)) {
 				b.maybe.mark(row) // the next Send looks before it posts
@@ -105,10 +109,13 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	return ids, err
 }
 
-// post sends one mrkdwn message and returns its ts; a chunk of a stored reply (row) carries
-// metadata naming it.
-func (b *Bot) post(ctx context.Context, chatID, thread, text, row string, part, parts int) (string, error) {
+// post sends one mrkdwn message (with blocks, when given) and returns its ts; a chunk of a
+// stored reply (row) carries metadata naming it.
+func (b *Bot) post(ctx context.Context, chatID, thread, text, row string, part, parts int, blocks ...slackapi.Block) (string, error) {
 	opts := []slackapi.MsgOption{slackapi.MsgOptionText(text, false), slackapi.MsgOptionDisableLinkUnfurl()}
+	if len(blocks) > 0 { // the text stays, for notifications and clients without blocks
+		opts = append(opts, slackapi.MsgOptionBlocks(blocks...))
+	}
 	if thread != "" {
 		opts = append(opts, slackapi.MsgOptionTS(thread))
 	}

@@ -75,6 +75,9 @@ type Config struct {
 	Account string
 	// HTTPClient makes the Web API calls (default: a client with a 30 s timeout).
 	HTTPClient *http.Client
+	// Buttons: the app has Interactivity on, so a reply's choices (an exec approval's
+	// /approve, /deny) show as buttons whose presses come back over Socket Mode (choices.go).
+	Buttons bool
 	// MediaClient downloads url_private files and fetches a reply's https MEDIA: urls: the
 	// SSRF guard's client. nil: neither is fetched.
 	MediaClient *http.Client
@@ -142,6 +145,9 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		if cfg.SigningSecret == "" {
 			return nil, errors.New("slack: events mode needs signingSecret (Basic Information → App Credentials), or anyone could post events")
 		}
+	}
+	if cfg.Mode == ModeEvents {
+		cfg.Buttons = false // presses would go to an interactivity Request URL reef does not serve
 	}
 	if cfg.EventsPath == "" {
 		cfg.EventsPath = DefaultEventsPath

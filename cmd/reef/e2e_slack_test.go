@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/reefgw/reef/channels/slack"
 	"github.com/reefgw/reef/channels/slack/slacktest"
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/providers/fake"
 	"github.com/reefgw/reef/providers/openai/openaitest"
 )
@@ -284,5 +286,72 @@ func TestE2ESlackKilledAfterPost(t *testing.T) {
 		t.Errorf("reef did not look for the replies the kills left (history %d, replies %d)",
 			sl.Calls("conversations.history"), sl.Calls("conversations.replies"))
 	}
+	noSecrets(t, home, n.logs(), slackBotToken, slackAppToken)
+}
+
+// TestE2ESlackApprovalButton: with buttons on (an app with Interactivity), an exec approval
+// asked by a guest in a channel reaches the owner's DM with Approve / Deny buttons; the
+// owner's press is taken as /approve, the command runs once, and the thread gets the answer.
+func TestE2ESlackApprovalButton(t *testing.T) {
+	sl := newSlack(t)
+	script := fake.NewScript()
+	script.Respond = func(req fake.Request) fake.Reply {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == messages.RoleTool {
+			return fake.Reply{Text: "ran it: " + strings.TrimSpace(last.Content)}
+		}
+		if strings.Contains(lastUser(req), "run the thing") {
+			return fake.Reply{ToolCalls: []messages.ToolCall{{ID: "x1", Name: "exec", Arguments: `{"command":"echo ran >> ran.txt"}`}}}
+		}
+		return fake.Reply{Text: "hello"}
+	}
+	srv := openaitest.NewServer(script)
+	t.Cleanup(srv.Close)
+	y := fmt.Sprintf("channels:\n  slack:\n    botToken: ${SLACK_BOT_TOKEN}\n    appToken: ${SLACK_APP_TOKEN}\n    apiUrl: %s\n"+
+		"    buttons: true\n    allowFrom: [\"U500\"]\n    groups: [\"C900\"]\n    groupTools:\n      C900: {allow: [exec]}\n", sl.APIURL)
+	home, e := writeConfig(t, srv, y)
+	e["SLACK_BOT_TOKEN"], e["SLACK_APP_TOKEN"] = slackBotToken, slackAppToken
+	n := newNode(t, e)
+	if !eventually(30*time.Second, func() bool { return sl.Connections() > 0 }) {
+		t.Fatalf("the bot did not connect; logs:\n%s", tail(n.logs(), 8000))
+	}
+	sl.Post(slacktest.UserMessage{Channel: "D500", User: "U500", Text: "hi"})
+	if !eventually(30*time.Second, func() bool { return slices.Contains(sl.Sent("D500"), "hello") }) {
+		t.Fatalf("the owner got no answer: %q; logs:\n%s", sl.Sent("D500"), tail(n.logs(), 4000))
+	}
+	thread := sl.Post(slacktest.UserMessage{Channel: "C900", User: "U42", Text: "<@" + slacktest.DefaultBotUserID + "> run the thing"})
+	var request slacktest.Message
+	if !eventually(60*time.Second, func() bool {
+		for _, m := range botMessages(sl, "D500") {
+			if strings.Contains(m.Text, "Approval needed") {
+				request = m
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no approval request reached the owner: %q; logs:\n%s", sl.Sent("D500"), tail(n.logs(), 4000))
+	}
+	if request.Blocks == nil {
+		t.Fatalf("the request has no buttons: %+v", request)
+	}
+	ranFile := filepath.Join(home, "workspace", "ran.txt")
+	if _, err := os.Stat(ranFile); err == nil {
+		t.Fatal("the command ran before the owner approved it")
+	}
+	if err := sl.Press("D500", request.TS, "U500", "Approve once"); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(60*time.Second, func() bool {
+		return slices.ContainsFunc(botMessages(sl, "C900"), func(m slacktest.Message) bool {
+			return strings.HasPrefix(m.Text, "ran it") && m.ThreadTS == thread
+		})
+	}) {
+		t.Fatalf("the thread got no answer after the press: %q; owner %q; logs:\n%s", sl.Sent("C900"), sl.Sent("D500"), tail(n.logs(), 4000))
+	}
+	if b, err := os.ReadFile(ranFile); err != nil || string(b) != "ran\n" {
+		t.Errorf("ran.txt = %q (%v), want the command run once", b, err)
+	}
+	n.stop()
+	checkSettled(t, home)
 	noSecrets(t, home, n.logs(), slackBotToken, slackAppToken)
 }

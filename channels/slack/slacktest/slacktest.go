@@ -72,6 +72,8 @@ type Message struct {
 	// Metadata is the message metadata it was posted with (JSON: event_type,
 	// event_payload), nil when none.
 	Metadata json.RawMessage
+	// Blocks are the message's Block Kit blocks as posted, nil when none.
+	Blocks json.RawMessage
 }
 
 // Server is a running fake Slack.

@@ -234,6 +234,9 @@ func (s *Server) postMessage(w http.ResponseWriter, v url.Values) {
 		return
 	}
 	m := &Message{TS: s.nextTS(), Channel: ch, ThreadTS: thread, User: s.cfg.BotUserID, Text: text, Bot: true, Metadata: meta}
+	if b := v.Get("blocks"); b != "" {
+		m.Blocks = json.RawMessage(b)
+	}
 	s.record(m)
 	if s.cfg.OnSend != nil {
 		s.cfg.OnSend(ch, m.TS, text)
