@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	slackapi "github.com/slack-go/slack"
@@ -144,6 +145,10 @@ func (b *Bot) lookup(ctx context.Context, out messages.Outbound, thread, row str
 			}
 		}
 	}
+	oldest := out.ReplyToID // the reply came after the message it answers
+	if !isTS(oldest) {
+		oldest = "" // a slash command's or a button's id: the newest messages
+	}
 	cursor := ""
 	for range lookupPages {
 		var msgs []slackapi.Message
@@ -154,7 +159,7 @@ func (b *Bot) lookup(ctx context.Context, out messages.Outbound, thread, row str
 			op := "conversations.replies"
 			err = b.call(ctx, op, func() error {
 				msgs, more, next, err = b.api.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
-					ChannelID: out.ChatID, Timestamp: thread, Oldest: out.ReplyToID, Cursor: cursor, Limit: lookupPage,
+					ChannelID: out.ChatID, Timestamp: thread, Oldest: oldest, Cursor: cursor, Limit: lookupPage,
 					IncludeAllMetadata: true})
 				return err
 			})
@@ -162,7 +167,7 @@ func (b *Bot) lookup(ctx context.Context, out messages.Outbound, thread, row str
 			var resp *slackapi.GetConversationHistoryResponse
 			err = b.call(ctx, "conversations.history", func() error {
 				resp, err = b.api.GetConversationHistoryContext(ctx, &slackapi.GetConversationHistoryParameters{
-					ChannelID: out.ChatID, Oldest: out.ReplyToID, Cursor: cursor, Limit: lookupPage, IncludeAllMetadata: true})
+					ChannelID: out.ChatID, Oldest: oldest, Cursor: cursor, Limit: lookupPage, IncludeAllMetadata: true})
 				return err
 			})
 			if resp != nil {
@@ -179,4 +184,15 @@ func (b *Bot) lookup(ctx context.Context, out messages.Outbound, thread, row str
 		cursor = next
 	}
 	return found, nil
+}
+
+// isTS reports whether s is a Slack message ts ("1700000000.000100").
+func isTS(s string) bool {
+	sec, frac, ok := strings.Cut(s, ".")
+	if !ok || sec == "" || frac == "" {
+		return false
+	}
+	_, err1 := strconv.ParseUint(sec, 10, 64)
+	_, err2 := strconv.ParseUint(frac, 10, 64)
+	return err1 == nil && err2 == nil
 }

@@ -189,3 +189,23 @@ func TestFakeMetadataAsSlack(t *testing.T) {
 	}
 	_ = slack.MetadataEventType
 }
+
+// TestResentReplyToACommand: a reply to a slash command or a button press answers an id that
+// is no message ts; the lookup then reads the newest messages (Slack refuses such an oldest).
+func TestResentReplyToACommand(t *testing.T) {
+	b, srv := newBot(t, slacktest.Config{})
+	ctx := context.Background()
+	out := stored("D1", "cmd-trig-1", "status: idle", 4)
+	ids, err := b.Send(ctx, out)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("Send = %v, %v", ids, err)
+	}
+	out.Resent = true
+	again, err := b.Send(ctx, out)
+	if err != nil || len(again) != 1 || again[0] != ids[0] {
+		t.Fatalf("resend = %v, %v; want %v", again, err, ids)
+	}
+	if got := srv.Sent("D1"); len(got) != 1 {
+		t.Errorf("the DM shows %q", got)
+	}
+}
