@@ -74,7 +74,7 @@ func (a *Approvals) onStored(ctx actor.Context, msg *approvalStored) {
 	}
 	if msg.target != nil {
 		out := *msg.target
-		out.Text, out.Direct = requestText(w.req, a.deps.now()), true
+		out.Text, out.Direct, out.Choices = requestText(w.req, a.deps.now()), true, requestChoices(w.req)
 		if msg.again {
 			out.Text += "\n(Asked again: reef restarted while it waited.)"
 		}
@@ -150,6 +150,15 @@ func requestText(req access.ExecRequest, now time.Time) string {
 	fmt.Fprintf(&b, "/deny %s — refuse it\n", req.ID)
 	fmt.Fprintf(&b, "Without an answer within %s it is denied.", req.Deadline.Sub(now).Round(time.Second))
 	return b.String()
+}
+
+// requestChoices are the answers of requestText, for platforms with buttons.
+func requestChoices(req access.ExecRequest) []messages.Choice {
+	out := []messages.Choice{{Label: "Approve once", Text: "/approve " + req.ID}}
+	if req.Prefix != "" {
+		out = append(out, messages.Choice{Label: "Always approve", Text: "/approve " + req.ID + " always"})
+	}
+	return append(out, messages.Choice{Label: "Deny", Text: "/deny " + req.ID})
 }
 
 // waitingText is the status line in the asking chat.

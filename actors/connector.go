@@ -53,6 +53,7 @@ type Connector struct {
 	live   map[string]*liveRun // session and chat → a shown run's draft
 	pace   *editPacer          // per chat: when the last edit ended
 	budget editBudget          // per account: progress edits
+	drafts draftBudget         // per account, on a channels.OnceSender: drafts (connector_showbudget.go)
 
 	probe    func() bool   // stops the armed send-side probe (connector_retry.go); nil: none
 	wakeRun  chan struct{} // a reply went out: the platform loop reconnects now, not after its backoff

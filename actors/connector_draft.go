@@ -24,6 +24,9 @@ import (
 // marking a reply sent only after the platform accepted it always leaves that window.)
 // Threads and topics get no draft: Editor and Deleter take only a chat id, which cannot name
 // a message inside a thread on every platform.
+// A platform that finds its own sends again after a crash (channels.OnceSender: Slack's
+// message metadata) needs no draft for that: a reply there takes the run's draft when the run
+// was shown, and is otherwise sent as a new message.
 //
 // A draft belongs to one owner, and only its owner edits or deletes it:
 //   - the session's running run (record key: the session key): the run shows its progress in
@@ -84,6 +87,13 @@ func draftRecordKey(session string, seq uint64) string {
 		return session
 	}
 	return fmt.Sprintf("%s\n%020d", session, seq)
+}
+
+// sendsOnce reports that the platform delivers a stored reply at most once by itself
+// (channels.OnceSender): a reply without a run's draft needs none.
+func (c *Connector) sendsOnce() bool {
+	o, ok := c.ch.(channels.OnceSender)
+	return ok && o.SendsOnce()
 }
 
 func (c *Connector) editor() (channels.Editor, bool) {
@@ -284,6 +294,9 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 		var err error
 		if d, err = c.takeRunDraft(ctx, root, out, rec); err != nil {
 			return false, err
+		}
+		if d.id == "" && d.key == "" && c.sendsOnce() {
+			return false, nil // a quick answer: one new message, which the platform finds again after a crash
 		}
 		if d.id == "" {
 			if d, err = c.newDraft(ctx, root, rec, d, out.ThreadID); err != nil {

@@ -122,7 +122,7 @@ func (c *Connector) dropLive(session, chat string) {
 func (c *Connector) showFirst(ev *messages.TurnEvent) any {
 	key := showKey(ev.SessionKey, ev.ChatID)
 	job := &showJob{ev: ev, key: key}
-	if lr := c.live[key]; lr != nil {
+	if lr := c.live[key]; lr != nil && c.mayDraft(c.deps.clock().Now()) {
 		job.draft, job.text, job.run = true, lr.draft.Render(), lr
 	}
 	return job

@@ -16,6 +16,7 @@ import (
 // user sees the answer as fast. And in a burst of messages the model requests go out first:
 // the draft and typing calls of a thousand runs no longer stand between the later messages
 // and the model. Half a second is below what a person notices as "no reaction" on a phone.
+// A platform whose edits are scarce asks for longer (channels.ShowDelayer: Slack).
 const showDelay = 500 * time.Millisecond
 
 // While a shown run goes on, its typing indicator is sent again every typingEvery: Telegram
@@ -48,7 +49,7 @@ func (c *Connector) onTurnEvent(ctx actor.Context, ev *messages.TurnEvent) {
 			old.stop()
 		}
 		sr := &showRun{ev: ev}
-		c.wake(ctx, sr, c.stream.StartDelay)
+		c.wake(ctx, sr, c.showDelay())
 		c.runs[key] = sr
 		c.dropLive(ev.SessionKey, ev.ChatID)
 		if lr := c.liveFor(ev); lr != nil {
@@ -88,6 +89,15 @@ func (c *Connector) onShowDue(ctx actor.Context, sr *showRun) {
 		return
 	}
 	c.wake(ctx, sr, typingEvery)
+}
+
+// showDelay is how long a run goes on before it is shown: the account's startDelay, or
+// longer where the platform asks (channels.ShowDelayer).
+func (c *Connector) showDelay() time.Duration {
+	if d, ok := c.ch.(channels.ShowDelayer); ok {
+		return max(c.stream.StartDelay, d.ShowDelay())
+	}
+	return c.stream.StartDelay
 }
 
 // wake has the Connector sent sr after d.

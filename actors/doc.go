@@ -183,6 +183,8 @@
 //	connector_send.go:Connector.send            connector_draft.go:Connector.deliverByEdit moves the
 //	                                            run's draft to the reply (one write, before the edit:
 //	                                            Connector.takeRunDraft) or records a new one for it
+//	                                            (none on a channels.OnceSender: Slack finds its
+//	                                            own sends again, slack/once.go; a new message)
 //	                                            (a draft sent again after a kill first sweeps what
 //	                                            the cut-off send left: connector_sweep.go),
 //	                                            and edits it into the reply (telegram/call.go:Bot.Edit;

@@ -250,7 +250,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 	s.info.Key, s.info.AgentID = s.key, s.agent.ID
 	for _, it := range outbox { // replies a crash kept from being confirmed: send them again
 		out := it.Outbound
-		out.OutboxSeq, out.SessionKey = it.Seq, s.key
+		out.OutboxSeq, out.SessionKey, out.Resent = it.Seq, s.key, true
 		s.toConnector(ctx, &out)
 	}
 	var dead []persistence.InboxItem

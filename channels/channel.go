@@ -130,6 +130,25 @@ type EditPacer interface {
 	EditLimits() EditLimits
 }
 
+// OnceSender is implemented by channels whose Send delivers a stored reply (OutboxSeq set)
+// at most once by itself: each message is marked with the reply's outbox row, and a reply
+// that may have reached the platform already (Outbound.Resent, or an earlier Send whose
+// outcome was unknown) is looked for before anything is sent again. When SendsOnce reports
+// true the Connector sends a quick reply as new messages, without the "…" draft it
+// otherwise edits the reply into to make a resend harmless (an edit each reply, which costs
+// most where edits are scarce: Slack's chat.update).
+type OnceSender interface {
+	SendsOnce() bool
+}
+
+// ShowDelayer is implemented by channels that want a run shown (its draft, typing) only
+// once it has gone on for ShowDelay: platforms whose edits are scarce show the runs that
+// last, and a quick answer comes as one message. The Connector waits the longer of this
+// and the account's streaming startDelay.
+type ShowDelayer interface {
+	ShowDelay() time.Duration
+}
+
 // Deleter is implemented by channels that can delete a message they sent.
 type Deleter interface {
 	Delete(ctx context.Context, chatID, messageID string) error

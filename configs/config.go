@@ -370,6 +370,7 @@ type SlackConfig struct {
 	EventsListen   string   `yaml:"eventsListen"`  // events mode: a local address of its own; default: the web listener
 	EventsPath     string   `yaml:"eventsPath"`    // events mode: path, default /slack/events (an account's /slack/events/<name>)
 	APIURL         string   `yaml:"apiUrl"`        // default https://slack.com/api/ (tests)
+	Buttons        bool     `yaml:"buttons"`       // Socket Mode, app with Interactivity on: approvals get buttons
 	DMPolicy       string   `yaml:"dmPolicy"`
 	AllowFrom      []string `yaml:"allowFrom"` // Slack user ids (U…)
 	Groups         []string `yaml:"groups"`    // channel ids (C…, G…)

@@ -93,6 +93,20 @@ type Outbound struct {
 
 	SessionKey string `json:"sessionKey,omitempty"`
 	OutboxSeq  uint64 `json:"outboxSeq,omitempty"`
+	// Choices are answers the reader may pick (an exec approval's /approve and /deny): a
+	// platform with buttons shows one each, and a press comes back as if the person had typed
+	// its Text. Text always names them too, for platforms without buttons.
+	Choices []Choice `json:"choices,omitempty"`
+	// Resent marks a stored reply loaded from the outbox when its Session started (after a
+	// restart, a respawn, a move to another node): a reef before may have delivered it
+	// already. A channels.OnceSender looks for it on the platform before sending.
+	Resent bool `json:"resent,omitempty"`
+}
+
+// Choice is an answer a reply offers as a button: Label on it, Text what a press sends.
+type Choice struct {
+	Label string `json:"label"`
+	Text  string `json:"text"`
 }
 
 // OutboundSent reports that a Connector is done with an Outbound: it reached the platform,

@@ -86,7 +86,7 @@ func (b *Bot) sendMedia(ctx context.Context, out messages.Outbound, thread strin
 			return ids, err
 		}
 		b.log.Warn().Err(err).Str("chat", out.ChatID).Msg("slack: a reply's file was not sent")
-		ts, perr := b.post(ctx, out.ChatID, thread, escape(channels.MediaNote(m, err)))
+		ts, perr := b.post(ctx, out.ChatID, thread, escape(channels.MediaNote(m, err)), "", 0, 0)
 		if perr != nil {
 			return ids, perr
 		}

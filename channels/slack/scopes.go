@@ -10,7 +10,8 @@ import (
 )
 
 // RequiredScopes are the bot token scopes reef needs: reading the DMs and channel messages
-// it answers, posting and editing replies, files both ways, and reactions.
+// it answers (and its own replies, looked for after a restart: once.go), posting and editing
+// replies, files both ways, and reactions.
 var RequiredScopes = []string{"app_mentions:read", "channels:history", "chat:write", "files:read", "files:write",
 	"im:history", "reactions:write"}
 

@@ -66,17 +66,40 @@ func threadOf(out messages.Outbound) string {
 }
 
 // Send posts a reply, chunked, into its thread; then its files (media.go). It returns the ts
-// of each message.
+// of each message. A stored reply's messages carry metadata naming it, and one that may be
+// on Slack already is looked for first: its chunks found are not posted again (once.go).
 func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error) {
 	thread := threadOf(out)
 	chunks := channels.CapChunks(Chunks(out.Text), out.MaxChunks, channels.OmittedNote)
+	row := rowOf(out)
+	var have map[int]string
+	if row != "" && (out.Resent || b.maybe.has(row)) {
+		var err error
+		if have, err = b.findSent(ctx, out, thread, row); err != nil {
+			return nil, err
+		}
+	}
 	var ids []string
-	for _, c := range chunks {
-		ts, err := b.post(ctx, out.ChatID, thread, c)
+	for i, c := range chunks {
+		if ts, ok := have[i]; ok {
+			ids = append(ids, ts)
+			continue
+		}
+		var blocks []slackapi.Block
+		if i == len(chunks)-1 {
+			blocks = b.choiceBlocks(c, out.Choices)
+		}
+		ts, err := b.post(ctx, out.ChatID, thread, c, row, i, len(chunks), blocks...)
 		if err != nil {
+			if row != "" && (len(ids) > 0 || unclear(err)) {
+				b.maybe.mark(row) // the next Send looks before it posts
+			}
 			return ids, err
 		}
 		ids = append(ids, ts)
+	}
+	if row != "" {
+		b.maybe.clear(row)
 	}
 	more, err := b.sendMedia(ctx, out, thread)
 	ids = append(ids, more...)
@@ -86,11 +109,18 @@ func (b *Bot) Send(ctx context.Context, out messages.Outbound) ([]string, error)
 	return ids, err
 }
 
-// post sends one mrkdwn message and returns its ts.
-func (b *Bot) post(ctx context.Context, chatID, thread, text string) (string, error) {
+// post sends one mrkdwn message (with blocks, when given) and returns its ts; a chunk of a
+// stored reply (row) carries metadata naming it.
+func (b *Bot) post(ctx context.Context, chatID, thread, text, row string, part, parts int, blocks ...slackapi.Block) (string, error) {
 	opts := []slackapi.MsgOption{slackapi.MsgOptionText(text, false), slackapi.MsgOptionDisableLinkUnfurl()}
+	if len(blocks) > 0 { // the text stays, for notifications and clients without blocks
+		opts = append(opts, slackapi.MsgOptionBlocks(blocks...))
+	}
 	if thread != "" {
 		opts = append(opts, slackapi.MsgOptionTS(thread))
+	}
+	if row != "" {
+		opts = append(opts, slackapi.MsgOptionMetadata(metadataOf(row, part, parts)))
 	}
 	var ts string
 	err := b.call(ctx, "chat.postMessage", func() error {

@@ -75,6 +75,9 @@ type Config struct {
 	Account string
 	// HTTPClient makes the Web API calls (default: a client with a 30 s timeout).
 	HTTPClient *http.Client
+	// Buttons: the app has Interactivity on, so a reply's choices (an exec approval's
+	// /approve, /deny) show as buttons whose presses come back over Socket Mode (choices.go).
+	Buttons bool
 	// MediaClient downloads url_private files and fetches a reply's https MEDIA: urls: the
 	// SSRF guard's client. nil: neither is fetched.
 	MediaClient *http.Client
@@ -100,6 +103,7 @@ type Bot struct {
 	teamID  string
 	hookURL string // the events endpoint's URL while it listens
 	seen    *recent
+	maybe   maybeSent  // stored replies whose Send ended without a clear answer (once.go)
 	web     *webIntake // set while Run lends WebEndpoint its deliver
 	// webOrder orders the deliveries of WebEndpoint.
 	webOrder *chatOrder
@@ -116,6 +120,7 @@ var (
 	_ channels.Unreachable = (*Bot)(nil)
 	_ channels.EditPacer   = (*Bot)(nil)
 	_ channels.Fetcher     = (*Bot)(nil)
+	_ channels.ShowDelayer = (*Bot)(nil)
 )
 
 // New checks cfg and returns a Bot. It starts nothing and touches no network.
@@ -140,6 +145,9 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 		if cfg.SigningSecret == "" {
 			return nil, errors.New("slack: events mode needs signingSecret (Basic Information → App Credentials), or anyone could post events")
 		}
+	}
+	if cfg.Mode == ModeEvents {
+		cfg.Buttons = false // presses would go to an interactivity Request URL reef does not serve
 	}
 	if cfg.EventsPath == "" {
 		cfg.EventsPath = DefaultEventsPath
@@ -178,6 +186,14 @@ func New(cfg Config, log zerolog.Logger) (*Bot, error) {
 func (b *Bot) EditLimits() channels.EditLimits {
 	return channels.EditLimits{PerChat: 1500 * time.Millisecond, PerSecond: 0.8}
 }
+
+// ShowAfter is how long a run goes on before Slack shows it: its "…" draft costs a
+// chat.update for the answer (Tier 3, shared by the workspace), so only runs that last get
+// one; a quicker answer is one chat.postMessage.
+const ShowAfter = 2 * time.Second
+
+// ShowDelay implements channels.ShowDelayer.
+func (b *Bot) ShowDelay() time.Duration { return ShowAfter }
 
 // OnReachable registers fn, called when a Socket Mode connection opens, so that replies
 // waiting for Slack go out at once. Call it before Run.

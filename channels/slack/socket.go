@@ -96,9 +96,7 @@ func (b *Bot) onSocketEvent(ctx context.Context, sm *socketmode.Client, ev socke
 	case socketmode.EventTypeSlashCommand:
 		b.onSlashCommand(ctx, sm, ev, order, deliver)
 	case socketmode.EventTypeInteractive:
-		if ev.Request != nil {
-			_ = sm.AckCtx(ctx, ev.Request.EnvelopeID, nil)
-		}
+		b.onInteractive(ctx, sm, ev, order, deliver)
 	}
 }
 

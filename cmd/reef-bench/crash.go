@@ -25,7 +25,7 @@ import (
 const crashUsage = `reef-bench crash — SIGKILL and restart a reef gateway under load
 
 Usage:
-  reef-bench crash [-reef PATH] [-messages 300] [-chats 100] [-kills 20] [-llm-latency 20ms] [-delegate] [-timeout 5m]
+  reef-bench crash [-reef PATH] [-messages 300] [-chats 100] [-kills 20] [-llm-latency 20ms] [-delegate] [-platform telegram|slack] [-timeout 5m]
 
 Chats talk to the gateway (each message after the previous one was answered; every third one
 with a tool call, or with -delegate every one delegated: sessions_spawn then sessions_yield,
@@ -50,6 +50,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	kills := flags.Int("kills", 20, "SIGKILLs of the gateway")
 	latency := flags.Duration("llm-latency", 20*time.Millisecond, "the most the fake LLM waits before an answer (random up to this)")
 	timeout := flags.Duration("timeout", 5*time.Minute, "bound of the whole run")
+	platform := flags.String("platform", "telegram", "the platform the chats talk on: telegram | slack (Socket Mode DMs)")
 	delegate := flags.Bool("delegate", false, "every message makes the agent spawn a sub-agent and yield; the answer follows its completion")
 	if code, done := parseFlags(flags, args, crashUsage, stdout, stderr); done {
 		return code
@@ -82,6 +83,14 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	defer rig.Close()
 	rig.jitter = *latency
 	rig.subagents = *delegate
+	switch *platform {
+	case "telegram":
+	case "slack":
+		rig.startSlack()
+	default:
+		fmt.Fprintf(stderr, "reef-bench crash: unknown -platform %q (telegram or slack)\n", *platform)
+		return 2
+	}
 	if err := rig.writeConfig(0, false); err != nil {
 		fmt.Fprintf(stderr, "reef-bench crash: %v\n", err)
 		return 1
@@ -231,7 +240,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 	}
 	if drafts > 0 {
 		fmt.Fprintf(stdout, "  the stray drafts show: %v; chat %d, the bot's messages:\n", rig.strayTexts, rig.strayChat)
-		for _, m := range rig.tg.Messages(rig.strayChat) {
+		for _, m := range rig.messages(rig.strayChat) {
 			fmt.Fprintf(stdout, "    #%d deleted=%v %q\n", m.MessageID, m.Deleted, m.History)
 		}
 	}
@@ -255,7 +264,7 @@ func runBenchCrash(args []string, stdout, stderr io.Writer) int {
 		var chat int64
 		fmt.Sscanf(finalExamples[0], "bm-%d-", &chat)
 		fmt.Fprintf(stdout, "  chat %d, the bot's messages:\n", chat)
-		for _, m := range rig.tg.Messages(chat) {
+		for _, m := range rig.messages(chat) {
 			fmt.Fprintf(stdout, "    #%d edits=%d deleted=%v %q\n", m.MessageID, m.Edits, m.Deleted, m.Text)
 		}
 	}

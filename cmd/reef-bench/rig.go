@@ -66,6 +66,7 @@ type benchRig struct {
 	dc        *discordtest.Server // idle only: Discord's gateway and REST API
 	fs        *feishutest.Server  // idle only: Feishu's REST API and long connection
 	sl        *slacktest.Server   // -platform slack: the Web API and Socket Mode
+	slShown   *slackShown         // -platform slack: what each bot message showed
 	llm       *http.Server
 	llmStop   chan struct{}
 	llmURL    string
@@ -366,7 +367,7 @@ func (r *benchRig) chatState() (lost, dup, drafts int, examples []string) {
 	r.mu.Unlock()
 	visible := map[string]int{}
 	for chat := range chats {
-		for _, m := range r.tg.Messages(chat) {
+		for _, m := range r.messages(chat) {
 			if m.Deleted {
 				continue
 			}
@@ -518,7 +519,7 @@ func (r *benchRig) touchedReplies(limit int) (n int, examples []string) {
 	}
 	r.mu.Unlock()
 	for chat := range chats {
-		for _, m := range r.tg.Messages(chat) {
+		for _, m := range r.messages(chat) {
 			first := slices.IndexFunc(m.History, benchMarker.MatchString)
 			if first < 0 {
 				continue

@@ -236,7 +236,7 @@ func newChannel(a configs.ChannelAccount, dataDir string, media *http.Client, ga
 		s := a.Slack
 		return slack.New(slack.Config{BotToken: s.BotToken, AppToken: s.AppToken, SigningSecret: s.SigningSecret,
 			Mode: s.Mode, EventsListen: s.EventsListen, EventsPath: s.EventsPath, APIURL: s.APIURL, Account: a.Account,
-			MediaClient: media}, log)
+			MediaClient: media, Buttons: s.Buttons}, log)
 	}
 	return nil, fmt.Errorf("%s: no platform", a.Path)
 }

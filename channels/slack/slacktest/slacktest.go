@@ -12,9 +12,13 @@
 // Retry-After past it; chat.update is Tier 3 (50 a minute, as a burst of 50); a bot can
 // update and delete only its own messages; apps.connections.open takes only the app-level
 // token; url_private answers the sign-in page without the bot token; an upload must be
-// completed with the size it announced. An envelope not acknowledged within AckTimeout, or
-// sent on a socket that closed before its ack, is sent again with retry_attempt+1, up to
-// three times as Slack does; after that it is lost (Lost counts them).
+// completed with the size it announced; message metadata must be an object with an
+// alphanumeric event_type and an event_payload object, within MaxMetadata bytes, and is
+// returned by conversations.history and conversations.replies only with include_all_metadata;
+// the methods of rate tiers 3 and 4 answer 429 past their calls a minute per workspace. An
+// envelope not acknowledged within AckTimeout, or sent on a socket that closed before its
+// ack, is sent again with retry_attempt+1, up to three times as Slack does; after that it is
+// lost (Lost counts them).
 //
 // A Server also implements channeltest.Platform.
 package slacktest
@@ -65,6 +69,11 @@ type Message struct {
 	Deleted                           bool
 	Files                             []string // names of the files shared with it
 	Reactions                         []string
+	// Metadata is the message metadata it was posted with (JSON: event_type,
+	// event_payload), nil when none.
+	Metadata json.RawMessage
+	// Blocks are the message's Block Kit blocks as posted, nil when none.
+	Blocks json.RawMessage
 }
 
 // Server is a running fake Slack.
@@ -82,6 +91,7 @@ type Server struct {
 	gone     map[string]bool       // channels that do not exist
 	calls    map[string]int
 	force429 map[string]int
+	lose     map[string]int
 	buckets  map[string]*bucket
 	statuses []string
 	files    map[string]*upload
@@ -126,7 +136,7 @@ func Start(cfg Config) *Server {
 		cfg.AckTimeout = 3 * time.Second
 	}
 	s := &Server{cfg: cfg, msgs: map[string][]*Message{}, byTS: map[string]*Message{}, gone: map[string]bool{},
-		calls: map[string]int{}, force429: map[string]int{}, buckets: map[string]*bucket{}, files: map[string]*upload{},
+		calls: map[string]int{}, force429: map[string]int{}, lose: map[string]int{}, buckets: map[string]*bucket{}, files: map[string]*upload{},
 		private: map[string]privateFile{}, tickets: map[string]bool{}, pending: map[string]*envelope{},
 		closed: make(chan struct{}), seq: time.Now().Unix() * 1_000_000}
 	mux := http.NewServeMux()
@@ -292,6 +302,14 @@ func (s *Server) RateLimit(method string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.force429[method] += n
+}
+
+// LoseAnswers makes the next n calls of method be carried out but their answers lost: the
+// connection closes before the response (a timeout, a reset), so the bot cannot know.
+func (s *Server) LoseAnswers(method string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lose[method] += n
 }
 
 // Statuses returns the assistant thread statuses set, as "channel/thread_ts: status".

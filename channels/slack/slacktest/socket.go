@@ -23,7 +23,7 @@ const maxRetries = 3
 type envelope struct {
 	seq     int64 // the order envelopes were made in
 	id      string
-	kind    string // events_api | slash_commands
+	kind    string // events_api | slash_commands | interactive
 	payload json.RawMessage
 	retry   int
 	reason  string
@@ -81,6 +81,58 @@ func (s *Server) SlashCommand(channel, user, command, text string) {
 	env := &envelope{seq: s.seq, id: fmt.Sprintf("env-%d", s.seq), kind: "slash_commands", payload: payload}
 	s.pending[env.id] = env
 	s.sendLocked(env)
+}
+
+// Press makes user press the button labelled label on the bot's message ts in channel: a
+// block_actions interaction over Socket Mode, as an app with Interactivity on gets it. It
+// fails when the message has no such button.
+func (s *Server) Press(channel, ts, user, label string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.byTS[channel+"/"+ts]
+	if m == nil || m.Deleted || m.Blocks == nil {
+		return fmt.Errorf("slacktest: no message with blocks at %s/%s", channel, ts)
+	}
+	var blocks []struct {
+		Type     string `json:"type"`
+		BlockID  string `json:"block_id"`
+		Elements []struct {
+			Type     string `json:"type"`
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+			Text     struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
+		return fmt.Errorf("slacktest: blocks: %w", err)
+	}
+	for _, b := range blocks {
+		for _, e := range b.Elements {
+			if b.Type != "actions" || e.Type != "button" || e.Text.Text != label {
+				continue
+			}
+			s.seq++
+			now := fmt.Sprintf("%d.%06d", time.Now().Unix(), s.seq%1_000_000)
+			container := map[string]any{"type": "message", "message_ts": m.TS, "channel_id": channel, "is_ephemeral": false}
+			if m.ThreadTS != "" {
+				container["thread_ts"] = m.ThreadTS
+			}
+			payload, _ := json.Marshal(map[string]any{"type": "block_actions", "api_app_id": "AFAKE", "token": "unused",
+				"trigger_id": fmt.Sprintf("trig-%d", s.seq), "team": map[string]any{"id": s.cfg.TeamID},
+				"user":    map[string]any{"id": user, "name": "user-" + user, "team_id": s.cfg.TeamID},
+				"channel": map[string]any{"id": channel}, "container": container,
+				"message": s.wire(m, false), "response_url": s.URL + "/actions/respond",
+				"actions": []map[string]any{{"type": "button", "action_id": e.ActionID, "block_id": b.BlockID,
+					"value": e.Value, "text": map[string]any{"type": "plain_text", "text": label}, "action_ts": now}}})
+			env := &envelope{seq: s.seq, id: fmt.Sprintf("env-%d", s.seq), kind: "interactive", payload: payload}
+			s.pending[env.id] = env
+			s.sendLocked(env)
+			return nil
+		}
+	}
+	return fmt.Errorf("slacktest: no button %q on %s/%s", label, channel, ts)
 }
 
 // sendLocked sends env on the current socket, or leaves it for the next one. s.mu is held.

@@ -20,7 +20,19 @@ const (
 	PostBurst      = 5 // chat.postMessage per channel: a burst, then one a second
 	UpdatePerMin   = 50
 	maxRequestBody = 1 << 20
+	// MaxMetadata bounds a message's metadata (JSON bytes): past it Slack answers
+	// metadata_too_large (the fake's bound; Slack documents the error, not the number).
+	MaxMetadata = 8 << 10
 )
+
+// tiers are the per-workspace rate tiers of the methods the fake limits: calls a minute,
+// taken as a burst of that size (Tier 3: 50, Tier 4: 100). chat.postMessage has its own
+// per-channel limit (PostBurst); apps.connections.open and auth.test are not limited.
+var tiers = map[string]int{
+	"chat.update": UpdatePerMin, "chat.delete": 50, "reactions.add": 50,
+	"conversations.history": 50, "conversations.replies": 50, "assistant.threads.setStatus": 50,
+	"files.getUploadURLExternal": 100, "files.completeUploadExternal": 100,
+}
 
 // params reads a Web API request's arguments and token: a form (token field or Bearer) or a
 // JSON body (Bearer).
@@ -85,6 +97,11 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, time.Second)
 		return
 	}
+	if n := s.lose[method]; n > 0 {
+		s.lose[method] = n - 1
+		defer hangUp(w) // the call is carried out, its answer lost (runs after s.call's answer is discarded)
+		w = discard{w.Header().Clone()}
+	}
 	if method == "apps.connections.open" {
 		s.openConnection(w, token)
 		return
@@ -97,6 +114,12 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		fail(w, "invalid_auth")
 		return
 	}
+	if n := tiers[method]; n > 0 {
+		if wait := s.take("tier:"+method, n, float64(n)/60); wait > 0 {
+			tooMany(w, wait)
+			return
+		}
+	}
 	switch method {
 	case "auth.test":
 		w.Header().Set("X-OAuth-Scopes", s.cfg.Scopes)
@@ -106,6 +129,10 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		s.postMessage(w, v)
 	case "chat.update":
 		s.update(w, v)
+	case "conversations.history":
+		s.history(w, v)
+	case "conversations.replies":
+		s.replies(w, v)
 	case "chat.delete":
 		s.delete(w, v)
 	case "reactions.add":
@@ -119,6 +146,22 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		s.completeUpload(w, v)
 	default:
 		fail(w, "unknown_method")
+	}
+}
+
+// discard is a ResponseWriter whose answer goes nowhere.
+type discard struct{ h http.Header }
+
+func (d discard) Header() http.Header         { return d.h }
+func (d discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d discard) WriteHeader(int)             {}
+
+// hangUp closes the connection of w without an answer.
+func hangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
 	}
 }
 
@@ -176,6 +219,11 @@ func (s *Server) postMessage(w http.ResponseWriter, v url.Values) {
 		fail(w, bad)
 		return
 	}
+	meta, bad := metadataOf(v)
+	if bad != "" {
+		fail(w, bad)
+		return
+	}
 	if wait := s.take("post:"+ch, PostBurst, 1); wait > 0 {
 		tooMany(w, wait)
 		return
@@ -185,13 +233,15 @@ func (s *Server) postMessage(w http.ResponseWriter, v url.Values) {
 		fail(w, "thread_not_found")
 		return
 	}
-	m := &Message{TS: s.nextTS(), Channel: ch, ThreadTS: thread, User: s.cfg.BotUserID, Text: text, Bot: true}
+	m := &Message{TS: s.nextTS(), Channel: ch, ThreadTS: thread, User: s.cfg.BotUserID, Text: text, Bot: true, Metadata: meta}
+	if b := v.Get("blocks"); b != "" {
+		m.Blocks = json.RawMessage(b)
+	}
 	s.record(m)
 	if s.cfg.OnSend != nil {
 		s.cfg.OnSend(ch, m.TS, text)
 	}
-	reply(w, map[string]any{"ok": true, "channel": ch, "ts": m.TS,
-		"message": map[string]any{"type": "message", "text": text, "user": s.cfg.BotUserID, "ts": m.TS, "thread_ts": thread}})
+	reply(w, map[string]any{"ok": true, "channel": ch, "ts": m.TS, "message": s.wire(m, true)})
 }
 
 // own finds a message of the bot for update and delete; it answers the error itself.
@@ -214,10 +264,6 @@ func (s *Server) own(w http.ResponseWriter, v url.Values, notMine string) *Messa
 }
 
 func (s *Server) update(w http.ResponseWriter, v url.Values) {
-	if wait := s.take("update", UpdatePerMin, UpdatePerMin/60.0); wait > 0 {
-		tooMany(w, wait)
-		return
-	}
 	m := s.own(w, v, "cant_update_message")
 	if m == nil {
 		return
@@ -226,6 +272,14 @@ func (s *Server) update(w http.ResponseWriter, v url.Values) {
 	if bad != "" {
 		fail(w, bad)
 		return
+	}
+	meta, bad := metadataOf(v)
+	if bad != "" {
+		fail(w, bad)
+		return
+	}
+	if meta != nil { // chat.update keeps the metadata it is not given
+		m.Metadata = meta
 	}
 	m.Text = text
 	m.Edits++
