@@ -63,6 +63,8 @@ type benchOpts struct {
 	platform   string // burst: telegram (default) or slack
 	n, k, m    int
 	atOnce     bool   // chats: every message of a chat sent at once, not each after the previous reply
+	strict     bool   // chats: the fake Bot API refuses a chat's second edit within a second (429)
+	trace      bool   // chats: print the Bot API sends and edits of the chat with the slowest reply
 	floor      bool   // burst: run the floor gateway, not reef gateway
 	reef       string // the reef binary
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
@@ -103,6 +105,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
+	flags.BoolVar(&o.strict, "strict", false, "chats: the fake Bot API refuses a chat's second editMessageText within a second with 429, as Telegram may (counted in the report)")
+	flags.BoolVar(&o.trace, "trace", false, "chats: print every sendMessage and editMessageText of the chat with the slowest reply, timed from its first message")
 	flags.StringVar(&o.platform, "platform", "telegram", "burst: the platform the messages come from: telegram | slack (Socket Mode)")
 	flags.StringVar(&o.streaming, "streaming", "", "channels.telegram.streaming.mode of the gateway: off | partial | block | progress (default: reef's, progress)")
 	flags.StringVar(&o.database, "database-url", "", "run the gateway on this PostgreSQL database (storage.driver: postgres; give an empty one) instead of bbolt")
@@ -232,6 +236,9 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.Streaming = o.streaming
 	if name == "streaming" {
 		rig.toolsPerRun = 3
+		rig.tg.LimitEdits(time.Second)
+	}
+	if name == "chats" && o.strict {
 		rig.tg.LimitEdits(time.Second)
 	}
 	if name == "passivated" {
@@ -369,6 +376,9 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.Lost, res.Duplicated = lost, dup
 	if name == "chats" {
 		res.OutOfOrder = rig.outOfOrder()
+		if o.trace {
+			rig.printTrace(o.progress, all)
+		}
 	}
 	if !last.IsZero() {
 		res.WallSeconds = last.Sub(start).Seconds()

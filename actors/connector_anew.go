@@ -1,0 +1,69 @@
+package actors
+
+import (
+	"context"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/messages"
+	"github.com/reefgw/reef/persistence"
+)
+
+// A reply sent as its own message. A reply is delivered by editing a draft so that sending it
+// again after a kill only repeats an edit (connector_draft.go). But a platform takes one edit
+// per chat a second (channels.EditLimits.PerChat), and when a chat's runs answer one after
+// another (a person sending several messages at once; the first run takes the first, the
+// next run the rest), the second reply's edit would wait a second behind the first's, the
+// third two. A reply with no draft of its own yet, in a chat whose edit would wait, is sent
+// instead as a new message carrying its text — recorded before its send like a draft (its
+// key, and "after": the newest message reef knew in the chat), its id noted in the journal
+// the moment the send returns and then recorded. It is then exactly-once the way a draft is:
+//   - a resend after a kill that finds the id (recorded, or in the journal) edits the same
+//     text into the same message, which changes nothing;
+//   - a kill that cut the send off before its id was noted leaves a record without an id: the
+//     resend sends a "…" draft to learn where the chat's messages are, and sweepReply looks
+//     between "after" and it for a message of the bot's that reef does not know — the lost
+//     send — and keeps it as the reply (an edit to the same text: it showed once), deleting
+//     the new draft. Only when there is none does the reply go into the new draft.
+
+// editWaits reports whether an edit in chat would have to wait for the platform's per-chat pace.
+func (c *Connector) editWaits(chat string) bool {
+	return c.pace.next(chat).After(c.deps.clock().Now())
+}
+
+// sendAsMessage sends out, which has no draft yet (d: the record to make, in out's chat), as a
+// new message recorded under rec (see above). It reports whether the reply was sent; an error
+// leaves it in the outbox, to be found again or sent by the next attempt.
+func (c *Connector) sendAsMessage(ctx context.Context, root *actor.RootContext, out *messages.Outbound, rec string, d draft) (bool, error) {
+	if c.moved(out) {
+		return false, errMoved
+	}
+	d, err := c.sendRecorded(ctx, root, rec, d, out.ThreadID, out.Text)
+	if d.id == "" {
+		return false, err
+	}
+	if err != nil { // sent, its id in the journal: a resend finds it there
+		c.log.Warn().Err(err).Str("chat", out.ChatID).Msg("reply sent; its record not written")
+	}
+	c.sentIDs.note(out.ChatID, outKey(out), []string{d.id})
+	return true, nil
+}
+
+// sweepReply is sweepDue for the draft d of reply out: a stray it finds may be out's own earlier
+// send, cut off by a kill, and is kept as the reply in place of d (which goes); shows is then
+// true: the reply is in it already.
+func (c *Connector) sweepReply(ctx context.Context, root *actor.RootContext, rec string, d draft, out *messages.Outbound) (_ draft, shows bool) {
+	if !d.due || d.legacy || d.id == "" {
+		return d, false
+	}
+	if kept := c.sweepStraysFor(ctx, d, out.Text); kept != "" {
+		c.dropMessage(ctx, d) // first: a kill before the record below finds kept again
+		c.journal.sent([]string{kept})
+		d.id, shows = kept, true
+	}
+	d.due = false
+	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) }); err != nil {
+		c.log.Debug().Err(err).Msg("draft: sweep not recorded")
+	}
+	return d, shows
+}
