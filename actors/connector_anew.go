@@ -56,14 +56,27 @@ func (c *Connector) sweepReply(ctx context.Context, root *actor.RootContext, rec
 	if !d.due || d.legacy || d.id == "" {
 		return d, false
 	}
-	if kept := c.sweepStraysFor(ctx, d, out.Text); kept != "" {
-		c.dropMessage(ctx, d) // first: a kill before the record below finds kept again
-		c.journal.sent([]string{kept})
+	kept := c.sweepStraysFor(ctx, d, out.Text)
+	probe := d
+	if kept != "" {
 		d.id, shows = kept, true
 	}
 	d.due = false
-	if err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) }); err != nil {
+	// Recorded before anything else: a kill before the write finds kept again (unknown to the
+	// journal, it is a stray of the next sweep, which keeps it again); after it, the reply's
+	// record names kept. Only then is kept noted as reef's and the draft sent to find it
+	// deleted (a kill in between leaves that "…" showing, never the reply twice: noted first,
+	// kept would be known to the next sweep, which would then edit the reply into the draft).
+	// If the write fails, kept stays unknown to the journal: a resend's sweep keeps it again.
+	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) })
+	if err != nil {
 		c.log.Debug().Err(err).Msg("draft: sweep not recorded")
+	}
+	if kept != "" {
+		if err == nil {
+			c.journal.sent([]string{kept})
+		}
+		c.dropMessage(ctx, probe)
 	}
 	return d, shows
 }
