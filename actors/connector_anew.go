@@ -26,9 +26,11 @@ import (
 //     send — and keeps it as the reply (an edit to the same text: it showed once), deleting
 //     the new draft. Only when there is none does the reply go into the new draft.
 
-// editWaits reports whether an edit in chat would have to wait for the platform's per-chat pace.
+// editWaits reports whether an edit in chat would have to wait for the platform's per-chat
+// pace, and a reply sent as a new message could be found again after a kill: reef keeps a
+// draft journal (a sweep needs it), and is not in cluster mode (which sweeps nothing).
 func (c *Connector) editWaits(chat string) bool {
-	return c.pace.next(chat).After(c.deps.clock().Now())
+	return c.journal != nil && c.deps.Cluster == nil && c.pace.next(chat).After(c.deps.clock().Now())
 }
 
 // sendAsMessage sends out, which has no draft yet (d: the record to make, in out's chat), as a
@@ -62,21 +64,19 @@ func (c *Connector) sweepReply(ctx context.Context, root *actor.RootContext, rec
 		d.id, shows = kept, true
 	}
 	d.due = false
-	// Recorded before anything else: a kill before the write finds kept again (unknown to the
-	// journal, it is a stray of the next sweep, which keeps it again); after it, the reply's
-	// record names kept. Only then is kept noted as reef's and the draft sent to find it
-	// deleted (a kill in between leaves that "…" showing, never the reply twice: noted first,
-	// kept would be known to the next sweep, which would then edit the reply into the draft).
-	// If the write fails, kept stays unknown to the journal: a resend's sweep keeps it again.
+	if kept != "" {
+		// The draft sent to find kept goes first: a kill before the record below leaves the
+		// record naming it (gone now) and due, and the next resend's sweep keeps kept again,
+		// unknown to the journal as it still is. Noted as reef's only once recorded: noted
+		// first, the next sweep would take it for reef's known message, not the lost one,
+		// and the reply would go into a new draft (a duplicate).
+		c.dropMessage(ctx, probe)
+	}
 	err := writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error { return tx.Put(draftBucket, rec, d.record()) })
 	if err != nil {
 		c.log.Debug().Err(err).Msg("draft: sweep not recorded")
-	}
-	if kept != "" {
-		if err == nil {
-			c.journal.sent([]string{kept})
-		}
-		c.dropMessage(ctx, probe)
+	} else if kept != "" {
+		c.journal.sent([]string{kept})
 	}
 	return d, shows
 }
