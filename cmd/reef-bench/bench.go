@@ -75,6 +75,7 @@ type benchOpts struct {
 	latency    time.Duration
 	timeout    time.Duration
 	pprofAddr  string
+	allocs     string // with pprofAddr: the gateway's heap profile before and after the messages, to <allocs>-before/-after.pb.gz
 	progress   io.Writer
 	tty        bool
 	gatewayArg []string
@@ -117,6 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
+	flags.StringVar(&o.allocs, "allocprofile", "", "with -pprof: save the gateway's heap profile (allocations since start) to PREFIX-before.pb.gz before the first message and PREFIX-after.pb.gz after the last reply (go tool pprof -sample_index=alloc_space -base ...)")
 	flags.DurationVar(&o.idleFor, "idle-for", 3*time.Minute,
 		"idle and passivated: how long to sample memory, every second, once the channels are connected (idle) or every conversation was unloaded (passivated)")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
@@ -282,6 +284,11 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	if err != nil {
 		return res, err
 	}
+	if o.allocs != "" && o.pprofAddr != "" {
+		if err := saveHeapProfile(o.pprofAddr, o.allocs+"-before.pb.gz"); err != nil {
+			return res, err
+		}
+	}
 	start := time.Now()
 	sampler := sampleMem(child.pid(), 100*time.Millisecond)
 	var all []*benchMsg
@@ -341,6 +348,11 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	after, procErr := readProc(child.pid())
 	peaks := sampler()
+	if o.allocs != "" && o.pprofAddr != "" {
+		if err := saveHeapProfile(o.pprofAddr, o.allocs+"-after.pb.gz"); err != nil {
+			fmt.Fprintf(o.progress, "reef-bench: %v\n", err)
+		}
+	}
 	stopProgress()
 	var last time.Time
 	rig.mu.Lock()
