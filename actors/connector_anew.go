@@ -28,9 +28,15 @@ import (
 
 // editWaits reports whether an edit in chat would have to wait for the platform's per-chat
 // pace, and a reply sent as a new message could be found again after a kill: reef keeps a
-// draft journal (a sweep needs it), and is not in cluster mode (which sweeps nothing).
+// draft journal (a sweep needs it), is not in cluster mode (which sweeps nothing), and the
+// platform numbers the chat's messages (Telegram: the sweep can look between two of them;
+// elsewhere — Slack has no idempotency key either — the reply keeps to its draft).
 func (c *Connector) editWaits(chat string) bool {
-	return c.journal != nil && c.deps.Cluster == nil && c.pace.next(chat).After(c.deps.clock().Now())
+	if c.journal == nil || c.deps.Cluster != nil || !c.pace.next(chat).After(c.deps.clock().Now()) {
+		return false
+	}
+	_, _, numbered := messageNumberIn(c.journal.newest(chat))
+	return numbered
 }
 
 // sendAsMessage sends out, which has no draft yet (d: the record to make, in out's chat), as a
