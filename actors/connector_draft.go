@@ -198,6 +198,15 @@ func newer(a, b string) string {
 
 // newDraftText is newDraft with the draft showing text.
 func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, rec string, prev draft, thread, text string) (draft, error) {
+	d, err := c.sendRecorded(ctx, root, rec, prev, thread, text)
+	if err != nil || d.id == "" {
+		return d, err
+	}
+	return c.sweepDue(ctx, root, rec, d), nil
+}
+
+// sendRecorded is newDraftText without the sweep: the caller sweeps (sweepDue, sweepReply).
+func (c *Connector) sendRecorded(ctx context.Context, root *actor.RootContext, rec string, prev draft, thread, text string) (draft, error) {
 	d := draft{chat: prev.chat, key: prev.key, after: prev.after}
 	again := d.key != ""
 	if !again {
@@ -226,10 +235,7 @@ func (c *Connector) newDraftText(ctx context.Context, root *actor.RootContext, r
 	err = writeAndWait(ctx, root, c.storage, func(tx persistence.Tx) error {
 		return tx.Put(draftBucket, rec, d.record())
 	})
-	if err != nil {
-		return d, err
-	}
-	return c.sweepDue(ctx, root, rec, d), nil
+	return d, err
 }
 
 // draftSlots bounds the drafts a Connector has on the wire at once. A kill while a draft's
@@ -286,7 +292,7 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	case owned && d.id != "": // this reply's draft: delivered again after a crash, or a retry
 	case owned: // recorded for this reply, maybe sent: find it again where the platform can
 		var err error
-		if d, err = c.newDraft(ctx, root, rec, d, out.ThreadID); err != nil {
+		if d, err = c.sendRecorded(ctx, root, rec, d, out.ThreadID, draftText); err != nil { // swept below
 			c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 			return false, nil
 		}
@@ -298,8 +304,11 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 		if d.id == "" && d.key == "" && c.sendsOnce() {
 			return false, nil // a quick answer: one new message, which the platform finds again after a crash
 		}
+		if d.id == "" && d.key == "" && c.editWaits(out.ChatID) {
+			return c.sendAsMessage(ctx, root, out, rec, d) // connector_anew.go
+		}
 		if d.id == "" {
-			if d, err = c.newDraft(ctx, root, rec, d, out.ThreadID); err != nil {
+			if d, err = c.sendRecorded(ctx, root, rec, d, out.ThreadID, draftText); err != nil { // swept below
 				c.log.Warn().Err(err).Str("chat", out.ChatID).Bool("draft", true).Msg("send failed")
 				return false, nil
 			}
@@ -308,8 +317,11 @@ func (c *Connector) deliverByEdit(ctx context.Context, root *actor.RootContext, 
 	if c.moved(out) { // cluster mode: frozen while the draft was sent; the new owner delivers
 		return false, errMoved
 	}
-	d = c.sweepDue(ctx, root, rec, d)
-	err := c.editInto(ctx, e, out, d)
+	d, shows := c.sweepReply(ctx, root, rec, d, out) // connector_anew.go
+	var err error
+	if !shows {
+		err = c.editInto(ctx, e, out, d)
+	}
 	if errors.Is(err, channels.ErrPermanent) {
 		// The draft cannot take the reply (deleted or recalled, past the platform's edit
 		// window or edit count): take it away where possible, and give the reply a fresh

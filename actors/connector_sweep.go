@@ -26,25 +26,33 @@ const sweepMax = 8
 // send of an earlier record made (see above). Only where message ids count the chat's
 // messages (Telegram's "<chat>:<n>") and the journal reaches back to d.after.
 func (c *Connector) sweepStrays(ctx context.Context, d draft) {
+	c.sweepStraysFor(ctx, d, "")
+}
+
+// sweepStraysFor is sweepStrays for a reply's draft when text (the reply) is not empty: the
+// first stray the bot may edit is edited to text instead, and kept: its id is returned
+// ("" none). It is the reply's own send that a kill cut off (the edit then changes nothing:
+// the user saw the reply once), or a lost draft of the reply's, which takes it in place of d.
+func (c *Connector) sweepStraysFor(ctx context.Context, d draft, text string) (kept string) {
 	e, canEdit := c.editor()
 	del, canDelete := c.ch.(channels.Deleter)
 	if !canEdit || !canDelete || d.after == "" {
-		return
+		return ""
 	}
 	if c.deps.Cluster != nil {
 		// The journal is this node's file: what another node sent in the chat (the
 		// session's earlier owner, a cron delivery) is unknown to it, and would look like a
 		// lost draft. In cluster mode a stray draft stays (docs/scaling.md).
-		return
+		return ""
 	}
 	chat, lo, ok1 := messageNumberIn(d.after)
 	_, hi, ok2 := messageNumberIn(d.id)
 	if !ok1 || !ok2 || chat != d.chat || hi-lo <= 1 || hi-lo > 4*sweepMax {
-		return
+		return ""
 	}
 	ours, ok := c.journal.sentIn(chat, lo, hi)
 	if !ok {
-		return
+		return ""
 	}
 	asked := 0
 	for n := lo + 1; n < hi && asked < sweepMax; n++ {
@@ -53,11 +61,20 @@ func (c *Connector) sweepStrays(ctx context.Context, d draft) {
 		}
 		asked++
 		id := chat + ":" + strconv.FormatInt(n, 10)
+		adopt, shown := kept == "" && text != "", draftText
+		if adopt {
+			shown = text
+		}
 		c.pace.wait(ctx, chat, c.deps.clock())
-		err := e.Edit(ctx, chat, id, draftText)
+		err := e.Edit(ctx, chat, id, shown)
 		c.pace.done(chat, c.deps.clock().Now())
 		if err != nil {
 			continue // not the bot's, or gone
+		}
+		if adopt {
+			kept = id
+			c.log.Info().Str("chat", chat).Str("message", id).Msg("a reply's earlier send found: its send was cut off by a restart")
+			continue
 		}
 		if err := del.Delete(ctx, chat, id); err != nil {
 			c.log.Debug().Err(err).Str("chat", chat).Msg("stray draft not deleted")
@@ -65,4 +82,5 @@ func (c *Connector) sweepStrays(ctx context.Context, d draft) {
 		}
 		c.log.Info().Str("chat", chat).Str("message", id).Msg("stray draft deleted: its send was cut off by a restart")
 	}
+	return kept
 }

@@ -188,7 +188,11 @@
 //	                                            (a draft sent again after a kill first sweeps what
 //	                                            the cut-off send left: connector_sweep.go),
 //	                                            and edits it into the reply (telegram/call.go:Bot.Edit;
-//	                                            too long, or no draft possible: telegram/send.go:Bot.Send),
+//	                                            too long, or no draft possible: telegram/send.go:Bot.Send;
+//	                                            no draft yet and the chat's edit would wait for its
+//	                                            per-chat pace: sent as its own recorded message,
+//	                                            connector_anew.go:Connector.sendAsMessage, a lost
+//	                                            send found again by Connector.sweepReply),
 //	                                            then deletes the outbox row in Storage: marked sent;
 //	                                            a failure that may pass parks the reply at the head of
 //	                                            its chat's queue (connector_retry.go:Connector.park),

@@ -72,6 +72,12 @@ func (b *lossyBot) Delete(ctx context.Context, chat, id string) error {
 // Telegram channel ch, answering with replies in order. stop stops it and closes its store.
 func startDraftGateway(t *testing.T, ch channels.Channel, dbPath, journals string, wrap func(persistence.Store) persistence.Store, replies ...string) (stop func()) {
 	t.Helper()
+	return startDraftGatewayOn(t, nil, ch, dbPath, journals, wrap, replies...)
+}
+
+// startDraftGatewayOn is startDraftGateway with the Connector on clock (nil: the real one).
+func startDraftGatewayOn(t *testing.T, clock actors.Clock, ch channels.Channel, dbPath, journals string, wrap func(persistence.Store) persistence.Store, replies ...string) (stop func()) {
+	t.Helper()
 	script := fakellm.NewScript()
 	for _, text := range replies {
 		script.Add(fakellm.Reply{Text: text})
@@ -88,7 +94,7 @@ func startDraftGateway(t *testing.T, ch channels.Channel, dbPath, journals strin
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: t.TempDir(), Model: "fake/test-model",
 		Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
 	deps := &actors.Deps{Log: zerolog.New(io.Discard), Store: seen, Agents: []*actors.Agent{ag}, Journals: journals,
-		Channels: map[string]channels.Channel{"telegram": ch}, Streaming: plainDrafts("telegram")}
+		Channels: map[string]channels.Channel{"telegram": ch}, Streaming: plainDrafts("telegram"), Clock: clock}
 	rt, err := actors.Start(deps)
 	if err != nil {
 		t.Fatal(err)

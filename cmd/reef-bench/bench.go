@@ -64,6 +64,8 @@ type benchOpts struct {
 	platform   string // burst: telegram (default) or slack
 	n, k, m    int
 	atOnce     bool   // chats: every message of a chat sent at once, not each after the previous reply
+	strict     bool   // chats: the fake Bot API refuses a chat's second edit within a second (429)
+	trace      bool   // chats: print the Bot API sends and edits of the chat with the slowest reply
 	floor      bool   // burst: run the floor gateway, not reef gateway
 	reef       string // the reef binary
 	queueMode  string // session.queue.mode of the gateway ("": reef's default)
@@ -74,6 +76,7 @@ type benchOpts struct {
 	latency    time.Duration
 	timeout    time.Duration
 	pprofAddr  string
+	allocs     string // with pprofAddr: the gateway's heap profile before and after the messages, to <allocs>-before/-after.pb.gz
 	progress   io.Writer
 	tty        bool
 	gatewayArg []string
@@ -106,6 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.k, "k", 20, "chats: number of chats")
 	flags.IntVar(&o.m, "m", 10, "chats: messages per chat, each sent after the previous reply (unless -at-once)")
 	flags.BoolVar(&o.atOnce, "at-once", false, "chats: send each chat's messages all at once, as a person typing fast (the queue mode decides how they are answered)")
+	flags.BoolVar(&o.strict, "strict", false, "chats: the fake Bot API refuses a chat's second editMessageText within a second with 429, as Telegram may (counted in the report)")
+	flags.BoolVar(&o.trace, "trace", false, "chats: print every sendMessage and editMessageText of the chat with the slowest reply, timed from its first message")
 	flags.StringVar(&o.platform, "platform", "telegram", "burst: the platform the messages come from: telegram | slack (Socket Mode)")
 	flags.StringVar(&o.streaming, "streaming", "", "channels.telegram.streaming.mode of the gateway: off | partial | block | progress (default: reef's, progress)")
 	flags.StringVar(&o.database, "database-url", "", "run the gateway on this PostgreSQL database (storage.driver: postgres; give an empty one) instead of bbolt")
@@ -116,6 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound of each scenario")
 	flags.BoolVar(&o.floor, "floor", false, "burst: measure the floor gateway (reef's channel and model client, nothing between) instead of reef")
 	flags.StringVar(&o.pprofAddr, "pprof", "", "run the gateway with -pprof ADDR (profile it while the scenario runs)")
+	flags.StringVar(&o.allocs, "allocprofile", "", "with -pprof: save the gateway's heap profile (allocations since start) to PREFIX-before.pb.gz before the first message and PREFIX-after.pb.gz after the last reply (go tool pprof -sample_index=alloc_space -base ...)")
 	flags.DurationVar(&o.idleFor, "idle-for", 3*time.Minute,
 		"idle and passivated: how long to sample memory, every second, once the channels are connected (idle) or every conversation was unloaded (passivated)")
 	asJSON := flags.Bool("json", false, "print the results as JSON")
@@ -237,6 +243,9 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 		rig.toolsPerRun = 3
 		rig.tg.LimitEdits(time.Second)
 	}
+	if name == "chats" && o.strict {
+		rig.tg.LimitEdits(time.Second)
+	}
 	if name == "passivated" {
 		rig.sessionIdle = 1
 	}
@@ -277,6 +286,11 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	before, err := readProc(child.pid())
 	if err != nil {
 		return res, err
+	}
+	if o.allocs != "" && o.pprofAddr != "" {
+		if err := saveHeapProfile(o.pprofAddr, o.allocs+"-before.pb.gz"); err != nil {
+			return res, err
+		}
 	}
 	start := time.Now()
 	sampler := sampleMem(child.pid(), 100*time.Millisecond)
@@ -337,6 +351,11 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	}
 	after, procErr := readProc(child.pid())
 	peaks := sampler()
+	if o.allocs != "" && o.pprofAddr != "" {
+		if err := saveHeapProfile(o.pprofAddr, o.allocs+"-after.pb.gz"); err != nil {
+			fmt.Fprintf(o.progress, "reef-bench: %v\n", err)
+		}
+	}
 	stopProgress()
 	var last time.Time
 	rig.mu.Lock()
@@ -372,6 +391,9 @@ func runScenario(ctx context.Context, name string, o benchOpts) (benchResult, er
 	res.Lost, res.Duplicated = lost, dup
 	if name == "chats" {
 		res.OutOfOrder = rig.outOfOrder()
+		if o.trace {
+			rig.printTrace(o.progress, all)
+		}
 	}
 	if !last.IsZero() {
 		res.WallSeconds = last.Sub(start).Seconds()

@@ -102,6 +102,8 @@ type benchRig struct {
 	// strayTexts counts the texts of the drafts chatState found left showing.
 	strayTexts map[string]int
 	strayChat  int64 // the first chat with a stray draft
+	// sends is every message the bot sent or edited, per chat, in order (for -trace)
+	sends map[int64][]benchSend
 	// unasked counts the visible answers ("ok") to runs no injected message asked for (a
 	// sub-agent's completion that came after its parent had answered).
 	unasked int
@@ -282,6 +284,10 @@ func (r *benchRig) onSend(m telegramtest.SentMessage) {
 	where := benchWhere{m.ChatID, m.MessageID}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.sends == nil {
+		r.sends = map[int64][]benchSend{}
+	}
+	r.sends[m.ChatID] = append(r.sends[m.ChatID], benchSend{at: now, id: m.MessageID, edit: m.Edits > 0, text: m.Text})
 	if len(marks) == 0 {
 		if answer != "" { // an answer to nothing asked; drafts ("…", progress) carry no marker either
 			r.stray++

@@ -148,7 +148,11 @@ func Start(token string) (*Server, error) {
 
 // LimitEdits makes the server enforce Telegram's per-chat edit rate: an editMessageText in a
 // chat less than every after the chat's previous edit is refused with 429 and retry_after 1.
-// 0 lifts the limit.
+// 0 lifts the limit. Telegram documents about one message a second per chat, "short bursts"
+// allowed, and 20 a minute in a group, sends and edits sharing the budget (the Bot FAQ; the
+// Bot API's maintainer in tdlib/td#2592 and #3034). This fake is stricter on edits (no burst
+// at all) and looser on the rest (sendMessage and groups are not limited): the burst size
+// Telegram allows is not published, so a shared budget could not be modelled faithfully.
 func (s *Server) LimitEdits(every time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
