@@ -91,8 +91,7 @@ type Index struct {
 	clock func() time.Time
 
 	mu       sync.Mutex
-	cur      *loaded   // what the store holds, nil until the first sync
-	snap     *snapshot // the search structure over cur, nil when stale
+	m        *mirror // what the index keeps in memory of the store's index; nil until the first sync
 	force    map[string]bool
 	synced   time.Time
 	sessAt   time.Time // when the transcripts were last looked at
@@ -129,8 +128,7 @@ func (x *Index) Touch(ctx context.Context, rel string) error {
 // Rebuild drops the index and builds it again from the files (reef memory index --force).
 func (x *Index) Rebuild(ctx context.Context) error {
 	x.mu.Lock()
-	err := x.store.Update(func(tx persistence.Tx) error { return dropAll(tx, x.b) })
-	x.cur, x.snap, x.sessAt, x.scanned = nil, nil, time.Time{}, time.Time{}
+	err := x.reset()
 	x.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("memory: rebuild: %w", err)
@@ -143,10 +141,26 @@ func (x *Index) Rebuild(ctx context.Context) error {
 // for chunks without one.
 func (x *Index) Sync(ctx context.Context) error { return x.sync(ctx, true) }
 
-// sync is Sync; embed says whether to embed the chunks without a vector.
+// sync is Sync; embed says whether to embed the chunks without a vector. A damaged index
+// found on the way is dropped and built again.
 func (x *Index) sync(ctx context.Context, embed bool) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	defer clear(x.force)
+	err := x.syncLocked(ctx, embed, 0)
+	if errors.Is(err, errDamaged) {
+		if err = x.rebuildDamaged(err); err == nil {
+			err = x.syncLocked(ctx, embed, 0)
+		}
+	}
+	return err
+}
+
+// maxStale is how many times a sync starts over when another node wrote the index meanwhile.
+const maxStale = 3
+
+// syncLocked is sync with x.mu held; attempt counts the starts over.
+func (x *Index) syncLocked(ctx context.Context, embed bool, attempt int) error {
 	if err := x.ensureLoaded(); err != nil {
 		return err
 	}
@@ -160,16 +174,22 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 		return err
 	}
 	if full {
-		gone = append(gone, x.unseen(found)...)
+		more, err := x.unseen(found)
+		if err != nil {
+			return fmt.Errorf("memory: read index: %w", err)
+		}
+		gone = append(gone, more...)
 	}
-	defer clear(x.force)
 	// In batches of syncBatch files: a file's record and its chunks are always written in
 	// one transaction, so the index is consistent after each; but the changes of 10,000
 	// new notes held at once, and written in one transaction, were 190 MB.
 	for first := true; first || len(found) > 0; first = false {
 		batch := found[:min(len(found), syncBatch)]
 		found = found[len(batch):]
-		ch := x.changes(root, batch, gone)
+		ch, err := x.changes(root, batch, gone)
+		if err != nil {
+			return fmt.Errorf("memory: read index: %w", err)
+		}
 		gone = nil
 		if now := x.clock(); first && (x.sessAt.IsZero() || now.Sub(x.sessAt) >= x.cfg.SessionsEvery) {
 			if err := x.store.View(func(r persistence.Reader) error { return x.sessionChanges(r, ch) }); err != nil {
@@ -183,12 +203,22 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 		if ch.empty() {
 			continue
 		}
-		if err := x.store.Update(func(tx persistence.Tx) error { return ch.write(tx, x.b, x.cur) }); err != nil {
+		var w *written
+		err = x.store.Update(func(tx persistence.Tx) error {
+			var err error
+			w, err = ch.write(tx, x.b, x.m)
+			return err
+		})
+		if errors.Is(err, errStale) && attempt < maxStale {
+			// Another node wrote the index: read it again and look at everything again.
+			x.m, x.scanned, x.sessAt = nil, time.Time{}, time.Time{}
+			return x.syncLocked(ctx, embed, attempt+1)
+		}
+		if err != nil {
 			x.scanned = time.Time{} // what the watcher reported is lost with the changes: scan next time
 			return fmt.Errorf("memory: write index: %w", err)
 		}
-		ch.apply(x.cur)
-		x.snap = nil
+		x.m.apply(w)
 		x.stats.Reindexed += len(ch.files)
 	}
 	x.synced = x.clock()
@@ -199,30 +229,34 @@ func (x *Index) sync(ctx context.Context, embed bool) error {
 const syncBatch = 256
 
 // unseen lists the indexed notes a full scan did not find: they are gone.
-func (x *Index) unseen(found []statFile) []string {
+func (x *Index) unseen(found []statFile) ([]string, error) {
 	seen := make(map[string]bool, len(found))
 	for _, f := range found {
 		seen[f.path] = true
 	}
 	var gone []string
-	for p := range x.cur.files {
-		if !seen[p] && !IsSessionPath(p) {
-			gone = append(gone, p)
-		}
-	}
-	return gone
+	err := x.store.View(func(r persistence.Reader) error {
+		return r.Scan(x.b.files, "", func(p string, _ []byte) error {
+			if !seen[p] && !IsSessionPath(p) {
+				gone = append(gone, p)
+			}
+			return nil
+		})
+	})
+	return gone, err
 }
 
-// ensureLoaded reads the index from the store once; a damaged index, one of another
-// version or of another embedding model is dropped, to be rebuilt from the files.
+// ensureLoaded reads the index's mirror from the store once, and again after another node
+// wrote it; a damaged index, one of another version or of another embedding model is
+// dropped, to be rebuilt from the files.
 func (x *Index) ensureLoaded() error {
-	if x.cur != nil {
+	if x.m != nil {
 		return nil
 	}
-	var l *loaded
+	var m *mirror
 	err := x.store.View(func(r persistence.Reader) error {
 		var err error
-		l, err = load(r, x.b)
+		m, err = loadMirror(r, x.b)
 		return err
 	})
 	reason := ""
@@ -231,41 +265,78 @@ func (x *Index) ensureLoaded() error {
 		reason = err.Error()
 	case err != nil:
 		return fmt.Errorf("memory: load index: %w", err)
-	case l.fresh:
-	case l.state.Version != indexVersion:
-		reason = fmt.Sprintf("index version %d, this reef writes %d", l.state.Version, indexVersion)
-	case l.state.Model != x.cfg.Model:
-		reason = fmt.Sprintf("embedding model changed from %q to %q", l.state.Model, x.cfg.Model)
+	case m.fresh:
+	case m.state.Version != indexVersion:
+		reason = fmt.Sprintf("index version %d, this reef writes %d", m.state.Version, indexVersion)
+	case m.state.Model != x.cfg.Model:
+		reason = fmt.Sprintf("embedding model changed from %q to %q", m.state.Model, x.cfg.Model)
 	}
-	if reason != "" || l.fresh {
-		if reason != "" {
-			x.log.Warn().Str("agent", x.cfg.AgentID).Str("reason", reason).Msg("memory: rebuilding the index")
-			x.stats.Rebuilds++
-		}
-		st := state{Version: indexVersion, Model: x.cfg.Model}
-		raw, _ := json.Marshal(st)
-		err := x.store.Update(func(tx persistence.Tx) error {
-			if err := dropAll(tx, x.b); err != nil {
-				return err
-			}
-			return tx.Put(x.b.meta, "state", raw)
-		})
-		if err != nil {
-			return fmt.Errorf("memory: reset index: %w", err)
-		}
-		l = newLoaded(st)
+	switch {
+	case reason != "":
+		x.log.Warn().Str("agent", x.cfg.AgentID).Str("reason", reason).Msg("memory: rebuilding the index")
+		x.stats.Rebuilds++
+		return x.reset()
+	case m.fresh:
+		return x.reset()
 	}
-	x.cur = l
+	x.m = m
+	return nil
+}
+
+// rebuildDamaged drops an index found damaged after it was loaded. x.mu is held.
+func (x *Index) rebuildDamaged(why error) error {
+	x.log.Warn().Str("agent", x.cfg.AgentID).Str("reason", why.Error()).Msg("memory: rebuilding the index")
+	x.stats.Rebuilds++
+	return x.reset()
+}
+
+// reset drops the index and starts an empty one. Its generation is new (the time), so
+// another node's mirror of the dropped index is seen to be stale. x.mu is held.
+func (x *Index) reset() error {
+	x.m = nil
+	if err := dropAll(x.store, x.b); err != nil {
+		return fmt.Errorf("memory: reset index: %w", err)
+	}
+	st := state{Version: indexVersion, Model: x.cfg.Model, Gen: uint64(x.clock().UnixNano())}
+	raw, _ := json.Marshal(st)
+	if err := x.store.Update(func(tx persistence.Tx) error { return tx.Put(x.b.meta, "state", raw) }); err != nil {
+		return fmt.Errorf("memory: reset index: %w", err)
+	}
+	x.m, x.sessAt, x.scanned = newMirror(st), time.Time{}, time.Time{}
 	return nil
 }
 
 // changes compares the files found with the index and prepares what to write; gone lists
 // the indexed files no longer there.
-func (x *Index) changes(root *os.Root, found []statFile, gone []string) *changeSet {
+func (x *Index) changes(root *os.Root, found []statFile, gone []string) (*changeSet, error) {
 	ch := newChangeSet()
+	indexed := make(map[string]fileRec, len(found))
+	err := x.store.View(func(r persistence.Reader) error {
+		for _, f := range found {
+			rec, ok, err := readFile(r, x.b, f.path)
+			if err != nil {
+				return err
+			}
+			if ok {
+				indexed[f.path] = rec
+			}
+		}
+		for _, p := range gone {
+			if _, ok, err := readFile(r, x.b, p); err != nil || ok {
+				ch.removed = append(ch.removed, p)
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	now := x.clock()
 	for _, f := range found {
-		old, had := x.cur.files[f.path]
+		old, had := indexed[f.path]
 		forced := x.force[f.path]
 		if had && !forced && old.Size == f.size && old.MTime == f.mtime {
 			continue
@@ -298,12 +369,7 @@ func (x *Index) changes(root *os.Root, found []statFile, gone []string) *changeS
 		rec.Chunks = len(chunks)
 		ch.replace(f.path, rec, chunks)
 	}
-	for _, p := range gone {
-		if _, had := x.cur.files[p]; had {
-			ch.removed = append(ch.removed, p)
-		}
-	}
-	return ch
+	return ch, nil
 }
 
 func hashText(s string) string {

@@ -1,13 +1,13 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -72,9 +72,9 @@ const (
 	SourceSessions = "sessions"
 )
 
-// result is the Result for chunk c with its text t.
-func result(c *chunkMeta, score float64, t string) Result {
-	r := Result{Path: c.Path, StartLine: c.Start, EndLine: c.End, Score: score, Snippet: snippet(t), Source: SourceMemory,
+// result is the Result for chunk c.
+func result(c *chunkRec, score float64) Result {
+	r := Result{Path: c.Path, StartLine: c.Start, EndLine: c.End, Score: score, Snippet: snippet(c.Text), Source: SourceMemory,
 		Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)}
 	if IsSessionPath(c.Path) {
 		r.Source, r.Session, r.Turn = SourceSessions, strings.TrimPrefix(c.Path, SessionPrefix), c.Turn
@@ -111,8 +111,15 @@ func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
 	}
 	x.mu.Lock()
 	embedOK, why := !x.clock().Before(x.embedOK), x.embedWhy
-	dims := x.cur.state.Dims
+	err := x.ensureLoaded()
+	dims := 0
+	if err == nil {
+		dims = x.m.state.Dims
+	}
 	x.mu.Unlock()
+	if err != nil {
+		return resp, err
+	}
 
 	var qv []float32
 	if x.cfg.Embedder != nil {
@@ -152,9 +159,25 @@ func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var err error
-	resp.Results, err = x.rank(x.snapshot(), terms, qv, min(n, MaxResultsCap), minScore, q.Only)
-	return resp, err
+	for attempt := 0; ; attempt++ {
+		if err = x.ensureLoaded(); err != nil {
+			return resp, err
+		}
+		resp.Results, err = x.rank(terms, qv, min(n, MaxResultsCap), minScore, q.Only)
+		switch {
+		case errors.Is(err, errStale) && attempt < maxStale:
+			x.m = nil // another node wrote the index since it was read: read it again
+		case errors.Is(err, errDamaged) && attempt < maxStale:
+			if err = x.rebuildDamaged(err); err == nil {
+				err = x.syncLocked(ctx, true, 0)
+			}
+			if err != nil {
+				return resp, err
+			}
+		default:
+			return resp, err
+		}
+	}
 }
 
 func joinWarn(a, b string) string {
@@ -197,81 +220,6 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-// doc is one chunk in a snapshot.
-type doc struct {
-	key    string
-	c      *chunkMeta
-	len    int
-	hasVec bool
-	day    time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), a conversation's time, else zero
-}
-
-type posting struct{ doc, tf uint32 }
-
-// snapshot is the search structure over the index at one moment: an inverted index for
-// BM25 over the chunks in memory; vectors stay in the store and are read as they are
-// scored. A sync that changes the index drops it.
-type snapshot struct {
-	docs []doc // in key order
-	// post holds every term's postings, one term after the other in term id order: the
-	// term with id t has post[start[t]:start[t+1]]. One exact array, not a slice grown per
-	// term: at 15,000 chunks growing them left a third of 7.6 MB unused.
-	post   []posting
-	start  []uint32
-	avgLen float64
-}
-
-// postings returns the postings of the term with id t.
-func (s *snapshot) postings(t uint32) []posting {
-	if int(t)+1 >= len(s.start) {
-		return nil
-	}
-	return s.post[s.start[t]:s.start[t+1]]
-}
-
-// snapshot returns the current search structure, building it if the index changed. x.mu is held.
-func (x *Index) snapshot() *snapshot {
-	if x.snap != nil {
-		return x.snap
-	}
-	keys := make([]string, 0, len(x.cur.chunks))
-	for k := range x.cur.chunks {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := &snapshot{docs: make([]doc, len(keys)), start: make([]uint32, len(x.cur.dict)+1)}
-	for _, c := range x.cur.chunks { // count each term's postings, then place them
-		for _, t := range c.terms {
-			s.start[t.id+1]++
-		}
-	}
-	for t := 1; t < len(s.start); t++ {
-		s.start[t] += s.start[t-1]
-	}
-	s.post = make([]posting, s.start[len(s.start)-1])
-	next := slices.Clone(s.start)
-	total := 0
-	for i, k := range keys {
-		c := x.cur.chunks[k]
-		d := doc{key: k, c: c, hasVec: x.cur.hasVec[k], day: noteDay(c.Path)}
-		if c.Time != 0 {
-			d.day = time.Unix(c.Time, 0)
-		}
-		for _, t := range c.terms {
-			d.len += int(t.tf)
-			s.post[next[t.id]] = posting{doc: uint32(i), tf: t.tf}
-			next[t.id]++
-		}
-		total += d.len
-		s.docs[i] = d
-	}
-	if len(keys) > 0 {
-		s.avgLen = float64(total) / float64(len(keys))
-	}
-	x.snap = s
-	return s
-}
-
 // noteDay parses the date of a daily note's name.
 func noteDay(p string) time.Time {
 	base := path.Base(p)
@@ -285,39 +233,66 @@ func noteDay(p string) time.Time {
 	return t
 }
 
-// rank scores every chunk and returns the best n at or above minScore: by score (to three
-// decimals), then the newer daily note, then path and line. x.mu is held.
-func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore float64, only func(string) bool) ([]Result, error) {
-	text := s.bm25(terms, x.cur.dict)
-	var vec []float32
-	if qv != nil {
-		var err error
-		if vec, err = x.vectorScores(s, qv); err != nil {
-			return nil, err
+// rank scores every document and returns the best n at or above minScore: by score (to
+// three decimals), then the newer daily note, then path and line. It reads the postings of
+// the query's terms, the vectors and the records of the documents in the running, where
+// they lie in the store (one read transaction); errStale says another node wrote the index
+// since the mirror was read. x.mu is held.
+func (x *Index) rank(terms []string, qv []float32, n int, minScore float64, only func(string) bool) ([]Result, error) {
+	var out []Result
+	err := x.store.View(func(r persistence.Reader) error {
+		st, ok, err := readState(r, x.b)
+		if err != nil {
+			return err
 		}
-	}
-	type scored struct {
-		i     int
-		key   int64 // the score to three decimals
-		score float64
-	}
-	better := func(a, b scored) bool {
-		if a.key != b.key {
-			return a.key > b.key
+		if !ok || st.Gen != x.m.state.Gen {
+			return errStale
 		}
-		da, db := s.docs[a.i], s.docs[b.i]
-		if !da.day.Equal(db.day) {
-			return da.day.After(db.day) // recency breaks ties: the newer daily note first
+		text, err := x.bm25(r, terms)
+		if err != nil {
+			return err
 		}
-		return da.key < db.key
-	}
-	top := make([]scored, 0, n+1) // the best n so far, best first
-	for i, d := range s.docs {
-		if only != nil && !only(d.c.Path) {
+		var vec []float32
+		if qv != nil {
+			if vec, err = x.vectorScores(r, qv); err != nil {
+				return err
+			}
+		}
+		top, err := x.best(r, x.scored(terms, text, vec, minScore), n, only)
+		if err != nil {
+			return err
+		}
+		out = make([]Result, 0, len(top))
+		for _, h := range top {
+			c, ok, err := readChunk(r, x.b, h.doc.key)
+			if err != nil || !ok {
+				return cmp.Or(err, fmt.Errorf("%w: chunk %q missing", errDamaged, h.doc.key))
+			}
+			out = append(out, result(c, float64(h.key)/1000))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// hit is a document that scored.
+type hit struct {
+	id    uint32
+	key   int64 // the score to three decimals
+	score float64
+	doc   docRec // read for the hits that may rank
+}
+
+// scored lists the documents whose score is above zero and at least minScore: the keyword
+// score, or the fused one for a document with a vector.
+func (x *Index) scored(terms []string, text []float64, vec []float32, minScore float64) []hit {
+	var hits []hit
+	for i, dl := range x.m.dl {
+		if dl == 0 {
 			continue
 		}
 		score := text[i]
-		if vec != nil && d.hasVec {
+		if vec != nil && x.m.hasVec(uint32(i)) {
 			v := max(0, float64(vec[i]))
 			score = vectorWeight*v + textWeight*score
 			if len(terms) == 0 {
@@ -327,49 +302,90 @@ func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore 
 		if score <= 0 || score < minScore {
 			continue
 		}
-		h := scored{i: i, key: int64(math.Round(score * 1000)), score: score}
-		if len(top) == n && !better(h, top[n-1]) {
-			continue
-		}
-		at := sort.Search(len(top), func(j int) bool { return better(h, top[j]) })
-		top = append(top, scored{})
-		copy(top[at+1:], top[at:])
-		top[at] = h
-		if len(top) > n {
-			top = top[:n]
-		}
+		hits = append(hits, hit{id: uint32(i), key: int64(math.Round(score * 1000)), score: score})
 	}
-	out := []Result{}
-	err := x.store.View(func(r persistence.Reader) error {
-		for _, h := range top {
-			d := s.docs[h.i]
-			t, err := chunkText(r, x.b, d.key)
-			if err != nil {
-				return err
-			}
-			out = append(out, result(d.c, float64(h.key)/1000, t))
-		}
-		return nil
-	})
-	return out, err
+	return hits
 }
 
-// vectorScores returns each doc's cosine with qv (a unit vector), read from the store's
-// vectors as they are: they are not kept in memory.
-func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
-	scores := make([]float32, len(s.docs))
-	buf := make([]float32, 0, len(qv))
-	j := 0 // docs and the bucket are both in key order: walk them in step
-	err := x.store.View(func(r persistence.Reader) error {
-		return r.Scan(x.b.vectors, "", func(k string, v []byte) error {
-			for j < len(s.docs) && s.docs[j].key < k {
-				j++
+// best returns the best n hits that only accepts (nil: all), best first. Only the hits
+// whose score ties with the n-th best or beats it have their records read.
+func (x *Index) best(r persistence.Reader, hits []hit, n int, only func(string) bool) ([]hit, error) {
+	byScore := func(a, b hit) int { return cmp.Compare(b.key, a.key) }
+	if only == nil && len(hits) > n {
+		slices.SortFunc(hits, byScore)
+		cut := n
+		for cut < len(hits) && hits[cut].key == hits[n-1].key {
+			cut++
+		}
+		hits = hits[:cut]
+	}
+	if err := x.readDocs(r, hits); err != nil {
+		return nil, err
+	}
+	if only != nil {
+		hits = slices.DeleteFunc(hits, func(h hit) bool { return !only(h.doc.key[:strings.LastIndexByte(h.doc.key, 0)]) })
+	}
+	slices.SortFunc(hits, func(a, b hit) int {
+		if c := byScore(a, b); c != 0 {
+			return c
+		}
+		if a.doc.day != b.doc.day {
+			return cmp.Compare(b.doc.day, a.doc.day) // recency breaks ties: the newer daily note first
+		}
+		return strings.Compare(a.doc.key, b.doc.key)
+	})
+	return hits[:min(n, len(hits))], nil
+}
+
+// readDocs reads the document records of hits: one by one when they are few, else in one
+// pass over the documents.
+func (x *Index) readDocs(r persistence.Reader, hits []hit) error {
+	if len(hits) <= 64 {
+		for i := range hits {
+			raw, ok, err := r.Get(x.b.docs, docKey(hits[i].id))
+			if err != nil || !ok {
+				return cmp.Or(err, fmt.Errorf("%w: document %d missing", errDamaged, hits[i].id))
 			}
-			if j < len(s.docs) && s.docs[j].key == k && len(v) == 4*len(qv) {
-				scores[j] = dot(qv, viewVector(v, buf))
+			if hits[i].doc, err = decodeDoc(raw); err != nil {
+				return err
 			}
+		}
+		return nil
+	}
+	at := make(map[uint32]int, len(hits))
+	for i, h := range hits {
+		at[h.id] = i
+	}
+	found := 0
+	err := r.Scan(x.b.docs, "", func(k string, v []byte) error {
+		id, _ := docID(k)
+		i, ok := at[id]
+		if !ok {
 			return nil
-		})
+		}
+		d, err := decodeDoc(v)
+		hits[i].doc = d
+		found++
+		return err
+	})
+	if err == nil && found != len(hits) {
+		err = fmt.Errorf("%w: %d documents missing", errDamaged, len(hits)-found)
+	}
+	return err
+}
+
+// vectorScores returns each document's cosine with qv (a unit vector), read from the
+// store's vectors where they lie: they are not kept in memory.
+func (x *Index) vectorScores(r persistence.Reader, qv []float32) ([]float32, error) {
+	scores := make([]float32, len(x.m.dl))
+	buf := make([]float32, 0, len(qv))
+	err := r.Scan(x.b.vectors, "", func(k string, v []byte) error {
+		id, ok := docID(k)
+		if !ok || !x.m.hasVec(id) || len(v) != 4*len(qv) {
+			return fmt.Errorf("%w: vector %q", errDamaged, k)
+		}
+		scores[id] = dot(qv, viewVector(v, buf))
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("memory: read vectors: %w", err)
@@ -377,38 +393,44 @@ func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
 	return scores, nil
 }
 
-// bm25 returns each doc's keyword score: its BM25 over the query terms divided by the sum
-// of their idf (what a doc holding each term once, at average length, scores), capped at 1:
-// about the share of the query's weight the doc matches.
-func (s *snapshot) bm25(terms []string, dict dictionary) []float64 {
+// bm25 returns each document's keyword score: its BM25 over the query terms divided by the
+// sum of their idf (what a document holding each term once, at average length, scores),
+// capped at 1: about the share of the query's weight the document matches.
+func (x *Index) bm25(r persistence.Reader, terms []string) ([]float64, error) {
 	const k1, b = 1.2, 0.75
-	scores := make([]float64, len(s.docs))
-	if len(terms) == 0 || len(s.docs) == 0 {
-		return scores
+	m := x.m
+	scores := make([]float64, len(m.dl))
+	if len(terms) == 0 || m.live == 0 {
+		return scores, nil
 	}
 	// A small corpus makes every term it holds look common: count at least minCorpus docs,
 	// so one shared rare word still weighs against the query's unmatched ones.
 	const minCorpus = 100
-	N := max(float64(len(s.docs)), minCorpus)
+	N := max(float64(m.live), minCorpus)
+	avgLen := m.avgLen()
 	var norm float64
+	var ps []posting
 	for _, t := range terms {
-		var ps []posting
-		if id, ok := dict[t]; ok {
-			ps = s.postings(id)
+		var err error
+		if ps, err = readPostings(r, x.b, t, ps[:0]); err != nil {
+			return nil, err
 		}
 		nt := float64(len(ps))
 		idf := math.Log(1 + (N-nt+0.5)/(nt+0.5))
 		norm += idf
 		for _, p := range ps {
+			if !m.has(p.doc) {
+				return nil, fmt.Errorf("%w: term %q names document %d", errDamaged, t, p.doc)
+			}
 			tf := float64(p.tf)
-			dl := float64(s.docs[p.doc].len)
-			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/s.avgLen))
+			dl := float64(m.dl[p.doc] - 1)
+			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avgLen))
 		}
 	}
 	for i := range scores {
 		scores[i] = min(1, scores[i]/norm)
 	}
-	return scores
+	return scores, nil
 }
 
 // snippet is a chunk's text, trimmed and capped at SnippetRunes.

@@ -1,0 +1,188 @@
+package memory
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/reefgw/reef/persistence"
+)
+
+// The keyword index in the store, read where it lies (bbolt maps its file: a read in a View
+// is a slice of the map, page cache and not the process's heap) and decoded a term at a time:
+//
+//	docs  id (4 bytes, big-endian) → uvarint length | varint day | flags | chunk key
+//	post  term \x00 block (4 bytes, big-endian) → (uvarint id delta, uvarint tf)...
+//
+// A document is a chunk, numbered when it is written with the lowest number no document
+// has (numbers are reused, so they stay about as many as the chunks). A term's postings are
+// cut in blocks of postBlock document numbers, so a write rewrites, per term, only the
+// block of the documents it adds or removes.
+
+// postBlock is how many document numbers one postings record covers.
+const postBlock = 1024
+
+func docKey(id uint32) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], id)
+	return string(b[:])
+}
+
+func docID(key string) (uint32, bool) {
+	if len(key) != 4 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32([]byte(key)), true
+}
+
+// docRec is what the index keeps of a document for ranking: its length for BM25, its day
+// and chunk key to break ties, whether it has a vector.
+type docRec struct {
+	len uint32
+	day int64 // unix seconds
+	vec bool
+	key string // the chunk's key: path\x00nnnnnn
+}
+
+func (d docRec) encode() []byte {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+1+len(d.key))
+	b = binary.AppendUvarint(b, uint64(d.len))
+	b = binary.AppendVarint(b, d.day)
+	flags := byte(0)
+	if d.vec {
+		flags = 1
+	}
+	return append(append(b, flags), d.key...)
+}
+
+func decodeDoc(b []byte) (docRec, error) {
+	var d docRec
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > 1<<31 {
+		return d, fmt.Errorf("%w: document record", errDamaged)
+	}
+	b = b[k:]
+	day, k := binary.Varint(b)
+	if k <= 0 || len(b) < k+2 || b[k] > 1 {
+		return d, fmt.Errorf("%w: document record", errDamaged)
+	}
+	d.len, d.day, d.vec, d.key = uint32(n), day, b[k] == 1, string(b[k+1:])
+	return d, nil
+}
+
+func postKey(term string, block uint32) string { return term + "\x00" + docKey(block) }
+
+// posting is one document of a term's postings.
+type posting struct{ doc, tf uint32 }
+
+// decodeBlock appends the postings of a stored block to out.
+func decodeBlock(out []posting, key string, b []byte) ([]posting, error) {
+	block, ok := docID(key[len(key)-min(len(key), 4):])
+	if !ok || len(key) < 5 || key[len(key)-5] != 0 {
+		return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+	}
+	id := uint64(block) * postBlock
+	for len(b) > 0 {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+		}
+		tf, k2 := binary.Uvarint(b[k:])
+		if k2 <= 0 || tf == 0 || tf > 1<<31 {
+			return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+		}
+		b = b[k+k2:]
+		id += d
+		if id >= (uint64(block)+1)*postBlock {
+			return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+		}
+		out = append(out, posting{doc: uint32(id), tf: uint32(tf)})
+	}
+	return out, nil
+}
+
+// encodeBlock encodes the postings of one block, in document order.
+func encodeBlock(block uint32, ps []posting) []byte {
+	b := make([]byte, 0, 3*len(ps))
+	prev := block * postBlock
+	for _, p := range ps {
+		b = binary.AppendUvarint(b, uint64(p.doc-prev))
+		b = binary.AppendUvarint(b, uint64(p.tf))
+		prev = p.doc
+	}
+	return b
+}
+
+// readPostings reads every block of a term's postings.
+func readPostings(r persistence.Reader, b buckets, term string, out []posting) ([]posting, error) {
+	err := r.Scan(b.post, term+"\x00", func(k string, v []byte) error {
+		var err error
+		out, err = decodeBlock(out, k, v)
+		return err
+	})
+	return out, err
+}
+
+// postingEdits collects a write's changes to the postings, block by block, to rewrite each
+// block once.
+type postingEdits map[string]*blockEdit // by postings key
+
+type blockEdit struct {
+	term   string
+	block  uint32
+	remove map[uint32]bool
+	add    []posting
+}
+
+func (e postingEdits) edit(term string, id uint32) *blockEdit {
+	block := id / postBlock
+	k := postKey(term, block)
+	be := e[k]
+	if be == nil {
+		be = &blockEdit{term: term, block: block}
+		e[k] = be
+	}
+	return be
+}
+
+func (e postingEdits) remove(term string, id uint32) {
+	be := e.edit(term, id)
+	if be.remove == nil {
+		be.remove = map[uint32]bool{}
+	}
+	be.remove[id] = true
+}
+
+func (e postingEdits) add(term string, id, tf uint32) {
+	be := e.edit(term, id)
+	be.add = append(be.add, posting{doc: id, tf: tf})
+}
+
+// write rewrites every block edited, in key order: the removed documents out, the added in.
+func (e postingEdits) write(tx persistence.Tx, b buckets) error {
+	var ps []posting
+	for _, k := range slices.Sorted(maps.Keys(e)) {
+		be := e[k]
+		raw, _, err := tx.Get(b.post, k)
+		if err != nil {
+			return err
+		}
+		if ps, err = decodeBlock(ps[:0], k, raw); err != nil {
+			return err
+		}
+		ps = slices.DeleteFunc(ps, func(p posting) bool { return be.remove[p.doc] })
+		ps = append(ps, be.add...)
+		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
+		if len(ps) == 0 {
+			err = tx.Delete(b.post, k)
+		} else {
+			err = tx.Put(b.post, k, encodeBlock(be.block, ps))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
