@@ -14,12 +14,15 @@ import (
 // is a slice of the map, page cache and not the process's heap) and decoded a term at a time:
 //
 //	docs  id (4 bytes, big-endian) → uvarint length | varint day | flags | chunk key
-//	post  term \x00 block (4 bytes, big-endian) → (uvarint id delta, uvarint tf)...
+//	post  block (4 bytes, big-endian) term → (uvarint id delta, uvarint tf)...
 //
 // A document is a chunk, numbered when it is written with the lowest number no document
 // has (numbers are reused, so they stay about as many as the chunks). A term's postings are
-// cut in blocks of postBlock document numbers, so a write rewrites, per term, only the
-// block of the documents it adds or removes.
+// cut in blocks of postBlock document numbers, the block first in the key: a write
+// rewrites only the blocks of the documents it adds or removes, and new documents, which
+// take the highest numbers when none is free, touch only the last block's pages (a key
+// per term and block spread over the whole bucket made every batch of a build rewrite
+// every page of the postings).
 
 // postBlock is how many document numbers one postings record covers.
 const postBlock = 1024
@@ -72,15 +75,15 @@ func decodeDoc(b []byte) (docRec, error) {
 	return d, nil
 }
 
-func postKey(term string, block uint32) string { return term + "\x00" + docKey(block) }
+func postKey(term string, block uint32) string { return docKey(block) + term }
 
 // posting is one document of a term's postings.
 type posting struct{ doc, tf uint32 }
 
 // decodeBlock appends the postings of a stored block to out.
 func decodeBlock(out []posting, key string, b []byte) ([]posting, error) {
-	block, ok := docID(key[len(key)-min(len(key), 4):])
-	if !ok || len(key) < 5 || key[len(key)-5] != 0 {
+	block, ok := docID(key[:min(len(key), 4)])
+	if !ok || len(key) < 5 {
 		return out, fmt.Errorf("%w: postings %q", errDamaged, key)
 	}
 	id := uint64(block) * postBlock
@@ -115,14 +118,22 @@ func encodeBlock(block uint32, ps []posting) []byte {
 	return b
 }
 
-// readPostings reads every block of a term's postings.
-func readPostings(r persistence.Reader, b buckets, term string, out []posting) ([]posting, error) {
-	err := r.Scan(b.post, term+"\x00", func(k string, v []byte) error {
-		var err error
-		out, err = decodeBlock(out, k, v)
-		return err
-	})
-	return out, err
+// readPostings appends every block of a term's postings to out, for the documents
+// numbered below ndocs.
+func readPostings(r persistence.Reader, b buckets, term string, ndocs int, out []posting) ([]posting, error) {
+	for block := range uint32((ndocs + postBlock - 1) / postBlock) {
+		k := postKey(term, block)
+		v, ok, err := r.Get(b.post, k)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			if out, err = decodeBlock(out, k, v); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // postingEdits collects a write's changes to the postings, block by block, to rewrite each

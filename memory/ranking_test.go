@@ -16,7 +16,6 @@ import (
 
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
-	pmem "github.com/reefgw/reef/persistence/memory"
 )
 
 var updateRanking = flag.Bool("update-ranking", false, "write testdata/ranking.golden.json from this code")
@@ -81,11 +80,18 @@ type rankedResult struct {
 // and snippet, against testdata/ranking.golden.json, which the in-heap index of 521063b..
 // ca93122 wrote (go test -run TestRankingUnchanged -update-ranking). A change of the index's
 // storage must not change a ranking.
+// It runs on every store (storeKinds): they all rank alike.
 func TestRankingUnchanged(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) { testRanking(t, func() persistence.Store { return openStore(t, kind) }) })
+	}
+}
+
+func testRanking(t *testing.T, open func() persistence.Store) {
 	got := map[string][]rankedResult{}
 	for _, mode := range []string{"fts", "hybrid"} {
 		ws := t.TempDir()
-		store := pmem.New()
+		store := open()
 		rankingCorpus(t, ws, store)
 		var e *fakeEmbedder
 		if mode == "hybrid" {

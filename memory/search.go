@@ -412,7 +412,7 @@ func (x *Index) bm25(r persistence.Reader, terms []string) ([]float64, error) {
 	var ps []posting
 	for _, t := range terms {
 		var err error
-		if ps, err = readPostings(r, x.b, t, ps[:0]); err != nil {
+		if ps, err = readPostings(r, x.b, t, len(m.dl), ps[:0]); err != nil {
 			return nil, err
 		}
 		nt := float64(len(ps))
