@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/reefgw/reef/persistence"
 )
@@ -72,6 +73,9 @@ func decodeDoc(b []byte) (docRec, error) {
 		return d, fmt.Errorf("%w: document record", errDamaged)
 	}
 	d.len, d.day, d.vec, d.key = uint32(n), day, b[k] == 1, string(b[k+1:])
+	if strings.IndexByte(d.key, 0) <= 0 {
+		return d, fmt.Errorf("%w: document record of %q", errDamaged, d.key)
+	}
 	return d, nil
 }
 

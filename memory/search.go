@@ -280,7 +280,12 @@ type hit struct {
 	id    uint32
 	key   int64 // the score to three decimals
 	score float64
-	doc   docRec // read for the hits that may rank
+}
+
+// ranked is a hit that may rank, with its record.
+type ranked struct {
+	hit
+	doc docRec
 }
 
 // scored lists the documents whose score is above zero and at least minScore: the keyword
@@ -307,71 +312,96 @@ func (x *Index) scored(terms []string, text []float64, vec []float32, minScore f
 	return hits
 }
 
-// best returns the best n hits that only accepts (nil: all), best first. Only the hits
-// whose score ties with the n-th best or beats it have their records read.
-func (x *Index) best(r persistence.Reader, hits []hit, n int, only func(string) bool) ([]hit, error) {
-	byScore := func(a, b hit) int { return cmp.Compare(b.key, a.key) }
+// best returns the best n hits that only accepts (nil: all), best first. Without only,
+// just the hits whose score ties with the n-th best or beats it have their records read.
+func (x *Index) best(r persistence.Reader, hits []hit, n int, only func(string) bool) ([]ranked, error) {
 	if only == nil && len(hits) > n {
-		slices.SortFunc(hits, byScore)
-		cut := n
-		for cut < len(hits) && hits[cut].key == hits[n-1].key {
-			cut++
-		}
-		hits = hits[:cut]
+		least := nthKey(hits, n)
+		hits = slices.DeleteFunc(hits, func(h hit) bool { return h.key < least })
 	}
-	if err := x.readDocs(r, hits); err != nil {
+	top, err := x.readDocs(r, hits)
+	if err != nil {
 		return nil, err
 	}
 	if only != nil {
-		hits = slices.DeleteFunc(hits, func(h hit) bool { return !only(h.doc.key[:strings.LastIndexByte(h.doc.key, 0)]) })
+		top = slices.DeleteFunc(top, func(h ranked) bool { return !only(h.doc.key[:strings.LastIndexByte(h.doc.key, 0)]) })
 	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		if c := byScore(a, b); c != 0 {
-			return c
+	slices.SortFunc(top, func(a, b ranked) int {
+		if a.key != b.key {
+			return cmp.Compare(b.key, a.key)
 		}
 		if a.doc.day != b.doc.day {
 			return cmp.Compare(b.doc.day, a.doc.day) // recency breaks ties: the newer daily note first
 		}
 		return strings.Compare(a.doc.key, b.doc.key)
 	})
-	return hits[:min(n, len(hits))], nil
+	return top[:min(n, len(top))], nil
+}
+
+// nthKey returns the n-th highest score key of hits (n ≤ len(hits)), with a min-heap of
+// the n highest so far.
+func nthKey(hits []hit, n int) int64 {
+	h := make([]int64, 0, n)
+	for _, x := range hits {
+		switch {
+		case len(h) < n:
+			h = append(h, x.key)
+			for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case x.key > h[0]:
+			h[0] = x.key
+			for i := 0; ; {
+				c := 2*i + 1
+				if c >= n {
+					break
+				}
+				if c+1 < n && h[c+1] < h[c] {
+					c++
+				}
+				if h[i] <= h[c] {
+					break
+				}
+				h[i], h[c] = h[c], h[i]
+				i = c
+			}
+		}
+	}
+	return h[0]
 }
 
 // readDocs reads the document records of hits: one by one when they are few, else in one
-// pass over the documents.
-func (x *Index) readDocs(r persistence.Reader, hits []hit) error {
+// pass over the documents (in number order, as the hits are).
+func (x *Index) readDocs(r persistence.Reader, hits []hit) ([]ranked, error) {
+	out := make([]ranked, len(hits))
 	if len(hits) <= 64 {
-		for i := range hits {
-			raw, ok, err := r.Get(x.b.docs, docKey(hits[i].id))
+		for i, h := range hits {
+			raw, ok, err := r.Get(x.b.docs, docKey(h.id))
 			if err != nil || !ok {
-				return cmp.Or(err, fmt.Errorf("%w: document %d missing", errDamaged, hits[i].id))
+				return nil, cmp.Or(err, fmt.Errorf("%w: document %d missing", errDamaged, h.id))
 			}
-			if hits[i].doc, err = decodeDoc(raw); err != nil {
-				return err
+			out[i].hit = h
+			if out[i].doc, err = decodeDoc(raw); err != nil {
+				return nil, err
 			}
 		}
-		return nil
+		return out, nil
 	}
-	at := make(map[uint32]int, len(hits))
-	for i, h := range hits {
-		at[h.id] = i
-	}
-	found := 0
+	j := 0
 	err := r.Scan(x.b.docs, "", func(k string, v []byte) error {
 		id, _ := docID(k)
-		i, ok := at[id]
-		if !ok {
+		if j == len(hits) || id != hits[j].id {
 			return nil
 		}
 		d, err := decodeDoc(v)
-		hits[i].doc = d
-		found++
+		out[j] = ranked{hit: hits[j], doc: d}
+		j++
 		return err
 	})
-	if err == nil && found != len(hits) {
-		err = fmt.Errorf("%w: %d documents missing", errDamaged, len(hits)-found)
+	if err == nil && j != len(hits) {
+		err = fmt.Errorf("%w: %d documents missing", errDamaged, len(hits)-j)
 	}
-	return err
+	return out, err
 }
 
 // vectorScores returns each document's cosine with qv (a unit vector), read from the
