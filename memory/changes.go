@@ -96,7 +96,7 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, m *mirror) (*written, er
 			if !ok {
 				return fmt.Errorf("%w: %s: chunk %d missing", errDamaged, path, i)
 			}
-			for t := range rec.Terms {
+			for t := range terms(rec.Text) {
 				post.remove(t, rec.ID)
 			}
 			w.freed = append(w.freed, rec.ID)

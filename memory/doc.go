@@ -9,8 +9,8 @@
 //	memory/<agent>/meta      "state": {version, model, dims, gen}; a different model or version rebuilds
 //	memory/<agent>/files     path → {size, mtime, hash, chunks}: what was indexed of each file;
 //	                         sessions/<key> → {mtime, seq, tail}: of each conversation (sources: sessions)
-//	memory/<agent>/chunks    path\x00nnnnnn → {id, path, lines, hash, text, terms}: id is the
-//	                         chunk's document number, terms its term counts
+//	memory/<agent>/chunks    path\x00nnnnnn → {id, path, lines, hash, text}: id is the
+//	                         chunk's document number
 //	memory/<agent>/docs      id (4 bytes, big-endian) → length, day, has-vector, chunk key
 //	memory/<agent>/post      block (4 bytes) term → the term's postings among documents
 //	                         block×1024 to block×1024+1023: varint id deltas and term counts

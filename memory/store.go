@@ -53,7 +53,9 @@ type chunkRec struct {
 	End   int            `json:"end"`
 	Hash  string         `json:"hash"`
 	Text  string         `json:"text"`
-	Terms map[string]int `json:"terms"`
+	// Terms counts the text's terms. It is not stored: a chunk's postings are removed with
+	// the terms of its stored text, tokenized again (a tokenizer change is a new version).
+	Terms map[string]int `json:"-"`
 	Turn  int            `json:"turn,omitempty"` // a session chunk: the turn's number in the session
 	Time  int64          `json:"time,omitempty"` // a session chunk: when the turn began, unix seconds
 }
