@@ -84,30 +84,58 @@ func postKey(term string, block uint32) string { return docKey(block) + term }
 // posting is one document of a term's postings.
 type posting struct{ doc, tf uint32 }
 
-// decodeBlock appends the postings of a stored block to out.
-func decodeBlock(out []posting, key string, b []byte) ([]posting, error) {
-	block, ok := docID(key[:min(len(key), 4)])
-	if !ok || len(key) < 5 {
-		return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+// postings is one stored block of a term's postings.
+type postings struct {
+	key string
+	b   []byte
+}
+
+// count is how many postings the block holds: every uvarint ends with a byte under 0x80,
+// and a posting is two.
+func (p postings) count() int {
+	n := 0
+	for _, c := range p.b {
+		if c < 0x80 {
+			n++
+		}
 	}
-	id := uint64(block) * postBlock
-	for len(b) > 0 {
+	return n / 2
+}
+
+// each calls fn for every posting of the block, in document order.
+func (p postings) each(fn func(doc, tf uint32) error) error {
+	block, ok := docID(p.key[:min(len(p.key), 4)])
+	if !ok || len(p.key) < 5 {
+		return fmt.Errorf("%w: postings %q", errDamaged, p.key)
+	}
+	id, end := uint64(block)*postBlock, (uint64(block)+1)*postBlock
+	for b := p.b; len(b) > 0; {
 		d, k := binary.Uvarint(b)
 		if k <= 0 {
-			return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+			return fmt.Errorf("%w: postings %q", errDamaged, p.key)
 		}
 		tf, k2 := binary.Uvarint(b[k:])
 		if k2 <= 0 || tf == 0 || tf > 1<<31 {
-			return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+			return fmt.Errorf("%w: postings %q", errDamaged, p.key)
 		}
 		b = b[k+k2:]
-		id += d
-		if id >= (uint64(block)+1)*postBlock {
-			return out, fmt.Errorf("%w: postings %q", errDamaged, key)
+		if id += d; id >= end {
+			return fmt.Errorf("%w: postings %q", errDamaged, p.key)
 		}
-		out = append(out, posting{doc: uint32(id), tf: uint32(tf)})
+		if err := fn(uint32(id), uint32(tf)); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
+}
+
+// decodeBlock appends the postings of a stored block to out.
+func decodeBlock(out []posting, key string, b []byte) ([]posting, error) {
+	err := postings{key: key, b: b}.each(func(doc, tf uint32) error {
+		out = append(out, posting{doc: doc, tf: tf})
+		return nil
+	})
+	return out, err
 }
 
 // encodeBlock encodes the postings of one block, in document order.
@@ -122,9 +150,9 @@ func encodeBlock(block uint32, ps []posting) []byte {
 	return b
 }
 
-// readPostings appends every block of a term's postings to out, for the documents
-// numbered below ndocs.
-func readPostings(r persistence.Reader, b buckets, term string, ndocs int, out []posting) ([]posting, error) {
+// readPostings appends every stored block of a term's postings to out, for the documents
+// numbered below ndocs. (bbolt's Get copies the value: a block is at most a few KB.)
+func readPostings(r persistence.Reader, b buckets, term string, ndocs int, out []postings) ([]postings, error) {
 	for block := range uint32((ndocs + postBlock - 1) / postBlock) {
 		k := postKey(term, block)
 		v, ok, err := r.Get(b.post, k)
@@ -132,9 +160,7 @@ func readPostings(r persistence.Reader, b buckets, term string, ndocs int, out [
 			return out, err
 		}
 		if ok {
-			if out, err = decodeBlock(out, k, v); err != nil {
-				return out, err
-			}
+			out = append(out, postings{key: k, b: v})
 		}
 	}
 	return out, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -258,149 +257,20 @@ func (x *Index) rank(terms []string, qv []float32, n int, minScore float64, only
 				return err
 			}
 		}
-		top, err := x.best(r, x.scored(terms, text, vec, minScore), n, only)
+		top, err := x.best(r, x.fuse(terms, text, vec, minScore), n, only)
 		if err != nil {
 			return err
 		}
-		out = make([]Result, 0, len(top))
-		for _, h := range top {
-			c, ok, err := readChunk(r, x.b, h.doc.key)
+		out = make([]Result, 0, len(top.hits))
+		for _, h := range top.hits {
+			c, ok, err := readChunk(r, x.b, h.chunk)
 			if err != nil || !ok {
-				return cmp.Or(err, fmt.Errorf("%w: chunk %q missing", errDamaged, h.doc.key))
+				return cmp.Or(err, fmt.Errorf("%w: chunk %q missing", errDamaged, h.chunk))
 			}
 			out = append(out, result(c, float64(h.key)/1000))
 		}
 		return nil
 	})
-	return out, err
-}
-
-// hit is a document that scored.
-type hit struct {
-	id    uint32
-	key   int64 // the score to three decimals
-	score float64
-}
-
-// ranked is a hit that may rank, with its record.
-type ranked struct {
-	hit
-	doc docRec
-}
-
-// scored lists the documents whose score is above zero and at least minScore: the keyword
-// score, or the fused one for a document with a vector.
-func (x *Index) scored(terms []string, text []float64, vec []float32, minScore float64) []hit {
-	var hits []hit
-	for i, dl := range x.m.dl {
-		if dl == 0 {
-			continue
-		}
-		score := text[i]
-		if vec != nil && x.m.hasVec(uint32(i)) {
-			v := max(0, float64(vec[i]))
-			score = vectorWeight*v + textWeight*score
-			if len(terms) == 0 {
-				score = v
-			}
-		}
-		if score <= 0 || score < minScore {
-			continue
-		}
-		hits = append(hits, hit{id: uint32(i), key: int64(math.Round(score * 1000)), score: score})
-	}
-	return hits
-}
-
-// best returns the best n hits that only accepts (nil: all), best first. Without only,
-// just the hits whose score ties with the n-th best or beats it have their records read.
-func (x *Index) best(r persistence.Reader, hits []hit, n int, only func(string) bool) ([]ranked, error) {
-	if only == nil && len(hits) > n {
-		least := nthKey(hits, n)
-		hits = slices.DeleteFunc(hits, func(h hit) bool { return h.key < least })
-	}
-	top, err := x.readDocs(r, hits)
-	if err != nil {
-		return nil, err
-	}
-	if only != nil {
-		top = slices.DeleteFunc(top, func(h ranked) bool { return !only(h.doc.key[:strings.LastIndexByte(h.doc.key, 0)]) })
-	}
-	slices.SortFunc(top, func(a, b ranked) int {
-		if a.key != b.key {
-			return cmp.Compare(b.key, a.key)
-		}
-		if a.doc.day != b.doc.day {
-			return cmp.Compare(b.doc.day, a.doc.day) // recency breaks ties: the newer daily note first
-		}
-		return strings.Compare(a.doc.key, b.doc.key)
-	})
-	return top[:min(n, len(top))], nil
-}
-
-// nthKey returns the n-th highest score key of hits (n ≤ len(hits)), with a min-heap of
-// the n highest so far.
-func nthKey(hits []hit, n int) int64 {
-	h := make([]int64, 0, n)
-	for _, x := range hits {
-		switch {
-		case len(h) < n:
-			h = append(h, x.key)
-			for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case x.key > h[0]:
-			h[0] = x.key
-			for i := 0; ; {
-				c := 2*i + 1
-				if c >= n {
-					break
-				}
-				if c+1 < n && h[c+1] < h[c] {
-					c++
-				}
-				if h[i] <= h[c] {
-					break
-				}
-				h[i], h[c] = h[c], h[i]
-				i = c
-			}
-		}
-	}
-	return h[0]
-}
-
-// readDocs reads the document records of hits: one by one when they are few, else in one
-// pass over the documents (in number order, as the hits are).
-func (x *Index) readDocs(r persistence.Reader, hits []hit) ([]ranked, error) {
-	out := make([]ranked, len(hits))
-	if len(hits) <= 64 {
-		for i, h := range hits {
-			raw, ok, err := r.Get(x.b.docs, docKey(h.id))
-			if err != nil || !ok {
-				return nil, cmp.Or(err, fmt.Errorf("%w: document %d missing", errDamaged, h.id))
-			}
-			out[i].hit = h
-			if out[i].doc, err = decodeDoc(raw); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	j := 0
-	err := r.Scan(x.b.docs, "", func(k string, v []byte) error {
-		id, _ := docID(k)
-		if j == len(hits) || id != hits[j].id {
-			return nil
-		}
-		d, err := decodeDoc(v)
-		out[j] = ranked{hit: hits[j], doc: d}
-		j++
-		return err
-	})
-	if err == nil && j != len(hits) {
-		err = fmt.Errorf("%w: %d documents missing", errDamaged, len(hits)-j)
-	}
 	return out, err
 }
 
@@ -439,22 +309,30 @@ func (x *Index) bm25(r persistence.Reader, terms []string) ([]float64, error) {
 	N := max(float64(m.live), minCorpus)
 	avgLen := m.avgLen()
 	var norm float64
-	var ps []posting
+	var blocks []postings
 	for _, t := range terms {
 		var err error
-		if ps, err = readPostings(r, x.b, t, len(m.dl), ps[:0]); err != nil {
+		if blocks, err = readPostings(r, x.b, t, len(m.dl), blocks[:0]); err != nil {
 			return nil, err
 		}
-		nt := float64(len(ps))
-		idf := math.Log(1 + (N-nt+0.5)/(nt+0.5))
+		nt := 0
+		for _, p := range blocks {
+			nt += p.count()
+		}
+		idf := math.Log(1 + (N-float64(nt)+0.5)/(float64(nt)+0.5))
 		norm += idf
-		for _, p := range ps {
-			if !m.has(p.doc) {
-				return nil, fmt.Errorf("%w: term %q names document %d", errDamaged, t, p.doc)
+		for _, p := range blocks {
+			err := p.each(func(doc, tf uint32) error {
+				if !m.has(doc) {
+					return fmt.Errorf("%w: term %q names document %d", errDamaged, t, doc)
+				}
+				tf64, dl := float64(tf), float64(m.dl[doc]-1)
+				scores[doc] += idf * tf64 * (k1 + 1) / (tf64 + k1*(1-b+b*dl/avgLen))
+				return nil
+			})
+			if err != nil {
+				return nil, err
 			}
-			tf := float64(p.tf)
-			dl := float64(m.dl[p.doc] - 1)
-			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avgLen))
 		}
 	}
 	for i := range scores {

@@ -47,12 +47,12 @@ type fileRec struct {
 
 // chunkRec is one stored chunk.
 type chunkRec struct {
-	ID    uint32         `json:"id"` // its document number: its key in docs, vectors and the postings
-	Path  string         `json:"path"`
-	Start int            `json:"start"`
-	End   int            `json:"end"`
-	Hash  string         `json:"hash"`
-	Text  string         `json:"text"`
+	ID    uint32 `json:"id"` // its document number: its key in docs, vectors and the postings
+	Path  string `json:"path"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+	Hash  string `json:"hash"`
+	Text  string `json:"text"`
 	// Terms counts the text's terms. It is not stored: a chunk's postings are removed with
 	// the terms of its stored text, tokenized again (a tokenizer change is a new version).
 	Terms map[string]int `json:"-"`
