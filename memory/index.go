@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -173,23 +175,17 @@ func (x *Index) syncLocked(ctx context.Context, embed bool, attempt int) error {
 	if err != nil {
 		return err
 	}
-	if full {
-		more, err := x.unseen(found)
-		if err != nil {
-			return fmt.Errorf("memory: read index: %w", err)
-		}
-		gone = append(gone, more...)
+	checks, gone, err := x.compare(found, gone, full)
+	if err != nil {
+		return fmt.Errorf("memory: read index: %w", err)
 	}
 	// In batches of syncBatch files: a file's record and its chunks are always written in
 	// one transaction, so the index is consistent after each; but the changes of 10,000
 	// new notes held at once, and written in one transaction, were 190 MB.
-	for first := true; first || len(found) > 0; first = false {
-		batch := found[:min(len(found), syncBatch)]
-		found = found[len(batch):]
-		ch, err := x.changes(root, batch, gone)
-		if err != nil {
-			return fmt.Errorf("memory: read index: %w", err)
-		}
+	for first := true; first || len(checks) > 0; first = false {
+		batch := checks[:min(len(checks), syncBatch)]
+		checks = checks[len(batch):]
+		ch := x.changes(root, batch, gone)
 		gone = nil
 		if now := x.clock(); first && (x.sessAt.IsZero() || now.Sub(x.sessAt) >= x.cfg.SessionsEvery) {
 			if err := x.store.View(func(r persistence.Reader) error { return x.sessionChanges(r, ch) }); err != nil {
@@ -228,22 +224,69 @@ func (x *Index) syncLocked(ctx context.Context, embed bool, attempt int) error {
 // syncBatch is how many of the notes a sync looks at are read, cut and written together.
 const syncBatch = 256
 
-// unseen lists the indexed notes a full scan did not find: they are gone.
-func (x *Index) unseen(found []statFile) ([]string, error) {
-	seen := make(map[string]bool, len(found))
-	for _, f := range found {
-		seen[f.path] = true
+// toCheck is a memory file a sync reads: found changed (or new, or touched), with what the
+// index holds of it.
+type toCheck struct {
+	f   statFile
+	old fileRec
+	had bool
+}
+
+// compare looks up the files found in the index and returns those to read, and of gone
+// the ones indexed. After a full scan, found is every note: it is compared with the files
+// bucket in one pass in key order (no lookup per note, which on PostgreSQL is a query), and
+// the indexed notes not found are gone too.
+func (x *Index) compare(found []statFile, gone []string, full bool) ([]toCheck, []string, error) {
+	var checks []toCheck
+	look := func(f statFile, old fileRec, had bool) {
+		if !had || x.force[f.path] || old.Size != f.size || old.MTime != f.mtime {
+			checks = append(checks, toCheck{f: f, old: old, had: had})
+		}
 	}
-	var gone []string
+	var indexedGone []string
 	err := x.store.View(func(r persistence.Reader) error {
-		return r.Scan(x.b.files, "", func(p string, _ []byte) error {
-			if !seen[p] && !IsSessionPath(p) {
-				gone = append(gone, p)
+		if !full {
+			for _, f := range found {
+				old, had, err := readFile(r, x.b, f.path)
+				if err != nil {
+					return err
+				}
+				look(f, old, had)
+			}
+			for _, p := range gone {
+				if _, had, err := readFile(r, x.b, p); err != nil || had {
+					indexedGone = append(indexedGone, p)
+					if err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		slices.SortFunc(found, func(a, b statFile) int { return strings.Compare(a.path, b.path) })
+		i := 0
+		err := r.Scan(x.b.files, "", func(p string, v []byte) error {
+			for ; i < len(found) && found[i].path < p; i++ {
+				look(found[i], fileRec{}, false)
+			}
+			if i < len(found) && found[i].path == p {
+				var old fileRec
+				if err := json.Unmarshal(v, &old); err != nil {
+					return fmt.Errorf("%w: file %s: %v", errDamaged, p, err)
+				}
+				look(found[i], old, true)
+				i++
+			} else if !IsSessionPath(p) {
+				indexedGone = append(indexedGone, p)
 			}
 			return nil
 		})
+		for ; i < len(found); i++ {
+			look(found[i], fileRec{}, false)
+		}
+		return err
 	})
-	return gone, err
+	return checks, indexedGone, err
 }
 
 // ensureLoaded reads the index's mirror from the store once, and again after another node
@@ -306,41 +349,14 @@ func (x *Index) reset() error {
 	return nil
 }
 
-// changes compares the files found with the index and prepares what to write; gone lists
-// the indexed files no longer there.
-func (x *Index) changes(root *os.Root, found []statFile, gone []string) (*changeSet, error) {
+// changes reads the files to check and prepares what to write; gone lists the indexed
+// files no longer there.
+func (x *Index) changes(root *os.Root, checks []toCheck, gone []string) *changeSet {
 	ch := newChangeSet()
-	indexed := make(map[string]fileRec, len(found))
-	err := x.store.View(func(r persistence.Reader) error {
-		for _, f := range found {
-			rec, ok, err := readFile(r, x.b, f.path)
-			if err != nil {
-				return err
-			}
-			if ok {
-				indexed[f.path] = rec
-			}
-		}
-		for _, p := range gone {
-			if _, ok, err := readFile(r, x.b, p); err != nil || ok {
-				ch.removed = append(ch.removed, p)
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
+	ch.removed = gone
 	now := x.clock()
-	for _, f := range found {
-		old, had := indexed[f.path]
-		forced := x.force[f.path]
-		if had && !forced && old.Size == f.size && old.MTime == f.mtime {
-			continue
-		}
+	for _, c := range checks {
+		f, old, had := c.f, c.old, c.had
 		rec := fileRec{Size: f.size, MTime: f.mtime}
 		// A file changed within the last two seconds may change again within the same mtime
 		// tick: keep no mtime, so the next sync hashes it again (cheap when nothing changed).
@@ -369,7 +385,7 @@ func (x *Index) changes(root *os.Root, found []statFile, gone []string) (*change
 		rec.Chunks = len(chunks)
 		ch.replace(f.path, rec, chunks)
 	}
-	return ch, nil
+	return ch
 }
 
 func hashText(s string) string {
