@@ -36,7 +36,7 @@ func (c *changeSet) replace(path string, rec fileRec, chunks []Chunk) {
 	c.files[path] = rec
 	recs := make([]*chunkRec, len(chunks))
 	for i, ck := range chunks {
-		recs[i] = &chunkRec{Path: path, Start: ck.StartLine, End: ck.EndLine, Hash: hashText(ck.Text), Text: ck.Text, Terms: terms(ck.Text)}
+		recs[i] = &chunkRec{Path: path, Start: ck.StartLine, End: ck.EndLine, Hash: hashText(ck.Text), Text: ck.Text}
 	}
 	c.replaced[path] = recs
 }
@@ -138,11 +138,12 @@ func (c *changeSet) write(tx persistence.Tx, b buckets, m *mirror) (*written, er
 			if err := tx.Put(b.chunks, k, raw); err != nil {
 				return nil, err
 			}
-			d := docRec{len: r.length(), day: r.day(), vec: c.vectors[k] != nil, key: k}
+			counts := terms(r.Text) // counted here, not held by the change set: a batch's maps were its largest part
+			d := docRec{len: termsLen(counts), day: r.day(), vec: c.vectors[k] != nil, key: k}
 			if err := tx.Put(b.docs, docKey(r.ID), d.encode()); err != nil {
 				return nil, err
 			}
-			for t, tf := range r.Terms {
+			for t, tf := range counts {
 				post.add(t, r.ID, uint32(tf))
 			}
 			w.added = append(w.added, docLen{id: r.ID, len: d.len})

@@ -228,8 +228,7 @@ const syncBatch = 256
 // index holds of it.
 type toCheck struct {
 	f   statFile
-	old fileRec
-	had bool
+	old *fileRec // nil: not indexed
 }
 
 // compare looks up the files found in the index and returns those to read, and of gone
@@ -239,8 +238,10 @@ type toCheck struct {
 func (x *Index) compare(found []statFile, gone []string, full bool) ([]toCheck, []string, error) {
 	var checks []toCheck
 	look := func(f statFile, old fileRec, had bool) {
-		if !had || x.force[f.path] || old.Size != f.size || old.MTime != f.mtime {
-			checks = append(checks, toCheck{f: f, old: old, had: had})
+		if !had {
+			checks = append(checks, toCheck{f: f})
+		} else if x.force[f.path] || old.Size != f.size || old.MTime != f.mtime {
+			checks = append(checks, toCheck{f: f, old: &old})
 		}
 	}
 	var indexedGone []string
@@ -356,7 +357,10 @@ func (x *Index) changes(root *os.Root, checks []toCheck, gone []string) *changeS
 	ch.removed = gone
 	now := x.clock()
 	for _, c := range checks {
-		f, old, had := c.f, c.old, c.had
+		f, old, had := c.f, fileRec{}, c.old != nil
+		if had {
+			old = *c.old
+		}
 		rec := fileRec{Size: f.size, MTime: f.mtime}
 		// A file changed within the last two seconds may change again within the same mtime
 		// tick: keep no mtime, so the next sync hashes it again (cheap when nothing changed).

@@ -143,7 +143,7 @@ func (x *Index) sessionTail(r persistence.Reader, info persistence.SessionInfo, 
 		rec.TailSeq, rec.TailChunk, rec.TailTurn = t.first, from+len(recs), number
 		for _, ck := range splitChunks(t.text, x.cfg.ChunkTokens, x.cfg.OverlapTokens) {
 			recs = append(recs, &chunkRec{Path: p, Start: int(t.first), End: int(t.last), Hash: hashText(ck.Text),
-				Text: ck.Text, Terms: terms(ck.Text), Turn: number, Time: t.time})
+				Text: ck.Text, Turn: number, Time: t.time})
 		}
 	}
 	rec.Seq = entries[len(entries)-1].Seq

@@ -53,17 +53,14 @@ type chunkRec struct {
 	End   int    `json:"end"`
 	Hash  string `json:"hash"`
 	Text  string `json:"text"`
-	// Terms counts the text's terms. It is not stored: a chunk's postings are removed with
-	// the terms of its stored text, tokenized again (a tokenizer change is a new version).
-	Terms map[string]int `json:"-"`
-	Turn  int            `json:"turn,omitempty"` // a session chunk: the turn's number in the session
-	Time  int64          `json:"time,omitempty"` // a session chunk: when the turn began, unix seconds
+	Turn  int    `json:"turn,omitempty"` // a session chunk: the turn's number in the session
+	Time  int64  `json:"time,omitempty"` // a session chunk: when the turn began, unix seconds
 }
 
-// length is the chunk's length in terms, as BM25 counts it.
-func (c *chunkRec) length() uint32 {
+// termsLen is a chunk's length in terms, as BM25 counts it.
+func termsLen(counts map[string]int) uint32 {
 	n := 0
-	for _, tf := range c.Terms {
+	for _, tf := range counts {
 		n += tf
 	}
 	return uint32(n)
