@@ -219,6 +219,11 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if st.Rebuilds != 1 || st.Files != len(qualityNotes) || st.Chunks != len(qualityNotes) || st.Vectors != st.Chunks {
 		t.Errorf("status %+v, want one rebuild, %d files and chunks, each with a vector", st, len(qualityNotes))
 	}
+	x.mu.Lock()
+	if bits := x.m.vectors(); bits != x.m.nvec {
+		t.Errorf("the mirror counts %d vectors and has %d vector bits", x.m.nvec, bits)
+	}
+	x.mu.Unlock()
 	if got := e.count(); got != 1 {
 		t.Errorf("%d texts embedded, want 1 (the query): the notes' vectors are in the kept cache", got)
 	}
