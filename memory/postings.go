@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
@@ -203,27 +204,66 @@ func (e postingEdits) add(term string, id, tf uint32) {
 
 // write rewrites every block edited, in key order: the removed documents out, the added in.
 func (e postingEdits) write(tx persistence.Tx, b buckets) error {
+	keys := slices.Sorted(maps.Keys(e))
 	var ps []posting
-	for _, k := range slices.Sorted(maps.Keys(e)) {
-		be := e[k]
-		raw, _, err := tx.Get(b.post, k)
+	for len(keys) > 0 {
+		n := 1 // the keys of one block: they share its 4-byte prefix
+		for n < len(keys) && keys[n][:4] == keys[0][:4] {
+			n++
+		}
+		old, err := readBlocks(tx, b, keys[:n])
 		if err != nil {
 			return err
 		}
-		if ps, err = decodeBlock(ps[:0], k, raw); err != nil {
-			return err
+		for _, k := range keys[:n] {
+			be := e[k]
+			if ps, err = decodeBlock(ps[:0], k, old[k]); err != nil {
+				return err
+			}
+			ps = slices.DeleteFunc(ps, func(p posting) bool { return be.remove[p.doc] })
+			ps = append(ps, be.add...)
+			slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
+			if len(ps) == 0 {
+				err = tx.Delete(b.post, k)
+			} else {
+				err = tx.Put(b.post, k, encodeBlock(be.block, ps))
+			}
+			if err != nil {
+				return err
+			}
 		}
-		ps = slices.DeleteFunc(ps, func(p posting) bool { return be.remove[p.doc] })
-		ps = append(ps, be.add...)
-		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
-		if len(ps) == 0 {
-			err = tx.Delete(b.post, k)
-		} else {
-			err = tx.Put(b.post, k, encodeBlock(be.block, ps))
-		}
-		if err != nil {
-			return err
-		}
+		keys = keys[n:]
 	}
 	return nil
+}
+
+// readBlocks reads the stored postings under keys (sorted, of one block): one by one when
+// they are few, else in one pass over the block, which on PostgreSQL is a query per 256
+// keys rather than one per key (a batch of a build edits thousands of one block's keys).
+func readBlocks(tx persistence.Tx, b buckets, keys []string) (map[string][]byte, error) {
+	old := make(map[string][]byte, len(keys))
+	if len(keys) <= 32 {
+		for _, k := range keys {
+			v, ok, err := tx.Get(b.post, k)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				old[k] = v
+			}
+		}
+		return old, nil
+	}
+	i := 0
+	err := tx.Scan(b.post, keys[0][:4], func(k string, v []byte) error {
+		for i < len(keys) && keys[i] < k {
+			i++
+		}
+		if i < len(keys) && keys[i] == k {
+			old[k] = bytes.Clone(v) // the scan's value is valid only in this call
+			i++
+		}
+		return nil
+	})
+	return old, err
 }
