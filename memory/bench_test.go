@@ -108,7 +108,7 @@ func BenchmarkMemoryIndex(b *testing.B) {
 				if err := x.Sync(context.Background()); err != nil {
 					b.Fatal(err)
 				}
-				chunks = len(x.cur.chunks)
+				chunks = x.m.live
 				info, _ := os.Stat(path)
 				size = info.Size()
 			}
@@ -170,7 +170,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 				}
 				t0 = time.Now()
 				x.mu.Lock()
-				_, err := x.rank(x.snapshot(), uniqueTerms(q), qv, DefaultMaxResults, 0.1, nil)
+				_, err := x.rank(uniqueTerms(q), qv, DefaultMaxResults, 0.1, nil)
 				x.mu.Unlock()
 				ranked = append(ranked, time.Since(t0))
 				if err != nil {
@@ -182,7 +182,7 @@ func BenchmarkMemorySearch(b *testing.B) {
 			b.ReportMetric(pct(ranked, 50), "rank-p50-ms")
 			b.ReportMetric(pct(ranked, 99), "rank-p99-ms")
 			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "heap-MB")
-			b.ReportMetric(float64(len(x.cur.chunks)), "chunks")
+			b.ReportMetric(float64(x.m.live), "chunks")
 		})
 	}
 	b.Run("floor-dot-1536", func(b *testing.B) {

@@ -1,11 +1,13 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/reefgw/reef/persistence"
@@ -22,21 +24,14 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 	if x.cfg.Embedder == nil || x.clock().Before(x.embedOK) {
 		return
 	}
-	if len(ch.replaced) == 0 && len(x.cur.hasVec) == len(x.cur.chunks) {
-		return // every chunk has its vector (hasVec holds only chunks): no walk over them each search
+	if len(ch.replaced) == 0 && !x.m.vectorsMissing() {
+		return // every chunk has its vector: no walk over them each search
 	}
 	byHash := map[string][]string{} // content hash → chunk keys
 	texts := map[string]string{}    // content hash → text, for new chunks
-	var stale []string              // stored chunks without a vector, texts to read
-	gone := map[string]bool{}
-	for _, p := range ch.removed {
-		gone[p] = true
-	}
-	for k, c := range x.cur.chunks {
-		if !x.cur.hasVec[k] && !ch.replacesKey(c.Path, k) && !gone[c.Path] {
-			byHash[c.Hash] = append(byHash[c.Hash], k)
-			stale = append(stale, k)
-		}
+	if err := x.staleChunks(ch, byHash); err != nil {
+		x.log.Warn().Err(err).Msg("memory: read chunks to embed")
+		return
 	}
 	for p, recs := range ch.replaced {
 		for i, r := range recs {
@@ -47,12 +42,8 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 	if len(byHash) == 0 {
 		return
 	}
-	dims := x.cur.state.Dims
+	dims := x.m.state.Dims
 	x.fromCache(byHash, dims, ch)
-	if err := x.readTexts(stale, byHash, texts); err != nil {
-		x.log.Warn().Err(err).Msg("memory: read chunks to embed")
-		return
-	}
 	var hashes []string
 	for h := range byHash {
 		hashes = append(hashes, h)
@@ -61,9 +52,10 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 	for len(hashes) > 0 {
 		batch := hashes[:min(len(hashes), x.cfg.BatchSize)]
 		hashes = hashes[len(batch):]
-		input := make([]string, len(batch))
-		for i, h := range batch {
-			input[i] = texts[h]
+		input, err := x.inputs(batch, byHash, texts)
+		if err != nil {
+			x.log.Warn().Err(err).Msg("memory: read chunks to embed")
+			return
 		}
 		vecs, err := x.embed(ctx, input, x.cfg.IndexTimeout, dims)
 		x.stats.EmbedCalls++
@@ -85,22 +77,61 @@ func (x *Index) embedMissing(ctx context.Context, ch *changeSet) {
 	}
 }
 
-// readTexts reads the texts of the stored chunks keys that still need a vector.
-func (x *Index) readTexts(keys []string, byHash map[string][]string, texts map[string]string) error {
+// staleChunks adds to byHash the stored chunks without a vector that ch keeps.
+func (x *Index) staleChunks(ch *changeSet, byHash map[string][]string) error {
+	if !x.m.vectorsMissing() {
+		return nil
+	}
+	gone := map[string]bool{}
+	for _, p := range ch.removed {
+		gone[p] = true
+	}
 	return x.store.View(func(r persistence.Reader) error {
-		for _, k := range keys {
-			h := x.cur.chunks[k].Hash
-			if _, need := byHash[h]; !need || texts[h] != "" {
+		for id := range x.m.dl {
+			if !x.m.has(uint32(id)) || x.m.hasVec(uint32(id)) {
 				continue
 			}
-			t, err := chunkText(r, x.b, k)
+			raw, ok, err := r.Get(x.b.docs, docKey(uint32(id)))
+			if err != nil || !ok {
+				return cmp.Or(err, fmt.Errorf("%w: document %d missing", errDamaged, id))
+			}
+			d, err := decodeDoc(raw)
 			if err != nil {
 				return err
 			}
-			texts[h] = t
+			path := d.key[:max(0, strings.LastIndexByte(d.key, 0))]
+			if ch.replacesKey(path, d.key) || gone[path] {
+				continue
+			}
+			c, ok, err := readChunk(r, x.b, d.key)
+			if err != nil || !ok {
+				return cmp.Or(err, fmt.Errorf("%w: chunk %q missing", errDamaged, d.key))
+			}
+			byHash[c.Hash] = append(byHash[c.Hash], d.key)
 		}
 		return nil
 	})
+}
+
+// inputs returns the texts of a batch of hashes: the new chunks' from texts, the stored
+// ones' read from the store (a batch at a time, so they are never all in memory).
+func (x *Index) inputs(batch []string, byHash map[string][]string, texts map[string]string) ([]string, error) {
+	input := make([]string, len(batch))
+	err := x.store.View(func(r persistence.Reader) error {
+		for i, h := range batch {
+			if t, ok := texts[h]; ok {
+				input[i] = t
+				continue
+			}
+			c, ok, err := readChunk(r, x.b, byHash[h][0])
+			if err != nil || !ok {
+				return cmp.Or(err, fmt.Errorf("%w: chunk %q missing", errDamaged, byHash[h][0]))
+			}
+			input[i] = c.Text
+		}
+		return nil
+	})
+	return input, err
 }
 
 // fromCache moves the chunks whose text is in the embedding cache from byHash to ch.

@@ -240,7 +240,7 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 		},
 		"missing chunk": func(tx persistence.Tx, b buckets) error { return tx.Delete(b.chunks, chunkKey("MEMORY.md", 0)) },
 		"short vector": func(tx persistence.Tx, b buckets) error {
-			return tx.Put(b.vectors, chunkKey("MEMORY.md", 0), []byte{1, 2, 3})
+			return tx.Put(b.vectors, docKey(0), []byte{1, 2, 3})
 		},
 		"garbage state": func(tx persistence.Tx, b buckets) error { return tx.Put(b.meta, "state", []byte("]")) },
 		"stray chunk": func(tx persistence.Tx, b buckets) error {

@@ -107,7 +107,7 @@ func TestQualityRecallAt5(t *testing.T) {
 			terms []string
 			qv    []float32
 		}{ModeFTS: {terms, nil}, ModeVector: {nil, vecs[0]}, ModeHybrid: {terms, vecs[0]}} {
-			if runs[mode], err = x.rank(x.snapshot(), args.terms, args.qv, 5, 0, nil); err != nil {
+			if runs[mode], err = x.rank(args.terms, args.qv, 5, 0, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,13 +1,12 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"path"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -72,9 +71,9 @@ const (
 	SourceSessions = "sessions"
 )
 
-// result is the Result for chunk c with its text t.
-func result(c *chunkMeta, score float64, t string) Result {
-	r := Result{Path: c.Path, StartLine: c.Start, EndLine: c.End, Score: score, Snippet: snippet(t), Source: SourceMemory,
+// result is the Result for chunk c.
+func result(c *chunkRec, score float64) Result {
+	r := Result{Path: c.Path, StartLine: c.Start, EndLine: c.End, Score: score, Snippet: snippet(c.Text), Source: SourceMemory,
 		Citation: c.Path + "#L" + strconv.Itoa(c.Start) + "-L" + strconv.Itoa(c.End)}
 	if IsSessionPath(c.Path) {
 		r.Source, r.Session, r.Turn = SourceSessions, strings.TrimPrefix(c.Path, SessionPrefix), c.Turn
@@ -111,8 +110,15 @@ func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
 	}
 	x.mu.Lock()
 	embedOK, why := !x.clock().Before(x.embedOK), x.embedWhy
-	dims := x.cur.state.Dims
+	err := x.ensureLoaded()
+	dims := 0
+	if err == nil {
+		dims = x.m.state.Dims
+	}
 	x.mu.Unlock()
+	if err != nil {
+		return resp, err
+	}
 
 	var qv []float32
 	if x.cfg.Embedder != nil {
@@ -152,9 +158,25 @@ func (x *Index) Search(ctx context.Context, q Query) (Response, error) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var err error
-	resp.Results, err = x.rank(x.snapshot(), terms, qv, min(n, MaxResultsCap), minScore, q.Only)
-	return resp, err
+	for attempt := 0; ; attempt++ {
+		if err = x.ensureLoaded(); err != nil {
+			return resp, err
+		}
+		resp.Results, err = x.rank(terms, qv, min(n, MaxResultsCap), minScore, q.Only)
+		switch {
+		case errors.Is(err, errStale) && attempt < maxStale:
+			x.m = nil // another node wrote the index since it was read: read it again
+		case errors.Is(err, errDamaged) && attempt < maxStale:
+			if err = x.rebuildDamaged(err); err == nil {
+				err = x.syncLocked(ctx, true, 0)
+			}
+			if err != nil {
+				return resp, err
+			}
+		default:
+			return resp, err
+		}
+	}
 }
 
 func joinWarn(a, b string) string {
@@ -197,81 +219,6 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-// doc is one chunk in a snapshot.
-type doc struct {
-	key    string
-	c      *chunkMeta
-	len    int
-	hasVec bool
-	day    time.Time // the date of a daily note (memory/YYYY-MM-DD*.md), a conversation's time, else zero
-}
-
-type posting struct{ doc, tf uint32 }
-
-// snapshot is the search structure over the index at one moment: an inverted index for
-// BM25 over the chunks in memory; vectors stay in the store and are read as they are
-// scored. A sync that changes the index drops it.
-type snapshot struct {
-	docs []doc // in key order
-	// post holds every term's postings, one term after the other in term id order: the
-	// term with id t has post[start[t]:start[t+1]]. One exact array, not a slice grown per
-	// term: at 15,000 chunks growing them left a third of 7.6 MB unused.
-	post   []posting
-	start  []uint32
-	avgLen float64
-}
-
-// postings returns the postings of the term with id t.
-func (s *snapshot) postings(t uint32) []posting {
-	if int(t)+1 >= len(s.start) {
-		return nil
-	}
-	return s.post[s.start[t]:s.start[t+1]]
-}
-
-// snapshot returns the current search structure, building it if the index changed. x.mu is held.
-func (x *Index) snapshot() *snapshot {
-	if x.snap != nil {
-		return x.snap
-	}
-	keys := make([]string, 0, len(x.cur.chunks))
-	for k := range x.cur.chunks {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := &snapshot{docs: make([]doc, len(keys)), start: make([]uint32, len(x.cur.dict)+1)}
-	for _, c := range x.cur.chunks { // count each term's postings, then place them
-		for _, t := range c.terms {
-			s.start[t.id+1]++
-		}
-	}
-	for t := 1; t < len(s.start); t++ {
-		s.start[t] += s.start[t-1]
-	}
-	s.post = make([]posting, s.start[len(s.start)-1])
-	next := slices.Clone(s.start)
-	total := 0
-	for i, k := range keys {
-		c := x.cur.chunks[k]
-		d := doc{key: k, c: c, hasVec: x.cur.hasVec[k], day: noteDay(c.Path)}
-		if c.Time != 0 {
-			d.day = time.Unix(c.Time, 0)
-		}
-		for _, t := range c.terms {
-			d.len += int(t.tf)
-			s.post[next[t.id]] = posting{doc: uint32(i), tf: t.tf}
-			next[t.id]++
-		}
-		total += d.len
-		s.docs[i] = d
-	}
-	if len(keys) > 0 {
-		s.avgLen = float64(total) / float64(len(keys))
-	}
-	x.snap = s
-	return s
-}
-
 // noteDay parses the date of a daily note's name.
 func noteDay(p string) time.Time {
 	base := path.Base(p)
@@ -285,91 +232,60 @@ func noteDay(p string) time.Time {
 	return t
 }
 
-// rank scores every chunk and returns the best n at or above minScore: by score (to three
-// decimals), then the newer daily note, then path and line. x.mu is held.
-func (x *Index) rank(s *snapshot, terms []string, qv []float32, n int, minScore float64, only func(string) bool) ([]Result, error) {
-	text := s.bm25(terms, x.cur.dict)
-	var vec []float32
-	if qv != nil {
-		var err error
-		if vec, err = x.vectorScores(s, qv); err != nil {
-			return nil, err
-		}
-	}
-	type scored struct {
-		i     int
-		key   int64 // the score to three decimals
-		score float64
-	}
-	better := func(a, b scored) bool {
-		if a.key != b.key {
-			return a.key > b.key
-		}
-		da, db := s.docs[a.i], s.docs[b.i]
-		if !da.day.Equal(db.day) {
-			return da.day.After(db.day) // recency breaks ties: the newer daily note first
-		}
-		return da.key < db.key
-	}
-	top := make([]scored, 0, n+1) // the best n so far, best first
-	for i, d := range s.docs {
-		if only != nil && !only(d.c.Path) {
-			continue
-		}
-		score := text[i]
-		if vec != nil && d.hasVec {
-			v := max(0, float64(vec[i]))
-			score = vectorWeight*v + textWeight*score
-			if len(terms) == 0 {
-				score = v
-			}
-		}
-		if score <= 0 || score < minScore {
-			continue
-		}
-		h := scored{i: i, key: int64(math.Round(score * 1000)), score: score}
-		if len(top) == n && !better(h, top[n-1]) {
-			continue
-		}
-		at := sort.Search(len(top), func(j int) bool { return better(h, top[j]) })
-		top = append(top, scored{})
-		copy(top[at+1:], top[at:])
-		top[at] = h
-		if len(top) > n {
-			top = top[:n]
-		}
-	}
-	out := []Result{}
+// rank scores every document and returns the best n at or above minScore: by score (to
+// three decimals), then the newer daily note, then path and line. It reads the postings of
+// the query's terms, the vectors and the records of the documents in the running, where
+// they lie in the store (one read transaction); errStale says another node wrote the index
+// since the mirror was read. x.mu is held.
+func (x *Index) rank(terms []string, qv []float32, n int, minScore float64, only func(string) bool) ([]Result, error) {
+	var out []Result
 	err := x.store.View(func(r persistence.Reader) error {
-		for _, h := range top {
-			d := s.docs[h.i]
-			t, err := chunkText(r, x.b, d.key)
-			if err != nil {
+		st, ok, err := readState(r, x.b)
+		if err != nil {
+			return err
+		}
+		if !ok || st.Gen != x.m.state.Gen {
+			return errStale
+		}
+		text, err := x.bm25(r, terms)
+		if err != nil {
+			return err
+		}
+		var vec []float32
+		if qv != nil {
+			if vec, err = x.vectorScores(r, qv); err != nil {
 				return err
 			}
-			out = append(out, result(d.c, float64(h.key)/1000, t))
+		}
+		top, err := x.best(r, x.fuse(terms, text, vec, minScore), n, only)
+		if err != nil {
+			return err
+		}
+		out = make([]Result, 0, len(top.hits))
+		for _, h := range top.hits {
+			c, ok, err := readChunk(r, x.b, h.chunk)
+			if err != nil || !ok {
+				return cmp.Or(err, fmt.Errorf("%w: chunk %q missing", errDamaged, h.chunk))
+			}
+			out = append(out, result(c, float64(h.key)/1000))
 		}
 		return nil
 	})
 	return out, err
 }
 
-// vectorScores returns each doc's cosine with qv (a unit vector), read from the store's
-// vectors as they are: they are not kept in memory.
-func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
-	scores := make([]float32, len(s.docs))
+// vectorScores returns each document's cosine with qv (a unit vector), read from the
+// store's vectors where they lie: they are not kept in memory.
+func (x *Index) vectorScores(r persistence.Reader, qv []float32) ([]float32, error) {
+	scores := make([]float32, len(x.m.dl))
 	buf := make([]float32, 0, len(qv))
-	j := 0 // docs and the bucket are both in key order: walk them in step
-	err := x.store.View(func(r persistence.Reader) error {
-		return r.Scan(x.b.vectors, "", func(k string, v []byte) error {
-			for j < len(s.docs) && s.docs[j].key < k {
-				j++
-			}
-			if j < len(s.docs) && s.docs[j].key == k && len(v) == 4*len(qv) {
-				scores[j] = dot(qv, viewVector(v, buf))
-			}
-			return nil
-		})
+	err := r.Scan(x.b.vectors, "", func(k string, v []byte) error {
+		id, ok := docID(k)
+		if !ok || !x.m.hasVec(id) || len(v) != 4*len(qv) {
+			return fmt.Errorf("%w: vector %q", errDamaged, k)
+		}
+		scores[id] = dot(qv, viewVector(v, buf))
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("memory: read vectors: %w", err)
@@ -377,38 +293,52 @@ func (x *Index) vectorScores(s *snapshot, qv []float32) ([]float32, error) {
 	return scores, nil
 }
 
-// bm25 returns each doc's keyword score: its BM25 over the query terms divided by the sum
-// of their idf (what a doc holding each term once, at average length, scores), capped at 1:
-// about the share of the query's weight the doc matches.
-func (s *snapshot) bm25(terms []string, dict dictionary) []float64 {
+// bm25 returns each document's keyword score: its BM25 over the query terms divided by the
+// sum of their idf (what a document holding each term once, at average length, scores),
+// capped at 1: about the share of the query's weight the document matches.
+func (x *Index) bm25(r persistence.Reader, terms []string) ([]float64, error) {
 	const k1, b = 1.2, 0.75
-	scores := make([]float64, len(s.docs))
-	if len(terms) == 0 || len(s.docs) == 0 {
-		return scores
+	m := x.m
+	scores := make([]float64, len(m.dl))
+	if len(terms) == 0 || m.live == 0 {
+		return scores, nil
 	}
 	// A small corpus makes every term it holds look common: count at least minCorpus docs,
 	// so one shared rare word still weighs against the query's unmatched ones.
 	const minCorpus = 100
-	N := max(float64(len(s.docs)), minCorpus)
+	N := max(float64(m.live), minCorpus)
+	avgLen := m.avgLen()
 	var norm float64
+	var blocks []postings
 	for _, t := range terms {
-		var ps []posting
-		if id, ok := dict[t]; ok {
-			ps = s.postings(id)
+		var err error
+		if blocks, err = readPostings(r, x.b, t, len(m.dl), blocks[:0]); err != nil {
+			return nil, err
 		}
-		nt := float64(len(ps))
-		idf := math.Log(1 + (N-nt+0.5)/(nt+0.5))
+		nt := 0
+		for _, p := range blocks {
+			nt += p.count()
+		}
+		idf := math.Log(1 + (N-float64(nt)+0.5)/(float64(nt)+0.5))
 		norm += idf
-		for _, p := range ps {
-			tf := float64(p.tf)
-			dl := float64(s.docs[p.doc].len)
-			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/s.avgLen))
+		for _, p := range blocks {
+			err := p.each(func(doc, tf uint32) error {
+				if !m.has(doc) {
+					return fmt.Errorf("%w: term %q names document %d", errDamaged, t, doc)
+				}
+				tf64, dl := float64(tf), float64(m.dl[doc]-1)
+				scores[doc] += idf * tf64 * (k1 + 1) / (tf64 + k1*(1-b+b*dl/avgLen))
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	for i := range scores {
 		scores[i] = min(1, scores[i]/norm)
 	}
-	return scores
+	return scores, nil
 }
 
 // snippet is a chunk's text, trimmed and capped at SnippetRunes.

@@ -95,7 +95,10 @@ func (x *Index) sessionChanges(r persistence.Reader, ch *changeSet) error {
 			}
 			p := SessionPrefix + info.Key
 			seen[p] = true
-			old, had := x.cur.files[p]
+			old, had, err := readFile(r, x.b, p)
+			if err != nil {
+				return err
+			}
 			if had && old.MTime == info.Updated.UnixNano() {
 				continue
 			}
@@ -104,12 +107,12 @@ func (x *Index) sessionChanges(r persistence.Reader, ch *changeSet) error {
 			}
 		}
 	}
-	for p := range x.cur.files {
-		if IsSessionPath(p) && !seen[p] {
+	return r.Scan(x.b.files, SessionPrefix, func(p string, _ []byte) error {
+		if !seen[p] {
 			ch.removed = append(ch.removed, p)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // sessionTail indexes a transcript from its last indexed turn on (old is its record, zero
@@ -140,7 +143,7 @@ func (x *Index) sessionTail(r persistence.Reader, info persistence.SessionInfo, 
 		rec.TailSeq, rec.TailChunk, rec.TailTurn = t.first, from+len(recs), number
 		for _, ck := range splitChunks(t.text, x.cfg.ChunkTokens, x.cfg.OverlapTokens) {
 			recs = append(recs, &chunkRec{Path: p, Start: int(t.first), End: int(t.last), Hash: hashText(ck.Text),
-				Text: ck.Text, Terms: terms(ck.Text), Turn: number, Time: t.time})
+				Text: ck.Text, Turn: number, Time: t.time})
 		}
 	}
 	rec.Seq = entries[len(entries)-1].Seq

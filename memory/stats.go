@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/reefgw/reef/persistence"
@@ -41,16 +43,11 @@ func (x *Index) Status(ctx context.Context) (Stats, error) {
 	x.mu.Lock()
 	st := x.stats
 	st.Agent, st.Provider, st.Model = x.cfg.AgentID, x.cfg.Provider, x.cfg.Model
-	st.Files, st.Chunks, st.Vectors, st.Dims = len(x.cur.files), len(x.cur.chunks), len(x.cur.hasVec), x.cur.state.Dims
-	for p, f := range x.cur.files {
-		if IsSessionPath(p) {
-			st.Files--
-			st.Sessions++
-		}
-		if f.Skipped != "" {
-			st.Skipped++
-		}
+	if err := x.ensureLoaded(); err != nil {
+		x.mu.Unlock()
+		return Stats{}, err
 	}
+	st.Chunks, st.Vectors, st.Dims = x.m.live, x.m.nvec, x.m.state.Dims
 	st.LastSync, st.EmbedError = x.synced, x.embedWhy
 	st.Watching = "inotify"
 	if x.cfg.Shared {
@@ -63,7 +60,25 @@ func (x *Index) Status(ctx context.Context) (Stats, error) {
 	}
 	x.mu.Unlock()
 	err := x.store.View(func(r persistence.Reader) error {
-		for _, b := range []string{x.b.meta, x.b.files, x.b.chunks, x.b.vectors, x.b.cache} {
+		err := r.Scan(x.b.files, "", func(p string, v []byte) error {
+			var f struct{ Skipped string }
+			if err := json.Unmarshal(v, &f); err != nil {
+				return fmt.Errorf("%w: file %s: %v", errDamaged, p, err)
+			}
+			if IsSessionPath(p) {
+				st.Sessions++
+			} else {
+				st.Files++
+			}
+			if f.Skipped != "" {
+				st.Skipped++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, b := range append(x.b.index(), x.b.cache) {
 			if err := r.Scan(b, "", func(k string, v []byte) error { st.Bytes += len(k) + len(v); return nil }); err != nil {
 				return err
 			}

@@ -13,14 +13,18 @@ import (
 )
 
 // indexVersion changes when the records or the tokenizer change: an index of another version
-// is rebuilt.
-const indexVersion = 1
+// is rebuilt. Version 2 keeps the postings and the documents in the store (post, docs).
+const indexVersion = 2
 
 // state is the index's meta record.
 type state struct {
 	Version int    `json:"version"`
 	Model   string `json:"model,omitempty"` // embedding model of the vectors; "" = none
 	Dims    int    `json:"dims,omitempty"`
+	// Gen counts the writes to the index. A write checks that the store's Gen is the one its
+	// mirror read, so a write by another node (cluster mode, one database) is never mixed
+	// with a stale mirror: the mirror is read again first.
+	Gen uint64 `json:"gen,omitempty"`
 }
 
 // fileRec is what was indexed of one file.
@@ -43,25 +47,49 @@ type fileRec struct {
 
 // chunkRec is one stored chunk.
 type chunkRec struct {
-	Path  string         `json:"path"`
-	Start int            `json:"start"`
-	End   int            `json:"end"`
-	Hash  string         `json:"hash"`
-	Text  string         `json:"text"`
-	Terms map[string]int `json:"terms"`
-	Turn  int            `json:"turn,omitempty"` // a session chunk: the turn's number in the session
-	Time  int64          `json:"time,omitempty"` // a session chunk: when the turn began, unix seconds
+	ID    uint32 `json:"id"` // its document number: its key in docs, vectors and the postings
+	Path  string `json:"path"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+	Hash  string `json:"hash"`
+	Text  string `json:"text"`
+	Turn  int    `json:"turn,omitempty"` // a session chunk: the turn's number in the session
+	Time  int64  `json:"time,omitempty"` // a session chunk: when the turn began, unix seconds
+}
+
+// termsLen is a chunk's length in terms, as BM25 counts it.
+func termsLen(counts map[string]int) uint32 {
+	n := 0
+	for _, tf := range counts {
+		n += tf
+	}
+	return uint32(n)
+}
+
+// day is what breaks ties between equal scores, the newer first: a conversation's time, a
+// daily note's date, else the zero time.
+func (c *chunkRec) day() int64 {
+	if c.Time != 0 {
+		return c.Time
+	}
+	return noteDay(c.Path).Unix()
 }
 
 // errDamaged marks an index that must be rebuilt.
 var errDamaged = errors.New("memory: index damaged")
 
 // buckets names one agent's buckets.
-type buckets struct{ meta, files, chunks, vectors, cache string }
+type buckets struct{ meta, files, chunks, docs, post, vectors, cache string }
 
 func bucketsFor(agentID string) buckets {
 	b := "memory/" + agentID + "/"
-	return buckets{meta: b + "meta", files: b + "files", chunks: b + "chunks", vectors: b + "vectors", cache: b + "embcache"}
+	return buckets{meta: b + "meta", files: b + "files", chunks: b + "chunks", docs: b + "docs", post: b + "post",
+		vectors: b + "vectors", cache: b + "embcache"}
+}
+
+// index returns the buckets of the index, the embedding cache not included.
+func (b buckets) index() []string {
+	return []string{b.meta, b.files, b.chunks, b.docs, b.post, b.vectors}
 }
 
 func chunkKey(path string, i int) string { return fmt.Sprintf("%s\x00%06d", path, i) }
@@ -101,148 +129,89 @@ func decodeVector(b []byte) ([]float32, error) {
 	return v, nil
 }
 
-// chunkMeta is what the index keeps of a chunk in memory: no text (read from the store for
-// the results shown) and its terms as ids of the index's dictionary.
-type chunkMeta struct {
-	Path       string
-	Start, End int
-	Hash       string
-	Turn       int   // a session chunk's turn
-	Time       int64 // a session chunk's time, unix seconds
-	terms      []termFreq
-}
-
-type termFreq struct{ id, tf uint32 }
-
-// dictionary numbers the terms of an index.
-type dictionary map[string]uint32
-
-func (d dictionary) id(t string) uint32 {
-	id, ok := d[t]
-	if !ok {
-		id = uint32(len(d))
-		d[t] = id
-	}
-	return id
-}
-
-// meta turns a stored chunk into its in-memory form.
-func (c *chunkRec) meta(d dictionary) *chunkMeta {
-	m := &chunkMeta{Path: c.Path, Start: c.Start, End: c.End, Hash: c.Hash, Turn: c.Turn, Time: c.Time, terms: make([]termFreq, 0, len(c.Terms))}
-	for t, tf := range c.Terms {
-		m.terms = append(m.terms, termFreq{id: d.id(t), tf: uint32(tf)})
-	}
-	return m
-}
-
-// loaded is the index of one agent as the store holds it, without texts and vectors.
-type loaded struct {
-	state  state
-	fresh  bool // no state record: never indexed
-	files  map[string]fileRec
-	chunks map[string]*chunkMeta
-	hasVec map[string]bool // chunks with a vector in the store
-	dict   dictionary
-}
-
-func newLoaded(st state) *loaded {
-	return &loaded{state: st, files: map[string]fileRec{}, chunks: map[string]*chunkMeta{}, hasVec: map[string]bool{}, dict: dictionary{}}
-}
-
-// load reads an agent's index; a record that does not decode, or a chunk a file record
-// names that is missing, is reported as errDamaged.
-func load(r persistence.Reader, b buckets) (*loaded, error) {
-	l := newLoaded(state{})
+// readState reads the index's meta record; ok is false when there is none (never indexed).
+func readState(r persistence.Reader, b buckets) (st state, ok bool, err error) {
 	raw, ok, err := r.Get(b.meta, "state")
-	if err != nil {
-		return nil, err
+	if err != nil || !ok {
+		return st, false, err
 	}
-	if !ok {
-		l.fresh = true
-		return l, nil
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return st, false, fmt.Errorf("%w: state: %v", errDamaged, err)
 	}
-	if err := json.Unmarshal(raw, &l.state); err != nil {
-		return nil, fmt.Errorf("%w: state: %v", errDamaged, err)
-	}
-	err = r.Scan(b.files, "", func(k string, v []byte) error {
-		var f fileRec
-		if err := json.Unmarshal(v, &f); err != nil {
-			return fmt.Errorf("%w: file %s: %v", errDamaged, k, err)
-		}
-		l.files[k] = f
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = r.Scan(b.chunks, "", func(k string, v []byte) error {
-		c := &chunkRec{}
-		if err := json.Unmarshal(v, c); err != nil || c.Path == "" || !strings.HasPrefix(k, c.Path+"\x00") {
-			return fmt.Errorf("%w: chunk %q", errDamaged, k)
-		}
-		l.chunks[k] = c.meta(l.dict)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = r.Scan(b.vectors, "", func(k string, v []byte) error {
-		if len(v) != 4*l.state.Dims || len(v) == 0 || l.chunks[k] == nil {
-			return fmt.Errorf("%w: vector %q", errDamaged, k)
-		}
-		l.hasVec[k] = true
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for path, f := range l.files {
-		for i := range f.Chunks {
-			if l.chunks[chunkKey(path, i)] == nil {
-				return nil, fmt.Errorf("%w: %s: chunk %d missing", errDamaged, path, i)
-			}
-		}
-	}
-	if want := countChunks(l.files); want != len(l.chunks) {
-		return nil, fmt.Errorf("%w: %d chunks stored, files name %d", errDamaged, len(l.chunks), want)
-	}
-	return l, nil
+	return st, true, nil
 }
 
-// chunkText reads the text of a stored chunk ("" when it is gone).
-func chunkText(r persistence.Reader, b buckets, key string) (string, error) {
+// readFile reads the record of one indexed file.
+func readFile(r persistence.Reader, b buckets, path string) (fileRec, bool, error) {
+	var f fileRec
+	raw, ok, err := r.Get(b.files, path)
+	if err != nil || !ok {
+		return f, false, err
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return f, false, fmt.Errorf("%w: file %s: %v", errDamaged, path, err)
+	}
+	return f, true, nil
+}
+
+// readChunk reads a stored chunk; ok is false when it is not there.
+func readChunk(r persistence.Reader, b buckets, key string) (*chunkRec, bool, error) {
 	raw, ok, err := r.Get(b.chunks, key)
 	if err != nil || !ok {
-		return "", err
+		return nil, false, err
 	}
-	var c chunkRec
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return "", fmt.Errorf("%w: chunk %q", errDamaged, key)
+	c := &chunkRec{}
+	if err := json.Unmarshal(raw, c); err != nil || c.Path == "" || !strings.HasPrefix(key, c.Path+"\x00") {
+		return nil, false, fmt.Errorf("%w: chunk %q", errDamaged, key)
 	}
-	return c.Text, nil
+	return c, true, nil
 }
 
-func countChunks(files map[string]fileRec) int {
-	n := 0
-	for _, f := range files {
-		n += f.Chunks
-	}
-	return n
-}
+// dropBatch is how many records one transaction of dropAll deletes.
+const dropBatch = 2048
 
 // dropAll deletes every record of an agent's index (not the embedding cache: it is keyed
-// by content and model, so it stays valid).
-func dropAll(tx persistence.Tx, b buckets) error {
-	for _, bucket := range []string{b.meta, b.files, b.chunks, b.vectors} {
-		var keys []string
-		if err := tx.Scan(bucket, "", func(k string, _ []byte) error { keys = append(keys, k); return nil }); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if err := tx.Delete(bucket, k); err != nil {
+// by content and model, so it stays valid), in transactions of dropBatch records, the state
+// record first: an index without one is rebuilt from nothing, so a drop stopped midway is
+// taken up again by the next start. One transaction for all of a large index would hold
+// every page it changes in memory.
+func dropAll(s persistence.Store, b buckets) error {
+	if err := s.Update(func(tx persistence.Tx) error { return tx.Delete(b.meta, "state") }); err != nil {
+		return err
+	}
+	for _, bucket := range b.index() {
+		for {
+			var keys []string
+			err := s.View(func(r persistence.Reader) error {
+				return r.Scan(bucket, "", func(k string, _ []byte) error {
+					if len(keys) == dropBatch {
+						return errEnough
+					}
+					keys = append(keys, k)
+					return nil
+				})
+			})
+			if err != nil && !errors.Is(err, errEnough) {
+				return err
+			}
+			if len(keys) == 0 {
+				break
+			}
+			err = s.Update(func(tx persistence.Tx) error {
+				for _, k := range keys {
+					if err := tx.Delete(bucket, k); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
 }
+
+// errEnough stops a Scan that has read what it needs.
+var errEnough = errors.New("enough")
