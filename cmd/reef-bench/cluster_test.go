@@ -50,7 +50,7 @@ func TestPGProxyCounts(t *testing.T) {
 	}
 }
 
-// A small cluster run on PostgreSQL: three nodes, Telegram chats, node 1 killed and
+// A small cluster run on PostgreSQL: three nodes, Telegram and Discord chats, node 1 killed and
 // restarted; it exits 0 only when every message got exactly one reply, the takeovers came
 // within the bound and the database check passed.
 func TestBenchClusterSmall(t *testing.T) {
@@ -59,7 +59,7 @@ func TestBenchClusterSmall(t *testing.T) {
 		t.Skip("starts three gateways")
 	}
 	out, stdout, code := benchCommandSplit(t, 4*time.Minute, "cluster", "-reef", binaries(t)+"/reef", "-database-url", url,
-		"-chats", "8", "-messages", "24", "-partitions", "16", "-lease-seconds", "4", "-kill-at", "0.3", "-discord=false", "-idle", "1s")
+		"-chats", "8", "-messages", "24", "-partitions", "16", "-lease-seconds", "4", "-kill-at", "0.3", "-idle", "1s")
 	if code != 0 {
 		t.Fatalf("reef-bench cluster exited %d:\n%s", code, out)
 	}
