@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -147,6 +148,29 @@ func (c *checkpoint) handled(channel, guild, id string) error {
 		return c.save()
 	}
 	return nil
+}
+
+// arrived notes message id of a channel new to the checkpoint as it arrives, before reef has
+// it: the channel's gap then starts just before it, so a restart or the node taking the shard
+// over reads it again if this node stops before reef stored it. A known channel is left as it
+// is (it moves only as messages are handled).
+func (c *checkpoint) arrived(channel, guild, id string) error {
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil || n == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	if _, known := c.last[channel]; known || len(c.last) >= maxCachedChannels {
+		c.mu.Unlock()
+		return nil
+	}
+	c.last[channel] = strconv.FormatUint(n-1, 10)
+	if guild != "" {
+		c.guild[channel] = guild
+	}
+	c.dirty = true
+	c.mu.Unlock()
+	return c.save()
 }
 
 // save writes the checkpoint if it changed: to a temporary file renamed over path, or into

@@ -78,6 +78,9 @@ func (b *Bot) runShard(ctx context.Context, sh shard, deliver channels.Deliver) 
 		}
 		b.seen(m.Message)
 		b.noteGuild(m.Message)
+		if err := b.checkpoint.arrived(m.ChannelID, m.GuildID, m.ID); err != nil {
+			b.log.Warn().Err(err).Msg("discord: a new channel's first message is not in the saved state")
+		}
 		if !q.push(m.Message) {
 			b.log.Error().Str("message", m.ID).Msg("discord: too many messages waiting for reef; dropped one")
 		}

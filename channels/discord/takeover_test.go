@@ -3,6 +3,7 @@ package discord_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,13 +38,15 @@ func (s *memState) Update(_ context.Context, merge func([]byte) ([]byte, error))
 }
 
 // TestTakeOverReadsWhatThePreviousNodeDidNotStore: a node of a cluster receives two
-// messages in a DM and dies before reef stored the second (Discord replays nothing). The
+// messages in a DM and a first one in a new DM, and dies before reef stored the last two
+// (Discord replays nothing). The
 // node that takes the bot's shard over reads the history after the last message any node
 // handled, from the shared checkpoint, and delivers the second message. Node B runs from the
 // start, waiting for the shard, so what it read of the checkpoint then is stale.
 func TestTakeOverReadsWhatThePreviousNodeDidNotStore(t *testing.T) {
 	srv := discordtest.New(t, discordtest.Config{})
 	srv.AddChannel(discordtest.Channel{ID: "dm1", Type: 1})
+	srv.AddChannel(discordtest.Channel{ID: "dm2", Type: 1})
 	state := &memState{}
 	node := func(g *channeltest.Gate, deliver func(messages.Inbound) error) (stop func()) {
 		bot, err := discord.New(discord.Config{Token: srv.Token(), APIBase: srv.URL, Gate: g, State: state}, zerolog.Nop())
@@ -85,6 +88,11 @@ func TestTakeOverReadsWhatThePreviousNodeDidNotStore(t *testing.T) {
 	srv.UserSays(t, "dm1", "u1", "first")
 	eventually(t, "node A stored the first message", func() bool { mu.Lock(); defer mu.Unlock(); return len(storedA) == 1 })
 	srv.UserSays(t, "dm1", "u1", "second")
+	srv.UserSays(t, "dm2", "u2", "fresh") // a new chat, queued behind "second"
+	eventually(t, "node A noted the new chat as it arrived", func() bool {
+		raw, _ := state.Load(context.Background())
+		return strings.Contains(string(raw), `"dm2"`)
+	})
 	close(dying)
 	stopA()
 
@@ -92,7 +100,7 @@ func TestTakeOverReadsWhatThePreviousNodeDidNotStore(t *testing.T) {
 	eventually(t, "node B read the message node A did not store", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Contains(storedB, "second")
+		return slices.Contains(storedB, "second") && slices.Contains(storedB, "fresh")
 	})
 	mu.Lock()
 	defer mu.Unlock()
