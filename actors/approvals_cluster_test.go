@@ -3,6 +3,7 @@ package actors_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/tools"
 	"github.com/reefgw/reef/tools/exec"
+	"github.com/reefgw/reef/tools/message"
 	"github.com/reefgw/reef/tools/sessions"
 )
 
@@ -46,6 +48,7 @@ type pgNodeOpts struct {
 	guests         *tools.GuestRules
 	approvals      actors.ApprovalSettings
 	extra          []tools.Tool
+	platform       *fake.Editable // one platform every node's Connector speaks to; nil: a plain fake per node
 }
 
 func startPGNode(t *testing.T, name string, o pgNodeOpts) *pgNode {
@@ -72,8 +75,12 @@ func startPGNode(t *testing.T, name string, o pgNodeOpts) *pgNode {
 	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: o.workspace, Model: "fake/test-model",
 		Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
 	ch, own := fake.New(), &switchOwnership{}
+	var platform channels.Channel = ch
+	if o.platform != nil {
+		ch, platform = o.platform.Channel, o.platform
+	}
 	deps := &actors.Deps{Log: testutil.Logger(t).With().Str("node", name).Logger(), Store: store, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"fake": ch}, ToolGrants: map[string]*tools.GuestPolicy{"fake": grants},
+		Channels: map[string]channels.Channel{"fake": platform}, ToolGrants: map[string]*tools.GuestPolicy{"fake": grants},
 		Approvals: o.approvals, Streaming: plainDrafts("fake"), Cluster: own}
 	if o.access != nil {
 		deps.Access = map[string]*access.Rules{"fake": o.access}
@@ -343,4 +350,120 @@ func TestClusterSessionsSendWaits(t *testing.T) {
 		t.Errorf("node A's model was asked %d times; want 2: the reply's entry is no message to run", n)
 	}
 	waitUntil(t, "the reply's inbox entry to be taken", func() bool { return inboxEmpty(t, a.store, chatKey("42")) })
+}
+
+// TestClusterPairingApprovedOnAnotherNode: a stranger asks node A for access and gets a
+// pairing code; the owner approves it through node B (what `reef pairing approve` does on
+// B's control socket). Access is read from the shared store on every message, so the
+// stranger's next message, received by node A and run by node B, is answered, and a denial
+// through node A shuts out another stranger received on B.
+func TestClusterPairingApprovedOnAnotherNode(t *testing.T) {
+	o := pgNodeOpts{url: pgtest.URL(t), workspace: t.TempDir(), access: &access.Rules{DMPolicy: "pairing", AllowFrom: []string{"owner"}},
+		respond: func(fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "welcome"} }}
+	a, b := startPGNode(t, "a", o), startPGNode(t, "b", o)
+	b.owns("99", "77")
+	decide := func(n *pgNode, code string, approve func(persistence.Tx, string, string, time.Time) (access.Pairing, error)) {
+		t.Helper()
+		if err := n.rt.Write(t.Context(), func(tx persistence.Tx) error {
+			_, err := approve(tx, "fake", code, time.Now())
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.inject(t, messages.Inbound{ChatID: "99", SenderID: "99", Text: "hi"})
+	decide(b, codeIn(t, a.sentTo(t, "99", "reef pairing approve").Text), access.ApprovePairing)
+	a.inject(t, messages.Inbound{ChatID: "99", SenderID: "99", Text: "hi again"})
+	b.sentTo(t, "99", "welcome")
+
+	b.inject(t, messages.Inbound{ChatID: "77", SenderID: "77", Text: "hi"})
+	decide(a, codeIn(t, b.sentTo(t, "77", "reef pairing approve").Text), access.DenyPairing)
+	b.inject(t, messages.Inbound{ChatID: "77", SenderID: "77", Text: "hi again"})
+	if got := b.sentTo(t, "77", "reef pairing approve"); !strings.Contains(got.Text, "code") {
+		t.Errorf("after the denial: %q; want a new pairing code, not an answer", got.Text)
+	}
+	if n := len(a.script.Requests()) + len(b.script.Requests()); n != 1 {
+		t.Errorf("%d model calls; want 1 (the approved stranger's)", n)
+	}
+}
+
+// TestClusterMessageEditAfterMove: a run on node A sends a message with the message tool; the
+// conversation moves to node B, whose run edits that message and then deletes it. Node B's
+// Connector never sent it: it finds it in the store's record of what was sent in the chat.
+func TestClusterMessageEditAfterMove(t *testing.T) {
+	platform := fake.NewEditable()
+	sentID := regexp.MustCompile(`sent \(messageId ([^)]+)\)`)
+	o := pgNodeOpts{url: pgtest.URL(t), workspace: t.TempDir(), extra: []tools.Tool{message.New()}, platform: platform,
+		respond: func(req fakellm.Request) fakellm.Reply {
+			last := req.Messages[len(req.Messages)-1]
+			var id string
+			for _, m := range req.Messages {
+				if g := sentID.FindStringSubmatch(m.Content); m.Role == messages.RoleTool && g != nil {
+					id = g[1]
+				}
+			}
+			switch {
+			case last.Role == messages.RoleTool:
+				return fakellm.Reply{Text: "tool said: " + last.Content}
+			case strings.Contains(last.Content, "send a note"):
+				return fakellm.Reply{ToolCalls: []messages.ToolCall{call("m1", "message", map[string]any{"action": "send", "message": "Working on it"})}}
+			case strings.Contains(last.Content, "edit the note"):
+				return fakellm.Reply{ToolCalls: []messages.ToolCall{call("m2", "message", map[string]any{"action": "edit", "messageId": id, "message": "Done now"})}}
+			case strings.Contains(last.Content, "delete the note"):
+				return fakellm.Reply{ToolCalls: []messages.ToolCall{call("m3", "message", map[string]any{"action": "delete", "messageId": id})}}
+			}
+			return fakellm.Reply{Text: "hello"}
+		}}
+	a, b := startPGNode(t, "a", o), startPGNode(t, "b", o)
+	a.owns("5")
+	say := func(text string) {
+		if err := platform.Inject(context.Background(), messages.Inbound{ChatID: "5", SenderID: "5", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// shown waits until the chat shows a message containing want (sent, or edited into a
+	// draft: the Editable publishes only sends) and returns it.
+	shown := func(want ...string) string {
+		t.Helper()
+		var got string
+		deadline := time.Now().Add(testutil.Timeout)
+		for got == "" {
+			for _, text := range platform.Shown("5") {
+				if strings.Contains(text, want[0]) && (len(want) == 1 || strings.Contains(text, want[1])) {
+					got = text
+				}
+			}
+			if got == "" && time.Now().After(deadline) {
+				t.Fatalf("the chat never showed %q: %q", want, platform.Shown("5"))
+			}
+			time.Sleep(5 * time.Millisecond) // polling the fake platform
+		}
+		return got
+	}
+	say("send a note")
+	shown("Working on it")
+	got := shown("tool said:", "sent (messageId")
+	m := sentID.FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("the send's result %q names no message", got)
+	}
+
+	a.own.set(chatKey("5"), false) // the conversation moves to node B
+	a.rt.PartitionsChanged()
+	waitUntil(t, "node A to stop the session", func() bool { return len(a.rt.LiveSessionKeys()) == 0 })
+	b.owns("5")
+	say("edit the note")
+	if got := shown("tool said:", "edited (messageId"); !strings.Contains(got, "edited (messageId "+m[1]+")") {
+		t.Fatalf("the edit on node B: %q", got)
+	}
+	if texts, _ := platform.History(m[1]); len(texts) == 0 || texts[len(texts)-1] != "Done now" {
+		t.Errorf("the message's texts on the platform: %q; want it edited", texts)
+	}
+	say("delete the note")
+	if got := shown("tool said:", "deleted (messageId"); !strings.Contains(got, "deleted (messageId "+m[1]+")") {
+		t.Fatalf("the delete on node B: %q", got)
+	}
+	if _, deletes := platform.History(m[1]); deletes != 1 {
+		t.Errorf("the message was deleted %d times; want once", deletes)
+	}
 }
