@@ -12,6 +12,9 @@
 //	                 Router → Session
 //	Inbound{System}  Timer → Storage (inbox + run record) →  as above; access checks do not apply
 //	                 Router → Session
+//	Inbound{Approval} Approvals (any node) → Storage (inbox,  none; the Session hands it to its node's
+//	                 with the request's removal) → Router →  Approvals and removes it (cluster mode)
+//	                 Session
 //	Outbound         Session → Connector                     for an outbox row: OutboundSent once the
 //	                 (a Connector to itself: pairing codes,  Connector is done with it or keeps it to
 //	                 notices for refused messages)           retry; it removes the row (and the run's
