@@ -236,6 +236,33 @@ func TestClusterApproveOnAnotherNode(t *testing.T) {
 	}
 }
 
+// TestClusterApprovalWaitMovesWithItsSession: while a call waits for the owner, its session
+// moves from node A to node B (which started before the request was made). B resumes the run,
+// finds the request in the store, asks the owner again under the same id, and the owner's
+// /approve reaches the call on B: it runs once, one audit record.
+func TestClusterApprovalWaitMovesWithItsSession(t *testing.T) {
+	nodes := approvalCluster(t)
+	a, b := nodes["a"], nodes["b"]
+	id := requestOf(t, a)
+	a.sentTo(t, "ops", "Waiting for the owner to approve")
+	a.own.set(chatKey("ops"), false)
+	a.rt.PartitionsChanged()
+	waitUntil(t, "node A to stop the session", func() bool { return len(a.rt.LiveSessionKeys()) == 0 })
+	b.owns("ops")
+	if again := requestOf(t, b); again != id {
+		t.Fatalf("asked again as %s; want the same request %s", again, id)
+	}
+	b.inject(t, messages.Inbound{ChatID: "owner", SenderID: "owner", Text: "/approve " + id})
+	b.sentTo(t, "owner", "Approved "+id)
+	if got := b.sentTo(t, "ops", "result:"); !strings.Contains(got.Text, "ran-on-approval") {
+		t.Errorf("the run's answer on node B %q; want the command's output", got.Text)
+	}
+	ds, pending := decisions(t, b.store)
+	if len(ds) != 1 || ds[0].Decision != access.DecisionApproved || len(pending) != 0 {
+		t.Errorf("audit %+v, pending %+v; want one approval", ds, pending)
+	}
+}
+
 // TestClusterDecidedOnceByTwoNodes: the owner's CLI on nodes B and C, neither of which runs
 // the waiting call, answer the same request at once, approve and deny: one decision wins, the
 // other is told nothing waits, the audit holds one record, and the run on node A acts on the
