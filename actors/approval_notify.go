@@ -75,7 +75,9 @@ func (a *Approvals) onStored(ctx actor.Context, msg *approvalStored) {
 	if msg.target != nil {
 		out := *msg.target
 		out.Text, out.Direct = requestText(w.req, a.deps.now()), true
-		if msg.again {
+		if msg.again && a.deps.Cluster != nil {
+			out.Text += "\n(Asked again: its conversation moved to another reef node, or reef restarted, while it waited.)"
+		} else if msg.again {
 			out.Text += "\n(Asked again: reef restarted while it waited.)"
 		}
 		ctx.Send(connectorPID(ctx.Parent(), out.Channel), &out)
