@@ -1,9 +1,7 @@
 package actors_test
 
 import (
-	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -11,148 +9,12 @@ import (
 
 	"github.com/reefgw/reef/access"
 	"github.com/reefgw/reef/actors"
-	"github.com/reefgw/reef/channels"
-	"github.com/reefgw/reef/channels/fake"
-	"github.com/reefgw/reef/internal/testutil"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
-	"github.com/reefgw/reef/persistence/postgres"
 	"github.com/reefgw/reef/persistence/postgres/pgtest"
 	fakellm "github.com/reefgw/reef/providers/fake"
-	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/tools"
-	"github.com/reefgw/reef/tools/exec"
-	"github.com/reefgw/reef/tools/message"
-	"github.com/reefgw/reef/tools/sessions"
 )
-
-// pgNode is one node of a two- or three-node cluster in one process: its own actor system,
-// connection pool (with notifications, heard by its Router as in cmd/reef), fake channel and
-// model, on the test's PostgreSQL schema and a shared workspace. Which sessions it runs is
-// set by the test (own).
-type pgNode struct {
-	name   string
-	rt     *actors.Runtime
-	store  *postgres.Store
-	ch     *fake.Channel
-	script *fakellm.Script
-	own    *switchOwnership
-	seen   []messages.Outbound // sent and not yet matched by sentTo
-}
-
-// pgNodeOpts are what the nodes of a test share.
-type pgNodeOpts struct {
-	url, workspace string
-	respond        func(fakellm.Request) fakellm.Reply
-	access         *access.Rules
-	guests         *tools.GuestRules
-	approvals      actors.ApprovalSettings
-	extra          []tools.Tool
-	platform       *fake.Editable // one platform every node's Connector speaks to; nil: a plain fake per node
-}
-
-func startPGNode(t *testing.T, name string, o pgNodeOpts) *pgNode {
-	t.Helper()
-	store, err := postgres.Open(context.Background(), o.url, postgres.Options{MaxConns: 6, Notify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := tools.NewRegistry(append([]tools.Tool{exec.New(exec.Config{})}, o.extra...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, _ := tools.NewPolicy(nil, nil, reg.Names())
-	guests := tools.GuestRules{Channel: tools.Grant{Allow: []string{tools.All}}}
-	if o.guests != nil {
-		guests = *o.guests
-	}
-	grants, err := tools.NewGuestPolicy(guests, reg.Names())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := fakellm.NewScript()
-	script.Respond = o.respond
-	ag := &actors.Agent{ID: "main", Name: "Reef", Workspace: o.workspace, Model: "fake/test-model",
-		Provider: fakellm.New(script), Tools: reg, Policy: policy, ContextWindow: 128000}
-	ch, own := fake.New(), &switchOwnership{}
-	var platform channels.Channel = ch
-	if o.platform != nil {
-		ch, platform = o.platform.Channel, o.platform
-	}
-	deps := &actors.Deps{Log: testutil.Logger(t).With().Str("node", name).Logger(), Store: store, Agents: []*actors.Agent{ag},
-		Channels: map[string]channels.Channel{"fake": platform}, ToolGrants: map[string]*tools.GuestPolicy{"fake": grants},
-		Approvals: o.approvals, Streaming: plainDrafts("fake"), Cluster: own}
-	if o.access != nil {
-		deps.Access = map[string]*access.Rules{"fake": o.access}
-	}
-	rt, err := actors.Start(deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	listening := make(chan struct{})
-	go func() {
-		defer close(listening)
-		_ = store.Listen(ctx, rt.InboxNotified)
-	}()
-	n := &pgNode{name: name, rt: rt, store: store, ch: ch, script: script, own: own}
-	t.Cleanup(func() {
-		cancel()
-		<-listening
-		if err := rt.Stop(10 * time.Second); err != nil {
-			t.Error(err)
-		}
-		store.Close()
-	})
-	return n
-}
-
-// owns gives the node the sessions of chats (fake channel, direct unless a group's "ops").
-func (n *pgNode) owns(chats ...string) {
-	for _, chat := range chats {
-		n.own.set(chatKey(chat), true)
-	}
-	n.rt.PartitionsChanged()
-}
-
-func chatKey(chat string) string {
-	in := messages.Inbound{Channel: "fake", ChatType: messages.ChatDirect, SenderID: chat, ChatID: chat}
-	if chat == "ops" {
-		in = messages.Inbound{Channel: "fake", ChatType: messages.ChatGroup, ChatID: chat}
-	}
-	return sessionkey.For("main", "", &in)
-}
-
-func (n *pgNode) inject(t *testing.T, in messages.Inbound) {
-	t.Helper()
-	if err := n.ch.Inject(context.Background(), in); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// sentTo waits for a message the node's channel sent to chat containing want.
-func (n *pgNode) sentTo(t *testing.T, chat, want string) messages.Outbound {
-	t.Helper()
-	match := func(out messages.Outbound) bool { return out.ChatID == chat && strings.Contains(out.Text, want) }
-	for i, out := range n.seen {
-		if match(out) {
-			n.seen = append(n.seen[:i:i], n.seen[i+1:]...)
-			return out
-		}
-	}
-	deadline := time.After(testutil.Timeout)
-	for {
-		select {
-		case out := <-n.ch.Sent:
-			if match(out) {
-				return out
-			}
-			n.seen = append(n.seen, out)
-		case <-deadline:
-			t.Fatalf("%s sent nothing containing %q to %s (sent meanwhile: %+v)", n.name, want, chat, n.seen)
-		}
-	}
-}
 
 // approvalCluster is two nodes with approvals in owner mode: node A runs group "ops", whose
 // members may use exec, node B the owner's direct chat.
@@ -345,41 +207,6 @@ func TestClusterApprovalsListAndPrefixes(t *testing.T) {
 	requestOf(t, a)
 }
 
-// TestClusterSessionsSendWaits: a run on node A sends to a session node B runs and waits for
-// its reply, which comes back across the nodes.
-func TestClusterSessionsSendWaits(t *testing.T) {
-	url := pgtest.URL(t)
-	seven := chatKey("7")
-	o := pgNodeOpts{url: url, workspace: t.TempDir(), extra: sessions.Tools(),
-		respond: func(req fakellm.Request) fakellm.Reply {
-			last := req.Messages[len(req.Messages)-1]
-			switch {
-			case last.Role == messages.RoleSystem && strings.Contains(last.Content, "[Inter-session message"):
-				return fakellm.Reply{Text: "blue"}
-			case last.Role == messages.RoleTool:
-				return fakellm.Reply{Text: "tool said: " + last.Content}
-			case strings.Contains(last.Content, "ask seven"):
-				return fakellm.Reply{ToolCalls: []messages.ToolCall{call("q", "sessions_send",
-					map[string]any{"sessionKey": seven, "message": "favourite colour?", "timeoutSeconds": 20})}}
-			}
-			return fakellm.Reply{Text: "hello"}
-		}}
-	a, b := startPGNode(t, "a", o), startPGNode(t, "b", o)
-	a.owns("42")
-	b.owns("7")
-	b.inject(t, messages.Inbound{ChatID: "7", SenderID: "7", Text: "hi"})
-	b.sentTo(t, "7", "hello")
-	a.inject(t, messages.Inbound{ChatID: "42", SenderID: "42", Text: "ask seven"})
-	got := a.sentTo(t, "42", "tool said:")
-	if !strings.Contains(got.Text, `"status":"ok"`) || !strings.Contains(got.Text, `"reply":"blue"`) {
-		t.Errorf("the sender's answer %q; want the receiver's reply", got.Text)
-	}
-	if n := len(a.script.Requests()); n != 2 {
-		t.Errorf("node A's model was asked %d times; want 2: the reply's entry is no message to run", n)
-	}
-	waitUntil(t, "the reply's inbox entry to be taken", func() bool { return inboxEmpty(t, a.store, chatKey("42")) })
-}
-
 // TestClusterPairingApprovedOnAnotherNode: a stranger asks node A for access and gets a
 // pairing code; the owner approves it through node B (what `reef pairing approve` does on
 // B's control socket). Access is read from the shared store on every message, so the
@@ -412,86 +239,5 @@ func TestClusterPairingApprovedOnAnotherNode(t *testing.T) {
 	}
 	if n := len(a.script.Requests()) + len(b.script.Requests()); n != 1 {
 		t.Errorf("%d model calls; want 1 (the approved stranger's)", n)
-	}
-}
-
-// TestClusterMessageEditAfterMove: a run on node A sends a message with the message tool; the
-// conversation moves to node B, whose run edits that message and then deletes it. Node B's
-// Connector never sent it: it finds it in the store's record of what was sent in the chat.
-func TestClusterMessageEditAfterMove(t *testing.T) {
-	platform := fake.NewEditable()
-	sentID := regexp.MustCompile(`sent \(messageId ([^)]+)\)`)
-	o := pgNodeOpts{url: pgtest.URL(t), workspace: t.TempDir(), extra: []tools.Tool{message.New()}, platform: platform,
-		respond: func(req fakellm.Request) fakellm.Reply {
-			last := req.Messages[len(req.Messages)-1]
-			var id string
-			for _, m := range req.Messages {
-				if g := sentID.FindStringSubmatch(m.Content); m.Role == messages.RoleTool && g != nil {
-					id = g[1]
-				}
-			}
-			switch {
-			case last.Role == messages.RoleTool:
-				return fakellm.Reply{Text: "tool said: " + last.Content}
-			case strings.Contains(last.Content, "send a note"):
-				return fakellm.Reply{ToolCalls: []messages.ToolCall{call("m1", "message", map[string]any{"action": "send", "message": "Working on it"})}}
-			case strings.Contains(last.Content, "edit the note"):
-				return fakellm.Reply{ToolCalls: []messages.ToolCall{call("m2", "message", map[string]any{"action": "edit", "messageId": id, "message": "Done now"})}}
-			case strings.Contains(last.Content, "delete the note"):
-				return fakellm.Reply{ToolCalls: []messages.ToolCall{call("m3", "message", map[string]any{"action": "delete", "messageId": id})}}
-			}
-			return fakellm.Reply{Text: "hello"}
-		}}
-	a, b := startPGNode(t, "a", o), startPGNode(t, "b", o)
-	a.owns("5")
-	say := func(text string) {
-		if err := platform.Inject(context.Background(), messages.Inbound{ChatID: "5", SenderID: "5", Text: text}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// shown waits until the chat shows a message containing want (sent, or edited into a
-	// draft: the Editable publishes only sends) and returns it.
-	shown := func(want ...string) string {
-		t.Helper()
-		var got string
-		deadline := time.Now().Add(testutil.Timeout)
-		for got == "" {
-			for _, text := range platform.Shown("5") {
-				if strings.Contains(text, want[0]) && (len(want) == 1 || strings.Contains(text, want[1])) {
-					got = text
-				}
-			}
-			if got == "" && time.Now().After(deadline) {
-				t.Fatalf("the chat never showed %q: %q", want, platform.Shown("5"))
-			}
-			time.Sleep(5 * time.Millisecond) // polling the fake platform
-		}
-		return got
-	}
-	say("send a note")
-	shown("Working on it")
-	got := shown("tool said:", "sent (messageId")
-	m := sentID.FindStringSubmatch(got)
-	if m == nil {
-		t.Fatalf("the send's result %q names no message", got)
-	}
-
-	a.own.set(chatKey("5"), false) // the conversation moves to node B
-	a.rt.PartitionsChanged()
-	waitUntil(t, "node A to stop the session", func() bool { return len(a.rt.LiveSessionKeys()) == 0 })
-	b.owns("5")
-	say("edit the note")
-	if got := shown("tool said:", "edited (messageId"); !strings.Contains(got, "edited (messageId "+m[1]+")") {
-		t.Fatalf("the edit on node B: %q", got)
-	}
-	if texts, _ := platform.History(m[1]); len(texts) == 0 || texts[len(texts)-1] != "Done now" {
-		t.Errorf("the message's texts on the platform: %q; want it edited", texts)
-	}
-	say("delete the note")
-	if got := shown("tool said:", "deleted (messageId"); !strings.Contains(got, "deleted (messageId "+m[1]+")") {
-		t.Fatalf("the delete on node B: %q", got)
-	}
-	if _, deletes := platform.History(m[1]); deletes != 1 {
-		t.Errorf("the message was deleted %d times; want once", deletes)
 	}
 }
