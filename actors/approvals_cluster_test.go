@@ -20,10 +20,16 @@ import (
 // members may use exec, node B the owner's direct chat.
 func approvalCluster(t *testing.T, more ...string) map[string]*pgNode {
 	t.Helper()
+	return approvalClusterTimeout(t, time.Hour, more...)
+}
+
+// approvalClusterTimeout is approvalCluster with the requests' timeout.
+func approvalClusterTimeout(t *testing.T, timeout time.Duration, more ...string) map[string]*pgNode {
+	t.Helper()
 	o := pgNodeOpts{url: pgtest.URL(t), workspace: t.TempDir(),
 		access:    &access.Rules{DMPolicy: "open", AllowFrom: []string{"*", "owner"}, Groups: []string{"ops"}},
 		guests:    &tools.GuestRules{Groups: map[string]tools.GroupGrant{"ops": {Grant: tools.Grant{Allow: []string{"exec"}}}}},
-		approvals: actors.ApprovalSettings{Mode: access.ApprovalsOwner, Timeout: time.Hour},
+		approvals: actors.ApprovalSettings{Mode: access.ApprovalsOwner, Timeout: timeout},
 		respond: func(req fakellm.Request) fakellm.Reply {
 			last := req.Messages[len(req.Messages)-1]
 			switch {
@@ -124,6 +130,23 @@ func TestClusterApprovalWaitMovesWithItsSession(t *testing.T) {
 	if len(ds) != 1 || ds[0].Decision != access.DecisionApproved || len(pending) != 0 {
 		t.Errorf("audit %+v, pending %+v; want one approval", ds, pending)
 	}
+}
+
+// TestClusterApprovalTimesOut: a request nobody answers times out on the node that waits;
+// the decision takes the same way as the owner's (the session's inbox), the run goes on
+// without the command, and the audit holds one timeout.
+func TestClusterApprovalTimesOut(t *testing.T) {
+	nodes := approvalClusterTimeout(t, time.Second)
+	a := nodes["a"]
+	requestOf(t, a)
+	if got := a.sentTo(t, "ops", "result:"); !strings.Contains(got.Text, "did not approve this command within 1s") {
+		t.Errorf("the run's answer %q; want the timeout's note", got.Text)
+	}
+	ds, pending := decisions(t, a.store)
+	if len(ds) != 1 || ds[0].Decision != access.DecisionTimeout || len(pending) != 0 {
+		t.Errorf("audit %+v, pending %+v; want one timeout", ds, pending)
+	}
+	waitUntil(t, "the decision's inbox entry to be taken", func() bool { return inboxEmpty(t, a.store, chatKey("ops")) })
 }
 
 // TestClusterDecidedOnceByTwoNodes: the owner's CLI on nodes B and C, neither of which runs
