@@ -53,6 +53,9 @@
 //	                               Storage, before the Router (it reloads the waiting requests)
 //	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping/Restarting
 //	approval backstop timer        ToolRun.ask                the decision; ToolRun.Stopping
+//	Approvals store reads (cluster Approvals: a new ask, a     the read ends and answers (askFresh,
+//	mode, approvals_cluster.go)    resumed call it does not   resumedRead, listRead)
+//	                               know, /approvals
 //	Connector                      Gateway.Started, after     Gateway shutdown; restarted on panic;
 //	                               the Timer, one per account; a reload that removes or changes its
 //	                               Gateway.onReload for an    account (gateway_reload.go)
