@@ -260,7 +260,8 @@
 // the receiver's run): the Session that takes such an entry hands it to its node's Approvals
 // or Router and removes it without a run (session_cluster_handover.go). A Connector keeps the
 // ids it sent per chat in the store too (connector_sent_cluster.go), so the message tool edits
-// a message a run on another node sent. Runtime.Cancel reaches only sessions of its own node.
+// a message a run on another node sent. Runtime.Cancel for a session another node runs is a
+// cancel entry in its inbox (cancel_cluster.go), taken the same way.
 //
 // # Rules
 //

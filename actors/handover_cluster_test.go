@@ -132,3 +132,24 @@ func TestClusterMessageEditAfterMove(t *testing.T) {
 		t.Errorf("the message was deleted %d times; want once", deletes)
 	}
 }
+
+// TestClusterCancelOnAnotherNode: Runtime.Cancel (Ctrl-C in reef chat) given on node A stops
+// the run of a session node B runs; the session answers its next message.
+func TestClusterCancelOnAnotherNode(t *testing.T) {
+	o := pgNodeOpts{url: pgtest.URL(t), workspace: t.TempDir(),
+		respond: func(req fakellm.Request) fakellm.Reply {
+			if strings.Contains(req.Messages[len(req.Messages)-1].Content, "think forever") {
+				return fakellm.Reply{Hang: true}
+			}
+			return fakellm.Reply{Text: "fresh answer"}
+		}}
+	a, b := startPGNode(t, "a", o), startPGNode(t, "b", o)
+	b.owns("5")
+	b.inject(t, messages.Inbound{ChatID: "5", SenderID: "5", Text: "think forever"})
+	waitUntil(t, "the hanging model call", func() bool { return len(b.script.Requests()) == 1 })
+	a.rt.Cancel(chatKey("5"))
+	b.sentTo(t, "5", "Stopped.")
+	b.inject(t, messages.Inbound{ChatID: "5", SenderID: "5", Text: "hello again"})
+	b.sentTo(t, "5", "fresh answer")
+	waitUntil(t, "the cancel's inbox entry to be taken", func() bool { return inboxEmpty(t, b.store, chatKey("5")) })
+}

@@ -10,9 +10,9 @@ import (
 
 // In cluster mode some inbox entries carry something to a waiter on the node that runs the
 // session rather than a message to run: an exec approval's decided on another node
-// (messages.Inbound.Approval, approvals_cluster.go) for the call that waits for it, and the
+// (messages.Inbound.Approval, approvals_cluster.go) for the call that waits for it, the
 // reply of a session on another node to a sessions_send that waits (replySource,
-// subagent_send.go). The Session hands them over and removes the entry, silently.
+// subagent_send.go), and a Runtime.Cancel given on another node (cancel_cluster.go). The Session hands them over and removes the entry, silently.
 
 // takeHandover hands in over when it is such an entry and reports whether it was.
 func (s *Session) takeHandover(ctx actor.Context, in *messages.Inbound) bool {
@@ -26,6 +26,10 @@ func (s *Session) takeHandover(ctx actor.Context, in *messages.Inbound) bool {
 		}
 	case strings.HasPrefix(in.Source, replySource):
 		ctx.Send(s.router, &interReply{id: strings.TrimPrefix(in.Source, replySource), text: in.Text})
+	case in.Source == cancelSource: // Runtime.Cancel on another node (cancel_cluster.go)
+		if s.turn != nil && s.deps.now().Sub(in.Time) < cancelFresh {
+			ctx.Send(s.turn, &cancelTurn{})
+		}
 	default:
 		return false
 	}

@@ -22,7 +22,8 @@
 //	OutboundSent     Connector → Router → Session            none (the Session may passivate again)
 //	TurnEvent        Turn → Session → Connector              none (typing, draft, progress lines)
 //	CancelRun        Runtime.Cancel (Ctrl-C in reef chat)    none (the run stops; TurnFinal follows)
-//	                 → Router → Session
+//	                 → Router → Session (another node's: a
+//	                 cancel entry in the session's inbox)
 //
 // Messages private to the runtime (turnFinished, toolDone, steerMessage, storeWrite, ...) live
 // in package actors.
