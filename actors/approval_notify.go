@@ -75,7 +75,9 @@ func (a *Approvals) onStored(ctx actor.Context, msg *approvalStored) {
 	if msg.target != nil {
 		out := *msg.target
 		out.Text, out.Direct, out.Choices = requestText(w.req, a.deps.now()), true, requestChoices(w.req)
-		if msg.again {
+		if msg.again && a.deps.Cluster != nil {
+			out.Text += "\n(Asked again: its conversation moved to another reef node, or reef restarted, while it waited.)"
+		} else if msg.again {
 			out.Text += "\n(Asked again: reef restarted while it waited.)"
 		}
 		ctx.Send(connectorPID(ctx.Parent(), out.Channel), &out)
@@ -203,31 +205,41 @@ func deniedResult(d access.ExecDecision, timeout time.Duration) string {
 	return "not run: the owner denied this command"
 }
 
-// listText is /approvals: what waits, and the prefixes allowed always.
-func (a *Approvals) listText() string {
-	var b strings.Builder
-	waits := make([]*approvalWait, 0, len(a.waits))
+// onList answers /approvals: from what this Approvals holds, or, in cluster mode, where
+// other nodes' requests and prefixes are too, from the store (approvals_cluster.go).
+func (a *Approvals) onList(ctx actor.Context, msg *approvalList) {
+	if a.deps.Cluster != nil {
+		a.readList(ctx, msg)
+		return
+	}
+	var reqs []access.ExecRequest
 	for _, w := range a.waits {
 		if w.stored {
-			waits = append(waits, w)
+			reqs = append(reqs, w.req)
 		}
 	}
-	slices.SortFunc(waits, func(x, y *approvalWait) int { return x.req.Created.Compare(y.req.Created) })
-	if len(waits) == 0 {
+	ctx.Send(msg.replyTo, &approvalAnswer{in: msg.in, text: listText(reqs, a.prefixes, a.deps.now())})
+}
+
+// listText is /approvals: what waits, and the prefixes allowed always.
+func listText(reqs []access.ExecRequest, prefixes []access.ExecPrefix, now time.Time) string {
+	var b strings.Builder
+	slices.SortFunc(reqs, func(x, y access.ExecRequest) int { return x.Created.Compare(y.Created) })
+	if len(reqs) == 0 {
 		b.WriteString("No command waits for approval.")
 	} else {
 		b.WriteString("Waiting for approval (/approve <id> [always], /deny <id>):")
-		for _, w := range waits {
-			fmt.Fprintf(&b, "\n%s  %s: %s in %s, %s left", w.req.ID, w.req.Asker(), displayCommand(w.req.Command),
-				orWorkspace(w.req.Workdir), max(w.req.Deadline.Sub(a.deps.now()), 0).Round(time.Second))
+		for _, req := range reqs {
+			fmt.Fprintf(&b, "\n%s  %s: %s in %s, %s left", req.ID, req.Asker(), displayCommand(req.Command),
+				orWorkspace(req.Workdir), max(req.Deadline.Sub(now), 0).Round(time.Second))
 		}
 	}
-	if len(a.prefixes) == 0 {
+	if len(prefixes) == 0 {
 		b.WriteString("\nNo command prefix is allowed always.")
 		return b.String()
 	}
 	b.WriteString("\nAllowed always (revoke with /approvals revoke <prefix>):")
-	for _, p := range a.prefixes {
+	for _, p := range prefixes {
 		fmt.Fprintf(&b, "\n%s  by %s, %s", displayCommand(p.Prefix), p.By, p.Added.Format("2006-01-02 15:04"))
 	}
 	return b.String()

@@ -43,6 +43,7 @@ type approvalWait struct {
 	stop     func() bool // cancels the timeout
 	stored   bool        // the request is durable
 	deciding bool        // a decision is being written
+	decided  bool        // cluster mode: decided; the waiter gets it from the session's inbox (approvals_cluster.go)
 }
 
 // ApprovalSettings say when exec asks the owner first (tools.exec.approvals).
@@ -175,7 +176,15 @@ func (a *Approvals) Receive(ctx actor.Context) {
 	case *prefixRevoked:
 		a.onRevoked(ctx, msg)
 	case *approvalList:
-		ctx.Send(msg.replyTo, &approvalAnswer{in: msg.in, text: a.listText()})
+		a.onList(ctx, msg)
+	case *approvalSettle:
+		a.onSettle(ctx, msg) // cluster mode (approvals_cluster.go), like the rest of this block
+	case *askFresh:
+		a.onAskFresh(ctx, msg)
+	case *resumedRead:
+		a.onResumedRead(ctx, msg)
+	case *listRead:
+		a.onListRead(ctx, msg)
 	case *actor.Terminated:
 		a.onWaiterGone(msg.Who)
 	case *actor.Stopping, *actor.Restarting: // the next instance re-arms from the store
@@ -232,6 +241,15 @@ func (a *Approvals) onAsk(ctx actor.Context, msg *approvalAsk, prefixes bool) {
 		a.onResumedAsk(ctx, msg)
 		return
 	}
+	if a.deps.Cluster != nil && prefixes {
+		a.readPrefixes(ctx, msg) // another node may have added or revoked one; then askNow
+		return
+	}
+	a.askNow(ctx, msg, prefixes)
+}
+
+// askNow is onAsk for a new request, with the prefixes as this Approvals holds them.
+func (a *Approvals) askNow(ctx actor.Context, msg *approvalAsk, prefixes bool) {
 	now := a.deps.now()
 	req := msg.req
 	req.Created, req.Deadline = now, now.Add(a.deps.approvalSettings().timeout())
@@ -270,6 +288,10 @@ func (a *Approvals) onResumedAsk(ctx actor.Context, msg *approvalAsk) {
 			return
 		}
 	}
+	if a.deps.Cluster != nil {
+		a.readResumed(ctx, msg) // asked, or decided, on another node
+		return
+	}
 	ctx.Send(msg.waiter, &approvalDecided{d: access.ExecDecision{ExecRequest: msg.req, Decision: access.DecisionWithdrawn,
 		By: "reef", At: a.deps.now()}})
 }
@@ -288,6 +310,10 @@ func (a *Approvals) onPrefixAudited(ctx actor.Context, msg *prefixAudited) {
 // onDecide decides a request for the owner.
 func (a *Approvals) onDecide(ctx actor.Context, msg *approvalDecide) {
 	id := access.NormalizeID(msg.id)
+	if a.deps.Cluster != nil {
+		a.decideShared(ctx, id, msg.decision, msg.by, msg) // it may wait on another node
+		return
+	}
 	if w := a.waits[id]; w == nil || !w.stored || w.deciding {
 		a.answer(ctx, msg.in, msg.replyTo, msg.reply, "", access.ErrNoExecRequest)
 		return
@@ -297,6 +323,10 @@ func (a *Approvals) onDecide(ctx actor.Context, msg *approvalDecide) {
 
 // decide writes a decision: the request removed, the audit record, a prefix for always.
 func (a *Approvals) decide(ctx actor.Context, id, decision, by string, cmd *approvalDecide) {
+	if a.deps.Cluster != nil {
+		a.decideShared(ctx, id, decision, by, cmd)
+		return
+	}
 	w := a.waits[id]
 	if w == nil || !w.stored || w.deciding {
 		return
@@ -318,6 +348,10 @@ func (a *Approvals) decide(ctx actor.Context, id, decision, by string, cmd *appr
 // onWritten acts on a decision once it is durable: the waiter runs the command or gets an
 // error result; a decision nobody waits for is kept for a resumed call.
 func (a *Approvals) onWritten(ctx actor.Context, msg *approvalWritten) {
+	if a.deps.Cluster != nil {
+		a.onWrittenShared(ctx, msg)
+		return
+	}
 	w := a.waits[msg.id]
 	if w == nil {
 		return
@@ -352,9 +386,12 @@ func (a *Approvals) onWritten(ctx actor.Context, msg *approvalWritten) {
 
 // onWaiterGone forgets a ToolRun that stopped (its run was stopped, or reef is shutting down).
 func (a *Approvals) onWaiterGone(who *actor.PID) {
-	for _, w := range a.waits {
+	for id, w := range a.waits {
 		if w.waiter != nil && w.waiter.Id == who.Id {
 			w.waiter = nil
+			if w.decided { // cluster mode: nobody is left to hand the decision to
+				delete(a.waits, id)
+			}
 		}
 	}
 }

@@ -126,7 +126,18 @@ func (l *sentLog) take(out string) sentResult {
 func (l *sentLog) resolve(chat, id string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	list := l.byChat[chat]
+	return findSent(l.byChat[chat], id)
+}
+
+// peek returns the ids of a sent Outbound without forgetting them.
+func (l *sentLog) peek(out string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.byOut[out]
+}
+
+// findSent is resolve on one chat's list.
+func findSent(list []string, id string) (string, bool) {
 	if id == "" {
 		if len(list) == 0 {
 			return "", false
@@ -160,7 +171,7 @@ func (c *Connector) onMessageOp(ctx actor.Context, op *messageOp) {
 }
 
 // runMessageOp runs op on the chat's send goroutine (Connector.next).
-func (c *Connector) runMessageOp(ctx context.Context, op *messageOp) {
+func (c *Connector) runMessageOp(ctx context.Context, root *actor.RootContext, op *messageOp) {
 	if op.kind == opIDs {
 		if op.ids != nil {
 			op.ids <- c.sentIDs.take(op.out)
@@ -171,7 +182,7 @@ func (c *Connector) runMessageOp(ctx context.Context, op *messageOp) {
 	if op.kind == opDelete {
 		action, done = "delete", "deleted"
 	}
-	id, ok := c.sentIDs.resolve(op.chatID, op.messageID)
+	id, ok := c.resolveSent(op.chatID, op.messageID) // connector_sent_cluster.go
 	if !ok {
 		if op.messageID == "" {
 			op.reply <- fmt.Errorf("nothing to %s: reef has sent no message in this conversation since it started", action)
@@ -191,6 +202,7 @@ func (c *Connector) runMessageOp(ctx context.Context, op *messageOp) {
 	case op.kind == opDelete && canDelete:
 		if err = d.Delete(callCtx, op.chatID, id); err == nil {
 			c.sentIDs.forget(op.chatID, id)
+			c.forgetDeleted(root, op.chatID, id)
 		}
 	default:
 		op.reply <- fmt.Errorf("%s is not supported on %s", action, c.channel)

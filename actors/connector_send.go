@@ -120,7 +120,7 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 		case *typingJob:
 			c.typing(runCtx, job.chat, job.thread)
 		case *messageOp:
-			c.runMessageOp(runCtx, job)
+			c.runMessageOp(runCtx, root, job)
 		case *dropJob:
 			c.dropMessage(runCtx, job.d)
 		}
@@ -163,7 +163,11 @@ func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *mess
 	if out.OutboxSeq == 0 {
 		return false, err
 	}
-	if werr := c.markSent(ctx, root, out.SessionKey, out.OutboxSeq, out.Direct); werr != nil {
+	var sent []string // kept in the store in cluster mode, for the message tool on other nodes
+	if c.deps.Cluster != nil && err == nil {
+		sent = c.sentIDs.peek(outKey(out))
+	}
+	if werr := c.markSent(ctx, root, out, sent); werr != nil {
 		c.log.Error().Err(werr).Str("session", out.SessionKey).Msg("mark reply sent; it may be sent again after a restart")
 		return false, werr
 	}
@@ -192,10 +196,11 @@ func (c *Connector) moved(out *messages.Outbound) bool {
 // fails (a full disk) it tries again, after 1 s doubling up to a minute, for as long as the
 // Connector runs: a row left behind would be sent again after a restart. The chat's later
 // replies wait meanwhile.
-func (c *Connector) markSent(ctx context.Context, root *actor.RootContext, key string, seq uint64, direct bool) error {
+func (c *Connector) markSent(ctx context.Context, root *actor.RootContext, out *messages.Outbound, sent []string) error {
+	key := out.SessionKey
 	delay := time.Second
 	for {
-		err := c.markOnce(root, key, seq, direct)
+		err := c.markOnce(root, out, sent)
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
@@ -212,12 +217,19 @@ func (c *Connector) markSent(ctx context.Context, root *actor.RootContext, key s
 	}
 }
 
-// markOnce writes the deletion of a sent reply's outbox row and waits for the commit, so that
-// a clean shutdown stops Storage only after it.
-func (c *Connector) markOnce(root *actor.RootContext, key string, seq uint64, direct bool) error {
+// markOnce writes the deletion of a sent reply's outbox row (with the ids sent, in cluster
+// mode: connector_sent_cluster.go) and waits for the commit, so that a clean shutdown stops
+// Storage only after it.
+func (c *Connector) markOnce(root *actor.RootContext, out *messages.Outbound, sent []string) error {
+	key, seq, direct, name, chat := out.SessionKey, out.OutboxSeq, out.Direct, c.name, out.ChatID
 	done := make(chan error, 1)
 	root.Send(c.storage, &storeWrite{
 		Apply: func(tx persistence.Tx) error {
+			if len(sent) > 0 {
+				if err := rememberSent(tx, name, chat, sent); err != nil {
+					return err
+				}
+			}
 			if err := tx.DeleteOutbox(key, seq); err != nil || direct {
 				return err
 			}

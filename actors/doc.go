@@ -53,6 +53,9 @@
 //	                               Storage, before the Router (it reloads the waiting requests)
 //	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping/Restarting
 //	approval backstop timer        ToolRun.ask                the decision; ToolRun.Stopping
+//	Approvals store reads (cluster Approvals: a new ask, a     the read ends and answers (askFresh,
+//	mode, approvals_cluster.go)    resumed call it does not   resumedRead, listRead)
+//	                               know, /approvals
 //	Connector                      Gateway.Started, after     Gateway shutdown; restarted on panic;
 //	                               the Timer, one per account; a reload that removes or changes its
 //	                               Gateway.onReload for an    account (gateway_reload.go)
@@ -257,8 +260,14 @@
 // transaction and refuses only the writes of lost ones (ErrFenced, storage_fence.go). A
 // Connector leaves a reply of a session it no longer owns in the outbox for the new owner.
 // A sub-agent's task and completion and a /stop typed in a chat are inbox entries, so they
-// reach a session on another node the same way; a sessions_send that waits for the answer,
-// the message tool's edits and Runtime.Cancel reach only sessions of their own node.
+// reach a session on another node the same way. So are an exec approval's decision taken on
+// any node (approvals_cluster.go: Approvals.decideShared writes it with the request's
+// removal) and the reply to a sessions_send that waits (subagent_send.go: putReplies, with
+// the receiver's run): the Session that takes such an entry hands it to its node's Approvals
+// or Router and removes it without a run (session_cluster_handover.go). A Connector keeps the
+// ids it sent per chat in the store too (connector_sent_cluster.go), so the message tool edits
+// a message a run on another node sent. Runtime.Cancel for a session another node runs is a
+// cancel entry in its inbox (cancel_cluster.go), taken the same way.
 //
 // # Rules
 //

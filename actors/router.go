@@ -88,7 +88,7 @@ func (r *Router) Receive(ctx actor.Context) {
 	case *routeInbound:
 		r.onRouteInbound(ctx, msg)
 	case *messages.CancelRun:
-		r.forward(ctx, msg.SessionKey, msg)
+		r.onCancelRun(ctx, msg) // cancel_cluster.go
 	case *sessionAdmin:
 		r.onSessionAdmin(ctx, msg) // session_admin.go
 	case *messages.OutboundSent:

@@ -262,6 +262,9 @@ func (s *Session) onStarted(ctx actor.Context) error {
 			continue
 		}
 		s.handling = append(s.handling[:0], it.Seq)
+		if s.takeHandover(ctx, &it.Inbound) { // session_cluster_handover.go
+			continue
+		}
 		if it.Subagent != nil && s.onSubagentDone(ctx, &it.Inbound) {
 			continue
 		}
@@ -291,6 +294,9 @@ func (s *Session) onInbound(ctx actor.Context, in *messages.Inbound) {
 	}
 	s.maxInbox = max(s.maxInbox, in.InboxSeq)
 	s.handling = append(s.handling[:0], in.InboxSeq)
+	if s.takeHandover(ctx, in) {
+		return
+	}
 	if cmd, ok := s.command(in); ok {
 		s.onCommand(ctx, *in, cmd)
 		return

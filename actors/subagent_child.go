@@ -37,6 +37,7 @@ type (
 		stop    bool           // it was stopped: the follow-ups waiting for it are dropped
 		now     time.Time
 		replies []interReply // answers to sessions_send callers that wait (subagent_send.go)
+		shared  bool         // cluster mode: the replies go to the senders' inboxes too (putReplies)
 
 		stored     *subagent.Link   // the link put stored
 		completion messages.Inbound // put's completion, InboxSeq set
@@ -122,7 +123,7 @@ func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, n
 	self := s.subs.self
 	if self == nil || !self.Active() || !s.answersJob(s.answering) || s.waitsForChildren(msg) {
 		if len(replies) > 0 {
-			return &subagentEnding{replies: replies}
+			return &subagentEnding{replies: replies, now: now, shared: s.deps.Cluster != nil}
 		}
 		return nil
 	}
@@ -149,7 +150,8 @@ func (s *Session) subagentEnd(msg *turnFinished, info persistence.SessionInfo, n
 	l.Answer = capBytes(s.deps.redactor().apply(answer), subagent.MaxAnswer)
 	run := l // the completion reports this run: its tokens, not the session's since its spawn
 	run.Usage = usageSince(info.Usage, self.Usage)
-	return &subagentEnding{link: &l, run: run, answer: l.Answer, stop: l.Status == messages.SubagentStopped, now: now, replies: replies}
+	return &subagentEnding{link: &l, run: run, answer: l.Answer, stop: l.Status == messages.SubagentStopped, now: now, replies: replies,
+		shared: s.deps.Cluster != nil}
 }
 
 // usageSince is the usage of now less what it was before.
@@ -190,7 +192,13 @@ func (s *Session) waitsForChildren(msg *turnFinished) bool {
 // link's follow-up count is the parent's and is kept; follow-ups still in the child's inbox
 // keep it running, unless it was stopped: they are dropped with it.
 func (e *subagentEnding) put(tx persistence.Tx) error {
-	if e == nil || e.link == nil {
+	if e == nil {
+		return nil
+	}
+	if err := e.putReplies(tx); err != nil { // subagent_send.go
+		return err
+	}
+	if e.link == nil {
 		return nil
 	}
 	l := *e.link

@@ -13,6 +13,7 @@ import (
 	"github.com/reefgw/reef/agent"
 	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
+	"github.com/reefgw/reef/sessionkey"
 	"github.com/reefgw/reef/subagent"
 	"github.com/reefgw/reef/tools"
 )
@@ -38,12 +39,16 @@ type (
 		reply chan string // buffered
 	}
 	forgetReply struct{ id string }
-	// interReply is a receiver's answer to a waiting sender.
-	interReply struct{ id, text string }
+	// interReply is a receiver's answer to a waiting sender (the session to, when known).
+	interReply struct{ id, text, to string }
 )
 
 // replyMark separates the sender's key from the reply id in an inter-session event's source.
 const replyMark = "|reply:"
+
+// replySource is the Source of the inbox entry that carries a reply to a sender that waits,
+// in cluster mode, where it may wait on another node (putReplies).
+const replySource = "session-reply:"
 
 // send resolves the receiver, has the sender's Session store and route the message, and
 // waits for the reply unless timeoutSeconds is 0.
@@ -155,7 +160,7 @@ func (s *Session) onSendRequest(ctx actor.Context, call *sessionsCall) {
 func (s *Session) interReplies(msg *turnFinished) []interReply {
 	var out []interReply
 	for _, in := range s.answering {
-		_, id, ok := strings.Cut(in.Source, replyMark)
+		from, id, ok := strings.Cut(in.Source, replyMark)
 		if !ok || !in.System {
 			continue
 		}
@@ -168,9 +173,30 @@ func (s *Session) interReplies(msg *turnFinished) []interReply {
 		case agent.IsSilent(text):
 			text = ""
 		}
-		out = append(out, interReply{id: id, text: capBytes(text, subagent.MaxAnswer)})
+		out = append(out, interReply{id: id, text: capBytes(text, subagent.MaxAnswer), to: strings.TrimPrefix(from, subagent.FollowUpSource(""))})
 	}
 	return out
+}
+
+// putReplies puts the replies in the inboxes of the sessions that sent them, in the run's
+// transaction, in cluster mode: a sender waits in the Router of the node that runs it, which
+// may be another node than this one. That node's Session hands the reply to its Router
+// (takeHandover); this node's Router gets it too (onSubagentRecorded), and whichever holds the
+// waiter answers it, once. A stateless session runs on the node of its request: not stored.
+func (e *subagentEnding) putReplies(tx persistence.Tx) error {
+	if !e.shared {
+		return nil
+	}
+	for _, r := range e.replies {
+		if r.to == "" || sessionkey.IsStateless(r.to) {
+			continue
+		}
+		in := messages.Inbound{System: true, Source: replySource + r.id, SessionKey: r.to, Time: e.now, Text: r.text}
+		if _, err := tx.AppendInbox(r.to, in); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Router side: the waiting senders.

@@ -61,6 +61,9 @@ type Inbound struct {
 	Standing *Standing `json:"standing,omitempty"`
 	// Subagent is set on a sub-agent's completion event.
 	Subagent *SubagentDone `json:"subagent,omitempty"`
+	// Approval is set on an exec approval's decision for a run of this session decided on
+	// another node (cluster mode; approval.go): handed to the waiting call, never run.
+	Approval *ApprovalDecided `json:"approval,omitempty"`
 
 	// Set by reef, not by the channel.
 	SessionKey string `json:"sessionKey,omitempty"`

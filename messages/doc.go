@@ -12,6 +12,9 @@
 //	                 Router → Session
 //	Inbound{System}  Timer → Storage (inbox + run record) →  as above; access checks do not apply
 //	                 Router → Session
+//	Inbound{Approval} Approvals (any node) → Storage (inbox,  none; the Session hands it to its node's
+//	                 with the request's removal) → Router →  Approvals and removes it (cluster mode)
+//	                 Session
 //	Outbound         Session → Connector                     for an outbox row: OutboundSent once the
 //	                 (a Connector to itself: pairing codes,  Connector is done with it or keeps it to
 //	                 notices for refused messages)           retry; it removes the row (and the run's
@@ -19,7 +22,8 @@
 //	OutboundSent     Connector → Router → Session            none (the Session may passivate again)
 //	TurnEvent        Turn → Session → Connector              none (typing, draft, progress lines)
 //	CancelRun        Runtime.Cancel (Ctrl-C in reef chat)    none (the run stops; TurnFinal follows)
-//	                 → Router → Session
+//	                 → Router → Session (another node's: a
+//	                 cancel entry in the session's inbox)
 //
 // Messages private to the runtime (turnFinished, toolDone, steerMessage, storeWrite, ...) live
 // in package actors.
