@@ -9,7 +9,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/internal/cluster"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/postgres"
@@ -22,6 +24,7 @@ import (
 type clusterMode struct {
 	node   *cluster.Node
 	store  *postgres.Store
+	relay  *relayGlue // replies and live runs of WebChat, the API, the terminal to other nodes (cluster_relay.go)
 	log    zerolog.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -47,6 +50,9 @@ func newClusterMode(cfg *configs.Config, store persistence.Store, log zerolog.Lo
 	}
 	m := &clusterMode{store: pg, log: log.With().Str("cluster", cfg.Cluster.Node()).Logger()}
 	m.node = cluster.NewNode(leases, cfg.Cluster.Node(), cfg.Cluster.PartitionCount(), nil, log)
+	if m.relay, err = newRelayGlue(ctx, m, cfg.Cluster.Node()); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -58,7 +64,23 @@ func (m *clusterMode) ownership() actors.Ownership {
 	return m.node
 }
 
-// start runs the Node loop and the listener, telling rt what they learn.
+// relayChannels wraps the channels whose connections one node holds (WebChat, the API, the
+// terminal) so that what their sessions show reaches the other nodes, and relays their run
+// events from bus (cluster_relay.go). Call it before the runtime starts.
+func (m *clusterMode) relayChannels(chans map[string]channels.Channel, bus *events.Bus) {
+	if m != nil {
+		m.relay.wrap(chans, bus)
+	}
+}
+
+// cancelRun stops key's run on the node that runs it (Runtime.Cancel reaches this node's only).
+func (m *clusterMode) cancelRun(key string) {
+	if m != nil {
+		m.relay.cancel(key)
+	}
+}
+
+// start runs the Node loop, the listener and the relay, telling rt what they learn.
 func (m *clusterMode) start(rt *actors.Runtime) {
 	if m == nil {
 		return
@@ -66,10 +88,14 @@ func (m *clusterMode) start(rt *actors.Runtime) {
 	m.node.OnChange(func(gained, lost []int) { rt.PartitionsChanged() })
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	m.wg.Add(2)
+	m.wg.Add(3)
 	go func() {
 		defer m.wg.Done()
 		m.node.Run(ctx)
+	}()
+	go func() {
+		defer m.wg.Done()
+		m.relay.run(ctx, rt)
 	}()
 	go func() {
 		defer m.wg.Done()
