@@ -64,13 +64,14 @@ func (m *clusterMode) ownership() actors.Ownership {
 	return m.node
 }
 
-// relayChannels wraps the channels whose connections one node holds (WebChat, the API, the
-// terminal) so that what their sessions show reaches the other nodes, and relays their run
-// events from bus (cluster_relay.go). Call it before the runtime starts.
-func (m *clusterMode) relayChannels(chans map[string]channels.Channel, bus *events.Bus) {
-	if m != nil {
-		m.relay.wrap(chans, bus)
+// relayChannels returns chans with the channels whose connections one node holds (WebChat,
+// the API, the terminal) wrapped, so that what their sessions show reaches the other nodes,
+// and follows their run events on bus (cluster_relay.go). Call it before the runtime starts.
+func (m *clusterMode) relayChannels(chans map[string]channels.Channel, bus *events.Bus) map[string]channels.Channel {
+	if m == nil {
+		return chans
 	}
+	return m.relay.wrap(chans, bus)
 }
 
 // cancelRun stops key's run on the node that runs it (Runtime.Cancel reaches this node's only).

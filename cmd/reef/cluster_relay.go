@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"strings"
 	"time"
 
@@ -70,25 +71,46 @@ func newRelayGlue(ctx context.Context, m *clusterMode, node string) (*relayGlue,
 	return &relayGlue{relay: r, log: m.log, chans: map[string]channels.Channel{}}, nil
 }
 
-// wrap replaces the relayed channels of chans by their relaying wrappers, and follows the
+// wrap returns a copy of chans whose relayed channels are wrapped, with a terminal that only
+// relays when this node has none (the replies of `reef chat` running on another machine go
+// out through this node's terminal Connector when the session runs here), and follows the
 // run events of their sessions on bus.
-func (g *relayGlue) wrap(chans map[string]channels.Channel, bus *events.Bus) {
+func (g *relayGlue) wrap(chans map[string]channels.Channel, bus *events.Bus) map[string]channels.Channel {
+	out := maps.Clone(chans)
+	if out["terminal"] == nil {
+		out["terminal"] = relayOnly{}
+	}
 	for _, name := range relayedChannels {
-		ch := chans[name]
+		ch := out[name]
 		if ch == nil {
 			continue
 		}
-		g.chans[name] = ch
+		if _, stub := ch.(relayOnly); !stub {
+			g.chans[name] = ch
+		}
 		rc := &relayedChannel{Channel: ch, name: name, relay: g.relay}
 		if f, ok := ch.(channels.Fetcher); ok {
-			chans[name] = &relayedFetcher{relayedChannel: rc, fetch: f}
+			out[name] = &relayedFetcher{relayedChannel: rc, fetch: f}
 		} else {
-			chans[name] = rc
+			out[name] = rc
 		}
 	}
 	g.bus = bus
 	bus.Observe(g.observe)
+	return out
 }
+
+// relayOnly is the terminal of a node without one: it shows nothing here and receives nothing.
+type relayOnly struct{}
+
+func (relayOnly) Run(ctx context.Context, _ channels.Deliver) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (relayOnly) Send(context.Context, messages.Outbound) ([]string, error) { return []string{""}, nil }
+
+func (relayOnly) Progress(context.Context, messages.TurnEvent) {}
 
 // observe relays a run event of a session a relayed channel may be watching. It runs under
 // the bus's lock: Send only queues.

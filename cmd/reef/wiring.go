@@ -315,7 +315,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		return nil, err
 	}
 	bus := events.NewBus()
-	cl.relayChannels(set.chans, bus) // cluster mode: replies and live runs reach the node of the connection (cluster_relay.go)
+	set.chans = cl.relayChannels(set.chans, bus) // cluster mode: replies and live runs reach the node of the connection (cluster_relay.go)
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Streaming: set.streaming, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
