@@ -71,21 +71,18 @@ func newRelayGlue(ctx context.Context, m *clusterMode, node string) (*relayGlue,
 	return &relayGlue{relay: r, log: m.log, chans: map[string]channels.Channel{}}, nil
 }
 
-// wrap returns a copy of chans whose relayed channels are wrapped, with a terminal that only
-// relays when this node has none (the replies of `reef chat` running on another machine go
-// out through this node's terminal Connector when the session runs here), and follows the
-// run events of their sessions on bus.
+// wrap returns a copy of chans whose relayed channels are wrapped, and follows the run
+// events of their sessions on bus. A relayed channel this node does not have (the terminal
+// on a gateway; WebChat and the API in `reef chat`, or with the web listener off) is one
+// that only relays: a session of it that runs here sends through its Connector to the node
+// holding the connection, instead of waiting in the outbox for want of a Connector.
 func (g *relayGlue) wrap(chans map[string]channels.Channel, bus *events.Bus) map[string]channels.Channel {
 	out := maps.Clone(chans)
-	if out["terminal"] == nil {
-		out["terminal"] = relayOnly{}
-	}
 	for _, name := range relayedChannels {
 		ch := out[name]
 		if ch == nil {
-			continue
-		}
-		if _, stub := ch.(relayOnly); !stub {
+			ch = relayOnly{}
+		} else {
 			g.chans[name] = ch
 		}
 		rc := &relayedChannel{Channel: ch, name: name, relay: g.relay}
@@ -100,7 +97,8 @@ func (g *relayGlue) wrap(chans map[string]channels.Channel, bus *events.Bus) map
 	return out
 }
 
-// relayOnly is the terminal of a node without one: it shows nothing here and receives nothing.
+// relayOnly is a relayed channel of a node without it: it shows nothing here and receives
+// nothing.
 type relayOnly struct{}
 
 func (relayOnly) Run(ctx context.Context, _ channels.Deliver) error {
