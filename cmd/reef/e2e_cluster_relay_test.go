@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -23,13 +25,13 @@ type webNode struct {
 	home, url, token string
 }
 
-func startWebNode(t *testing.T, llm *echoLLM, url, id string, partitions, lease int) *webNode {
+func startWebNode(t *testing.T, llm *echoLLM, yaml string) *webNode {
 	t.Helper()
-	home, e := writeConfig(t, llm.srv, postgresYAML(url)+clusterYAML(id, partitions, lease))
+	home, e := writeConfig(t, llm.srv, yaml)
 	n := &webNode{node: newNode(t, e), home: home}
 	m := webURLLine.FindStringSubmatch(n.cur.stderr.String())
 	if m == nil {
-		t.Fatalf("%s: no web UI address in the log:\n%s", id, n.cur.stderr)
+		t.Fatalf("no web UI address in the log:\n%s", n.cur.stderr)
 	}
 	n.url, n.token = m[1], web.ReadToken(filepath.Join(home, "data"))
 	return n
@@ -95,8 +97,10 @@ func TestE2EClusterRelay(t *testing.T) {
 	url := pgtest.URL(t)
 	const partitions, lease = 16, 4
 	llm := newEchoLLM(t, 20*time.Millisecond, nil)
-	n1 := startWebNode(t, llm, url, "n1", partitions, lease)
-	n2 := startWebNode(t, llm, url, "n2", partitions, lease)
+	// One workspace for both, as a cluster's shared volume: WebChat's uploads wait there.
+	shared := fmt.Sprintf("agents:\n  - id: main\n    model: openai/test-model\n    workspace: %s\n", t.TempDir())
+	n1 := startWebNode(t, llm, postgresYAML(url)+clusterYAML("n1", partitions, lease)+shared)
+	n2 := startWebNode(t, llm, postgresYAML(url)+clusterYAML("n2", partitions, lease)+shared)
 	if !eventually(time.Minute, func() bool { o := leaseOwners(t, url); return o["n1"] == partitions/2 && o["n2"] == partitions/2 }) {
 		t.Fatalf("partitions not spread: %v", leaseOwners(t, url))
 	}
@@ -159,6 +163,42 @@ func TestE2EClusterRelay(t *testing.T) {
 			if len(replies) != 1 || replies[0] != want || deltas.String() != want {
 				t.Fatalf("chat %s (runs on %s), page on n1: replies %q, streamed %q; want %q once\n%s", chat, where, replies, deltas.String(), want, logs())
 			}
+		}
+	})
+
+	t.Run("upload", func(t *testing.T) {
+		// A file sent to n1 with a message of a chat n2 runs: n2 fetches it.
+		chat := onNode(t, owners, partitions, "n2", 1, func(i int) string { return fmt.Sprintf("u%d", i) },
+			func(c string) string { return "agent:main:webchat:direct:" + c })[0]
+		marker := tok("upload", 0)
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("chat", chat)
+		mw.WriteField("text", "read the notes "+marker)
+		fw, _ := mw.CreateFormFile("file", "notes.txt")
+		fw.Write([]byte("the notes say hello\n"))
+		mw.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r, err := n1.request(ctx, "POST", "/chat/send", body.String(), "Content-Type", mw.FormDataContentType())
+		if err != nil || r.StatusCode != 202 {
+			t.Fatalf("/chat/send with a file: %v %v", r, err)
+		}
+		r.Body.Close()
+		var asked string
+		if !eventually(30*time.Second, func() bool {
+			for _, req := range llm.srv.Script().Requests() {
+				if u := lastUser(req); strings.Contains(u, marker) {
+					asked = u
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Fatalf("the model was not asked about %s\n%s", marker, logs())
+		}
+		if !strings.Contains(asked, "inbox/") || !strings.Contains(asked, "notes.txt") || strings.Contains(asked, "not downloaded") {
+			t.Fatalf("the run on n2 did not get the file sent to n1; the model saw:\n%s\n%s", asked, logs())
 		}
 	})
 
