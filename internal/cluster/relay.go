@@ -47,6 +47,7 @@ const (
 	relayDispatch  = 1024     // batches received and not yet handled; past it a batch is dropped
 	relayTries     = 3        // sends of a batch before it is dropped
 	relayPause     = 200 * time.Millisecond
+	relayFlush     = 2 * time.Second // for what is queued when the relay stops
 )
 
 // Message is one relayed item: its kind and session say what it is to the receiver, Data
@@ -179,22 +180,33 @@ func (r *Relay) Run(ctx context.Context, handle func(from string, m Message)) {
 	}
 }
 
-// sendLoop sends the queue whenever something is in it, all of it at once.
+// sendLoop sends the queue whenever something is in it, all of it at once. When ctx ends
+// it sends what is still queued (the last replies of a stopping node), within relayFlush.
 func (r *Relay) sendLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), relayFlush)
+			defer cancel()
+			if msgs := r.take(); len(msgs) > 0 {
+				r.sendNow(flush, msgs)
+			}
 			return
 		case <-r.wake:
 		}
-		r.mu.Lock()
-		msgs := r.queue
-		r.queue, r.queued = nil, 0
-		r.mu.Unlock()
-		if len(msgs) > 0 {
+		if msgs := r.take(); len(msgs) > 0 {
 			r.sendNow(ctx, msgs)
 		}
 	}
+}
+
+// take empties the queue and returns what it held.
+func (r *Relay) take() []Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	msgs := r.queue
+	r.queue, r.queued = nil, 0
+	return msgs
 }
 
 // sendNow sends msgs in one statement, trying relayTries times before it drops them.
@@ -314,7 +326,7 @@ func (r *Relay) listenOnce(ctx context.Context, nodes map[string]*assembly, out 
 		if err != nil {
 			return err
 		}
-		if b, ok := r.take(nodes, n.Payload); ok {
+		if b, ok := r.assemble(nodes, n.Payload); ok {
 			select {
 			case out <- b:
 			default:
@@ -325,9 +337,9 @@ func (r *Relay) listenOnce(ctx context.Context, nodes map[string]*assembly, out 
 	}
 }
 
-// take adds one frame to its node's batch, and returns the batch once it is complete. A
+// assemble adds one frame to its node's batch, and returns the batch once it is complete. A
 // node's own frames are skipped; a frame out of order drops the batch it belongs to.
-func (r *Relay) take(nodes map[string]*assembly, payload string) (relayBatch, bool) {
+func (r *Relay) assemble(nodes map[string]*assembly, payload string) (relayBatch, bool) {
 	head, body, ok := strings.Cut(payload, "\n")
 	f := strings.SplitN(head, " ", 4)
 	if !ok || len(f) != 4 {

@@ -181,3 +181,33 @@ func TestRelayBothWays(t *testing.T) {
 		t.Fatalf("a heard %+v, b heard %+v", ha, hb)
 	}
 }
+
+// TestRelayFlushesWhenStopping: what a node queued before its relay stops (the last replies
+// of a node shutting down) is still sent.
+func TestRelayFlushesWhenStopping(t *testing.T) {
+	url := pgtest.URL(t)
+	a := startRelay(t, url, "a")
+	s, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := cluster.NewRelay(context.Background(), s.Pool(), "b", cluster.RelayOptions{}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Send(cluster.Message{Kind: "send", Session: "k", Data: jsonOf("the last reply")})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // stopped before it ran: only the flush sends
+	b.Run(ctx, func(string, cluster.Message) {})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(a.heard()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a heard nothing; b's stats %+v", b.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h := a.heard(); len(h) != 1 || string(h[0].m.Data) != `"the last reply"` {
+		t.Fatalf("a heard %+v", h)
+	}
+}
