@@ -186,13 +186,15 @@ func (r *Relay) sendLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+		case <-r.wake:
+		}
+		if ctx.Err() != nil {
 			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), relayFlush)
 			defer cancel()
 			if msgs := r.take(); len(msgs) > 0 {
 				r.sendNow(flush, msgs)
 			}
 			return
-		case <-r.wake:
 		}
 		if msgs := r.take(); len(msgs) > 0 {
 			r.sendNow(ctx, msgs)
