@@ -134,8 +134,10 @@ func relayedSession(key string) bool {
 			return true
 		}
 	}
-	parts := strings.Split(key, ":") // agent:<id>:main, agent:<id>:direct:<peer>
-	return len(parts) == 3 && parts[2] == "main" || len(parts) == 4 && parts[2] == "direct"
+	rest, _ := strings.CutPrefix(key, "agent:")
+	_, rest, _ = strings.Cut(rest, ":") // after the agent: main, or direct:<peer>
+	peer, direct := strings.CutPrefix(rest, "direct:")
+	return rest == "main" || direct && !strings.Contains(peer, ":")
 }
 
 // mergeDeltas folds a text delta into the previous one of the same run.
