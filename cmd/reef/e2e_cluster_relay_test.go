@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,18 +205,25 @@ func TestE2EClusterRelay(t *testing.T) {
 
 	t.Run("api", func(t *testing.T) {
 		apiKey := func(s string) string { return "agent:main:openai:direct:" + s }
-		names := append(onNode(t, owners, partitions, "n2", 4, func(i int) string { return fmt.Sprintf("s%d", i) }, apiKey),
+		names := append(onNode(t, owners, partitions, "n2", 6, func(i int) string { return fmt.Sprintf("s%d", i) }, apiKey),
 			onNode(t, owners, partitions, "n1", 1, func(i int) string { return fmt.Sprintf("s%d", i) }, apiKey)...)
+		var wg sync.WaitGroup // the sessions at once, so their runs' messages share the relay's batches
 		for i, name := range names {
-			for j, mode := range []string{"chat", "chat-stream", "responses", "responses-stream"} {
-				marker := tok("api"+name, j)
-				got, err := askAPI(n1, mode, name, "hello "+marker)
-				where := owners[cluster.Partition(apiKey(name), partitions)]
-				if want := replyTo(marker); err != nil || got != want {
-					t.Fatalf("%s %s (session %d, runs on %s) via n1: %q, %v; want %q\n%s", mode, name, i, where, got, err, want, logs())
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j, mode := range []string{"chat", "chat-stream", "responses", "responses-stream"} { // a session's in turn
+					marker := tok("api"+name, j)
+					got, err := askAPI(n1, mode, name, "hello "+marker)
+					where := owners[cluster.Partition(apiKey(name), partitions)]
+					if want := replyTo(marker); err != nil || got != want {
+						t.Errorf("%s %s (session %d, runs on %s) via n1: %q, %v; want %q\n%s", mode, name, i, where, got, err, want, logs())
+						return
+					}
 				}
-			}
+			}()
 		}
+		wg.Wait()
 	})
 }
 
