@@ -53,6 +53,12 @@ func TestE2EClusterChatRelay(t *testing.T) {
 	c.waitFor("tty", c.tty, "› ")
 	c.master.WriteString("hello " + tok("chat", 2) + "\n")
 	c.waitFor("tty", c.tty, replyTo(tok("chat", 2)))
+	if !eventually(15*time.Second, func() bool { // the run's end (the prompt again), relayed after the reply
+		out := c.tty.String()
+		return strings.Contains(out[strings.LastIndex(out, replyTo(tok("chat", 2))):], "› ")
+	}) {
+		t.Fatalf("no prompt after the reply: %q", c.tty)
+	}
 	asked := len(script.Requests())
 	c.master.WriteString("please hang\n")
 	if !eventually(15*time.Second, func() bool { return len(script.Requests()) > asked }) {
