@@ -102,6 +102,13 @@ func (m *clusterMode) start(rt *actors.Runtime) {
 		defer m.wg.Done()
 		_ = m.store.Listen(ctx, rt.InboxNotified) // "" at each (re)connect: the Router sweeps
 	}()
+	// Connections are taken (the web listener, reef chat's first line) once this node hears
+	// what the others relay: a reply relayed before would not be shown.
+	select {
+	case <-m.relay.relay.Listening():
+	case <-time.After(postgresConnectTimeout):
+		m.log.Warn().Msg("cluster: the relay does not listen yet; replies of runs on other nodes are shown once it does")
+	}
 	m.log.Info().Int("partitions", m.node.Partitions()).Msg("cluster: joined")
 }
 
