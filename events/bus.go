@@ -96,7 +96,14 @@ func (s *Subscription) Close() {
 // order they were published) and hands it to every subscriber that takes it, without
 // waiting: a subscriber whose buffer is full loses it, and is sent an events.lost event with
 // the count before its next delivered event.
-func (b *Bus) Publish(ev messages.RunEvent) {
+func (b *Bus) Publish(ev messages.RunEvent) { b.publish(ev, true) }
+
+// Relayed hands ev to the subscribers like Publish, but not to the observers: it is an event
+// of a run on another node of a cluster (relayed to this node's watchers), which that node's
+// observers counted.
+func (b *Bus) Relayed(ev messages.RunEvent) { b.publish(ev, false) }
+
+func (b *Bus) publish(ev messages.RunEvent, observe bool) {
 	if b == nil {
 		return
 	}
@@ -108,6 +115,9 @@ func (b *Bus) Publish(ev messages.RunEvent) {
 	b.seq++
 	ev.Seq = b.seq
 	for _, fn := range b.observers {
+		if !observe {
+			break
+		}
 		fn(ev)
 	}
 	for s := range b.subs {

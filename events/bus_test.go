@@ -104,3 +104,23 @@ func TestObserveSeesEverything(t *testing.T) {
 		t.Errorf("Dropped = %d, want 3", got)
 	}
 }
+
+// TestRelayedReachesSubscribersNotObservers: an event relayed from another node is numbered
+// among this bus's events and reaches the subscribers, but not the observers (the metrics
+// count it on its own node).
+func TestRelayedReachesSubscribersNotObservers(t *testing.T) {
+	b := NewBus()
+	var observed []string
+	b.Observe(func(e messages.RunEvent) { observed = append(observed, e.Session) })
+	s := b.Subscribe("", 0)
+	b.Publish(ev("here", 0))
+	b.Relayed(ev("there", 0))
+	b.Publish(ev("here", 0))
+	got := drain(s)
+	if len(got) != 3 || got[1].Session != "there" || got[0].Seq != 1 || got[1].Seq != 2 || got[2].Seq != 3 {
+		t.Fatalf("subscriber got %+v; want here, there, here numbered 1 to 3", got)
+	}
+	if !slices.Equal(observed, []string{"here", "here"}) {
+		t.Fatalf("observers saw %q; want only this node's events", observed)
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/reefgw/reef/actors"
+	"github.com/reefgw/reef/channels"
 	"github.com/reefgw/reef/configs"
+	"github.com/reefgw/reef/events"
 	"github.com/reefgw/reef/internal/cluster"
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/postgres"
@@ -22,6 +24,7 @@ import (
 type clusterMode struct {
 	node   *cluster.Node
 	store  *postgres.Store
+	relay  *relayGlue // replies and live runs of WebChat, the API, the terminal to other nodes (cluster_relay.go)
 	log    zerolog.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -47,6 +50,9 @@ func newClusterMode(cfg *configs.Config, store persistence.Store, log zerolog.Lo
 	}
 	m := &clusterMode{store: pg, log: log.With().Str("cluster", cfg.Cluster.Node()).Logger()}
 	m.node = cluster.NewNode(leases, cfg.Cluster.Node(), cfg.Cluster.PartitionCount(), nil, log)
+	if m.relay, err = newRelayGlue(ctx, m, cfg.Cluster.Node()); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -58,7 +64,17 @@ func (m *clusterMode) ownership() actors.Ownership {
 	return m.node
 }
 
-// start runs the Node loop and the listener, telling rt what they learn.
+// relayChannels returns chans with the channels whose connections one node holds (WebChat,
+// the API, the terminal) wrapped, so that what their sessions show reaches the other nodes,
+// and follows their run events on bus (cluster_relay.go). Call it before the runtime starts.
+func (m *clusterMode) relayChannels(chans map[string]channels.Channel, bus *events.Bus) map[string]channels.Channel {
+	if m == nil {
+		return chans
+	}
+	return m.relay.wrap(chans, bus)
+}
+
+// start runs the Node loop, the listener and the relay, telling rt what they learn.
 func (m *clusterMode) start(rt *actors.Runtime) {
 	if m == nil {
 		return
@@ -66,15 +82,26 @@ func (m *clusterMode) start(rt *actors.Runtime) {
 	m.node.OnChange(func(gained, lost []int) { rt.PartitionsChanged() })
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	m.wg.Add(2)
+	m.wg.Add(3)
 	go func() {
 		defer m.wg.Done()
 		m.node.Run(ctx)
 	}()
 	go func() {
 		defer m.wg.Done()
+		m.relay.run(ctx)
+	}()
+	go func() {
+		defer m.wg.Done()
 		_ = m.store.Listen(ctx, rt.InboxNotified) // "" at each (re)connect: the Router sweeps
 	}()
+	// Connections are taken (the web listener, reef chat's first line) once this node hears
+	// what the others relay: a reply relayed before would not be shown.
+	select {
+	case <-m.relay.relay.Listening():
+	case <-time.After(postgresConnectTimeout):
+		m.log.Warn().Msg("cluster: the relay does not listen yet; replies of runs on other nodes are shown once it does")
+	}
 	m.log.Info().Int("partitions", m.node.Partitions()).Msg("cluster: joined")
 }
 

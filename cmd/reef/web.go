@@ -59,7 +59,7 @@ func addWebChat(cfg *configs.Config, set channelSet) *webchat.Channel {
 	if cfg.Gateway.HTTP.Off() {
 		return nil
 	}
-	ch := webchat.New(webchat.Config{UploadDir: webchatUploads(cfg.DataDir), MaxFile: mediaLimits(cfg).For})
+	ch := webchat.New(webchat.Config{UploadDir: webchatUploads(cfg), MaxFile: mediaLimits(cfg).For})
 	set.add(webchat.Name, ch, configs.AccessConfig{DMPolicy: "allowlist", AllowFrom: []string{"*"}})
 	return ch
 }

@@ -20,8 +20,15 @@ import (
 const chatsBucket = "webchat/chats"
 
 // webchatUploads is where WebChat keeps uploaded files until reef fetches them into the
-// agent's workspace (under the data directory).
-func webchatUploads(dataDir string) string { return filepath.Join(dataDir, "webchat", "uploads") }
+// agent's workspace: under the data directory; in cluster mode in the first agent's
+// workspace, which every node shares (the node that runs the chat's session fetches the file,
+// and the data directory is each node's own), under inbox/, which only the owner's runs reach.
+func webchatUploads(cfg *configs.Config) string {
+	if cfg.Cluster.Enabled && len(cfg.Agents) > 0 && cfg.Agents[0].Workspace != "" {
+		return filepath.Join(cfg.Agents[0].Workspace, media.InboxDir, ".webchat-uploads")
+	}
+	return filepath.Join(cfg.DataDir, "webchat", "uploads")
+}
 
 // mediaLimits are the media block's download caps, which uploads obey too.
 func mediaLimits(cfg *configs.Config) media.Limits {

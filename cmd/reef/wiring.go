@@ -243,7 +243,12 @@ type running struct {
 	mcp     *mcpSet             // the MCP servers the agents' tools come from
 	reload  *reloader           // the gateway's config reloads (reload.go); nil for reef chat
 	gate    *workGate           // cluster mode: the channels' inbound loops run where their leases are; nil on one node
+	cluster *clusterMode        // cluster mode: the node's membership and relay; nil on one node
 }
+
+// Cancel stops the current run of a session, on whichever node of a cluster runs it (there,
+// Runtime.Cancel writes a cancel entry into the session's inbox: actors/cancel_cluster.go).
+func (r *running) Cancel(sessionKey string) { r.Runtime.Cancel(sessionKey) }
 
 // routes is the routing table of the configuration's bindings.
 func routes(cfg *configs.Config) *routing.Table {
@@ -308,6 +313,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 		return nil, err
 	}
 	bus := events.NewBus()
+	set.chans = cl.relayChannels(set.chans, bus) // cluster mode: replies and live runs reach the node of the connection (cluster_relay.go)
 	rt, err := actors.Start(&actors.Deps{
 		Log: log, Store: met.Store(store), Events: bus, Agents: agents, Routes: routes(cfg), Channels: set.chans, Access: set.access, Streaming: set.streaming, Secrets: cfg.Secrets(),
 		Session: sessionSettings(cfg), ToolGrants: grants,
@@ -351,7 +357,7 @@ func startRuntime(cfg *configs.Config, log zerolog.Logger, set channelSet) (*run
 			log.Error().Err(err).Msg("close database")
 		}
 	}
-	r := &running{Runtime: rt, store: store, memory: mem, outages: outages, events: bus, metrics: met, stop: stop,
+	r := &running{Runtime: rt, cluster: cl, store: store, memory: mem, outages: outages, events: bus, metrics: met, stop: stop,
 		procs: procs, mcp: mcps}
 	r.gate = gate // a reload's new accounts ask the same gate
 	return r, nil

@@ -16,5 +16,7 @@
 // Named units of work (work.go) are leased the same way: a channel's inbound loop, the
 // Timer. A Holder (hold.go) is one node's gate to them; cmd/reef hands it to the channels
 // (channels.Gate) and the Timer (actors.WorkGate) in cluster mode. CheckShared
-// (workspace.go) refuses a workspace that is not the same folder on every node.
+// (workspace.go) refuses a workspace that is not the same folder on every node. The Relay
+// (relay.go) is a live feed between the nodes over LISTEN/NOTIFY: what a run shows to a
+// connection another node holds (a WebChat page, an API request, `reef chat`), and Ctrl-C.
 package cluster

@@ -186,6 +186,22 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
+	// Before the conversation's first run names its key, its text may come before the run's
+	// start (the bus and the channel are two streams; in a cluster, two nodes): held until then.
+	var early []messages.RunEvent
+	named := func(k string) error { // the key is known: send the text held for it
+		key = k
+		held := early
+		early = nil
+		for _, run := range held {
+			if t := textOf(run); t != "" && run.Session == key {
+				if err := s.send(w, f, "delta", map[string]string{"text": t}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	for {
 		var err error
 		select {
@@ -206,15 +222,26 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 				out.HTML = renderMarkdown(ev.Text)
 			}
 			err = s.send(w, f, "chat", out)
+			if key == "" && ev.Session != "" && err == nil {
+				err = named(ev.Session)
+			}
 		case ev, ok := <-runs:
 			if !ok {
 				runs = nil
 				continue
 			}
 			if key == "" {
-				key = s.cfg.Chat.SessionKey(chat) // named by the first run's start
+				if k := s.cfg.Chat.SessionKey(chat); k != "" { // named by the first run's start
+					err = named(k)
+				}
 			}
-			if t := textOf(ev); t != "" && ev.Session != "" && ev.Session == key {
+			if key == "" && textOf(ev) != "" {
+				if len(early) == maxEarly { // another conversation's: the newest are this one's
+					early = early[1:]
+				}
+				early = append(early, ev)
+			}
+			if t := textOf(ev); t != "" && ev.Session != "" && ev.Session == key && err == nil {
 				err = s.send(w, f, "delta", map[string]string{"text": t})
 			}
 		}
@@ -223,6 +250,9 @@ func (s *Server) chatEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// maxEarly bounds the run events a page holds before its conversation's key is known.
+const maxEarly = 256
 
 // shownItems is a command exchange as the page showed it live: what was typed, the answer.
 func shownItems(sh persistence.Shown) []chatItem {

@@ -211,6 +211,65 @@ func TestChatEventsKeepConversationsApart(t *testing.T) {
 	}
 }
 
+// TestChatEventsShowTextThatCameBeforeTheRunsStart: a new conversation's page learns its
+// session's key from the run's start; text the model wrote before that start reached the page
+// (the bus and the channel are two streams; in a cluster the run is on another node) is shown
+// after it, in order, and another conversation's text is not.
+func TestChatEventsShowTextThatCameBeforeTheRunsStart(t *testing.T) {
+	r := newRig(t)
+	chat := webchat.NewChat()
+	key := "agent:main:webchat:direct:" + chat
+	s := r.stream(t, "/chat/events?c="+chat)
+	delta := func(session, text string) {
+		r.bus.Publish(messages.RunEvent{Session: session, Run: "r1", Kind: messages.RunTextDelta, Text: text})
+	}
+	delta(key, "Hel")
+	delta("agent:main:telegram:direct:42", "not this chat's")
+	delta(key, "lo")
+	time.Sleep(50 * time.Millisecond) // lets the page take the text first (it passes either way after the fix)
+	r.chat.Progress(context.Background(), messages.TurnEvent{Kind: messages.TurnStarted, SessionKey: key, ChatID: chat})
+	delta(key, " world")
+	got := make(chan [2]string, 64)
+	go func() { // the page's events, until it ends
+		var ev, data string
+		for s.sc.Scan() {
+			switch line := s.sc.Text(); {
+			case strings.HasPrefix(line, "event: "):
+				ev = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			case line == "" && ev != "":
+				got <- [2]string{ev, data}
+				ev, data = "", ""
+			}
+		}
+	}()
+	next := func() (string, string) {
+		select {
+		case e := <-got:
+			return e[0], e[1]
+		case <-time.After(10 * time.Second):
+			t.Fatal("the page got nothing more within 10 s")
+			return "", ""
+		}
+	}
+	if ev, data := next(); ev != "chat" || !strings.Contains(data, `"started"`) {
+		t.Fatalf("first event %s %s; want the run's start", ev, data)
+	}
+	var text strings.Builder
+	for text.Len() < len("Hello world") {
+		ev, data := next()
+		var d struct{ Text string }
+		if ev != "delta" || json.Unmarshal([]byte(data), &d) != nil {
+			t.Fatalf("got %s %s; want the run's text", ev, data)
+		}
+		text.WriteString(d.Text)
+	}
+	if text.String() != "Hello world" {
+		t.Fatalf("the page showed %q; want Hello world", text.String())
+	}
+}
+
 func multipartBody(t *testing.T, fields map[string]string, name, ctype string, data []byte) (*bytes.Buffer, string) {
 	t.Helper()
 	var b bytes.Buffer
