@@ -10,3 +10,10 @@ var ErrClosed = errors.New("store is closed")
 // file is damaged: truncated, or with pages that do not hold what they should. The file is
 // left as it was; `reef doctor --repair` copies what can still be read into a new one.
 var ErrCorrupt = errors.New("the database file is damaged")
+
+// ErrUnavailable is returned (wrapped, with the cause) by a Store's Update and View when the
+// database could not be reached or the connection to it broke (a database server that is
+// down, restarting or failing over, a network that fails). Nothing of the failed Update was
+// kept, so the same transaction may be run again once the database answers: the Storage
+// actor holds such writes and retries them (docs/operations.md). bbolt never returns it.
+var ErrUnavailable = errors.New("the database is unreachable")
