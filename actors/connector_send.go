@@ -225,11 +225,17 @@ func (c *Connector) markOnce(root *actor.RootContext, key string, seq uint64, di
 		},
 		Done: func(err error) { done <- err },
 	})
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(sendGrace):
-		return errors.New("storage did not answer")
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(sendGrace):
+			if !c.deps.storage.down() {
+				return errors.New("storage did not answer")
+			}
+			// The database is unreachable: Storage holds the write and commits it when the
+			// database is back (storage_outage.go); the chat's later replies wait behind it.
+		}
 	}
 }
 

@@ -109,7 +109,7 @@ func (g *Gateway) maybeStopStorage(ctx actor.Context) {
 }
 
 func (g *Gateway) onStarted(ctx actor.Context) {
-	storage, _ := ctx.SpawnNamed(storageProps(g.deps.Store, g.deps.Cluster, g.deps.Log), "storage")
+	storage, _ := ctx.SpawnNamed(storageProps(g.deps.Store, g.deps.Cluster, &g.deps.storage, g.deps.Log), "storage")
 	g.storage = storage
 	// Approvals starts before the Router: a resumed run's ask must find the requests loaded.
 	approvals, err := ctx.SpawnNamed(ApprovalsProps(g.deps, storage), "approvals")

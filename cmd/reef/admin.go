@@ -70,6 +70,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout, "reef is not running")
 	}
+	printStorage(stdout, st.Storage) // storage_status.go; the counts below are unknown meanwhile
 	fmt.Fprint(stdout, sessionsLine(st))
 	now := time.Now()
 	for _, ch := range st.Channels {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,9 +30,9 @@ func TestE2EPostgresOutage(t *testing.T) {
 	// not reach a log line, whatever the outage makes reef say.
 	const password = "pw-outage-5f1c9e"
 	url = strings.Replace(url, "postgres://reef@", "postgres://reef:"+password+"@", 1)
-	const chats, perChat = 12, 6
+	const chats, perChat = 16, 5
 	tg := telegramtest.NewWithToken(t, tgToken)
-	llm := newEchoLLM(t, 40*time.Millisecond, nil)
+	llm := newEchoLLM(t, 300*time.Millisecond, nil) // slow enough that runs are under way at the cut
 	home, e := writeConfig(t, llm.srv, telegramYAML(tg.URL, "dmPolicy: open", `allowFrom: ["*"]`)+postgresYAML(url))
 	n := newNode(t, e)
 
@@ -58,11 +59,24 @@ func TestE2EPostgresOutage(t *testing.T) {
 	// Mid burst, the database goes away for outageFor.
 	eventually(time.Minute, func() bool { return tg.Calls("sendMessage") >= chats*perChat/3 })
 	proxy.Cut()
-	cutAt := tg.Calls("sendMessage")
-	time.Sleep(outageFor) // the outage itself: the gateway runs without its database meanwhile
+	cutAt, cut := tg.Calls("sendMessage"), time.Now()
+	// reef status says so, naming no password, while the gateway waits.
+	var status string
+	eventually(outageFor/2, func() bool {
+		status = reefStatus(t, e)
+		return strings.Contains(status, "storage DOWN")
+	})
+	if !strings.Contains(status, "storage DOWN") || strings.Contains(status, password) {
+		t.Errorf("reef status during the outage:\n%s\nwant a storage DOWN line without the password", status)
+	}
+	t.Logf("reef status during the outage:\n%s", status)
+	time.Sleep(time.Until(cut.Add(outageFor))) // the outage itself: the gateway runs without its database meanwhile
 	during := tg.Calls("sendMessage") - cutAt
 	proxy.Restore()
 	wg.Wait()
+	if status := reefStatus(t, e); strings.Contains(status, "storage DOWN") {
+		t.Errorf("reef status after the outage:\n%s", status)
+	}
 	n.stop()
 
 	logs := n.logs()
@@ -100,4 +114,13 @@ func TestE2EPostgresOutage(t *testing.T) {
 		t.Errorf("the outage's end logged %d times; want once:\n%s", c, tail(logs, 8000))
 	}
 	noSecrets(t, home, logs, tgToken, canary, password)
+}
+
+// reefStatus runs `reef status` against the running gateway and returns what it printed.
+func reefStatus(t *testing.T, e env) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, _ := command(ctx, e, "status").CombinedOutput()
+	return string(out)
 }

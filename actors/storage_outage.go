@@ -1,0 +1,108 @@
+package actors
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/reefgw/reef/internal/explain"
+)
+
+// A database that cannot be reached (PostgreSQL down, restarting, failing over, the network
+// to it broken: persistence.ErrUnavailable) is a storage outage, handled like a model
+// outage: nothing is dropped, everybody waits. Storage keeps the writes the database could
+// not take, unanswered, and tries them again with backoff (retryFirst doubling to retryMax),
+// together with the writes that arrive meanwhile, in their order, until the database takes
+// them; only then are their callers answered. So a Connector does not acknowledge an inbound
+// message to its platform (its intake waits for the write), a Session's run waits to be
+// recorded before its reply goes out, and a reply sent just before is marked sent once the
+// database is back. The outage is logged once when it begins and once when it ends, and
+// Runtime.StorageHealth reports it (reef status, /readyz, reef_storage_up).
+
+const (
+	retryFirst = 100 * time.Millisecond
+	retryMax   = time.Second
+	// drainOutage bounds how long a stopping Storage tries a database that is unreachable.
+	drainOutage = 5 * time.Second
+)
+
+// outage is Storage's state while the database is unreachable.
+type outage struct {
+	since  time.Time     // zero: the database answers
+	held   []*storeWrite // not committed yet, in their order; committed first when it is back
+	pause  time.Duration // before the next attempt
+	retry  func() bool   // stops the pending retry timer; nil when none is pending
+	writes int           // writes that waited, for the log line at the end
+}
+
+// storageRetryDue is Storage's self-message: try the held writes again.
+type storageRetryDue struct{}
+
+// onCommitted handles the end of a commit: writes the database could not take are held and
+// tried again after a pause; a commit after an outage ends it.
+func (s *Storage) onCommitted(ctx actor.Context, f *flight) {
+	o := &s.outage
+	if len(f.held) == 0 {
+		if !o.since.IsZero() {
+			s.log.Warn().Str("outage", time.Since(o.since).Round(time.Millisecond).String()).Int("writes", o.writes).
+				Msg("storage is back: the writes that waited are committed")
+			*o = outage{}
+			s.health.set(StorageHealth{Up: true})
+		}
+		return
+	}
+	o.held = f.held
+	if o.since.IsZero() {
+		o.since, o.pause = time.Now(), retryFirst
+		s.log.Warn().Err(f.err).Int("writes", len(f.held)).
+			Msg("storage unavailable: writes wait (inbound messages are not acknowledged, replies wait) until the database is back")
+	} else {
+		o.pause = min(2*o.pause, retryMax)
+	}
+	o.writes = max(o.writes, len(f.held))
+	s.health.set(StorageHealth{Since: o.since, Reason: explain.Short(f.err, "the database"), Waiting: len(f.held) + len(s.pending)})
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	t := time.AfterFunc(o.pause, func() { root.Send(self, storageRetryDue{}) })
+	o.retry = t.Stop
+}
+
+// stopRetry stops a pending retry timer.
+func (o *outage) stopRetry() {
+	if o.retry != nil {
+		o.retry()
+		o.retry = nil
+	}
+}
+
+// StorageHealth is the state of the store as Storage last found it.
+type StorageHealth struct {
+	Up      bool
+	Since   time.Time // down: when the outage began
+	Reason  string    // down: why, in plain words ("the database refused the connection")
+	Waiting int       // down: writes waiting for the database
+}
+
+// storageHealth is where Storage publishes its state; Runtime.StorageHealth reads it.
+type storageHealth struct{ p atomic.Pointer[StorageHealth] }
+
+func (h *storageHealth) set(v StorageHealth) {
+	if h != nil {
+		h.p.Store(&v)
+	}
+}
+
+// down reports whether Storage is waiting for an unreachable database.
+func (h *storageHealth) down() bool {
+	v := h.p.Load()
+	return v != nil && !v.Up
+}
+
+// StorageHealth returns the state of the store: up unless Storage found the database
+// unreachable and has not committed since.
+func (rt *Runtime) StorageHealth() StorageHealth {
+	if v := rt.deps.storage.p.Load(); v != nil {
+		return *v
+	}
+	return StorageHealth{Up: true}
+}
