@@ -314,7 +314,7 @@ func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *ac
 		return true, nil
 	}
 	v, err := acc.Admission(in, func() (ok bool, err error) { // only when the rules do not decide
-		err = c.deps.Store.View(func(r persistence.Reader) error {
+		err = viewWaiting(c.deps.Store, func(r persistence.Reader) error { // storage_outage.go
 			ok, err = access.Approved(r, c.channel, in.SenderID)
 			return err
 		})

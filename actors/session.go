@@ -215,7 +215,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 	}
 	var outbox []persistence.OutboxItem
 	var inbox []persistence.InboxItem
-	err := s.deps.Store.View(func(r persistence.Reader) error {
+	err := viewWaiting(s.deps.Store, func(r persistence.Reader) error { // waits out a storage outage
 		var err error
 		if s.info, _, err = r.Session(s.key); err != nil {
 			return err

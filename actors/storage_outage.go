@@ -1,12 +1,14 @@
 package actors
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/internal/explain"
+	"github.com/reefgw/reef/persistence"
 )
 
 // A database that cannot be reached (PostgreSQL down, restarting, failing over, the network
@@ -105,4 +107,18 @@ func (rt *Runtime) StorageHealth() StorageHealth {
 		return *v
 	}
 	return StorageHealth{Up: true}
+}
+
+// viewWaiting is store.View, run again while the database is unreachable (after retryFirst,
+// doubling to retryMax) until it answers or the store is closed: a read that cannot be done
+// waits like a write, so that a Session loading its state, or an intake checking a sender,
+// does not go on as if the store were empty. It blocks its caller for the outage.
+func viewWaiting(store persistence.Store, fn func(persistence.Reader) error) error {
+	for pause := retryFirst; ; pause = min(2*pause, retryMax) {
+		err := store.View(fn)
+		if !errors.Is(err, persistence.ErrUnavailable) {
+			return err
+		}
+		time.Sleep(pause)
+	}
 }
