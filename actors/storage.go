@@ -131,13 +131,13 @@ func commit(store persistence.Store, cluster Ownership, batch []*storeWrite, log
 	storageStats.commits.Add(1)
 	storageStats.writes.Add(int64(len(batch)))
 	defer func(t time.Time) { storageStats.nanos.Add(int64(time.Since(t))) }(time.Now())
-	var lost map[string]bool
+	var lost map[*storeWrite]bool
 	err := store.Update(func(tx persistence.Tx) (err error) {
 		if lost, err = fence(tx, cluster, batch); err != nil {
 			return err
 		}
 		for _, w := range batch {
-			if lost[w.Owner] {
+			if lost[w] {
 				continue
 			}
 			if err := w.Apply(tx); err != nil {
@@ -161,7 +161,7 @@ func commit(store persistence.Store, cluster Ownership, batch []*storeWrite, log
 	for i, w := range batch {
 		one := []*storeWrite{w}
 		err := store.Update(func(tx persistence.Tx) (err error) {
-			if lost, err = fence(tx, cluster, one); err != nil || lost[w.Owner] {
+			if lost, err = fence(tx, cluster, one); err != nil || lost[w] {
 				return err
 			}
 			return w.Apply(tx)
