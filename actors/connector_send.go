@@ -131,6 +131,7 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 // may pass (the platform unreachable, 5xx, a timeout): the reply stays in the outbox and the
 // Connector tries it again (park). A reply the platform refuses for good is dropped.
 func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (retry bool, err error) {
+	c.waitForStorage(ctx, out) // cluster mode: not while the database is unreachable (storage_outage.go)
 	if c.moved(out) {
 		return false, nil
 	}

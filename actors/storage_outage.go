@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"time"
@@ -8,13 +9,14 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/reefgw/reef/internal/explain"
+	"github.com/reefgw/reef/messages"
 	"github.com/reefgw/reef/persistence"
 )
 
 // A database that cannot be reached (PostgreSQL down, restarting, failing over, the network
 // to it broken: persistence.ErrUnavailable) is a storage outage, handled like a model
 // outage: nothing is dropped, everybody waits. Storage keeps the writes the database could
-// not take, unanswered, and tries them again with backoff (retryFirst doubling to retryMax),
+// not take, unanswered, and tries them again with backoff (100 ms doubling to 500 ms),
 // together with the writes that arrive meanwhile, in their order, until the database takes
 // them; only then are their callers answered. So a Connector does not acknowledge an inbound
 // message to its platform (its intake waits for the write), a Session's run waits to be
@@ -24,7 +26,7 @@ import (
 
 const (
 	retryFirst = 100 * time.Millisecond
-	retryMax   = time.Second
+	retryMax   = 500 * time.Millisecond
 	// drainOutage bounds how long a stopping Storage tries a database that is unreachable.
 	drainOutage = 5 * time.Second
 )
@@ -120,5 +122,23 @@ func viewWaiting(store persistence.Store, fn func(persistence.Reader) error) err
 			return err
 		}
 		time.Sleep(pause)
+	}
+}
+
+// waitForStorage holds a reply of the outbox, in cluster mode, while the database is
+// unreachable: a reply sent then could not be marked sent before the session's lease lapses,
+// and the node that takes the session after the outage would send it again (Telegram has no
+// idempotency key). After the outage the reply goes out if the session is still this
+// node's, and is left in the outbox for its new owner otherwise (Connector.moved). On one
+// node replies go out during an outage; only their sent marks wait.
+func (c *Connector) waitForStorage(ctx context.Context, out *messages.Outbound) {
+	if c.deps.Cluster == nil || out.OutboxSeq == 0 {
+		return
+	}
+	for c.deps.storage.down() && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(retryFirst):
+		}
 	}
 }
