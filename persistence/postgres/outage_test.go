@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"testing"
@@ -115,5 +116,34 @@ func TestCommitWithoutAnswer(t *testing.T) {
 				t.Errorf("the server committed but Update failed: %v", err)
 			}
 		})
+	}
+}
+
+// TestExclusiveLockSurvivesAnOutage: a store opened Exclusive loses its lock with its
+// connection when the database is unreachable; it takes it again when the database is back,
+// so a second reef on the database is still refused, and the first one writes on.
+func TestExclusiveLockSurvivesAnOutage(t *testing.T) {
+	direct := pgtest.URL(t)
+	proxy, url := pgtest.NewProxy(t, direct)
+	s, err := postgres.Open(context.Background(), url, postgres.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	proxy.Cut()
+	if err := increment(s); !errors.Is(err, persistence.ErrUnavailable) {
+		t.Errorf("Update with the database unreachable: %v; want ErrUnavailable", err)
+	}
+	proxy.Restore()
+	if err := increment(s); err != nil { // takes the lock again first
+		t.Fatalf("Update after the outage: %v", err)
+	}
+	other, err := postgres.Open(context.Background(), direct, postgres.Options{Exclusive: true})
+	if err == nil {
+		other.Close()
+		t.Fatal("a second exclusive store opened after the outage: the first one lost its lock for good")
+	}
+	if !errors.Is(err, persistence.ErrLocked) {
+		t.Errorf("second store: %v; want ErrLocked", err)
 	}
 }

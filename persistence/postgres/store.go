@@ -81,11 +81,15 @@ type Store struct {
 	trips   *tripCounter
 	notify  bool // Options.Notify
 
-	quitOnce sync.Once
-	quit     chan struct{} // closed by Close: ends the wait for a commit's outcome (outage.go)
-	mu       sync.RWMutex  // held shared by transactions, alone by Close
-	closed   bool
-	holder   *pgx.Conn // the connection holding the exclusive lock, or nil
+	quitOnce   sync.Once
+	quit       chan struct{} // closed by Close: ends the wait for a commit's outcome (outage.go)
+	mu         sync.RWMutex  // held shared by transactions, alone by Close
+	closed     bool
+	exclusive  bool          // Options.Exclusive (lock.go)
+	lockMu     sync.Mutex    // guards holder
+	holder     *pgx.Conn     // the connection holding the exclusive lock, or nil
+	keeperDone chan struct{} // closed when keepLock ends
+	lockOK     atomic.Bool   // the lock was held at the last check
 }
 
 var _ persistence.Store = (*Store)(nil)
@@ -123,6 +127,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 			pool.Close()
 			return nil, fmt.Errorf("postgres: open: %w", err)
 		}
+		s.exclusive, s.keeperDone = true, make(chan struct{})
+		s.lockOK.Store(true)
+		go s.keepLock() // lock.go: the lock dies with its connection in an outage
 	}
 	return s, nil
 }
@@ -162,6 +169,9 @@ func (s *Store) RoundTrips() int64 { return s.trips.n.Load() }
 // transactions to end.
 func (s *Store) Close() error {
 	s.quitOnce.Do(func() { close(s.quit) }) // before the lock: an Update may wait on an outcome
+	if s.keeperDone != nil {
+		<-s.keeperDone
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
@@ -194,6 +204,9 @@ func (s *Store) Update(fn func(persistence.Tx) error) error {
 		return err
 	}
 	defer s.mu.RUnlock()
+	if err := s.locked(); err != nil { // lock.go
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	var err error
@@ -214,6 +227,9 @@ func (s *Store) Update(fn func(persistence.Tx) error) error {
 		case <-ctx.Done():
 			return fmt.Errorf("postgres: update: %w", ctx.Err())
 		}
+	}
+	if errors.Is(err, persistence.ErrUnavailable) {
+		s.lockOK.Store(false) // the lock's connection may have broken too (lock.go)
 	}
 	return err
 }
