@@ -116,6 +116,9 @@ func sessionsLine(st Status) string {
 	if st.Sessions > 0 {
 		hint = " (`reef sessions list` shows them)"
 	}
+	if st.Storage != nil { // a storage outage: nothing could be counted
+		return fmt.Sprintf("sessions: stored unknown (the database is unreachable)%s\n", live)
+	}
 	return fmt.Sprintf("sessions: %d stored%s%s\n", st.Sessions, live, hint)
 }
 
