@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,7 +72,13 @@ func (r *outageRig) burst(first int64, chats, perChat int) func() []string {
 // it lasts, reef status on the gateway of e must say so.
 func (r *outageRig) outage(t *testing.T, e env, replies int) {
 	eventually(time.Minute, func() bool { return r.tg.Calls("sendMessage") >= replies/3 })
-	r.proxy.Cut()
+	stop, start := r.proxy.Cut, r.proxy.Restore
+	// By hand, the outage can be a real stop of the server: REEF_OUTAGE_STOP and
+	// REEF_OUTAGE_START are shell commands (pg_ctl -D DIR stop -m fast, and start).
+	if stopCmd, startCmd := os.Getenv("REEF_OUTAGE_STOP"), os.Getenv("REEF_OUTAGE_START"); stopCmd != "" && startCmd != "" {
+		stop, start = shell(t, stopCmd), shell(t, startCmd)
+	}
+	stop()
 	cut := time.Now()
 	var status string
 	eventually(outageFor/2, func() bool {
@@ -83,7 +90,16 @@ func (r *outageRig) outage(t *testing.T, e env, replies int) {
 	}
 	t.Logf("reef status during the outage:\n%s", status)
 	time.Sleep(time.Until(cut.Add(outageFor))) // the outage itself: the gateways run without their database
-	r.proxy.Restore()
+	start()
+}
+
+// shell returns a function that runs cmd with sh and fails the test if it fails.
+func shell(t *testing.T, cmd string) func() {
+	return func() {
+		if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, out)
+		}
+	}
 }
 
 // judge checks the fake's full history: every message of the burst answered exactly once,
