@@ -187,7 +187,9 @@ func (s *Storage) drain() {
 	var batch []*storeWrite
 	if s.busy {
 		<-s.inflight.done
-		batch = s.inflight.held
+		// Taken here: the committed message still on its way (to the next instance, after a
+		// restart) must not hold these writes again.
+		batch, s.inflight.held = s.inflight.held, nil
 		s.busy = false
 	}
 	batch = append(append(batch, s.outage.held...), s.pending...)

@@ -52,6 +52,8 @@ func (s *Storage) onCommitted(ctx actor.Context, f *flight) {
 			s.log.Warn().Str("outage", time.Since(o.since).Round(time.Millisecond).String()).Int("writes", o.writes).
 				Msg("storage is back: the writes that waited are committed")
 			*o = outage{}
+		}
+		if s.health.down() { // also after a restart of Storage during an outage
 			s.health.set(StorageHealth{Up: true})
 		}
 		return
@@ -98,6 +100,9 @@ func (h *storageHealth) set(v StorageHealth) {
 
 // down reports whether Storage is waiting for an unreachable database.
 func (h *storageHealth) down() bool {
+	if h == nil {
+		return false
+	}
 	v := h.p.Load()
 	return v != nil && !v.Up
 }
