@@ -81,6 +81,7 @@ type (
 		out   *messages.Outbound // the job's reply, if it was one
 		err   error              // why out was not sent
 		retry bool               // try out again: the failure may pass
+		moved bool               // not sent: out's session moved to another node (Connector.moved)
 	}
 	inboundHit struct {
 		at    time.Time
@@ -224,6 +225,9 @@ func (c *Connector) onStopping(ctx actor.Context) {
 					return
 				}
 				retry, err := c.send(c.runCtx, root, out)
+				if errors.Is(err, errMoved) {
+					err = nil
+				}
 				if !told[i] {
 					c.confirm(root, out, err)
 				}
