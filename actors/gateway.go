@@ -173,6 +173,7 @@ func Start(deps *Deps, opts ...StartOption) (*Runtime, error) {
 		return nil, errors.New("actors: no agent")
 	}
 	deps.started = deps.now()
+	deps.storage.watch(deps.Store) // storage_outage.go
 	deps.current.Store(settingsOf(deps, o.timer))
 	system := actor.NewActorSystemWithConfig(SystemConfig(deps.Log))
 	ready := make(chan *Runtime, 1)

@@ -46,9 +46,10 @@ var storageStats struct{ commits, writes, nanos atomic.Int64 }
 // flight is a running commit. held are the writes it could not commit because the database
 // was unreachable (not answered yet), err why; both are set before done is closed.
 type flight struct {
-	done chan struct{}
-	held []*storeWrite
-	err  error
+	done      chan struct{}
+	held      []*storeWrite
+	err       error
+	stopCheck func() bool // stops the slow-commit check (storage_outage.go); nil: none
 }
 
 // committed is Storage's self-message: a batch is durable (or failed, or held).
@@ -76,11 +77,16 @@ func (s *Storage) Receive(ctx actor.Context) {
 		s.flush(ctx)
 	case committed:
 		s.busy = false
+		if msg.f.stopCheck != nil {
+			msg.f.stopCheck()
+		}
 		s.onCommitted(ctx, msg.f) // storage_outage.go
 		s.flush(ctx)
 	case storageRetryDue:
 		s.outage.retry = nil
 		s.flush(ctx)
+	case *storageCheck:
+		s.onCheck(msg)
 	case *pruneSeen:
 		s.onPruneSeen(ctx, msg)
 	case *actor.Restarting, *actor.Stopping:
@@ -103,6 +109,7 @@ func (s *Storage) flush(ctx actor.Context) {
 	s.busy = true
 	f := &flight{done: make(chan struct{})}
 	s.inflight = f
+	s.armCheck(ctx, f)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	go func() {
 		defer func() {

@@ -73,6 +73,39 @@ func (s *Storage) onCommitted(ctx actor.Context, f *flight) {
 	o.retry = t.Stop
 }
 
+// slowCommit is how long a commit may run before Storage asks the store whether the
+// database is out of reach (a commit waiting to learn whether the database took it).
+const slowCommit = 2 * time.Second
+
+// storageCheck is Storage's self-message: flight f has run for slowCommit.
+type storageCheck struct{ f *flight }
+
+// armCheck has Storage look at flight f after slowCommit, when the store can tell.
+func (s *Storage) armCheck(ctx actor.Context, f *flight) {
+	if s.health == nil || s.health.reach == nil {
+		return
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	t := time.AfterFunc(slowCommit, func() { root.Send(self, &storageCheck{f: f}) })
+	f.stopCheck = t.Stop
+}
+
+// onCheck begins the outage when a commit still runs while the store finds the database
+// unreachable: logged and shown as if the commit had failed; its end is the commit's end.
+func (s *Storage) onCheck(msg *storageCheck) {
+	o := &s.outage
+	if !s.busy || s.inflight != msg.f || !o.since.IsZero() {
+		return
+	}
+	since, err := s.health.unreachable()
+	if since.IsZero() {
+		return
+	}
+	o.since, o.pause = since, retryFirst
+	s.log.Warn().Err(err).Msg("storage unavailable: writes wait (inbound messages are not acknowledged, replies wait) until the database is back")
+	s.health.set(StorageHealth{Since: since, Reason: explain.Short(err, "the database"), Waiting: len(s.pending)})
+}
+
 // stopRetry stops a pending retry timer.
 func (o *outage) stopRetry() {
 	if o.retry != nil {
@@ -89,8 +122,26 @@ type StorageHealth struct {
 	Waiting int       // down: writes waiting for the database
 }
 
-// storageHealth is where Storage publishes its state; Runtime.StorageHealth reads it.
-type storageHealth struct{ p atomic.Pointer[StorageHealth] }
+// storageHealth is where Storage publishes its state; Runtime.StorageHealth reads it. reach
+// is the store's own view (persistence.Reachability, nil for bbolt): a commit that waits to
+// learn whether the database took it shows the outage only there.
+type storageHealth struct {
+	p     atomic.Pointer[StorageHealth]
+	reach persistence.Reachability
+}
+
+// watch notes the store's Reachability, if it has one; called before the tree starts.
+func (h *storageHealth) watch(store persistence.Store) {
+	h.reach, _ = store.(persistence.Reachability)
+}
+
+// unreachable is the store's own view of an outage (zero: none or not known).
+func (h *storageHealth) unreachable() (time.Time, error) {
+	if h == nil || h.reach == nil {
+		return time.Time{}, nil
+	}
+	return h.reach.Unreachable()
+}
 
 func (h *storageHealth) set(v StorageHealth) {
 	if h != nil {
@@ -103,15 +154,21 @@ func (h *storageHealth) down() bool {
 	if h == nil {
 		return false
 	}
-	v := h.p.Load()
-	return v != nil && !v.Up
+	if v := h.p.Load(); v != nil && !v.Up {
+		return true
+	}
+	since, _ := h.unreachable()
+	return !since.IsZero()
 }
 
 // StorageHealth returns the state of the store: up unless Storage found the database
 // unreachable and has not committed since.
 func (rt *Runtime) StorageHealth() StorageHealth {
-	if v := rt.deps.storage.p.Load(); v != nil {
+	if v := rt.deps.storage.p.Load(); v != nil && !v.Up {
 		return *v
+	}
+	if since, err := rt.deps.storage.unreachable(); !since.IsZero() {
+		return StorageHealth{Since: since, Reason: explain.Short(err, "the database")}
 	}
 	return StorageHealth{Up: true}
 }

@@ -51,6 +51,7 @@ func TestStorageWaitsOutADatabaseOutage(t *testing.T) {
 	defer store.Close()
 	logs := &lockedBuffer{}
 	var health storageHealth
+	health.watch(store)
 	system := actor.NewActorSystem()
 	defer system.Shutdown()
 	pid := system.Root.Spawn(storageProps(store, nil, &health, zerolog.New(logs)))
@@ -79,7 +80,7 @@ func TestStorageWaitsOutADatabaseOutage(t *testing.T) {
 			}
 		}
 	}
-	up := func() bool { return health.p.Load() == nil || health.p.Load().Up }
+	up := func() bool { return !health.down() }
 
 	write(0)
 	answered(1)
@@ -116,14 +117,24 @@ func TestStorageWaitsOutADatabaseOutage(t *testing.T) {
 		t.Errorf("the outage logged %d times as beginning and %d as ending; want once each, not per attempt:\n%s", a, b, l)
 	}
 
-	// The connection breaks after the server took a COMMIT: counted once all the same.
+	// The connection breaks after the server took a COMMIT: counted once all the same. The
+	// commit waits to learn what became of it; past slowCommit Storage shows the outage.
 	proxy.CutAt(pgtest.AfterCommit)
+	restored := make(chan struct{})
 	go func() {
-		time.Sleep(500 * time.Millisecond)
+		defer close(restored)
+		time.Sleep(slowCommit + 2*time.Second)
 		proxy.Restore()
 	}()
 	for i := 21; i <= 25; i++ {
 		write(i)
+	}
+	for up() {
+		select {
+		case <-restored:
+			t.Fatalf("storage health stayed up while a commit waited %v for the database", slowCommit+2*time.Second)
+		case <-time.After(5 * time.Millisecond): // bounded polling of the published state
+		}
 	}
 	answered(5)
 

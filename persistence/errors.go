@@ -1,6 +1,9 @@
 package persistence
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // ErrClosed is returned (wrapped) by a Store's Update and View after Close, and by a Tx or
 // Reader used after the Update or View that handed it out has returned.
@@ -17,3 +20,11 @@ var ErrCorrupt = errors.New("the database file is damaged")
 // kept, so the same transaction may be run again once the database answers: the Storage
 // actor holds such writes and retries them (docs/operations.md). bbolt never returns it.
 var ErrUnavailable = errors.New("the database is unreachable")
+
+// Reachability is implemented by stores whose database can be out of reach (PostgreSQL).
+// Unreachable reports since when the database has not answered, and why; a zero time while
+// it answers. The Storage actor reads it to show an outage it cannot see from its commits
+// alone (a commit waiting to learn whether the database took it).
+type Reachability interface {
+	Unreachable() (since time.Time, cause error)
+}

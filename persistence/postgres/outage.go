@@ -87,6 +87,9 @@ func (s *Store) resolve(xid string, pid uint32, commitErr error) error {
 	}
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, resolvePauseMax) {
 		status, err := s.xactStatus(xid, pid)
+		if err != nil {
+			s.noteReach(unavailable("commit", commitErr))
+		}
 		switch {
 		case err != nil, status == "in progress": // unreachable still, or the old session not yet ended
 		case status == "committed":
@@ -123,4 +126,32 @@ func (s *Store) xactStatus(xid string, pid uint32) (string, error) {
 			WHERE pid = $1 AND backend_xid::text = $2`, int32(pid), strconv.FormatUint(x&0xffffffff, 10))
 	}
 	return *status, nil
+}
+
+var _ persistence.Reachability = (*Store)(nil)
+
+// Unreachable reports since when the database has not answered, and why (zero: it answers).
+func (s *Store) Unreachable() (time.Time, error) {
+	s.reachMu.Lock()
+	defer s.reachMu.Unlock()
+	return s.downSince, s.downErr
+}
+
+// noteReach records what an Update, a View or a question about a commit found: the database
+// unreachable (err is ErrUnavailable) or answering (nil); other errors say nothing about it.
+func (s *Store) noteReach(err error) {
+	down := errors.Is(err, persistence.ErrUnavailable)
+	if !down && err != nil {
+		return
+	}
+	s.reachMu.Lock()
+	defer s.reachMu.Unlock()
+	switch {
+	case down && s.downSince.IsZero():
+		s.downSince, s.downErr = time.Now(), err
+	case down:
+		s.downErr = err
+	default:
+		s.downSince, s.downErr = time.Time{}, nil
+	}
 }

@@ -90,6 +90,10 @@ type Store struct {
 	holder     *pgx.Conn     // the connection holding the exclusive lock, or nil
 	keeperDone chan struct{} // closed when keepLock ends
 	lockOK     atomic.Bool   // the lock was held at the last check
+
+	reachMu   sync.Mutex // guards downSince, downErr (outage.go: Unreachable)
+	downSince time.Time
+	downErr   error
 }
 
 var _ persistence.Store = (*Store)(nil)
@@ -231,6 +235,7 @@ func (s *Store) Update(fn func(persistence.Tx) error) error {
 	if errors.Is(err, persistence.ErrUnavailable) {
 		s.lockOK.Store(false) // the lock's connection may have broken too (lock.go)
 	}
+	s.noteReach(err)
 	return err
 }
 
@@ -281,6 +286,12 @@ func (s *Store) updateOnce(ctx context.Context, fn func(persistence.Tx) error) (
 
 // View runs fn in a REPEATABLE READ READ ONLY transaction: a consistent snapshot.
 func (s *Store) View(fn func(persistence.Reader) error) error {
+	err := s.view(fn)
+	s.noteReach(err)
+	return err
+}
+
+func (s *Store) view(fn func(persistence.Reader) error) error {
 	if err := s.begin("view"); err != nil {
 		return err
 	}
