@@ -82,6 +82,7 @@ type (
 		out   *messages.Outbound // the job's reply, if it was one
 		err   error              // why out was not sent
 		retry bool               // try out again: the failure may pass
+		moved bool               // not sent: out's session moved to another node (Connector.moved)
 	}
 	inboundHit struct {
 		at    time.Time
@@ -225,6 +226,9 @@ func (c *Connector) onStopping(ctx actor.Context) {
 					return
 				}
 				retry, err := c.send(c.runCtx, root, out)
+				if errors.Is(err, errMoved) {
+					err = nil
+				}
 				if !told[i] {
 					c.confirm(root, out, err)
 				}
@@ -315,7 +319,7 @@ func (c *Connector) admit(ctx context.Context, root *actor.RootContext, self *ac
 		return true, nil
 	}
 	v, err := acc.Admission(in, func() (ok bool, err error) { // only when the rules do not decide
-		err = c.deps.Store.View(func(r persistence.Reader) error {
+		err = viewWaiting(c.deps.Store, func(r persistence.Reader) error { // storage_outage.go
 			ok, err = access.Approved(r, c.channel, in.SenderID)
 			return err
 		})

@@ -106,7 +106,7 @@ func (c *Connector) editor() (channels.Editor, bool) {
 func (c *Connector) loadDraft(rec string) (draft, bool) {
 	var d draft
 	var ok bool
-	c.deps.Store.View(func(r persistence.Reader) error {
+	viewWaiting(c.deps.Store, func(r persistence.Reader) error { // storage_outage.go
 		v, found, err := r.Get(draftBucket, rec)
 		if err != nil || !found {
 			return err

@@ -66,6 +66,11 @@ func (c *Connector) onJobDone(ctx actor.Context, msg *jobDone) {
 		}
 		c.sent(msg.chat, msg.out)
 		c.release(ctx, msg.out, msg.err)
+		if msg.moved {
+			// Not done with: should the session come back to this node (its partition taken
+			// again, after a storage outage or a pause), the reply it sends again goes out.
+			delete(c.done, outKey(msg.out))
+		}
 		c.flush(ctx)
 		if msg.err == nil {
 			select { // the platform is there: a platform loop waiting to reconnect goes now
@@ -111,6 +116,9 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 		case *messages.Outbound:
 			done.out = job
 			done.retry, done.err = c.send(runCtx, root, job)
+			if errors.Is(done.err, errMoved) {
+				done.err, done.moved = nil, true
+			}
 		case *messages.TurnEvent:
 			c.progress(runCtx, root, job)
 		case *showJob:
@@ -131,15 +139,16 @@ func (c *Connector) next(ctx actor.Context, chat string) {
 // may pass (the platform unreachable, 5xx, a timeout): the reply stays in the outbox and the
 // Connector tries it again (park). A reply the platform refuses for good is dropped.
 func (c *Connector) send(ctx context.Context, root *actor.RootContext, out *messages.Outbound) (retry bool, err error) {
+	c.waitForStorage(ctx, out) // cluster mode: not while the database is unreachable (storage_outage.go)
 	if c.moved(out) {
-		return false, nil
+		return false, errMoved
 	}
 	c.log.Debug().Str("session", out.SessionKey).Uint64("outboxSeq", out.OutboxSeq).Msg("sending a reply")
 	var edited bool
 	if !out.Direct {
 		edited, err = c.deliverByEdit(ctx, root, out)
 		if errors.Is(err, errMoved) {
-			return false, nil
+			return false, err
 		}
 	}
 	if !edited && err == nil {
@@ -237,11 +246,17 @@ func (c *Connector) markOnce(root *actor.RootContext, out *messages.Outbound, se
 		},
 		Done: func(err error) { done <- err },
 	})
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(sendGrace):
-		return errors.New("storage did not answer")
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(sendGrace):
+			if !c.deps.storage.down() {
+				return errors.New("storage did not answer")
+			}
+			// The database is unreachable: Storage holds the write and commits it when the
+			// database is back (storage_outage.go); the chat's later replies wait behind it.
+		}
 	}
 }
 

@@ -78,9 +78,10 @@ type Deps struct {
 	// toolRuntime is what tools get as tools.Env.Runtime; the Gateway sets it before it
 	// spawns the Router (and so before any Session runs a tool).
 	toolRuntime tools.Runtime
-	timer       *actor.PID // set by the Gateway like toolRuntime
-	approvals   *actor.PID // the Approvals actor, set by the Gateway like toolRuntime
-	started     time.Time  // when Start was called, for /status
+	timer       *actor.PID    // set by the Gateway like toolRuntime
+	approvals   *actor.PID    // the Approvals actor, set by the Gateway like toolRuntime
+	started     time.Time     // when Start was called, for /status
+	storage     storageHealth // the Storage actor's state (storage_outage.go)
 }
 
 // redactor returns the redactor of the current secrets.

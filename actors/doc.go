@@ -49,6 +49,9 @@
 //	Storage commit goroutine       Storage.flush              the commit returns (one at a time)
 //	Storage prune ticker goroutine Storage.Started            Storage.Stopping/Restarting; it asks for
 //	                                                          a dedup prune (storage_prune.go) hourly
+//	Storage retry timer            Storage.onCommitted, when  it fires (storageRetryDue) or
+//	(time.AfterFunc)               the database was           Storage.Stopping/Restarting
+//	                               unreachable (storage_outage.go)
 //	Approvals                      Gateway.Started, after     Gateway shutdown; restarted on panic
 //	                               Storage, before the Router (it reloads the waiting requests)
 //	approval timeout (Deps.Clock)  Approvals.arm, per request the decision; Approvals.Stopping/Restarting
@@ -275,8 +278,11 @@
 // Store (a bbolt View over memory-mapped pages): Session, Timer and Approvals load their state
 // in Started, the Router lists pending sessions in Started too, and a few handlers look
 // up one record (the Timer's poll of cron runs in flight and its cron requests, a heartbeat's
-// session, /subagents log). It waits on other work only on the way out: Storage drains its
-// pending writes when it stops, a stopping Connector lets sends in flight finish for up to
+// session, /subagents log). On PostgreSQL a read that finds the database unreachable is
+// tried again until it answers (viewWaiting, storage_outage.go): the Session's and the
+// Router's loads wait out a storage outage rather than go on as if the store were empty.
+// It waits on other work only on the way out: Storage drains its pending writes when it
+// stops (trying an unreachable database for up to 5 s), a stopping Connector lets sends in flight finish for up to
 // sendGrace (5 s), and a Session that panicked waits up to 5 s for Storage to count the
 // attempt (session_poison.go). Work that blocks runs in a goroutine the actor owns; results
 // come back as messages to self, tagged so late results are dropped. Every such goroutine

@@ -109,7 +109,7 @@ func (g *Gateway) maybeStopStorage(ctx actor.Context) {
 }
 
 func (g *Gateway) onStarted(ctx actor.Context) {
-	storage, _ := ctx.SpawnNamed(storageProps(g.deps.Store, g.deps.Cluster, g.deps.Log), "storage")
+	storage, _ := ctx.SpawnNamed(storageProps(g.deps.Store, g.deps.Cluster, &g.deps.storage, g.deps.Log), "storage")
 	g.storage = storage
 	// Approvals starts before the Router: a resumed run's ask must find the requests loaded.
 	approvals, err := ctx.SpawnNamed(ApprovalsProps(g.deps, storage), "approvals")
@@ -173,6 +173,7 @@ func Start(deps *Deps, opts ...StartOption) (*Runtime, error) {
 		return nil, errors.New("actors: no agent")
 	}
 	deps.started = deps.now()
+	deps.storage.watch(deps.Store) // storage_outage.go
 	deps.current.Store(settingsOf(deps, o.timer))
 	system := actor.NewActorSystemWithConfig(SystemConfig(deps.Log))
 	ready := make(chan *Runtime, 1)

@@ -46,7 +46,7 @@ func (r *Router) loadRecovery() error {
 	var pending []string
 	var children []subagent.Link
 	var due time.Time
-	err := r.deps.Store.View(func(rd persistence.Reader) error {
+	err := viewWaiting(r.deps.Store, func(rd persistence.Reader) error { // waits out a storage outage
 		var err error
 		if pending, err = rd.PendingSessions(); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -191,7 +192,11 @@ func (s *Session) Receive(ctx actor.Context) {
 		err = s.onInboxChanged(ctx) // cluster mode: entries written on other nodes (session_cluster.go)
 	}
 	if err != nil {
-		s.log.Error().Err(err).Str("session", s.key).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
+		ev := s.log.Error()
+		if errors.Is(err, persistence.ErrUnavailable) { // a storage outage: Storage logs it once; the sweep tries again
+			ev = s.log.Debug()
+		}
+		ev.Err(err).Str("session", s.key).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("session")
 	}
 	s.handling = s.handling[:0]
 	finished = true
@@ -215,7 +220,7 @@ func (s *Session) onStarted(ctx actor.Context) error {
 	}
 	var outbox []persistence.OutboxItem
 	var inbox []persistence.InboxItem
-	err := s.deps.Store.View(func(r persistence.Reader) error {
+	err := viewWaiting(s.deps.Store, func(r persistence.Reader) error { // waits out a storage outage
 		var err error
 		if s.info, _, err = r.Session(s.key); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
@@ -19,11 +20,13 @@ import (
 type Storage struct {
 	store     persistence.Store
 	cluster   Ownership // fences the writes of a cluster node (storage_fence.go); nil: none
+	health    *storageHealth
 	log       zerolog.Logger
 	pending   []*storeWrite
 	busy      bool
-	inflight  chan struct{} // closed when the running commit is done
-	stopPrune func()        // stops the pruning ticker (storage_prune.go)
+	inflight  *flight // the running commit
+	stopPrune func()  // stops the pruning ticker (storage_prune.go)
+	outage    outage  // the database is unreachable: writes wait (storage_outage.go)
 }
 
 // storeWrite asks Storage to apply writes in a transaction. Done is called exactly once, from
@@ -40,18 +43,28 @@ type storeWrite struct {
 // storageStats counts commits and the writes they carried (group-commit efficiency).
 var storageStats struct{ commits, writes, nanos atomic.Int64 }
 
-// committed is Storage's self-message: a batch is durable (or failed).
-type committed struct{}
+// flight is a running commit. held are the writes it could not commit because the database
+// was unreachable (not answered yet), err why; both are set before done is closed.
+type flight struct {
+	done      chan struct{}
+	held      []*storeWrite
+	err       error
+	stopCheck func() bool // stops the slow-commit check (storage_outage.go); nil: none
+}
+
+// committed is Storage's self-message: a batch is durable (or failed, or held).
+type committed struct{ f *flight }
 
 // StorageProps is the recipe for the Storage actor.
 func StorageProps(store persistence.Store, log zerolog.Logger) *actor.Props {
-	return storageProps(store, nil, log)
+	return storageProps(store, nil, nil, log)
 }
 
-// storageProps is StorageProps fencing writes with cluster (nil: none).
-func storageProps(store persistence.Store, cluster Ownership, log zerolog.Logger) *actor.Props {
+// storageProps is StorageProps fencing writes with cluster (nil: none) and reporting its
+// state to health (nil: nowhere).
+func storageProps(store persistence.Store, cluster Ownership, health *storageHealth, log zerolog.Logger) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &Storage{store: store, cluster: cluster, log: log.With().Str("actor", "storage").Logger()}
+		return &Storage{store: store, cluster: cluster, health: health, log: log.With().Str("actor", "storage").Logger()}
 	}, actor.WithDispatcher(mailboxes), actor.WithReceiverMiddleware(recoverMiddleware(log)))
 }
 
@@ -64,30 +77,41 @@ func (s *Storage) Receive(ctx actor.Context) {
 		s.flush(ctx)
 	case committed:
 		s.busy = false
+		if msg.f.stopCheck != nil {
+			msg.f.stopCheck()
+		}
+		s.onCommitted(ctx, msg.f) // storage_outage.go
 		s.flush(ctx)
+	case storageRetryDue:
+		s.outage.retry = nil
+		s.flush(ctx)
+	case *storageCheck:
+		s.onCheck(msg)
 	case *pruneSeen:
 		s.onPruneSeen(ctx, msg)
 	case *actor.Restarting, *actor.Stopping:
 		// The next instance starts with nothing pending: what this one holds is committed
 		// now (or answered with the commit's error), never dropped with the instance.
 		s.stopPruning()
+		s.outage.stopRetry()
 		s.drain()
 	}
 }
 
-// flush starts a commit of every pending write unless one is running.
+// flush starts a commit of every pending write, after those an outage held, unless one is
+// running or the retry after an outage is not due yet.
 func (s *Storage) flush(ctx actor.Context) {
-	if s.busy || len(s.pending) == 0 {
+	if s.busy || s.outage.retry != nil || len(s.pending)+len(s.outage.held) == 0 {
 		return
 	}
-	batch := s.pending
-	s.pending = nil
+	batch := append(s.outage.held, s.pending...)
+	s.outage.held, s.pending = nil, nil
 	s.busy = true
-	inflight := make(chan struct{})
-	s.inflight = inflight
+	f := &flight{done: make(chan struct{})}
+	s.inflight = f
+	s.armCheck(ctx, f)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	go func() {
-		defer close(inflight)
 		defer func() {
 			if r := recover(); r != nil {
 				err := fmt.Errorf("storage: panic: %v", r)
@@ -95,28 +119,32 @@ func (s *Storage) flush(ctx actor.Context) {
 				for _, w := range batch {
 					w.Done(err)
 				}
+				f.held = nil
 			}
-			root.Send(self, committed{})
+			close(f.done)
+			root.Send(self, committed{f: f})
 		}()
-		commit(s.store, s.cluster, batch, s.log)
+		f.held, f.err = commit(s.store, s.cluster, batch, s.log)
 	}()
 }
 
 // commit applies a batch in one transaction. If the batch fails, each write is retried in a
 // transaction of its own, so one bad request cannot fail the others. In cluster mode the
 // transaction first fences the batch's owners (storage_fence.go): a write whose session's
-// lease this node lost is answered ErrFenced and not applied, the others commit.
-func commit(store persistence.Store, cluster Ownership, batch []*storeWrite, log zerolog.Logger) {
+// lease this node lost is answered ErrFenced and not applied, the others commit. When the
+// database cannot be reached (persistence.ErrUnavailable: nothing was kept), the writes not
+// answered yet are returned, with the error, for Storage to hold and try again.
+func commit(store persistence.Store, cluster Ownership, batch []*storeWrite, log zerolog.Logger) (held []*storeWrite, cause error) {
 	storageStats.commits.Add(1)
 	storageStats.writes.Add(int64(len(batch)))
 	defer func(t time.Time) { storageStats.nanos.Add(int64(time.Since(t))) }(time.Now())
-	var lost map[string]bool
+	var lost map[*storeWrite]bool
 	err := store.Update(func(tx persistence.Tx) (err error) {
 		if lost, err = fence(tx, cluster, batch); err != nil {
 			return err
 		}
 		for _, w := range batch {
-			if lost[w.Owner] {
+			if lost[w] {
 				continue
 			}
 			if err := w.Apply(tx); err != nil {
@@ -125,6 +153,9 @@ func commit(store persistence.Store, cluster Ownership, batch []*storeWrite, log
 		}
 		return nil
 	})
+	if errors.Is(err, persistence.ErrUnavailable) {
+		return batch, err
+	}
 	if err == nil || len(batch) == 1 {
 		if err != nil {
 			log.Error().Err(err).Msg("write failed")
@@ -132,32 +163,44 @@ func commit(store persistence.Store, cluster Ownership, batch []*storeWrite, log
 		for _, w := range batch {
 			w.Done(fencedErr(lost, w, err))
 		}
-		return
+		return nil, nil
 	}
-	for _, w := range batch {
+	for i, w := range batch {
 		one := []*storeWrite{w}
 		err := store.Update(func(tx persistence.Tx) (err error) {
-			if lost, err = fence(tx, cluster, one); err != nil || lost[w.Owner] {
+			if lost, err = fence(tx, cluster, one); err != nil || lost[w] {
 				return err
 			}
 			return w.Apply(tx)
 		})
+		if errors.Is(err, persistence.ErrUnavailable) {
+			return batch[i:], err
+		}
 		if err != nil {
 			log.Error().Err(err).Msg("write failed")
 		}
 		w.Done(fencedErr(lost, w, err))
 	}
+	return nil, nil
 }
 
 // drain finishes the running commit and commits what is pending, so neither a clean
 // shutdown nor a restart loses a write that reached Storage: every Done is called. It
 // blocks: Storage is stopping (it stops last) or restarting (its mailbox is suspended).
+// When the database is unreachable it tries for up to drainOutage, then answers the writes
+// it still holds with the error: their callers' state stays in the store as it was (an
+// inbound message not acknowledged, a run's messages still in the inbox).
 func (s *Storage) drain() {
+	var batch []*storeWrite
 	if s.busy {
-		<-s.inflight
+		<-s.inflight.done
+		// Taken here: the committed message still on its way (to the next instance, after a
+		// restart) must not hold these writes again.
+		batch, s.inflight.held = s.inflight.held, nil
+		s.busy = false
 	}
-	batch := s.pending
-	s.pending = nil
+	batch = append(append(batch, s.outage.held...), s.pending...)
+	s.outage.held, s.pending = nil, nil
 	if len(batch) == 0 {
 		return
 	}
@@ -170,5 +213,19 @@ func (s *Storage) drain() {
 			}
 		}
 	}()
-	commit(s.store, s.cluster, batch, s.log)
+	deadline := time.Now().Add(drainOutage)
+	for pause := retryFirst; ; pause = min(2*pause, retryMax) {
+		held, err := commit(s.store, s.cluster, batch, s.log)
+		if batch = held; len(batch) == 0 {
+			return
+		}
+		if time.Now().Add(pause).After(deadline) {
+			s.log.Error().Err(err).Int("writes", len(batch)).Msg("storage unavailable at shutdown: writes not kept (what they answer stays to do)")
+			for _, w := range batch {
+				w.Done(err)
+			}
+			return
+		}
+		time.Sleep(pause)
+	}
 }

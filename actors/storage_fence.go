@@ -22,9 +22,12 @@ type Ownership interface {
 	Fence(tx persistence.Tx, claims map[string]int64) (lost map[string]bool, err error)
 }
 
-// fence checks the leases of a batch's owners in its transaction; nil without a cluster or
-// owners.
-func fence(tx persistence.Tx, cluster Ownership, batch []*storeWrite) (map[string]bool, error) {
+// fence checks the leases of a batch's owners in its transaction and returns the writes
+// that must not be applied; nil without a cluster or owners. A batch may hold writes of one
+// session under two epochs (a write that waited out a storage outage, and one of the Session
+// the node started after it took the partition again): the older epoch is stale without
+// asking, and the lease is checked for the newest.
+func fence(tx persistence.Tx, cluster Ownership, batch []*storeWrite) (map[*storeWrite]bool, error) {
 	if cluster == nil {
 		return nil, nil
 	}
@@ -36,23 +39,30 @@ func fence(tx persistence.Tx, cluster Ownership, batch []*storeWrite) (map[strin
 		if claims == nil {
 			claims = map[string]int64{}
 		}
-		if e, seen := claims[w.Owner]; !seen || e == 0 {
+		// 0 is "the current epoch": a write that names one decides, the newest named wins.
+		if e, seen := claims[w.Owner]; !seen || e == 0 || w.Epoch > e {
 			claims[w.Owner] = w.Epoch
 		}
 	}
 	if claims == nil {
 		return nil, nil
 	}
-	lost, err := cluster.Fence(tx, claims)
+	lostKeys, err := cluster.Fence(tx, claims)
 	if err != nil {
 		return nil, fmt.Errorf("storage: fence: %w", err)
+	}
+	lost := map[*storeWrite]bool{}
+	for _, w := range batch {
+		if w.Owner != "" && (lostKeys[w.Owner] || w.Epoch != 0 && w.Epoch < claims[w.Owner]) {
+			lost[w] = true
+		}
 	}
 	return lost, nil
 }
 
 // fencedErr is the answer to w after its batch's commit ended with err.
-func fencedErr(lost map[string]bool, w *storeWrite, err error) error {
-	if err == nil && w.Owner != "" && lost[w.Owner] {
+func fencedErr(lost map[*storeWrite]bool, w *storeWrite, err error) error {
+	if err == nil && lost[w] {
 		return ErrFenced
 	}
 	return err

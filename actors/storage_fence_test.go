@@ -69,3 +69,46 @@ func TestCommitFencesOnlyTheLostWrite(t *testing.T) {
 		t.Errorf("without a cluster: %v", results["lost"])
 	}
 }
+
+// epochOwnership holds each session's lease at one epoch: a claim of another is lost.
+type epochOwnership map[string]int64
+
+func (o epochOwnership) Owns(key string) (int64, bool) { e, ok := o[key]; return e, ok }
+
+func (o epochOwnership) Fence(_ persistence.Tx, claims map[string]int64) (map[string]bool, error) {
+	out := map[string]bool{}
+	for k, e := range claims {
+		if cur, ok := o[k]; !ok || e != 0 && e != cur {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+// TestCommitFencesAStaleEpochBesideTheCurrent: one batch holds a write of a session under the
+// epoch it had before a storage outage (held meanwhile) and one of the Session the node
+// started under the lease it took again. The stale one is answered ErrFenced, the current
+// one commits: the fence is the session's newest epoch, not the first write's.
+func TestCommitFencesAStaleEpochBesideTheCurrent(t *testing.T) {
+	store := memory.New()
+	results := map[string]error{}
+	write := func(name string, epoch int64) *storeWrite {
+		return &storeWrite{Owner: "s", Epoch: epoch,
+			Apply: func(tx persistence.Tx) error {
+				_, err := tx.AppendOutbox("s", messages.Outbound{Text: name})
+				return err
+			},
+			Done: func(err error) { results[name] = err }}
+	}
+	commit(store, epochOwnership{"s": 4}, []*storeWrite{write("stale", 3), write("current", 4), write("unowned", -1)}, zerolog.Nop())
+	if !errors.Is(results["stale"], ErrFenced) || !errors.Is(results["unowned"], ErrFenced) || results["current"] != nil {
+		t.Errorf("answers %v; want ErrFenced for epochs 3 and -1, success for the current 4", results)
+	}
+	_ = store.View(func(r persistence.Reader) error {
+		out, _ := r.Outbox("s")
+		if len(out) != 1 || out[0].Text != "current" {
+			t.Errorf("outbox %v; want the current epoch's write only", out)
+		}
+		return nil
+	})
+}

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"time"
 
@@ -127,7 +128,11 @@ func (t *Timer) Receive(ctx actor.Context) {
 		t.stop()
 	}
 	if err != nil {
-		t.log.Error().Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("timer")
+		ev := t.log.Error()
+		if errors.Is(err, persistence.ErrUnavailable) { // a storage outage: Storage logs it once
+			ev = t.log.Debug()
+		}
+		ev.Err(err).Str("msg", fmt.Sprintf("%T", ctx.Message())).Msg("timer")
 	}
 }
 

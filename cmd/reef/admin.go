@@ -70,6 +70,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout, "reef is not running")
 	}
+	printStorage(stdout, st.Storage) // storage_status.go; the counts below are unknown meanwhile
 	fmt.Fprint(stdout, sessionsLine(st))
 	now := time.Now()
 	for _, ch := range st.Channels {
@@ -114,6 +115,9 @@ func sessionsLine(st Status) string {
 	hint := ""
 	if st.Sessions > 0 {
 		hint = " (`reef sessions list` shows them)"
+	}
+	if st.Storage != nil { // a storage outage: nothing could be counted
+		return fmt.Sprintf("sessions: stored unknown (the database is unreachable)%s\n", live)
 	}
 	return fmt.Sprintf("sessions: %d stored%s%s\n", st.Sessions, live, hint)
 }

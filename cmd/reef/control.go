@@ -56,6 +56,9 @@ type Status struct {
 	Web string `json:"web,omitempty"`
 	// Reload is the last configuration reload's outcome (none since the start: nil).
 	Reload *ReloadStatus `json:"reload,omitempty"`
+	// Storage is the database's state while it is unreachable (a storage outage); nil while
+	// it answers. The rest of the status that is read from the database is missing then.
+	Storage *actors.StorageHealth `json:"storage,omitempty"`
 }
 
 // serveControl serves the control socket until the returned stop function is called. It is
@@ -75,6 +78,9 @@ func serveControl(cfg *configs.Config, rt *running, channelNames []string, log z
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		st, err := readStatus(rt.store, liveChannelNames(rt, channelNames))
+		if sh := rt.StorageHealth(); !sh.Up {
+			st.Storage, err = &sh, nil // what the gateway knows without its database
+		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

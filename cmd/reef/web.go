@@ -75,6 +75,9 @@ func startWeb(cfg *configs.Config, configPath string, rt *running, set channelSe
 		Listen: cfg.Gateway.HTTP.Listen, Token: cfg.Gateway.HTTP.Token, Version: version,
 		Backend: b, Chat: chat, Events: rt.events, Secrets: cfg.Secrets(),
 		Ready: func() error {
+			if sh := rt.StorageHealth(); !sh.Up {
+				return errors.New(storageLine(sh)) // storage_status.go
+			}
 			if err := rt.store.View(func(persistence.Reader) error { return nil }); err != nil {
 				return fmt.Errorf("storage: %w", err)
 			}

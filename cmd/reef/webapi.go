@@ -52,7 +52,8 @@ func webHandlers(cfg *configs.Config, rt *running, ch *openaiapi.Channel, log ze
 			}
 			return cs
 		},
-		Log: log,
+		Storage: func() bool { return rt.StorageHealth().Up },
+		Log:     log,
 	})
 	return api, met
 }

@@ -69,7 +69,7 @@ func (h *Holder) Held() []Work {
 // that context and gives the lease back at once, so another node takes over without waiting
 // for it to expire.
 func (h *Holder) Hold(ctx context.Context, name string) (context.Context, context.CancelFunc, error) {
-	logged := false
+	logged, failing := false, false
 	for {
 		sent := time.Now()
 		try, cancel := context.WithTimeout(ctx, h.every)
@@ -79,7 +79,11 @@ func (h *Holder) Hold(ctx context.Context, name string) (context.Context, contex
 			return h.keep(ctx, w, sent)
 		}
 		if !errors.Is(err, ErrHeld) && ctx.Err() == nil {
-			h.log.Warn().Err(err).Str("work", name).Msg("cluster: could not ask for a work lease; trying again")
+			ev := h.log.Debug() // an outage of the database: warned once per wait
+			if !failing {
+				ev, failing = h.log.Warn(), true
+			}
+			ev.Err(err).Str("work", name).Msg("cluster: could not ask for a work lease; trying again")
 		} else if !logged && ctx.Err() == nil {
 			h.log.Info().Str("work", name).Msg("cluster: another node holds this work; waiting to take it over")
 			logged = true
@@ -125,6 +129,7 @@ func (h *Holder) keep(ctx context.Context, w Work, renewedAt time.Time) (context
 
 // renew keeps w renewed until held ends (false) or the lease is lost (true).
 func (h *Holder) renew(held context.Context, w Work, renewedAt time.Time) (lost bool) {
+	failing := false
 	tick := time.NewTicker(h.every)
 	defer tick.Stop()
 	for {
@@ -149,8 +154,13 @@ func (h *Holder) renew(held context.Context, w Work, renewedAt time.Time) (lost 
 			if held.Err() != nil {
 				return false
 			}
-			h.log.Warn().Err(err).Str("work", w.Name).Msg("cluster: renew a work lease")
+			ev := h.log.Debug() // the first failure in a row is the warning
+			if !failing {
+				ev, failing = h.log.Warn(), true
+			}
+			ev.Err(err).Str("work", w.Name).Msg("cluster: renew a work lease")
 		default:
+			failing = false
 			w, renewedAt = next, sent
 			h.mu.Lock()
 			h.held[w.Name] = w

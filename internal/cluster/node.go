@@ -36,6 +36,8 @@ type Node struct {
 	log      zerolog.Logger
 	onChange func(gained, lost []int)
 
+	db reach // the database answering the rounds (reach.go)
+
 	mu      sync.Mutex
 	held    map[int]*hold
 	changed chan struct{} // closed at the end of each round (WaitRound)
@@ -101,28 +103,34 @@ func (nd *Node) round(ctx context.Context) (gained, lost []int) {
 	defer cancel()
 	// Hand over what the last round marked: its runs have stopped by now.
 	if err := nd.leases.Release(ctx, nd.ID, nd.draining()); err != nil {
-		nd.log.Warn().Err(err).Msg("cluster: could not release handed-over partitions; they expire instead")
+		nd.db.failed(nd.log, err, "could not release handed-over partitions; they expire instead")
 	} else {
 		nd.forgetDraining()
 	}
 	if err := nd.leases.Heartbeat(ctx, nd.ID); err != nil {
-		nd.log.Warn().Err(err).Msg("cluster: heartbeat failed")
+		nd.db.failed(nd.log, err, "heartbeat failed")
 		return nil, nd.expire()
 	}
 	renewed, err := nd.leases.RenewAll(ctx, nd.ID, nd.Held())
 	if err != nil {
-		nd.log.Warn().Err(err).Msg("cluster: renewing leases failed")
+		nd.db.failed(nd.log, err, "renewing leases failed")
 		return nil, nd.expire()
 	}
 	lost = nd.renewed(renewed, start.Add(ttl))
+	if nd.db.answered(nd.log) {
+		// After an outage every node heartbeats once before any plans: the plan then sees
+		// all the nodes that lived through it, and the writes their Storage held (a reply's
+		// sent mark) commit before another node takes their sessions.
+		return nil, lost
+	}
 	members, err := nd.leases.Members(ctx)
 	if err != nil {
-		nd.log.Warn().Err(err).Msg("cluster: members")
+		nd.db.failed(nd.log, err, "members")
 		return nil, lost
 	}
 	live, err := nd.leases.Live(ctx)
 	if err != nil {
-		nd.log.Warn().Err(err).Msg("cluster: leases")
+		nd.db.failed(nd.log, err, "leases")
 		return nil, lost
 	}
 	owner := map[int]string{}

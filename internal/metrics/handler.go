@@ -15,6 +15,7 @@ type Source struct {
 	LiveSessions   func() int
 	StoredSessions func() (int, error) // bolt.Store.SessionCount
 	Connectors     func() []Connector
+	Storage        func() bool // whether the database answers (false during a storage outage)
 	Log            zerolog.Logger
 }
 
@@ -79,6 +80,13 @@ func (m *Metrics) write(w *bufio.Writer, src Source) {
 	e.histogram("reef_storage_commit_duration_seconds", "", m.commits)
 	e.header("reef_storage_commit_errors_total", "Store transactions that failed.", "counter")
 	e.sample("reef_storage_commit_errors_total", "", strconv.FormatUint(m.commitErrs.Load(), 10))
+	if src.Storage != nil {
+		up := int64(0)
+		if src.Storage() {
+			up = 1
+		}
+		e.gauge("reef_storage_up", "Whether the database answers (1), or reef waits for it with its writes held (0: a storage outage).", up)
+	}
 	if src.Connectors != nil {
 		cs := src.Connectors()
 		e.header("reef_connector_up", "Whether a channel account is connected: its last call to the platform succeeded (1), or it is connecting, reconnecting or failed (0).", "gauge")

@@ -331,3 +331,22 @@ func TestHandlerMethod(t *testing.T) {
 		t.Errorf("POST /metrics = %d, want 405", rec.Code)
 	}
 }
+
+// TestStorageUp: reef_storage_up says whether the database answers (0 during a storage
+// outage), and is left out when the gateway gives no source for it.
+func TestStorageUp(t *testing.T) {
+	m := New()
+	for _, up := range []bool{true, false} {
+		got := scrape(t, m, Source{Storage: func() bool { return up }})
+		want := 0.0
+		if up {
+			want = 1
+		}
+		if v, ok := got["reef_storage_up"]; !ok || v != want {
+			t.Errorf("storage up %v: reef_storage_up = %v (present %v), want %v", up, v, ok, want)
+		}
+	}
+	if _, ok := scrape(t, m, Source{})["reef_storage_up"]; ok {
+		t.Errorf("reef_storage_up without a source")
+	}
+}

@@ -34,6 +34,14 @@ type store struct {
 	m *Metrics
 }
 
+// Unreachable passes on the wrapped store's persistence.Reachability (a zero time: none).
+func (s *store) Unreachable() (time.Time, error) {
+	if r, ok := s.Store.(persistence.Reachability); ok {
+		return r.Unreachable()
+	}
+	return time.Time{}, nil
+}
+
 func (s *store) Update(fn func(persistence.Tx) error) error {
 	st := &s.m.stored
 	var d delta

@@ -81,9 +81,19 @@ type Store struct {
 	trips   *tripCounter
 	notify  bool // Options.Notify
 
-	mu     sync.RWMutex // held shared by transactions, alone by Close
-	closed bool
-	holder *pgx.Conn // the connection holding the exclusive lock, or nil
+	quitOnce   sync.Once
+	quit       chan struct{} // closed by Close: ends the wait for a commit's outcome (outage.go)
+	mu         sync.RWMutex  // held shared by transactions, alone by Close
+	closed     bool
+	exclusive  bool          // Options.Exclusive (lock.go)
+	lockMu     sync.Mutex    // guards holder
+	holder     *pgx.Conn     // the connection holding the exclusive lock, or nil
+	keeperDone chan struct{} // closed when keepLock ends
+	lockOK     atomic.Bool   // the lock was held at the last check
+
+	reachMu   sync.Mutex // guards downSince, downErr (outage.go: Unreachable)
+	downSince time.Time
+	downErr   error
 }
 
 var _ persistence.Store = (*Store)(nil)
@@ -111,7 +121,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	s := &Store{pool: pool, timeout: opts.Timeout, trips: trips, notify: opts.Notify}
+	s := &Store{pool: pool, timeout: opts.Timeout, trips: trips, notify: opts.Notify, quit: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -121,6 +131,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 			pool.Close()
 			return nil, fmt.Errorf("postgres: open: %w", err)
 		}
+		s.exclusive, s.keeperDone = true, make(chan struct{})
+		s.lockOK.Store(true)
+		go s.keepLock() // lock.go: the lock dies with its connection in an outage
 	}
 	return s, nil
 }
@@ -159,6 +172,10 @@ func (s *Store) RoundTrips() int64 { return s.trips.n.Load() }
 // Close closes the pool. It is safe to call more than once; it waits for running
 // transactions to end.
 func (s *Store) Close() error {
+	s.quitOnce.Do(func() { close(s.quit) }) // before the lock: an Update may wait on an outcome
+	if s.keeperDone != nil {
+		<-s.keeperDone
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
@@ -191,13 +208,22 @@ func (s *Store) Update(fn func(persistence.Tx) error) error {
 		return err
 	}
 	defer s.mu.RUnlock()
+	if err := s.locked(); err != nil { // lock.go
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	var err error
-	for attempt := 1; ; attempt++ {
+	for attempt, lost := 1, 0; ; attempt++ {
 		var fnErr bool
 		fnErr, err = s.updateOnce(ctx, fn)
-		if fnErr || !retryable(err) {
+		if errors.Is(err, persistence.ErrUnavailable) && !fnErr {
+			// A connection of the pool that died with a restarted server fails once; a
+			// database that is down fails again at once, and the caller waits for it.
+			if lost++; lost > 2 {
+				break
+			}
+		} else if fnErr || !retryable(err) {
 			break
 		}
 		select { // a short, growing, jittered pause lets the conflicting writer finish
@@ -206,6 +232,10 @@ func (s *Store) Update(fn func(persistence.Tx) error) error {
 			return fmt.Errorf("postgres: update: %w", ctx.Err())
 		}
 	}
+	if errors.Is(err, persistence.ErrUnavailable) {
+		s.lockOK.Store(false) // the lock's connection may have broken too (lock.go)
+	}
+	s.noteReach(err)
 	return err
 }
 
@@ -214,6 +244,9 @@ func (s *Store) Update(fn func(persistence.Tx) error) error {
 // one). A panic in fn rolls back and goes on to the caller.
 func (s *Store) updateOnce(ctx context.Context, fn func(persistence.Tx) error) (fnErr bool, err error) {
 	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if unreachable(err) {
+		return false, unavailable("update", err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: update: %w", err)
 	}
@@ -226,10 +259,25 @@ func (s *Store) updateOnce(ctx context.Context, fn func(persistence.Tx) error) (
 		}
 	}()
 	if err := fn(t); err != nil {
+		if lost(ptx, err) { // the connection broke: the server rolls the transaction back
+			return false, unavailable("update", err)
+		}
 		return !retryable(err), err
 	}
+	xid, err := xactID(ctx, ptx) // to ask what became of it should COMMIT go unanswered
+	if err != nil {
+		if lost(ptx, err) {
+			return false, unavailable("update", err)
+		}
+		return false, fmt.Errorf("postgres: update: %w", err)
+	}
 	t.done = true
+	pid := ptx.Conn().PgConn().PID()
 	if err := ptx.Commit(ctx); err != nil {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) && lost(ptx, err) { // no answer: committed or not, ask (outage.go)
+			return false, s.resolve(xid, pid, err)
+		}
 		return false, fmt.Errorf("postgres: commit: %w", err)
 	}
 	committed = true
@@ -238,6 +286,12 @@ func (s *Store) updateOnce(ctx context.Context, fn func(persistence.Tx) error) (
 
 // View runs fn in a REPEATABLE READ READ ONLY transaction: a consistent snapshot.
 func (s *Store) View(fn func(persistence.Reader) error) error {
+	err := s.view(fn)
+	s.noteReach(err)
+	return err
+}
+
+func (s *Store) view(fn func(persistence.Reader) error) error {
 	if err := s.begin("view"); err != nil {
 		return err
 	}
@@ -245,6 +299,9 @@ func (s *Store) View(fn func(persistence.Reader) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if unreachable(err) {
+		return unavailable("view", err)
+	}
 	if err != nil {
 		return fmt.Errorf("postgres: view: %w", err)
 	}
@@ -253,7 +310,13 @@ func (s *Store) View(fn func(persistence.Reader) error) error {
 		t.done = true
 		_ = ptx.Rollback(context.WithoutCancel(ctx))
 	}()
-	return fn(t)
+	if err := fn(t); err != nil {
+		if lost(ptx, err) {
+			return unavailable("view", err)
+		}
+		return err
+	}
+	return nil
 }
 
 // backoff is the pause before attempt+1: 1 ms doubling up to maxBackoff, times 0.5 to 1.5.
