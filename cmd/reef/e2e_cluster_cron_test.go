@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/postgres"
 	"github.com/reefgw/reef/persistence/postgres/pgtest"
@@ -93,7 +91,13 @@ func moveNextRun(t *testing.T, url, id string, at time.Time) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	err = st.Update(func(tx persistence.Tx) error {
+	setNextRun(t, st, id, at)
+}
+
+// setNextRun sets job id's next run to at in st, as the scheduler would.
+func setNextRun(t *testing.T, st persistence.Store, id string, at time.Time) {
+	t.Helper()
+	err := st.Update(func(tx persistence.Tx) error {
 		j, ok, err := schedule.GetJob(tx, id)
 		if err != nil || !ok {
 			t.Fatalf("job %s not stored (%v)", id, err)
@@ -131,13 +135,8 @@ func readJob(t *testing.T, url, id string) schedule.Job {
 // workHolder reads the node holding the live unit of work name ("" when none does).
 func workHolder(t *testing.T, url, name string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := pgConn(t, url)
+	defer done()
 	var owner string
 	if err := conn.QueryRow(ctx, "SELECT owner FROM reef_work WHERE name = $1 AND expires > now()", name).Scan(&owner); err != nil {
 		return ""

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/reefgw/reef/channels/discord/discordtest"
 	"github.com/reefgw/reef/persistence/postgres/pgtest"
@@ -16,13 +13,8 @@ import (
 // shardHolders reads who holds each live Discord shard unit: shard unit → node.
 func shardHolders(t *testing.T, url string) map[string]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := pgConn(t, url)
+	defer done()
 	rows, err := conn.Query(ctx, "SELECT name, owner FROM reef_work WHERE name LIKE 'channel:discord:%' AND expires > now()")
 	if err != nil {
 		return nil // the table is not there yet

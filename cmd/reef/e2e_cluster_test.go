@@ -30,16 +30,23 @@ func clusterYAML(id string, partitions, leaseSeconds int) string {
 	return fmt.Sprintf("cluster:\n  enabled: true\n  nodeId: %s\n  partitions: %d\n  leaseSeconds: %d\n", id, partitions, leaseSeconds)
 }
 
+// pgConn connects to url to look into the cluster's tables, for 10 s at most; done closes it.
+func pgConn(t *testing.T, url string) (ctx context.Context, conn *pgx.Conn, done func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return ctx, conn, func() { conn.Close(ctx); cancel() }
+}
+
 // leaseOwners reads the live leases' owners: partitions per node.
 func leaseOwners(t *testing.T, url string) map[string]int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := pgConn(t, url)
+	defer done()
 	rows, err := conn.Query(ctx, "SELECT owner FROM reef_leases WHERE expires > now()")
 	if err != nil {
 		t.Logf("reading the leases: %v", err) // the table is not there yet
@@ -178,13 +185,8 @@ func TestE2EClusterKillAndPause(t *testing.T) {
 // partitionOwners reads each live lease's owner by partition.
 func partitionOwners(t *testing.T, url string) map[int]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn, done := pgConn(t, url)
+	defer done()
 	rows, err := conn.Query(ctx, "SELECT part, owner FROM reef_leases WHERE expires > now()")
 	if err != nil {
 		t.Fatal(err)

@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/reefgw/reef/channels/telegram/telegramtest"
-	"github.com/reefgw/reef/persistence"
 	"github.com/reefgw/reef/persistence/bolt"
 	"github.com/reefgw/reef/persistence/postgres/pgtest"
-	"github.com/reefgw/reef/schedule"
 )
 
 // TestE2EMigrateThenCluster: a bbolt home holds a conversation, a cron job and an approved
@@ -145,18 +143,5 @@ func makeDue(t *testing.T, path, id string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	err = st.Update(func(tx persistence.Tx) error {
-		j, ok, err := schedule.GetJob(tx, id)
-		if err != nil || !ok {
-			t.Fatalf("job %s not stored (%v)", id, err)
-		}
-		if err := schedule.Unindex(tx, j.State.NextRunAtMs, id); err != nil {
-			return err
-		}
-		j.State.NextRunAtMs = time.Now().Add(-time.Minute).UnixMilli()
-		return schedule.PutJob(tx, &j)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	setNextRun(t, st, id, time.Now().Add(-time.Minute))
 }
