@@ -33,9 +33,9 @@ func orphan(t *testing.T, extra []string, prefix ...string) int {
 		ppid, err := parentOf(pid)
 		return err == nil && ppid != os.Getpid() && ppid != cmd.Process.Pid && !strings.Contains(Started(pid), "started by reef")
 	})
-	if len(prefix) > 0 { // wait for the prefix to exec sleep
-		waitFor(t, "the orphan to run sleep", func() bool { return procName(pid) == "sleep" })
-	}
+	// wait for sleep to be exec'd (by the prefix, or by the subshell forked for it): a process
+	// in the middle of execve shows an empty /proc/<pid>/environ.
+	waitFor(t, "the orphan to run sleep", func() bool { return procName(pid) == "sleep" })
 	return pid
 }
 
