@@ -15,7 +15,7 @@ import (
 // TestE2EClusterCronOnce: a cron job due every minute, on three `reef gateway` nodes in
 // cluster mode, fires once per due time, not once per node, also when the node holding the
 // cluster's timer is SIGKILLed between two runs. The job is added with `reef cron add`; its
-// first run is then moved to a few seconds after the nodes start (reef runs jobs at most
+// first run is then moved to a few seconds after the partitions settle (reef runs jobs at most
 // once a minute, so a second run comes at the next minute boundary: the test watches two
 // runs, 15 to 75 s apart, and counts the model calls they make: 2, not 6).
 func TestE2EClusterCronOnce(t *testing.T) {
@@ -33,12 +33,23 @@ func TestE2EClusterCronOnce(t *testing.T) {
 	if add.code != 0 || id == nil {
 		t.Fatalf("cron add = %d\n%s%s", add.code, add.stdout, add.stderr)
 	}
-	first := time.Now().Add(15 * time.Second) // the nodes are up by then
-	moveNextRun(t, url, id[1], first)
+	moveNextRun(t, url, id[1], time.Now().Add(10*time.Minute)) // not while the nodes come up
 	var nodes []*node
 	for _, e := range envs {
 		nodes = append(nodes, newNode(t, e))
 	}
+	// The partitions settle first: a run whose partition is handed over mid-run (a node
+	// joining) is stopped and resumed by the new owner, which calls the model again for the
+	// same fire. What this test counts is fires.
+	if !eventually(time.Minute, func() bool {
+		o := leaseOwners(t, url)
+		return o["n1"] >= partitions/3 && o["n2"] >= partitions/3 && o["n3"] >= partitions/3
+	}) {
+		t.Fatalf("partitions not spread over three nodes: %v", leaseOwners(t, url))
+	}
+	time.Sleep(lease * time.Second)          // a handover's second step (the release) is a round later
+	first := time.Now().Add(8 * time.Second) // after the timer's next re-read of the jobs (5 s)
+	moveNextRun(t, url, id[1], first)
 
 	if !eventually(45*time.Second, func() bool { return llm.requests(mark) >= 1 }) {
 		t.Fatalf("the job's first run did not come\nn1:\n%s", tail(nodes[0].logs(), 3000))
